@@ -1,0 +1,35 @@
+#pragma once
+// The part of a hardware profile that calibration fills in: achievable fractions of datasheet peaks.
+// Until a system is calibrated, every entry holds a documented default derived from published
+// achievable fractions, and `calibrated` says which one applies.
+#include <map>
+#include <string>
+
+#include "sim/base/dtype.h"
+
+namespace llmsim::hardware {
+
+// One fitted (or default) quantity with its confidence band and where it came from.
+struct Fraction {
+  double value = 0;    // best estimate, fraction of the datasheet peak (0..1]
+  double low = 0;      // lower edge of the confidence band
+  double high = 0;     // upper edge of the confidence band
+  std::string source;  // citation for a default, or the calibration run that measured it
+};
+
+struct Efficiency {
+  bool calibrated = false;               // false: all values below are documented defaults
+  std::map<DType, Fraction> gemm;        // large-GEMM throughput / peak, per precision
+  Fraction memory_bandwidth;             // streaming-kernel bandwidth / datasheet HBM bandwidth
+  Fraction fabric_bandwidth;             // collective bus bandwidth / per-GPU fabric bandwidth
+  Fraction pcie_bandwidth;               // host<->device copy bandwidth / PCIe datasheet
+  Fraction network_bandwidth;            // inter-node bus bandwidth / NIC line rate
+  double kernel_launch_s = 0;            // seconds per kernel launch (overhead floor)
+  double cpu_adam_params_per_s = 0;      // parameters/s of a CPU Adam update over the node's cores
+  std::string cpu_adam_source;
+};
+
+// Defaults from published achievable fractions (sources in efficiency.cpp); used for uncalibrated presets.
+Efficiency default_efficiency();
+
+}  // namespace llmsim::hardware

@@ -1,0 +1,78 @@
+#pragma once
+// Operator inventory: for one transformer layer (or the embedding / LM head) of a ModelSpec at a
+// given micro-batch, sequence length and tensor-parallel degree, the operators one GPU executes, with
+// their GEMM shapes, FLOPs and bytes moved for forward and backward. Knows nothing about hardware; the
+// simulator schedules and costs these.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model/model_spec.h"
+#include "sim/base/dtype.h"
+
+namespace llmsim::model {
+
+enum class OpKind {
+  Gemm,         // dense matmul C[m,n] = A[m,k] * B[k,n], `batch` independent copies
+  FlashAttn,    // fused attention kernel (scores, softmax, context in one pass; no s^2 tensor in memory)
+  Elementwise,  // memory-bound pointwise kernel (RoPE, activation, softmax, dropout, residual add, dequant)
+  Norm,         // LayerNorm / RMSNorm (memory bound)
+  Embedding,    // table gather
+  Loss,         // softmax cross-entropy over the vocabulary
+  TpComm,       // tensor-parallel collective point (all-reduce, or reduce-scatter/all-gather with SP)
+  MoeComm,      // expert-parallel all-to-all point (dispatch / combine)
+};
+enum class Module { Embedding, Attention, Mlp, Moe, Norm, Residual, Head, Loss };
+
+std::string_view op_kind_name(OpKind k);
+std::string_view module_name(Module m);
+
+struct Operator {
+  std::string name;   // stable id, e.g. "attn.qkv_proj", "mlp.down_proj", "attn.tp_allreduce"
+  OpKind kind = OpKind::Gemm;
+  Module module = Module::Attention;
+
+  // GEMM shape per GPU (kind == Gemm): C[m,n] = A[m,k] * B[k,n], repeated `batch` times.
+  std::int64_t m = 0, n = 0, k = 0, batch = 1;
+
+  double fwd_flops = 0;        // forward FLOPs on one GPU (2 per multiply-add)
+  double fwd_bytes = 0;        // forward bytes read + written from GPU memory
+  double bwd_flops = 0;        // backward FLOPs: activation gradients + weight gradients
+  double bwd_bytes = 0;        // backward bytes read + written
+  double bwd_weight_flops = 0; // the part of bwd_flops that computes weight gradients (0 for frozen / weightless)
+  std::int64_t weight_params = 0;  // parameters of this operator held on one GPU (after TP sharding)
+
+  // For TpComm / MoeComm: bytes of the tensor exchanged by the collective, per GPU, each direction.
+  double comm_bytes = 0;
+};
+
+// What the inventory is computed for.
+struct InventoryParams {
+  std::int64_t micro_batch = 1;  // sequences
+  std::int64_t q_len = 0;        // query tokens per sequence (training / prefill: the sequence length; decode: 1)
+  std::int64_t kv_len = 0;       // tokens attended to per sequence (0 = q_len; decode: the context length)
+  bool causal = true;            // causal mask (halves attention FLOPs when q_len == kv_len and fused)
+  std::int64_t tp = 1;           // tensor-parallel degree (must divide heads and kv heads)
+  bool sequence_parallel = false;// Megatron SP: norms/dropout on s/tp tokens, RS+AG instead of all-reduce
+  bool flash_attn = true;        // fused attention vs the unfused chain
+  DType act_dtype = DType::BF16; // activation dtype
+  DType weight_dtype = DType::BF16; // weight storage dtype (int8/int4/nf4 adds dequantization ops)
+  bool training = true;          // include dropout (when the model has dropout) and backward figures
+};
+
+struct LayerInventory {
+  std::vector<Operator> ops;
+  double fwd_flops() const;
+  double bwd_flops() const;
+  double fwd_bytes() const;
+  double bwd_bytes() const;
+};
+
+// One decoder layer (layer_index selects dense or MoE for interleaved MoE models).
+LayerInventory layer_ops(const ModelSpec& m, const InventoryParams& p, std::int64_t layer_index);
+// Token (and position) embedding lookup.
+LayerInventory embedding_ops(const ModelSpec& m, const InventoryParams& p);
+// Final norm, LM head GEMM (vocab-parallel over TP) and the loss (training) or sampling (inference).
+LayerInventory head_ops(const ModelSpec& m, const InventoryParams& p);
+
+}  // namespace llmsim::model

@@ -1,0 +1,18 @@
+#pragma once
+// Numeric formats shared by models (weights, KV cache), hardware (peak rate per precision) and runs.
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace llmsim {
+
+enum class DType { FP32, TF32, FP16, BF16, FP8, INT8, INT4, NF4 };
+
+// Storage bytes per element (TF32 is stored as fp32; INT4/NF4 are 0.5 without quantization scales).
+double dtype_bytes(DType t);
+std::string_view dtype_name(DType t);  // "fp32", "tf32", "fp16", "bf16", "fp8", "int8", "int4", "nf4"
+// Parses a name ("bf16", also "bfloat16", "float16", "float32"); nullopt-like: returns false when unknown.
+bool parse_dtype(std::string_view name, DType& out);
+std::vector<std::string> dtype_names();
+
+}  // namespace llmsim

@@ -1,0 +1,18 @@
+#pragma once
+// "Did you mean" for unknown keys, flags and preset names.
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace llmsim {
+
+// The candidate closest to `word` by edit distance, or "" when none is plausibly a typo of it.
+std::string closest_match(std::string_view word, const std::vector<std::string>& candidates);
+
+// " (did you mean 'x'?)" or "" — ready to append to an error message.
+std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates);
+
+// "a, b, c" for listing the valid choices in an error message.
+std::string join(const std::vector<std::string>& items, std::string_view sep = ", ");
+
+}  // namespace llmsim

@@ -1,0 +1,2 @@
+#include <doctest/doctest.h>
+// placeholder: tests arrive with the implementation
