@@ -3,6 +3,8 @@
 // (system_toml.h). All fields SI; the unit of each is in its comment. Knows nothing about models.
 #include <map>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "hardware/efficiency.h"
 #include "sim/base/dtype.h"
@@ -25,6 +27,13 @@ struct GpuSpec {
 
 enum class Fabric { NvSwitch, NvLinkPairs, Pcie };
 std::string_view fabric_name(Fabric f);  // "nvswitch", "nvlink-pairs", "pcie"
+// Parses a fabric name as written in a system TOML; false when unknown (out untouched).
+bool parse_fabric(std::string_view name, Fabric& out);
+std::vector<std::string> fabric_names();  // every valid name, in enum order
+
+// bytes/s per direction of a PCIe link of `lanes` lanes at generation `gen` (3..6) after line
+// encoding; 0 for an unknown generation. Used when a system TOML gives no pcie_bandwidth_GBps.
+double derived_pcie_bandwidth_Bps(int gen, int lanes);
 
 struct NodeSpec {
   int gpus_per_node = 0;

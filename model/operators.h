@@ -23,9 +23,14 @@ enum class OpKind {
   MoeComm,      // expert-parallel all-to-all point (dispatch / combine)
 };
 enum class Module { Embedding, Attention, Mlp, Moe, Norm, Residual, Head, Loss };
+// The collective a TpComm / MoeComm op stands for, in forward and (separately) in backward. Megatron
+// pairs them: an all-reduce after a row-parallel GEMM has an all-reduce in backward (its conjugate
+// before the column-parallel GEMM), an SP all-gather has a reduce-scatter in backward and vice versa.
+enum class Collective { None, AllReduce, ReduceScatter, AllGather, AllToAll };
 
 std::string_view op_kind_name(OpKind k);
 std::string_view module_name(Module m);
+std::string_view collective_name(Collective c);  // "none", "all_reduce", "reduce_scatter", "all_gather", "all_to_all"
 
 struct Operator {
   std::string name;   // stable id, e.g. "attn.qkv_proj", "mlp.down_proj", "attn.tp_allreduce"
@@ -40,10 +45,17 @@ struct Operator {
   double bwd_flops = 0;        // backward FLOPs: activation gradients + weight gradients
   double bwd_bytes = 0;        // backward bytes read + written
   double bwd_weight_flops = 0; // the part of bwd_flops that computes weight gradients (0 for frozen / weightless)
+  double bwd_weight_bytes = 0; // the part of bwd_bytes moved by the weight-gradient computation (drop it with
+                               // bwd_weight_flops when the weights are frozen, e.g. LoRA / QLoRA base weights)
   std::int64_t weight_params = 0;  // parameters of this operator held on one GPU (after TP sharding)
 
   // For TpComm / MoeComm: bytes of the tensor exchanged by the collective, per GPU, each direction.
+  // It is the full (unsharded) tensor: the all-reduced tensor, the all-gather's output, the
+  // reduce-scatter's input, the tokens x hidden an all-to-all sends. The simulator applies the
+  // algorithm factor (ring all-reduce 2(n-1)/n, all-gather / reduce-scatter (n-1)/n).
   double comm_bytes = 0;
+  Collective collective = Collective::None;      // forward collective (None: nothing in forward)
+  Collective bwd_collective = Collective::None;  // backward collective of the same comm_bytes (None: none)
 };
 
 // What the inventory is computed for.

@@ -1,1 +1,351 @@
-// placeholder
+#include "sim/memory_model.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "model/param_count.h"
+#include "sim/activation_memory.h"
+#include "sim/base/units.h"
+#include "sim/framework_profile.h"
+
+namespace llmsim::sim {
+
+double quantized_weight_bytes(model::WeightQuant q, DType fallback) {
+  switch (q) {
+    case model::WeightQuant::None: return dtype_bytes(fallback);
+    case model::WeightQuant::Int8: return 1.0;   // + one fp16 scale per output channel (negligible)
+    case model::WeightQuant::Int4: return 0.5 + (2.0 + 0.5) / 128.0;  // group 128: fp16 scale + 4-bit zero
+    case model::WeightQuant::Nf4: return (4.0 + 8.0 / 64.0 + 32.0 / (64.0 * 256.0)) / 8.0;  // Dettmers et al. 2023 Sec. 3
+    case model::WeightQuant::Fp8: return 1.0;    // per-tensor scale
+  }
+  return dtype_bytes(fallback);
+}
+
+namespace {
+
+// The layers a pipeline stage owns. When PP does not divide the layer count the last L % pp stages
+// take one extra layer: they hold fewer micro-batches in flight under 1F1B.
+struct Stage {
+  std::int64_t index = 0;
+  std::int64_t first_layer = 0;
+  std::int64_t layers = 0;
+  bool first = false;
+  bool last = false;
+};
+
+Stage stage_of(std::int64_t index, std::int64_t pp, std::int64_t num_layers) {
+  const std::int64_t base = num_layers / pp, extra = num_layers % pp;
+  const std::int64_t plain_stages = pp - extra;
+  Stage s{.index = index, .first = index == 0, .last = index == pp - 1};
+  s.layers = base + (index >= plain_stages ? 1 : 0);
+  s.first_layer = index * base + std::max<std::int64_t>(0, index - plain_stages);
+  return s;
+}
+
+// Parameters one GPU of a stage holds, before ZeRO sharding, split into the parts that LoRA/QLoRA
+// and weight quantization treat differently.
+struct StageParams {
+  double linear = 0;       // inside linear projections (quantizable, LoRA-frozen)
+  double other = 0;        // norms, embeddings, LM head (kept in 16-bit)
+  double largest_layer = 0;  // the biggest layer of the stage (ZeRO-3 gathers whole layers)
+  double total() const { return linear + other; }
+};
+
+StageParams stage_params(const model::ModelSpec& m, const ParallelSpec& par, const Stage& st) {
+  const double tp = static_cast<double>(par.tp);
+  StageParams sp;
+  for (std::int64_t l = st.first_layer; l < st.first_layer + st.layers; ++l) {
+    const auto lp = model::count_layer_params(m, l);
+    double linear = static_cast<double>(lp.linear) / tp;
+    // Expert parallelism spreads the experts of an MoE layer over the EP group.
+    if (m.is_moe_layer(l) && par.ep > 1)
+      linear = (static_cast<double>(lp.attention) + static_cast<double>(lp.mlp) / static_cast<double>(par.ep)) / tp;
+    const double norms = static_cast<double>(lp.total() - lp.linear);  // replicated on every TP rank
+    sp.linear += linear;
+    sp.other += norms;
+    sp.largest_layer = std::max(sp.largest_layer, linear + norms);
+  }
+  const auto pc = model::count_params(m);
+  if (st.first) sp.other += static_cast<double>(pc.embedding) / tp + static_cast<double>(pc.position_embedding);
+  if (st.last) {
+    sp.other += static_cast<double>(pc.final_norm);
+    // Vocab-parallel LM head; a tied head on its own stage keeps a copy of the embedding (Megatron).
+    if (pc.lm_head > 0) sp.other += static_cast<double>(pc.lm_head) / tp;
+    else if (par.pp > 1) sp.other += static_cast<double>(pc.embedding) / tp;
+  }
+  return sp;
+}
+
+// LoRA adapters of one layer: r * (in + out) for each targeted projection (each expert of an MoE layer).
+double lora_layer_params(const model::ModelSpec& m, std::int64_t layer, std::int64_t rank,
+                         const std::vector<std::string>& targets) {
+  const auto wants = [&](const char* name) {
+    return targets.empty() || std::find(targets.begin(), targets.end(), name) != targets.end();
+  };
+  const double r = static_cast<double>(rank), h = static_cast<double>(m.hidden);
+  const double q = static_cast<double>(m.q_dim()), kv = static_cast<double>(m.kv_dim());
+  double n = 0;
+  if (wants("q")) n += r * (h + q);
+  if (wants("k")) n += r * (h + kv);
+  if (wants("v")) n += r * (h + kv);
+  if (wants("o")) n += r * (q + h);
+  const auto mlp = [&](double ffn, double copies) {
+    double x = 0;
+    if (m.mlp == model::MlpKind::Gated && wants("gate")) x += r * (h + ffn);
+    if (wants("up")) x += r * (h + ffn);
+    if (wants("down")) x += r * (ffn + h);
+    return x * copies;
+  };
+  if (m.is_moe_layer(layer)) {
+    n += mlp(static_cast<double>(m.moe.expert_ffn), static_cast<double>(m.moe.num_experts));
+    if (m.moe.shared_expert_ffn > 0) n += mlp(static_cast<double>(m.moe.shared_expert_ffn), 1.0);
+  } else {
+    n += mlp(static_cast<double>(m.ffn_hidden), 1.0);
+  }
+  return n;
+}
+
+double lora_params(const model::ModelSpec& m, std::int64_t first, std::int64_t count, const TrainSpec& t) {
+  double n = 0;
+  for (std::int64_t l = first; l < first + count; ++l) n += lora_layer_params(m, l, t.lora_rank, t.lora_targets);
+  return n;
+}
+
+double optimizer_state_bytes(Optimizer o) {
+  switch (o) {
+    case Optimizer::Adam: return 8.0;      // fp32 m and v
+    case Optimizer::Adam8bit: return 2.0;  // 8-bit m and v (Dettmers et al. 2022, block-wise; stats negligible)
+    case Optimizer::Sgd: return 0.0;       // plain SGD keeps no state
+  }
+  return 8.0;
+}
+
+void add(std::vector<MemoryItem>& items, std::string name, double bytes, std::string note) {
+  if (bytes > 0) items.push_back(MemoryItem{std::move(name), bytes, std::move(note)});
+}
+
+double sum(const std::vector<MemoryItem>& items) {
+  double s = 0;
+  for (const auto& i : items) s += i.bytes;
+  return s;
+}
+
+void add_runtime(std::vector<MemoryItem>& gpu, const hardware::SystemSpec& sys) {
+  add(gpu, "cuda_context", sys.runtime.cuda_context_bytes, "CUDA context, cuBLAS/NCCL workspaces (system runtime)");
+  add(gpu, "allocator_reserve", sys.runtime.allocator_reserve_fraction * sys.gpu.memory_bytes,
+      fmt::format("{:.0f}% of device memory lost to allocator fragmentation (system runtime)",
+                  100.0 * sys.runtime.allocator_reserve_fraction));
+}
+
+struct StageMemory {
+  std::vector<MemoryItem> gpu;
+  std::vector<MemoryItem> host;  // per GPU; scaled to the node by the caller
+  double params = 0;
+};
+
+StageMemory training_stage(const model::ModelSpec& m, const hardware::SystemSpec& sys, const RunSpec& run,
+                           const Stage& st) {
+  const auto& par = run.par;
+  const auto& t = run.train;
+  const FrameworkProfile& fw = framework_profile(t.framework);
+  const double dp = static_cast<double>(par.dp);
+  const double tp = static_cast<double>(par.tp);
+  const double act_bytes = dtype_bytes(t.precision == DType::FP32 ? DType::FP32 : DType::BF16);
+  const StageParams sp = stage_params(m, par, st);
+  StageMemory out;
+  out.params = sp.total();
+
+  // Which parameters train: all of them, or only LoRA adapters on a frozen base.
+  const bool lora = t.finetune != FinetuneKind::Full;
+  const double trainable = lora ? lora_params(m, st.first_layer, st.layers, t) / tp : sp.total();
+  const int z = t.zero_stage;
+  const double shard_w = z >= 3 ? dp : 1.0, shard_g = z >= 2 ? dp : 1.0, shard_o = z >= 1 ? dp : 1.0;
+  const bool offload_opt = t.offload != Offload::None;
+  const bool offload_params = t.offload == Offload::OptimizerParams;
+  auto& gpu = out.gpu;
+
+  if (lora) {
+    // Frozen base: 16-bit for LoRA; NF4 with double quantization on linear layers for QLoRA
+    // (embeddings, norms and the LM head stay 16-bit, as bitsandbytes leaves them).
+    const double linear_b = t.finetune == FinetuneKind::Qlora
+                                ? quantized_weight_bytes(model::WeightQuant::Nf4, DType::BF16)
+                                : 2.0;
+    const double base = (sp.linear * linear_b + sp.other * 2.0) / shard_w;
+    add(gpu, "frozen_weights", offload_params ? 0.0 : base,
+        fmt::format("{:.3g} params: linear at {:.4g} B, rest at 2 B{}", sp.total(), linear_b,
+                    z >= 3 ? ", ZeRO-3 sharded" : ""));
+  }
+  // QLoRA's recipe keeps the adapters, their gradients and no master copy in bf16, with 32-bit
+  // (paged) optimizer states (Dettmers et al. 2023 Sec. 4, qlora.py: LoRA layers cast to bf16).
+  const bool qlora = t.finetune == FinetuneKind::Qlora;
+  const double weight_b = qlora ? 2.0 : fw.weight_bytes, grad_b = qlora ? 2.0 : fw.grad_bytes;
+  const double master_b = qlora ? 0.0 : fw.master_bytes;
+  const std::string recipe = qlora ? "qlora recipe" : fw.name;
+  const double w_bytes = trainable * weight_b / shard_w;
+  add(gpu, lora ? "adapter_weights" : "weights", offload_params ? 0.0 : w_bytes,
+      fmt::format("{:.4g} params x {} B ({}){}", trainable, weight_b, recipe, z >= 3 ? " / dp" : ""));
+  add(gpu, "gradients", trainable * grad_b / shard_g,
+      fmt::format("{} B/param ({}){}", grad_b, recipe, z >= 2 ? " / dp" : ""));
+  const double opt_per_param = master_b + optimizer_state_bytes(t.optimizer);
+  const double opt_bytes = trainable * opt_per_param / shard_o;
+  add(gpu, "optimizer_states", offload_opt ? 0.0 : opt_bytes,
+      fmt::format("{} ({} B/param: master {} + states {}){}", name_of(t.optimizer), opt_per_param, master_b,
+                  optimizer_state_bytes(t.optimizer), z >= 1 ? " / dp" : ""));
+  if (offload_opt) {
+    // ZeRO-Offload keeps the fp32 optimizer states and an fp32 gradient partition in host memory.
+    add(out.host, "offloaded_optimizer", opt_bytes, "optimizer states moved to host (ZeRO-Offload)");
+    add(out.host, "offloaded_gradients", trainable * 4.0 / shard_g, "fp32 gradient partition on host");
+  }
+  if (offload_params) add(out.host, "offloaded_weights", w_bytes, "16-bit parameters on host (ZeRO-Infinity)");
+  if (z >= 3 && dp > 1)
+    add(gpu, "zero3_gathered_params", fw.zero3_live_layers * sp.largest_layer * 2.0,
+        fmt::format("{} layers gathered in 16-bit (current + prefetch)", fw.zero3_live_layers));
+  if (fw.bucket_elements > 0 && z <= 2 && dp > 1)
+    add(gpu, "comm_buckets", std::min(fw.bucket_elements, trainable) * fw.grad_bytes,
+        fmt::format("reduce bucket of {:.3g} elements ({})", fw.bucket_elements, fw.name));
+  if (fw.bucket_copies_all_grads && z == 0 && dp > 1)
+    add(gpu, "comm_buckets", trainable * fw.grad_bytes, "DDP bucket buffers copy every gradient");
+
+  // Activations.
+  const std::int64_t micro_batches = t.global_batch / std::max<std::int64_t>(1, t.micro_batch * par.dp);
+  const ActivationParams ap{.micro_batch = t.micro_batch, .seq_len = t.seq_len, .tp = par.tp, .cp = par.cp,
+                            .sequence_parallel = par.sequence_parallel, .flash_attn = t.flash_attn,
+                            .act_bytes = act_bytes};
+  double per_mb = 0, biggest_layer = 0;
+  for (std::int64_t l = st.first_layer; l < st.first_layer + st.layers; ++l) {
+    per_mb += stored_layer_bytes(m, ap, l, t.recompute);
+    biggest_layer = std::max(biggest_layer, layer_activations(m, ap, l).total());
+  }
+  const double held = in_flight_factor(st.index, par.pp, par.vp, micro_batches);
+  add(gpu, "activations", per_mb * held,
+      fmt::format("{} layers x {:.3g} micro-batches in flight, recompute {}{}{}", st.layers, held,
+                  name_of(t.recompute), t.flash_attn ? ", flash-attn" : "",
+                  par.sequence_parallel ? ", sequence parallel" : ""));
+  if (t.recompute == Recompute::Full)
+    add(gpu, "recompute_working_set", biggest_layer, "one layer's activations re-materialised in backward");
+  if (st.last) {
+    const double tokens = static_cast<double>(t.micro_batch * t.seq_len) / static_cast<double>(par.cp);
+    add(gpu, "logits_and_loss", tokens * std::ceil(static_cast<double>(m.vocab) / tp) * fw.logits_bytes,
+        fmt::format("{} B per logit ({})", fw.logits_bytes, fw.name));
+  }
+  add_runtime(gpu, sys);
+  return out;
+}
+
+StageMemory inference_stage(const model::ModelSpec& m, const hardware::SystemSpec& sys, const RunSpec& run,
+                            const Stage& st, std::int64_t batch, double& kv_per_token) {
+  const auto& par = run.par;
+  const auto& in = run.infer;
+  const FrameworkProfile& fw = framework_profile(in.framework);
+  const double tp = static_cast<double>(par.tp);
+  const double beta = dtype_bytes(in.precision);
+  const StageParams sp = stage_params(m, par, st);
+  StageMemory out;
+  out.params = sp.total();
+  const double wq = quantized_weight_bytes(in.weight_quant, in.precision);
+  add(out.gpu, "weights", sp.linear * wq + sp.other * beta,
+      fmt::format("{:.3g} params: linear at {:.4g} B ({}), rest at {} B", sp.total(), wq,
+                  model::weight_quant_name(in.weight_quant), beta));
+
+  // KV cache: K and V per layer per token; beyond TP = KV heads each rank keeps one whole head.
+  const double kv_heads_per_rank = std::max(1.0, static_cast<double>(m.num_kv_heads) / tp);
+  kv_per_token = 2.0 * kv_heads_per_rank * static_cast<double>(m.head_dim) * static_cast<double>(st.layers) *
+                 dtype_bytes(in.kv_dtype);
+  const double seq_tokens = std::max(static_cast<double>(in.input_len + in.output_len), fw.kv_prealloc_tokens);
+  add(out.gpu, "kv_cache", kv_per_token * seq_tokens * static_cast<double>(batch),
+      fmt::format("{} seqs x {:.0f} tokens x {:.4g} B/token ({})", batch, seq_tokens, kv_per_token,
+                  dtype_name(in.kv_dtype)));
+
+  // Transient workspace of the prefill of the whole batch: hidden states in and out, the MLP
+  // intermediates (gate, up, product), and the logits the LM head produces.
+  const double tokens = static_cast<double>(batch * in.input_len);
+  const double ffn = static_cast<double>(m.moe.enabled() ? m.moe.expert_ffn * m.moe.experts_per_token : m.ffn_hidden);
+  const double mlp_tensors = m.mlp == model::MlpKind::Gated ? 3.0 : 2.0;
+  double ws = tokens * beta * (2.0 * static_cast<double>(m.hidden) + mlp_tensors * ffn / tp);
+  if (st.last) {
+    const double logit_rows = fw.full_prefill_logits ? tokens : static_cast<double>(batch);
+    ws += logit_rows * std::ceil(static_cast<double>(m.vocab) / tp) * (beta + 4.0);
+  }
+  add(out.gpu, "workspace", ws,
+      fmt::format("prefill of {} x {} tokens: hidden states, MLP intermediates, logits{}", batch, in.input_len,
+                  fw.full_prefill_logits ? " of every prompt position" : " of the last position"));
+  add_runtime(out.gpu, sys);
+  return out;
+}
+
+MemoryResult pick_peak(const model::ModelSpec& m, const hardware::SystemSpec& sys, const RunSpec& run,
+                       std::int64_t batch, double& kv_per_token) {
+  MemoryResult best;
+  double best_bytes = -1;
+  for (std::int64_t i = 0; i < run.par.pp; ++i) {
+    const Stage st = stage_of(i, run.par.pp, m.num_layers);
+    double kv = 0;
+    StageMemory sm = run.workload == Workload::Inference ? inference_stage(m, sys, run, st, batch, kv)
+                                                         : training_stage(m, sys, run, st);
+    const double bytes = sum(sm.gpu);
+    if (bytes > best_bytes) {
+      best_bytes = bytes;
+      best.gpu = std::move(sm.gpu);
+      best.host = std::move(sm.host);
+      best.peak_stage = i;
+      best.params_per_gpu = sm.params;
+      kv_per_token = kv;
+    }
+  }
+  best.gpu_bytes = best_bytes;
+  return best;
+}
+
+}  // namespace
+
+MemoryResult evaluate_memory(const model::ModelSpec& m, const hardware::SystemSpec& sys, const RunSpec& run_in) {
+  const RunSpec run = with_defaults(run_in);
+  MemoryResult r;
+  r.problems = structural_problems(run, m);
+  r.gpu_capacity_bytes = sys.gpu.memory_bytes;
+  r.host_capacity_bytes = sys.node.host_memory_bytes;
+  const auto pc = model::count_params(m);
+  r.params_total = pc.total;
+  r.params_trainable = pc.total;
+  if (!r.valid()) return r;
+
+  const bool inference = run.workload == Workload::Inference;
+  const std::int64_t batch = inference ? run.infer.batch : 0;
+  double kv_per_token = 0;
+  MemoryResult peak = pick_peak(m, sys, run, batch, kv_per_token);
+  peak.problems = r.problems;
+  peak.gpu_capacity_bytes = r.gpu_capacity_bytes;
+  peak.host_capacity_bytes = r.host_capacity_bytes;
+  peak.params_total = r.params_total;
+  peak.params_trainable = r.params_trainable;
+  if (!inference && run.train.finetune != FinetuneKind::Full)
+    peak.params_trainable = static_cast<std::int64_t>(lora_params(m, 0, m.num_layers, run.train));
+
+  // Host memory is per node: every GPU of the node offloads its own partition.
+  const double gpus_on_node = static_cast<double>(std::min<std::int64_t>(run.par.gpus, sys.node.gpus_per_node));
+  for (auto& item : peak.host) item.bytes *= gpus_on_node;
+  peak.host_bytes = sum(peak.host);
+
+  if (inference) {
+    peak.kv_bytes_per_token = kv_per_token;
+    // Largest batch at this sequence length that fits, and largest KV token count at this batch.
+    std::int64_t lo = 0, hi = 1;
+    double kv = 0;
+    while (hi < (1 << 24) && pick_peak(m, sys, run, hi, kv).gpu_bytes <= r.gpu_capacity_bytes) hi *= 2;
+    while (hi - lo > 1) {
+      const std::int64_t mid = (lo + hi) / 2;
+      (pick_peak(m, sys, run, mid, kv).gpu_bytes <= r.gpu_capacity_bytes ? lo : hi) = mid;
+    }
+    peak.max_batch = lo;
+    double kv_item = 0;
+    for (const auto& item : peak.gpu)
+      if (item.name == "kv_cache") kv_item = item.bytes;
+    const double free_for_kv = r.gpu_capacity_bytes - (peak.gpu_bytes - kv_item);
+    peak.max_tokens = kv_per_token > 0 ? static_cast<std::int64_t>(std::max(0.0, free_for_kv) / kv_per_token) : 0;
+  }
+  return peak;
+}
+
+}  // namespace llmsim::sim

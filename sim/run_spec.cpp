@@ -1,1 +1,140 @@
-// placeholder
+#include "sim/run_spec.h"
+
+#include <array>
+#include <utility>
+
+#include <fmt/format.h>
+
+namespace llmsim::sim {
+
+namespace {
+template <typename E, std::size_t N>
+using Names = std::array<std::pair<E, std::string_view>, N>;
+
+constexpr Names<Workload, 3> kWorkload{{{Workload::Pretrain, "pretrain"},
+                                       {Workload::Finetune, "finetune"},
+                                       {Workload::Inference, "inference"}}};
+constexpr Names<Recompute, 3> kRecompute{{{Recompute::None, "none"},
+                                         {Recompute::Selective, "selective"},
+                                         {Recompute::Full, "full"}}};
+constexpr Names<Offload, 3> kOffload{{{Offload::None, "none"},
+                                     {Offload::Optimizer, "optimizer"},
+                                     {Offload::OptimizerParams, "optimizer+params"}}};
+constexpr Names<FinetuneKind, 3> kFinetune{{{FinetuneKind::Full, "full"},
+                                           {FinetuneKind::Lora, "lora"},
+                                           {FinetuneKind::Qlora, "qlora"}}};
+constexpr Names<Optimizer, 3> kOptimizer{{{Optimizer::Adam, "adam"},
+                                         {Optimizer::Adam8bit, "adam8bit"},
+                                         {Optimizer::Sgd, "sgd"}}};
+constexpr Names<Framework, 4> kFramework{{{Framework::Megatron, "megatron"},
+                                         {Framework::DeepSpeed, "deepspeed"},
+                                         {Framework::Fsdp, "fsdp"},
+                                         {Framework::Hf, "hf"}}};
+
+template <typename E, std::size_t N>
+std::string_view lookup(const Names<E, N>& table, E v) {
+  for (const auto& [e, n] : table)
+    if (e == v) return n;
+  return "?";
+}
+template <typename E, std::size_t N>
+bool parse(const Names<E, N>& table, std::string_view s, E& out) {
+  for (const auto& [e, n] : table)
+    if (n == s) {
+      out = e;
+      return true;
+    }
+  return false;
+}
+template <typename E, std::size_t N>
+std::vector<std::string> names(const Names<E, N>& table) {
+  std::vector<std::string> out;
+  for (const auto& [e, n] : table) out.emplace_back(n);
+  return out;
+}
+}  // namespace
+
+std::string_view name_of(Workload v) { return lookup(kWorkload, v); }
+std::string_view name_of(Recompute v) { return lookup(kRecompute, v); }
+std::string_view name_of(Offload v) { return lookup(kOffload, v); }
+std::string_view name_of(FinetuneKind v) { return lookup(kFinetune, v); }
+std::string_view name_of(Optimizer v) { return lookup(kOptimizer, v); }
+std::string_view name_of(Framework v) { return lookup(kFramework, v); }
+std::vector<std::string> workload_names() { return names(kWorkload); }
+std::vector<std::string> recompute_names() { return names(kRecompute); }
+std::vector<std::string> offload_names() { return names(kOffload); }
+std::vector<std::string> finetune_names() { return names(kFinetune); }
+std::vector<std::string> optimizer_names() { return names(kOptimizer); }
+std::vector<std::string> framework_names() { return names(kFramework); }
+bool parse_name(std::string_view s, Workload& out) {
+  // The measured-run schema spells fine-tuning as a workload; "train" is the CLI's word for pretrain.
+  if (s == "train") {
+    out = Workload::Pretrain;
+    return true;
+  }
+  return parse(kWorkload, s, out);
+}
+bool parse_name(std::string_view s, Recompute& out) { return parse(kRecompute, s, out); }
+bool parse_name(std::string_view s, Offload& out) { return parse(kOffload, s, out); }
+bool parse_name(std::string_view s, FinetuneKind& out) { return parse(kFinetune, s, out); }
+bool parse_name(std::string_view s, Optimizer& out) { return parse(kOptimizer, s, out); }
+bool parse_name(std::string_view s, Framework& out) {
+  if (s == "megatron-lm" || s == "nemo") {  // NeMo trains with Megatron-Core
+    out = Framework::Megatron;
+    return true;
+  }
+  return parse(kFramework, s, out);
+}
+
+std::vector<std::string> lora_target_names() { return {"q", "k", "v", "o", "gate", "up", "down"}; }
+
+RunSpec with_defaults(RunSpec run) {
+  auto& p = run.par;
+  const std::int64_t model_parallel = p.tp * p.pp * p.cp;
+  if (p.dp <= 0) p.dp = model_parallel > 0 && p.gpus % model_parallel == 0 ? p.gpus / model_parallel : 1;
+  if (run.train.global_batch <= 0) run.train.global_batch = run.train.micro_batch * p.dp;
+  return run;
+}
+
+std::vector<std::string> structural_problems(const RunSpec& run, const model::ModelSpec& m) {
+  std::vector<std::string> why;
+  const auto& p = run.par;
+  if (m.num_heads % p.tp != 0)
+    why.push_back(fmt::format("tp {} does not divide the {} attention heads", p.tp, m.num_heads));
+  if (m.num_kv_heads % p.tp != 0)
+    why.push_back(fmt::format("tp {} does not divide the {} KV heads", p.tp, m.num_kv_heads));
+  if (p.tp * p.pp * p.cp * p.dp != p.gpus)
+    why.push_back(fmt::format("gpus {} != tp {} x pp {} x cp {} x dp {}", p.gpus, p.tp, p.pp, p.cp, p.dp));
+  if (p.pp > m.num_layers)
+    why.push_back(fmt::format("pp {} exceeds the {} layers", p.pp, m.num_layers));
+  if (p.vp > 1 && p.pp * p.vp > m.num_layers)
+    why.push_back(fmt::format("pp {} x vp {} exceeds the {} layers", p.pp, p.vp, m.num_layers));
+  if (p.vp > 1 && p.pp == 1) why.push_back("vp > 1 (interleaved pipeline) needs pp > 1");
+  if (p.ep > 1 && (!m.moe.enabled() || m.moe.num_experts % p.ep != 0))
+    why.push_back(m.moe.enabled()
+                      ? fmt::format("ep {} does not divide the {} experts", p.ep, m.moe.num_experts)
+                      : fmt::format("ep {} needs a mixture-of-experts model", p.ep));
+  if (p.ep > 1 && p.dp % p.ep != 0) why.push_back(fmt::format("ep {} does not divide dp {}", p.ep, p.dp));
+  if (run.workload != Workload::Inference) {
+    const auto& t = run.train;
+    if (t.global_batch % (t.micro_batch * p.dp) != 0)
+      why.push_back(fmt::format("global batch {} is not a multiple of micro-batch {} x dp {}", t.global_batch,
+                                t.micro_batch, p.dp));
+    if (t.seq_len % p.cp != 0) why.push_back(fmt::format("cp {} does not divide seq-len {}", p.cp, t.seq_len));
+    if (p.sequence_parallel && t.seq_len % p.tp != 0)
+      why.push_back(fmt::format("sequence parallelism needs tp {} to divide seq-len {}", p.tp, t.seq_len));
+    if (t.finetune != FinetuneKind::Full && t.lora_rank <= 0)
+      why.push_back(fmt::format("{} needs --lora-rank > 0", name_of(t.finetune)));
+    if (t.finetune == FinetuneKind::Full && t.lora_rank > 0)
+      why.push_back("--lora-rank given but fine-tuning is full (use --finetune lora or --qlora)");
+    if (t.offload != Offload::None && t.zero_stage == 0)
+      why.push_back("offload needs ZeRO stage 1, 2 or 3 (DeepSpeed ZeRO-Offload)");
+    if (t.offload == Offload::OptimizerParams && t.zero_stage != 3)
+      why.push_back("parameter offload (ZeRO-Infinity) needs ZeRO stage 3");
+    if (t.zero_stage > 0 && p.pp > 1 && t.zero_stage >= 2 && t.framework == Framework::DeepSpeed)
+      why.push_back("DeepSpeed does not support ZeRO stage 2/3 with pipeline parallelism");
+  }
+  return why;
+}
+
+}  // namespace llmsim::sim

@@ -1,2 +1,415 @@
+// System TOML parsing, presets and defaults (hardware/system_toml.h, system_spec.h, efficiency.h).
 #include <doctest/doctest.h>
-// placeholder: tests arrive with the implementation
+
+#include <algorithm>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "hardware/system_toml.h"
+#include "sim/base/error.h"
+#include "sim/base/units.h"
+
+namespace hw = llmsim::hardware;
+namespace units = llmsim::units;
+using llmsim::DType;
+using llmsim::Error;
+using llmsim::ErrorKind;
+
+namespace {
+
+const std::string kDataDir = LLMSIM_DATA_DIR;
+const std::string kBadDir = std::string(LLMSIM_TEST_DATA_DIR) + "/hardware/";
+
+const std::vector<std::string> kExpectedPresets = {"a800-nvlink",   "dgx-a100-40gb", "dgx-a100-80gb",
+                                                   "dgx-h100",      "dgx2-v100",     "hgx-h200",
+                                                   "l40s-pcie",     "rtx3090-nvlink", "rtx4090-pcie"};
+
+std::string preset_path(const std::string& name) { return kDataDir + "/hardware/" + name + ".toml"; }
+
+hw::SystemSpec preset(const std::string& name) { return hw::resolve_system(name, kDataDir); }
+
+// 1-based number of the first non-comment line containing `needle`, so expectations follow the
+// test file (its header comment describes the defect and may name the same key).
+int line_of(const std::string& path, const std::string& needle) {
+  std::ifstream in(path);
+  std::string line;
+  for (int n = 1; std::getline(in, line); ++n)
+    if (!line.starts_with("#") && line.find(needle) != std::string::npos) return n;
+  FAIL("'" << needle << "' not found in " << path);
+  return 0;
+}
+
+// Loads a test input that must be rejected and hands back the error.
+Error rejection(const std::string& file) {
+  try {
+    hw::load_system_toml(kBadDir + file);
+  } catch (const Error& e) {
+    return e;
+  }
+  FAIL("expected " << file << " to be rejected");
+  return Error(ErrorKind::Internal, {}, "unreachable");
+}
+
+// "path:line" as it appears at the front of the error text.
+std::string at(const std::string& file, const std::string& needle) {
+  return kBadDir + file + ":" + std::to_string(line_of(kBadDir + file, needle));
+}
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+}  // namespace
+
+TEST_CASE("the shipped presets are exactly the documented ones, sorted") {
+  CHECK(hw::list_system_presets(kDataDir) == kExpectedPresets);
+  CHECK(hw::list_system_presets("/nonexistent-llmsim-dir").empty());
+}
+
+TEST_CASE("every preset loads and has physically sane values") {
+  for (const auto& name : kExpectedPresets) {
+    CAPTURE(name);
+    const hw::SystemSpec s = preset(name);
+    // The TOML's own name matches its file, so a preset and a direct load agree.
+    CHECK(hw::load_system_toml(preset_path(name)).name == name);
+    CHECK(s.source_file == preset_path(name));
+    CHECK_FALSE(s.description.empty());
+    CHECK_FALSE(s.gpu.name.empty());
+
+    // Magnitudes that catch unit slips (GB vs GiB, TB/s vs GB/s, TFLOPs vs FLOPs).
+    CHECK(s.gpu.memory_bytes >= 16 * units::GiB);
+    CHECK(s.gpu.memory_bytes <= 192 * units::GiB);
+    CHECK(s.gpu.memory_bandwidth_Bps >= 500e9);
+    CHECK(s.gpu.memory_bandwidth_Bps <= 10e12);
+    CHECK(s.gpu.peak(DType::FP32) >= 10e12);
+    CHECK(s.gpu.peak(DType::FP32) <= 100e12);
+    CHECK(s.gpu.peak(DType::FP16) > s.gpu.peak(DType::FP32));
+    const double ridge = s.gpu.peak(DType::FP16) / s.gpu.memory_bandwidth_Bps;  // FLOP per byte
+    CHECK(ridge > 50);
+    CHECK(ridge < 700);
+    CHECK(s.gpu.l2_bytes >= 4 * units::MiB);
+    CHECK(s.gpu.sm_count >= 80);
+    CHECK(s.gpu.boost_clock_Hz >= 1e9);
+    CHECK(s.gpu.tdp_W >= 250);
+
+    CHECK(s.node.gpus_per_node >= 8);
+    CHECK(s.node.fabric_bandwidth_Bps >= 30e9);
+    CHECK(s.node.fabric_bandwidth_Bps <= 450e9);
+    CHECK(s.node.fabric_latency_s > 0);
+    CHECK(s.node.fabric_latency_s < 100e-6);
+    const double derived_pcie = hw::derived_pcie_bandwidth_Bps(s.node.pcie_gen, s.node.pcie_lanes);
+    CHECK(s.node.pcie_bandwidth_Bps == doctest::Approx(derived_pcie));
+    CHECK(s.node.host_memory_bytes >= 128 * units::GiB);
+    CHECK(s.node.cpu_cores >= 32);
+    CHECK(s.node.host_memory_bandwidth_Bps >= 200e9);
+    if (s.network.nics_per_node > 0) {
+      CHECK(s.network.nic_bandwidth_Bps >= 100 * units::Gbps);
+      CHECK(s.network.latency_s > 0);
+    }
+    CHECK(s.runtime.cuda_context_bytes > 0);
+    CHECK(s.runtime.cuda_context_bytes < s.gpu.memory_bytes);
+    CHECK(s.efficiency.calibrated == false);
+    CHECK(s.efficiency.gemm.count(DType::BF16) == 1);
+  }
+}
+
+TEST_CASE("a800-nvlink matches the reference study's A800 server") {
+  const hw::SystemSpec s = preset("a800-nvlink");
+  CHECK(s.gpu.peak(DType::BF16) == 312e12);
+  CHECK(s.gpu.peak(DType::FP16) == 312e12);
+  CHECK(s.gpu.peak(DType::TF32) == 156e12);
+  CHECK(s.gpu.peak(DType::FP8) == 0);  // Ampere has no fp8 tensor path
+  CHECK(s.gpu.memory_bytes == 80.0 * 1024 * 1024 * 1024);
+  CHECK(s.gpu.memory_bandwidth_Bps == 2039e9);
+  CHECK(s.node.fabric == hw::Fabric::NvSwitch);
+  CHECK(s.node.fabric_bandwidth_Bps == 200e9);  // NVLink cut to 400 GB/s bidirectional
+  CHECK(s.node.p2p);
+  CHECK(s.node.cpu_cores == 48);
+  CHECK(s.node.host_memory_bytes == 512 * units::GiB);
+  CHECK(s.network.nics_per_node == 0);
+}
+
+TEST_CASE("rtx4090-pcie: fp32-accumulate tensor rates, PCIe only, P2P disabled") {
+  const hw::SystemSpec s = preset("rtx4090-pcie");
+  CHECK(s.gpu.peak(DType::BF16) == doctest::Approx(165.2e12));
+  CHECK(s.gpu.peak(DType::FP16) == doctest::Approx(165.2e12));
+  CHECK(s.gpu.peak(DType::FP8) == doctest::Approx(330.3e12));
+  CHECK(s.gpu.peak(DType::FP32) == doctest::Approx(82.6e12));
+  CHECK(s.gpu.memory_bytes == 24 * units::GiB);
+  CHECK_FALSE(s.node.p2p);
+  CHECK(s.node.fabric == hw::Fabric::Pcie);
+  CHECK(s.node.pcie_gen == 4);
+  CHECK(s.node.pcie_bandwidth_Bps == doctest::Approx(16 * 1.969e9));
+}
+
+TEST_CASE("rtx3090-nvlink: bridges join pairs, the rest goes over PCIe") {
+  const hw::SystemSpec s = preset("rtx3090-nvlink");
+  CHECK(s.node.fabric == hw::Fabric::NvLinkPairs);
+  CHECK(hw::fabric_name(s.node.fabric) == "nvlink-pairs");
+  CHECK(s.node.fabric_bandwidth_Bps == doctest::Approx(56.25e9));
+  CHECK(s.node.gpus_per_node % 2 == 0);
+  CHECK(s.node.p2p);
+  CHECK(s.gpu.peak(DType::BF16) == doctest::Approx(71e12));
+  CHECK(s.gpu.peak(DType::FP8) == 0);
+}
+
+TEST_CASE("Hopper presets: H200 has H100 compute with more and faster memory") {
+  const hw::SystemSpec h100 = preset("dgx-h100");
+  const hw::SystemSpec h200 = preset("hgx-h200");
+  CHECK(h100.gpu.peak(DType::BF16) == doctest::Approx(989.4e12));
+  CHECK(h100.gpu.peak(DType::FP8) == doctest::Approx(1978.9e12));
+  for (DType d : {DType::FP32, DType::TF32, DType::FP16, DType::BF16, DType::FP8, DType::INT8})
+    CHECK(h200.gpu.peak(d) == h100.gpu.peak(d));
+  CHECK(h200.gpu.memory_bytes == doctest::Approx(143771 * units::MiB));
+  CHECK(h200.gpu.memory_bandwidth_Bps == doctest::Approx(4.8e12));
+  CHECK(h100.gpu.memory_bandwidth_Bps == doctest::Approx(3.35e12));
+  CHECK(h100.node.fabric_bandwidth_Bps == doctest::Approx(450e9));
+  CHECK(h100.node.pcie_gen == 5);
+  CHECK(h100.network.nics_per_node == 8);
+  CHECK(h100.network.nic_bandwidth_Bps == doctest::Approx(50e9));  // 400 Gb/s
+}
+
+TEST_CASE("dgx2-v100: 16 GPUs, no bf16/tf32 tensor path, EDR InfiniBand") {
+  const hw::SystemSpec s = preset("dgx2-v100");
+  CHECK(s.node.gpus_per_node == 16);
+  CHECK(s.gpu.peak(DType::FP16) == doctest::Approx(125e12));
+  CHECK(s.gpu.peak(DType::BF16) == 0);
+  CHECK(s.gpu.peak(DType::TF32) == 0);
+  CHECK(s.node.pcie_gen == 3);
+  CHECK(s.network.nic_bandwidth_Bps == doctest::Approx(12.5e9));  // 100 Gb/s
+}
+
+TEST_CASE("DGX A100 presets differ only in memory size, bandwidth and host memory") {
+  const hw::SystemSpec a40 = preset("dgx-a100-40gb");
+  const hw::SystemSpec a80 = preset("dgx-a100-80gb");
+  CHECK(a40.gpu.memory_bytes == 40 * units::GiB);
+  CHECK(a80.gpu.memory_bytes == 80 * units::GiB);
+  CHECK(a40.gpu.memory_bandwidth_Bps == doctest::Approx(1555e9));
+  CHECK(a80.gpu.memory_bandwidth_Bps == doctest::Approx(2039e9));
+  CHECK(a40.node.host_memory_bytes == 1024 * units::GiB);
+  CHECK(a80.node.host_memory_bytes == 2048 * units::GiB);
+  CHECK(a40.gpu.peak(DType::BF16) == a80.gpu.peak(DType::BF16));
+  CHECK(a40.node.fabric_bandwidth_Bps == doctest::Approx(300e9));
+  CHECK(a40.node.cpu_cores == 128);
+  CHECK(a40.network.nic_bandwidth_Bps == doctest::Approx(25e9));  // 200 Gb/s
+}
+
+TEST_CASE("optional parts take documented defaults") {
+  const hw::SystemSpec s = hw::load_system_toml(kBadDir + "minimal.toml");
+  CHECK(s.name == "minimal");
+  CHECK(s.description.empty());
+  CHECK(s.gpu.peak(DType::TF32) == 0);
+  CHECK(s.gpu.peak(DType::BF16) == 0);
+  CHECK(s.gpu.peak(DType::INT8) == 0);
+  CHECK(s.gpu.peak(DType::FP16) == doctest::Approx(100e12));
+  CHECK(s.gpu.l2_bytes == 4 * units::MiB);
+  CHECK(s.gpu.boost_clock_Hz == doctest::Approx(1.5e9));
+  CHECK(s.node.fabric_latency_s == doctest::Approx(3e-6));
+  CHECK(s.node.pcie_bandwidth_Bps == doctest::Approx(16 * 0.985e9));  // derived: gen3 x16
+  CHECK(s.network.nics_per_node == 0);
+  CHECK(s.network.nic_bandwidth_Bps == 0);
+  CHECK(s.runtime.cuda_context_bytes == doctest::Approx(1.0 * units::GiB));
+  CHECK(s.runtime.allocator_reserve_fraction == doctest::Approx(0.05));
+  const hw::Efficiency d = hw::default_efficiency();
+  CHECK(s.efficiency.gemm.at(DType::BF16).value == d.gemm.at(DType::BF16).value);
+  CHECK(s.efficiency.memory_bandwidth.value == d.memory_bandwidth.value);
+  CHECK(s.efficiency.cpu_adam_params_per_s == d.cpu_adam_params_per_s);
+}
+
+TEST_CASE("explicit PCIe rate, runtime and efficiency overrides are honoured") {
+  const hw::SystemSpec s = hw::load_system_toml(kBadDir + "overrides.toml");
+  CHECK(s.description == "calibrated test system");
+  CHECK(s.node.fabric == hw::Fabric::NvLinkPairs);
+  CHECK(s.node.pcie_bandwidth_Bps == doctest::Approx(25e9));  // not the derived gen5 x8 rate
+  CHECK(s.network.nics_per_node == 2);
+  CHECK(s.network.nic_bandwidth_Bps == doctest::Approx(25e9));
+  CHECK(s.network.latency_s == doctest::Approx(1.5e-6));
+  CHECK(s.runtime.cuda_context_bytes == doctest::Approx(0.5 * units::GiB));
+  CHECK(s.runtime.allocator_reserve_fraction == doctest::Approx(0.1));
+  CHECK(s.efficiency.calibrated);
+  const hw::Fraction& bf16 = s.efficiency.gemm.at(DType::BF16);
+  CHECK(bf16.value == doctest::Approx(0.8));
+  CHECK(bf16.low == doctest::Approx(0.8));
+  CHECK(bf16.high == doctest::Approx(0.8));
+  CHECK(bf16.source == "calibration run 2026-01-01");
+  // Keys left out keep their defaults.
+  CHECK(s.efficiency.gemm.at(DType::FP16).value == hw::default_efficiency().gemm.at(DType::FP16).value);
+  CHECK(s.efficiency.memory_bandwidth.value == doctest::Approx(0.9));
+  CHECK(s.efficiency.fabric_bandwidth.value == hw::default_efficiency().fabric_bandwidth.value);
+  CHECK(s.efficiency.kernel_launch_s == doctest::Approx(4e-6));
+  CHECK(s.efficiency.cpu_adam_params_per_s == doctest::Approx(1.5e9));
+  CHECK(s.efficiency.cpu_adam_source == "calibration run 2026-01-01");
+}
+
+TEST_CASE("unknown keys name file, line and the closest known key") {
+  SUBCASE("misspelt required key") {
+    const Error e = rejection("unknown_key.toml");
+    CHECK(e.kind() == ErrorKind::Input);
+    CHECK(contains(e.what(), at("unknown_key.toml", "memory_GB")));
+    CHECK(e.where().line == line_of(kBadDir + "unknown_key.toml", "memory_GB"));
+    CHECK(e.where().key == "gpu.memory_GB");
+    CHECK(contains(e.what(), "unknown key 'memory_GB'"));
+    CHECK(contains(e.what(), "did you mean 'memory_GiB'?"));
+  }
+  SUBCASE("misspelt table name") {
+    const Error e = rejection("unknown_table.toml");
+    CHECK(e.kind() == ErrorKind::Input);
+    CHECK(contains(e.what(), at("unknown_table.toml", "[gpus]")));
+    CHECK(contains(e.what(), "unknown key 'gpus'"));
+    CHECK(contains(e.what(), "did you mean 'gpu'?"));
+  }
+}
+
+TEST_CASE("type, range and required-key violations are Input errors at the offending line") {
+  SUBCASE("wrong type") {
+    const Error e = rejection("wrong_type.toml");
+    CHECK(e.kind() == ErrorKind::Input);
+    CHECK(contains(e.what(), at("wrong_type.toml", "sm_count")));
+    CHECK(e.where().key == "gpu.sm_count");
+    CHECK(contains(e.message(), "expected an integer"));
+  }
+  SUBCASE("negative bandwidth") {
+    const Error e = rejection("negative_bandwidth.toml");
+    CHECK(e.kind() == ErrorKind::Input);
+    CHECK(contains(e.what(), at("negative_bandwidth.toml", "hbm_bandwidth_GBps")));
+    CHECK(e.where().key == "gpu.hbm_bandwidth_GBps");
+    CHECK(contains(e.message(), "-500"));
+    CHECK(contains(e.message(), "must be > 0"));
+  }
+  SUBCASE("missing required key points at its table") {
+    const Error e = rejection("missing_required.toml");
+    CHECK(e.kind() == ErrorKind::Input);
+    CHECK(e.where().key == "gpu.tdp_W");
+    CHECK(e.where().line == line_of(kBadDir + "missing_required.toml", "[gpu]"));
+    CHECK(contains(e.message(), "required key is missing"));
+  }
+  SUBCASE("unknown fabric lists the choices") {
+    const Error e = rejection("bad_fabric.toml");
+    CHECK(e.kind() == ErrorKind::Input);
+    CHECK(contains(e.what(), at("bad_fabric.toml", "nvswich")));
+    CHECK(e.where().key == "node.fabric");
+    CHECK(contains(e.message(), "'nvswich' is not one of: nvswitch, nvlink-pairs, pcie"));
+    CHECK(contains(e.message(), "did you mean 'nvswitch'?"));
+  }
+  SUBCASE("schema version") {
+    const Error e = rejection("bad_schema_version.toml");
+    CHECK(e.where().key == "schema_version");
+    CHECK(contains(e.what(), at("bad_schema_version.toml", "schema_version")));
+    CHECK(contains(e.message(), "value 2 breaks the rule: must be 1"));
+  }
+  SUBCASE("PCIe generation out of range") {
+    const Error e = rejection("bad_pcie_gen.toml");
+    CHECK(e.where().key == "node.pcie_gen");
+    CHECK(contains(e.what(), at("bad_pcie_gen.toml", "pcie_gen")));
+    CHECK(contains(e.message(), "value 2 breaks the rule: must be a PCIe generation from 3 to 6"));
+  }
+  SUBCASE("nvlink-pairs needs an even GPU count") {
+    const Error e = rejection("odd_pairs.toml");
+    CHECK(e.where().key == "node.gpus_per_node");
+    CHECK(contains(e.what(), at("odd_pairs.toml", "gpus_per_node")));
+    CHECK(contains(e.message(), "value 3 breaks the rule: must be even"));
+  }
+  SUBCASE("NICs need a rate") {
+    const Error e = rejection("nic_without_rate.toml");
+    CHECK(e.where().key == "network.nic_bandwidth_Gbps");
+    CHECK(contains(e.message(), "required key is missing"));
+  }
+  SUBCASE("efficiency fraction above 1") {
+    const Error e = rejection("bad_fraction.toml");
+    CHECK(e.where().key == "efficiency.gemm_fraction_bf16");
+    CHECK(contains(e.what(), at("bad_fraction.toml", "gemm_fraction_bf16")));
+    CHECK(contains(e.message(), "value 1.5 breaks the rule: must be a fraction in (0, 1]"));
+  }
+  SUBCASE("runtime reserve larger than the GPU") {
+    const Error e = rejection("runtime_too_big.toml");
+    CHECK(e.where().key == "runtime.cuda_context_GiB");
+    CHECK(contains(e.message(), "must be smaller than gpu.memory_GiB"));
+  }
+}
+
+TEST_CASE("malformed TOML reports the line of the syntax error") {
+  const Error e = rejection("malformed.toml");
+  CHECK(e.kind() == ErrorKind::Input);
+  CHECK(e.where().line == line_of(kBadDir + "malformed.toml", "= = 100"));
+  CHECK(contains(e.what(), at("malformed.toml", "= = 100")));
+  CHECK(contains(e.message(), "malformed TOML"));
+}
+
+TEST_CASE("missing files and unknown presets are NotFound") {
+  SUBCASE("missing file") {
+    try {
+      hw::load_system_toml(kBadDir + "does-not-exist.toml");
+      FAIL("expected NotFound");
+    } catch (const Error& e) {
+      CHECK(e.kind() == ErrorKind::NotFound);
+    }
+  }
+  SUBCASE("near-miss preset name suggests the preset and lists all") {
+    try {
+      hw::resolve_system("a800-nvlnk", kDataDir);
+      FAIL("expected NotFound");
+    } catch (const Error& e) {
+      CHECK(e.kind() == ErrorKind::NotFound);
+      CHECK(contains(e.message(), "unknown system 'a800-nvlnk'"));
+      CHECK(contains(e.message(), "did you mean 'a800-nvlink'?"));
+      for (const auto& p : kExpectedPresets) CHECK(contains(e.message(), p));
+    }
+  }
+  SUBCASE("unrelated name lists the presets without a guess") {
+    try {
+      hw::resolve_system("tpu-v5p", kDataDir);
+      FAIL("expected NotFound");
+    } catch (const Error& e) {
+      CHECK(e.kind() == ErrorKind::NotFound);
+      CHECK_FALSE(contains(e.message(), "did you mean"));
+      CHECK(contains(e.message(), "presets: a800-nvlink, dgx-a100-40gb"));
+    }
+  }
+}
+
+TEST_CASE("an existing path wins over preset lookup") {
+  const std::string path = kBadDir + "minimal.toml";
+  const hw::SystemSpec s = hw::resolve_system(path, kDataDir);
+  CHECK(s.name == "minimal");
+  CHECK(s.source_file == path);
+}
+
+TEST_CASE("default efficiency: every fraction is a cited band around its value") {
+  const hw::Efficiency e = hw::default_efficiency();
+  CHECK_FALSE(e.calibrated);
+  std::vector<hw::Fraction> all = {e.memory_bandwidth, e.fabric_bandwidth, e.pcie_bandwidth, e.network_bandwidth};
+  for (DType d : {DType::FP32, DType::TF32, DType::FP16, DType::BF16, DType::FP8, DType::INT8}) {
+    CAPTURE(llmsim::dtype_name(d));
+    REQUIRE(e.gemm.count(d) == 1);
+    all.push_back(e.gemm.at(d));
+  }
+  for (const auto& f : all) {
+    CAPTURE(f.source);
+    CHECK(f.value > 0);
+    CHECK(f.value <= 1);
+    CHECK(f.low <= f.value);
+    CHECK(f.value <= f.high);
+    CHECK(f.high <= 1);
+    CHECK(f.source.size() > 40);
+  }
+  CHECK(e.kernel_launch_s > 0);
+  CHECK(e.kernel_launch_s < 20e-6);
+  CHECK(e.cpu_adam_params_per_s > 1e8);
+  CHECK(contains(e.cpu_adam_source, "ZeRO-Offload"));
+}
+
+TEST_CASE("fabric names and PCIe rates") {
+  for (const auto& name : hw::fabric_names()) {
+    hw::Fabric f = hw::Fabric::Pcie;
+    REQUIRE(hw::parse_fabric(name, f));
+    CHECK(hw::fabric_name(f) == name);
+  }
+  hw::Fabric f = hw::Fabric::NvSwitch;
+  CHECK_FALSE(hw::parse_fabric("infinity-fabric", f));
+  CHECK(f == hw::Fabric::NvSwitch);  // untouched on failure
+  CHECK(hw::derived_pcie_bandwidth_Bps(3, 16) == doctest::Approx(15.76e9));
+  CHECK(hw::derived_pcie_bandwidth_Bps(4, 16) == doctest::Approx(31.504e9));
+  CHECK(hw::derived_pcie_bandwidth_Bps(5, 16) == doctest::Approx(63.008e9));
+  CHECK(hw::derived_pcie_bandwidth_Bps(6, 16) == doctest::Approx(121.0e9));
+  CHECK(hw::derived_pcie_bandwidth_Bps(4, 8) == doctest::Approx(15.752e9));
+  CHECK(hw::derived_pcie_bandwidth_Bps(2, 16) == 0);
+}

@@ -1,2 +1,431 @@
 #include <doctest/doctest.h>
-// placeholder: tests arrive with the implementation
+
+#include <stdexcept>
+#include <string>
+
+#include "model/hf_config.h"
+#include "model/presets.h"
+#include "sim/base/error.h"
+
+using llmsim::Error;
+using llmsim::ErrorKind;
+using llmsim::JsonDocument;
+using namespace llmsim::model;
+
+namespace {
+
+const std::string kData = LLMSIM_DATA_DIR;
+const std::string kTestModels = std::string(LLMSIM_TEST_DATA_DIR) + "/models/";
+
+template <class F>
+Error error_of(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e;
+  }
+  throw std::runtime_error("expected an llmsim::Error");
+}
+
+// An in-memory config.json, for cases too small to deserve a file.
+ModelSpec from_text(const std::string& text) {
+  return model_from_hf_json(JsonDocument{.file = "mem.json", .text = text, .root = nlohmann::json::parse(text)});
+}
+
+bool contains(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+
+}  // namespace
+
+TEST_CASE("supported model types are the seven families, in dispatch order") {
+  CHECK(supported_model_types() ==
+        std::vector<std::string>{"llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "gpt_neox", "gpt2"});
+}
+
+TEST_CASE("llama2-7b preset: every field from the file or LlamaConfig defaults") {
+  const ModelSpec m = resolve_model("llama2-7b", kData);
+  CHECK(m.name == "llama2-7b");
+  CHECK(m.model_type == "llama");
+  CHECK(m.num_layers == 32);
+  CHECK(m.hidden == 4096);
+  CHECK(m.num_heads == 32);
+  CHECK(m.num_kv_heads == 32);
+  CHECK(m.head_dim == 128);
+  CHECK(m.ffn_hidden == 11008);
+  CHECK(m.vocab == 32000);
+  CHECK(m.max_positions == 4096);
+  CHECK(m.norm == NormKind::RmsNorm);
+  CHECK(m.mlp == MlpKind::Gated);
+  CHECK(m.position == PositionKind::Rope);
+  CHECK(m.activation == "silu");
+  CHECK(m.rope_theta == 10000.0);  // absent in the file: LlamaConfig default
+  CHECK_FALSE(m.qkv_bias);
+  CHECK_FALSE(m.out_bias);
+  CHECK_FALSE(m.mlp_bias);
+  CHECK_FALSE(m.tied_embeddings);
+  CHECK(m.dropout == 0.0);
+  CHECK(m.sliding_window == 0);
+  CHECK_FALSE(m.moe.enabled());
+  CHECK(m.dtype == llmsim::DType::FP16);
+  CHECK(m.quant.format == WeightQuant::None);
+}
+
+TEST_CASE("llama3.1-405b preset: GQA and rope_theta from the file") {
+  const ModelSpec m = resolve_model("llama3.1-405b", kData);
+  CHECK(m.num_heads == 128);
+  CHECK(m.num_kv_heads == 8);
+  CHECK(m.kv_dim() == 1024);
+  CHECK(m.rope_theta == 500000.0);
+  CHECK(m.max_positions == 131072);
+  CHECK(m.dtype == llmsim::DType::BF16);
+}
+
+TEST_CASE("mistral-7b preset keeps its 4096-token sliding window") {
+  const ModelSpec m = resolve_model("mistral-7b", kData);
+  CHECK(m.model_type == "mistral");
+  CHECK(m.sliding_window == 4096);
+  CHECK(m.num_kv_heads == 8);
+}
+
+TEST_CASE("mistral: absent sliding_window is the 4096 default, null is full attention") {
+  CHECK(from_text(R"({"model_type": "mistral"})").sliding_window == 4096);
+  CHECK(from_text(R"({"model_type": "mistral", "sliding_window": null})").sliding_window == 0);
+}
+
+TEST_CASE("mixtral-8x7b preset: 8 experts of 14336, top-2, no dense MLP, no window") {
+  const ModelSpec m = resolve_model("mixtral-8x7b", kData);
+  CHECK(m.moe.num_experts == 8);
+  CHECK(m.moe.experts_per_token == 2);
+  CHECK(m.moe.expert_ffn == 14336);
+  CHECK(m.moe.shared_expert_ffn == 0);
+  CHECK_FALSE(m.moe.shared_expert_gate);
+  CHECK(m.moe.sparse_step == 1);
+  CHECK(m.ffn_hidden == 0);
+  CHECK(m.sliding_window == 0);  // "sliding_window": null
+  CHECK(m.rope_theta == 1000000.0);
+  CHECK(m.is_moe_layer(0));
+  CHECK(m.is_moe_layer(31));
+}
+
+TEST_CASE("mixtral: num_experts (transformers >= 5 spelling) is read like num_local_experts") {
+  const ModelSpec m = from_text(R"({"model_type": "mixtral", "num_experts": 4, "num_experts_per_tok": 1})");
+  CHECK(m.moe.num_experts == 4);
+  CHECK(m.moe.experts_per_token == 1);
+}
+
+TEST_CASE("qwen2 presets: biases on q, k, v only; the window is off without use_sliding_window") {
+  const ModelSpec m = resolve_model("qwen2-72b", kData);
+  CHECK(m.model_type == "qwen2");
+  CHECK(m.qkv_bias);
+  CHECK_FALSE(m.out_bias);
+  CHECK_FALSE(m.mlp_bias);
+  CHECK(m.sliding_window == 0);  // sliding_window 131072 but use_sliding_window false
+  CHECK(resolve_model("qwen2-7b", kData).num_kv_heads == 4);
+  CHECK(from_text(R"({"model_type": "qwen2", "use_sliding_window": true, "sliding_window": 2048})")
+            .sliding_window == 2048);
+}
+
+TEST_CASE("every shipped preset loads and is listed, sorted") {
+  const auto presets = list_model_presets(kData);
+  CHECK(presets == std::vector<std::string>{"llama2-13b", "llama2-70b", "llama2-7b", "llama3-70b", "llama3-8b",
+                                            "llama3.1-405b", "mistral-7b", "mixtral-8x7b", "qwen2-72b", "qwen2-7b"});
+  for (const auto& p : presets) CHECK(resolve_model(p, kData).name == p);
+}
+
+TEST_CASE("gpt2: GPT2Config names, 4x MLP for n_inner null, learned positions, tied, dropout 0.1") {
+  const ModelSpec m = load_hf_config(kTestModels + "gpt2");  // a folder holding config.json
+  CHECK(m.name == kTestModels + "gpt2/config.json");
+  CHECK(m.model_type == "gpt2");
+  CHECK(m.hidden == 768);
+  CHECK(m.num_layers == 12);
+  CHECK(m.num_heads == 12);
+  CHECK(m.num_kv_heads == 12);
+  CHECK(m.head_dim == 64);
+  CHECK(m.ffn_hidden == 3072);
+  CHECK(m.vocab == 50257);
+  CHECK(m.max_positions == 1024);
+  CHECK(m.norm == NormKind::LayerNorm);
+  CHECK(m.mlp == MlpKind::Plain);
+  CHECK(m.position == PositionKind::Learned);
+  CHECK(m.activation == "gelu_new");
+  CHECK(m.qkv_bias);
+  CHECK(m.out_bias);
+  CHECK(m.mlp_bias);
+  CHECK(m.tied_embeddings);
+  CHECK(m.dropout == doctest::Approx(0.1));
+  CHECK(m.dtype == llmsim::DType::FP32);  // no torch_dtype: transformers loads float32
+}
+
+TEST_CASE("gpt2 defaults apply to an empty config; n_inner overrides the 4x rule") {
+  const ModelSpec d = from_text(R"({"model_type": "gpt2"})");
+  CHECK(d.hidden == 768);
+  CHECK(d.ffn_hidden == 3072);
+  CHECK(d.vocab == 50257);
+  CHECK(from_text(R"({"model_type": "gpt2", "n_embd": 1024, "n_head": 16, "n_inner": 1000})").ffn_hidden == 1000);
+  CHECK(from_text(R"({"model_type": "gpt2", "attn_pdrop": 0.0, "resid_pdrop": 0.0})").dropout == 0.0);
+}
+
+TEST_CASE("gpt_neox (pythia-160m): partial rotary, parallel residual, LayerNorm, biases, untied") {
+  const ModelSpec m = load_hf_config(kTestModels + "pythia-160m/config.json");
+  CHECK(m.model_type == "gpt_neox");
+  CHECK(m.hidden == 768);
+  CHECK(m.ffn_hidden == 3072);
+  CHECK(m.vocab == 50304);
+  CHECK(m.rotary_fraction == doctest::Approx(0.25));
+  CHECK(m.rope_theta == 10000.0);
+  CHECK(m.parallel_residual);
+  CHECK(m.norm == NormKind::LayerNorm);
+  CHECK(m.mlp == MlpKind::Plain);
+  CHECK(m.activation == "gelu");
+  CHECK(m.qkv_bias);
+  CHECK(m.out_bias);
+  CHECK(m.mlp_bias);
+  CHECK_FALSE(m.tied_embeddings);
+  CHECK(m.dtype == llmsim::DType::FP16);
+}
+
+TEST_CASE("gpt_neox: GPTNeoXConfig defaults and the transformers 5 rope_parameters spelling") {
+  const ModelSpec d = from_text(R"({"model_type": "gpt_neox"})");
+  CHECK(d.vocab == 50432);
+  CHECK(d.hidden == 6144);
+  CHECK(d.num_layers == 44);
+  CHECK(d.num_heads == 64);
+  CHECK(d.ffn_hidden == 24576);
+  CHECK(d.rotary_fraction == doctest::Approx(0.25));
+  CHECK(d.parallel_residual);
+  const ModelSpec n = from_text(
+      R"({"model_type": "gpt_neox", "rope_parameters": {"rope_type": "default", "rope_theta": 20000.0,
+          "partial_rotary_factor": 0.5}})");
+  CHECK(n.rope_theta == 20000.0);
+  CHECK(n.rotary_fraction == doctest::Approx(0.5));
+  // GPT-NeoX has no GQA: transformers ignores num_key_value_heads there.
+  CHECK(from_text(R"({"model_type": "gpt_neox", "num_key_value_heads": 4})").num_kv_heads == 64);
+}
+
+TEST_CASE("qwen2_moe (Qwen1.5-MoE-A2.7B): experts, top-k, shared expert with gate, qkv bias") {
+  const ModelSpec m = load_hf_config(kTestModels + "qwen1.5-moe-a2.7b");
+  CHECK(m.model_type == "qwen2_moe");
+  CHECK(m.moe.num_experts == 60);
+  CHECK(m.moe.experts_per_token == 4);
+  CHECK(m.moe.expert_ffn == 1408);
+  CHECK(m.moe.shared_expert_ffn == 5632);
+  CHECK(m.moe.shared_expert_gate);
+  CHECK(m.moe.sparse_step == 1);
+  CHECK(m.ffn_hidden == 5632);
+  CHECK(m.qkv_bias);
+  CHECK_FALSE(m.out_bias);
+  CHECK(m.rope_theta == 1000000.0);
+}
+
+TEST_CASE("qwen2_moe: decoder_sparse_step makes every n-th layer sparse; mlp_only_layers is refused") {
+  const ModelSpec m = from_text(R"({"model_type": "qwen2_moe", "decoder_sparse_step": 2})");
+  CHECK_FALSE(m.is_moe_layer(0));
+  CHECK(m.is_moe_layer(1));
+  const Error e = error_of([] { from_text(R"({"model_type": "qwen2_moe", "mlp_only_layers": [0, 5]})"); });
+  CHECK(e.kind() == ErrorKind::Input);
+  CHECK(e.where().key == "mlp_only_layers");
+  // An empty list is the transformers default and means nothing.
+  CHECK(from_text(R"({"model_type": "qwen2_moe", "mlp_only_layers": []})").moe.num_experts == 60);
+}
+
+TEST_CASE("nested text_config: the language model of a llava config, LlamaConfig defaults filling gaps") {
+  const ModelSpec m = load_hf_config(kTestModels + "llava-1.5-7b/config.json");
+  CHECK(m.model_type == "llama");  // from text_config.model_type, not the wrapper's "llava"
+  CHECK(m.vocab == 32064);
+  CHECK(m.hidden == 4096);    // not vision_config.hidden_size (1024)
+  CHECK(m.num_layers == 32);  // not vision_config.num_hidden_layers (24)
+  CHECK(m.ffn_hidden == 11008);
+  CHECK(m.num_kv_heads == 32);
+  CHECK(m.max_positions == 4096);
+  CHECK_FALSE(m.tied_embeddings);
+  CHECK(m.dtype == llmsim::DType::FP16);
+}
+
+TEST_CASE("errors inside text_config are located inside text_config") {
+  const std::string text = R"({
+  "model_type": "llava",
+  "vision_config": {"hidden_size": 1024},
+  "text_config": {
+    "model_type": "llama",
+    "hidden_size": 0
+  }
+})";
+  const Error e = error_of([&] { from_text(text); });
+  CHECK(e.kind() == ErrorKind::Input);
+  CHECK(e.where().key == "text_config.hidden_size");
+  CHECK(e.where().line == 6);
+}
+
+TEST_CASE("quantization_config: bitsandbytes NF4 with double quantization") {
+  const ModelSpec m = load_hf_config(kTestModels + "llama3-8b-bnb-nf4.json");
+  CHECK(m.quant.format == WeightQuant::Nf4);
+  CHECK(m.quant.method == "bitsandbytes");
+  CHECK(m.quant.double_quant);
+  CHECK(m.quant.group_size == 64);
+  CHECK(m.dtype == llmsim::DType::BF16);
+  CHECK(m.hidden == 4096);
+}
+
+TEST_CASE("quantization_config: the other methods") {
+  auto quant = [](const std::string& q) {
+    return from_text(R"({"model_type": "llama", "quantization_config": )" + q + "}").quant;
+  };
+  const QuantSpec int8 = quant(R"({"quant_method": "bitsandbytes", "load_in_8bit": true})");
+  CHECK(int8.format == WeightQuant::Int8);
+  CHECK(int8.group_size == 0);
+  // Old bitsandbytes configs carry only the flags; fp4 is the BitsAndBytesConfig default type.
+  const QuantSpec fp4 = quant(R"({"load_in_4bit": true})");
+  CHECK(fp4.method == "bitsandbytes");
+  CHECK(fp4.format == WeightQuant::Int4);
+  CHECK_FALSE(fp4.double_quant);
+  const QuantSpec gptq = quant(R"({"quant_method": "gptq", "bits": 4, "group_size": 128, "desc_act": false})");
+  CHECK(gptq.format == WeightQuant::Int4);
+  CHECK(gptq.group_size == 128);
+  CHECK(quant(R"({"quant_method": "gptq", "bits": 8, "group_size": -1})").group_size == 0);
+  CHECK(quant(R"({"quant_method": "gptq", "bits": 8, "group_size": -1})").format == WeightQuant::Int8);
+  const QuantSpec awq = quant(R"({"quant_method": "awq", "bits": 4, "group_size": 64, "version": "gemm"})");
+  CHECK(awq.format == WeightQuant::Int4);
+  CHECK(awq.group_size == 64);
+  const QuantSpec fp8 = quant(R"({"quant_method": "fp8", "weight_block_size": [128, 128]})");
+  CHECK(fp8.format == WeightQuant::Fp8);
+  CHECK(fp8.group_size == 16384);
+  CHECK(quant(R"({"quant_method": "fbgemm_fp8", "activation_scale_ub": 1200.0})").format == WeightQuant::Fp8);
+}
+
+TEST_CASE("quantization_config errors name the rule") {
+  auto err = [](const std::string& q) {
+    return error_of([&] { from_text(R"({"model_type": "llama", "quantization_config": )" + q + "}"); });
+  };
+  const Error bits = err(R"({"quant_method": "gptq", "bits": 3})");
+  CHECK(bits.kind() == ErrorKind::Input);
+  CHECK(bits.where().key == "quantization_config.bits");
+  CHECK(contains(bits.message(), "4 or 8"));
+  const Error method = err(R"({"quant_method": "gptqq"})");
+  CHECK(contains(method.message(), "did you mean 'gptq'"));
+  CHECK(contains(err(R"({"quant_method": "bitsandbytes"})").message(), "load_in_4bit or load_in_8bit"));
+  CHECK(contains(err(R"({"quant_method": "bitsandbytes", "load_in_4bit": true, "bnb_4bit_quant_type": "int4"})")
+                     .message(),
+                 "nf4 or fp4"));
+}
+
+TEST_CASE("new transformers spellings: dtype, rope_parameters.rope_theta, head_dim") {
+  const ModelSpec m = load_hf_config(kTestModels + "llama3-8b-new-spellings.json");
+  CHECK(m.dtype == llmsim::DType::BF16);
+  CHECK(m.rope_theta == 500000.0);
+  CHECK(m.head_dim == 128);
+  // rope_parameters wins over a stale top-level rope_theta.
+  CHECK(from_text(R"({"model_type": "llama", "rope_theta": 1.0, "rope_parameters": {"rope_theta": 7.0}})")
+            .rope_theta == 7.0);
+}
+
+TEST_CASE("head_dim, when given, need not be hidden / heads") {
+  const ModelSpec m = from_text(R"({"model_type": "mistral", "hidden_size": 5120, "num_attention_heads": 32,
+                                    "num_key_value_heads": 8, "head_dim": 128})");
+  CHECK(m.head_dim == 128);
+  CHECK(m.q_dim() == 4096);
+  CHECK(m.kv_dim() == 1024);
+}
+
+TEST_CASE("llama attention_bias and mlp_bias switch the biases on") {
+  const ModelSpec m = from_text(R"({"model_type": "llama", "attention_bias": true, "mlp_bias": true,
+                                    "attention_dropout": 0.1})");
+  CHECK(m.qkv_bias);
+  CHECK(m.out_bias);
+  CHECK(m.mlp_bias);
+  CHECK(m.dropout == doctest::Approx(0.1));
+}
+
+TEST_CASE("malformed JSON is an Input error at the line of the fault") {
+  const Error e = error_of([] { load_hf_config(kTestModels + "malformed.json"); });
+  CHECK(e.kind() == ErrorKind::Input);
+  CHECK(e.where().line == 5);  // the comma is missing at the end of line 4; line 5 is unexpected
+  CHECK(contains(e.message(), "malformed JSON"));
+}
+
+TEST_CASE("a missing file or folder is NotFound") {
+  CHECK(error_of([] { load_hf_config(kTestModels + "no-such.json"); }).kind() == ErrorKind::NotFound);
+  CHECK(error_of([] { load_hf_config(kTestModels); }).kind() == ErrorKind::NotFound);  // folder, no config.json
+}
+
+TEST_CASE("unknown model_type lists the supported ones with a did-you-mean, at the key's line") {
+  const Error e = error_of([] { load_hf_config(kTestModels + "unknown-model-type.json"); });
+  CHECK(e.kind() == ErrorKind::Input);
+  CHECK(e.where().key == "model_type");
+  CHECK(e.where().line == 6);
+  CHECK(contains(e.message(), "'lama'"));
+  CHECK(contains(e.message(), "llama, mistral, mixtral, qwen2, qwen2_moe, gpt_neox, gpt2"));
+  CHECK(contains(e.message(), "did you mean 'llama'"));
+  // The architecture is never guessed: no model_type is an error too.
+  CHECK(contains(error_of([] { from_text(R"({"hidden_size": 4096})"); }).message(), "missing model_type"));
+}
+
+TEST_CASE("a negative hidden size is named with its value and the rule") {
+  const Error e = error_of([] { load_hf_config(kTestModels + "negative-hidden.json"); });
+  CHECK(e.kind() == ErrorKind::Input);
+  CHECK(e.where().key == "hidden_size");
+  CHECK(e.where().line == 4);
+  CHECK(contains(e.message(), "hidden_size must be a positive integer, got -4096"));
+}
+
+TEST_CASE("kv heads that do not divide the query heads are refused") {
+  const Error e = error_of([] { load_hf_config(kTestModels + "kv-heads-not-dividing.json"); });
+  CHECK(e.kind() == ErrorKind::Input);
+  CHECK(e.where().key == "num_key_value_heads");
+  CHECK(contains(e.message(), "num_key_value_heads (5) must divide num_attention_heads (32)"));
+}
+
+TEST_CASE("heads that do not divide hidden are refused unless head_dim is given") {
+  const Error e = error_of([] { from_text(R"({"model_type": "llama", "hidden_size": 4100, "num_attention_heads": 32})"); });
+  CHECK(e.where().key == "num_attention_heads");
+  CHECK(contains(e.message(), "must divide the hidden size (4100)"));
+  CHECK(from_text(R"({"model_type": "llama", "hidden_size": 4100, "num_attention_heads": 32, "head_dim": 128})")
+            .head_dim == 128);
+}
+
+TEST_CASE("wrong JSON types are refused, not coerced") {
+  CHECK(contains(error_of([] { from_text(R"({"model_type": "llama", "hidden_size": "4096"})"); }).message(),
+                 "hidden_size must be an integer, got \"4096\""));
+  CHECK(contains(error_of([] { from_text(R"({"model_type": "llama", "num_hidden_layers": 32.5})"); }).message(),
+                 "must be an integer"));
+  CHECK(contains(error_of([] { from_text(R"({"model_type": "llama", "tie_word_embeddings": "no"})"); }).message(),
+                 "must be true or false"));
+  CHECK(contains(error_of([] { from_text(R"({"model_type": 7})"); }).message(), "model_type must be a string"));
+  CHECK(contains(error_of([] { from_text(R"({"model_type": "llama", "torch_dtype": "float13"})"); }).message(),
+                 "unknown torch_dtype 'float13'"));
+  CHECK(contains(error_of([] { from_text(R"({"model_type": "mixtral", "num_experts_per_tok": 9})"); }).message(),
+                 "cannot exceed the number of experts (8)"));
+  CHECK(contains(error_of([] { from_text(R"([1, 2])"); }).message(), "JSON object"));
+}
+
+TEST_CASE("num_key_value_heads: absent takes the family default, null means multi-head") {
+  CHECK(from_text(R"({"model_type": "mistral"})").num_kv_heads == 8);
+  CHECK(from_text(R"({"model_type": "mistral", "num_key_value_heads": null})").num_kv_heads == 32);
+  CHECK(from_text(R"({"model_type": "llama", "num_attention_heads": 16})").num_kv_heads == 16);
+}
+
+TEST_CASE("null means 'not set', as in Python: defaults apply") {
+  const ModelSpec m = from_text(R"({"model_type": "llama", "num_key_value_heads": null, "head_dim": null,
+                                    "rope_theta": null, "torch_dtype": null})");
+  CHECK(m.num_kv_heads == 32);
+  CHECK(m.head_dim == 128);
+  CHECK(m.rope_theta == 10000.0);
+}
+
+TEST_CASE("resolve_model: a path wins over a preset and keeps the path as its name") {
+  const std::string path = std::string(LLMSIM_DATA_DIR) + "/models/llama3-8b";
+  const ModelSpec m = resolve_model(path, kData);
+  CHECK(m.name == path);
+  CHECK(m.vocab == 128256);
+}
+
+TEST_CASE("resolve_model: an unknown name is NotFound with the presets and a did-you-mean") {
+  const Error e = error_of([] { resolve_model("llama2-7", kData); });
+  CHECK(e.kind() == ErrorKind::NotFound);
+  CHECK(contains(e.message(), "unknown model 'llama2-7'"));
+  CHECK(contains(e.message(), "llama2-13b, llama2-70b, llama2-7b"));
+  CHECK(contains(e.message(), "did you mean 'llama2-7b'"));
+  const Error p = error_of([] { resolve_model("./nowhere/config.json", kData); });
+  CHECK(p.kind() == ErrorKind::NotFound);
+  CHECK(p.where().file == "./nowhere/config.json");
+}

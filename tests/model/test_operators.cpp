@@ -1,2 +1,432 @@
+// Golden tests of the operator inventory: FLOP totals derived by hand from published formulas.
 #include <doctest/doctest.h>
-// placeholder: tests arrive with the implementation
+
+#include <algorithm>
+#include <string>
+
+#include "model/operators.h"
+#include "sim/base/error.h"
+
+using namespace llmsim;
+using namespace llmsim::model;
+
+namespace {
+
+ModelSpec llama2_7b() {
+  ModelSpec m;
+  m.name = "llama2-7b";
+  m.model_type = "llama";
+  m.num_layers = 32;
+  m.hidden = 4096;
+  m.num_heads = 32;
+  m.num_kv_heads = 32;
+  m.head_dim = 128;
+  m.ffn_hidden = 11008;
+  m.vocab = 32000;
+  m.max_positions = 4096;
+  m.norm = NormKind::RmsNorm;
+  m.mlp = MlpKind::Gated;
+  m.position = PositionKind::Rope;
+  m.activation = "silu";
+  return m;
+}
+
+ModelSpec llama2_70b() {
+  ModelSpec m = llama2_7b();
+  m.name = "llama2-70b";
+  m.num_layers = 80;
+  m.hidden = 8192;
+  m.num_heads = 64;
+  m.num_kv_heads = 8;
+  m.ffn_hidden = 28672;
+  return m;
+}
+
+// GPT-3 175B shapes (Brown et al. 2020) with GPT-2 style LayerNorm, GELU, learned positions, biases.
+ModelSpec gpt3() {
+  ModelSpec m;
+  m.name = "gpt3-175b";
+  m.model_type = "custom-gpt";
+  m.num_layers = 96;
+  m.hidden = 12288;
+  m.num_heads = 96;
+  m.num_kv_heads = 96;
+  m.head_dim = 128;
+  m.ffn_hidden = 4 * 12288;
+  m.vocab = 50257;
+  m.max_positions = 2048;
+  m.norm = NormKind::LayerNorm;
+  m.mlp = MlpKind::Plain;
+  m.position = PositionKind::Learned;
+  m.activation = "gelu";
+  m.qkv_bias = m.out_bias = m.mlp_bias = true;
+  m.dropout = 0.1;
+  return m;
+}
+
+ModelSpec mixtral() {
+  ModelSpec m = llama2_7b();
+  m.name = "mixtral-8x7b";
+  m.num_kv_heads = 8;
+  m.ffn_hidden = 0;
+  m.vocab = 32000;
+  m.moe.num_experts = 8;
+  m.moe.experts_per_token = 2;
+  m.moe.expert_ffn = 14336;
+  return m;
+}
+
+double sum_if(const LayerInventory& inv, OpKind kind, double Operator::*field) {
+  double s = 0;
+  for (const Operator& op : inv.ops)
+    if (op.kind == kind) s += op.*field;
+  return s;
+}
+
+double gemm_fwd(const LayerInventory& inv) { return sum_if(inv, OpKind::Gemm, &Operator::fwd_flops); }
+
+const Operator& find(const LayerInventory& inv, const std::string& name) {
+  auto it = std::find_if(inv.ops.begin(), inv.ops.end(), [&](const Operator& op) { return op.name == name; });
+  REQUIRE_MESSAGE(it != inv.ops.end(), "missing op " << name);
+  return *it;
+}
+
+bool has(const LayerInventory& inv, const std::string& name) {
+  return std::any_of(inv.ops.begin(), inv.ops.end(), [&](const Operator& op) { return op.name == name; });
+}
+
+std::int64_t count_if(const LayerInventory& inv, OpKind kind) {
+  return std::count_if(inv.ops.begin(), inv.ops.end(), [&](const Operator& op) { return op.kind == kind; });
+}
+
+InventoryParams prefill(std::int64_t b, std::int64_t s, std::int64_t tp = 1) {
+  InventoryParams p;
+  p.micro_batch = b;
+  p.q_len = s;
+  p.tp = tp;
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("llama2-7b layer: GEMM FLOPs = 2T(4h^2 + 3h*ffn) and weights match the published count") {
+  const ModelSpec m = llama2_7b();
+  const LayerInventory inv = layer_ops(m, prefill(1, 4096), 0);
+  // 2 * 4096 * (4*4096^2 + 3*4096*11008) = 8192 * 202375168
+  CHECK(gemm_fwd(inv) == 1657857376256.0);
+  // Flash attention is not a GEMM here: the only Gemm ops are the four projections.
+  CHECK(count_if(inv, OpKind::Gemm) == 4);  // qkv, out, fused gate_up, down
+  CHECK(count_if(inv, OpKind::FlashAttn) == 1);
+  CHECK(find(inv, "mlp.gate_up_proj").n == 2 * 11008);
+  // 4h^2 + 3h*ffn + 2h (two RMSNorms) = 202,383,360; x32 + 2 x 32000x4096 + 4096 = 6,738,415,616 (Llama-2-7B).
+  std::int64_t params = 0;
+  for (const Operator& op : inv.ops) params += op.weight_params;
+  CHECK(params == 202383360);
+  // No dropout in llama, no TP comm at tp=1.
+  CHECK_FALSE(has(inv, "attn.residual_dropout"));
+  CHECK(count_if(inv, OpKind::TpComm) == 0);
+  CHECK(find(inv, "attn.rope").fwd_flops == doctest::Approx(3.0 * 4096 * 64 * 128));
+}
+
+TEST_CASE("gpt3 layer without flash: GEMM FLOPs = 24Bsh^2 + 4Bs^2h (Narayanan et al. 2021)") {
+  const ModelSpec m = gpt3();
+  const std::int64_t B = 1, s = 2048, h = 12288;
+  InventoryParams p = prefill(B, s);
+  p.flash_attn = false;
+  const LayerInventory inv = layer_ops(m, p, 0);
+  const double fwd = 24.0 * B * s * h * h + 4.0 * B * s * s * h;  // 7,627,861,917,696
+  CHECK(gemm_fwd(inv) == fwd);
+  CHECK(fwd == 7627861917696.0);
+  // Their 72BLsh^2(1 + s/6h) (without recompute) is forward + backward = 3 x forward per layer.
+  const double fwd_bwd = gemm_fwd(inv) + sum_if(inv, OpKind::Gemm, &Operator::bwd_flops);
+  CHECK(fwd_bwd == doctest::Approx(72.0 * B * s * h * h * (1.0 + double(s) / (6.0 * h))));
+  // The unfused chain with dropout, and the residual dropouts.
+  CHECK(has(inv, "attn.scores"));
+  CHECK(has(inv, "attn.softmax"));
+  CHECK(has(inv, "attn.dropout"));
+  CHECK(has(inv, "attn.context"));
+  CHECK(has(inv, "attn.residual_dropout"));
+  CHECK(has(inv, "mlp.residual_dropout"));
+  CHECK_FALSE(has(inv, "attn.rope"));
+  CHECK(find(inv, "mlp.up_proj").n == 4 * h);
+  // Biases: qkv 3h, out h, up 4h, down h; LayerNorm gamma+beta twice.
+  std::int64_t params = 0;
+  for (const Operator& op : inv.ops) params += op.weight_params;
+  CHECK(params == 12 * h * h + 13 * h);
+
+  const LayerInventory head = head_ops(m, p);
+  CHECK(find(head, "head.lm_head").fwd_flops == 2.0 * B * s * h * 50257);  // 2BshV
+  CHECK(find(head, "head.lm_head").bwd_flops == 4.0 * B * s * h * 50257);
+  CHECK(has(head, "head.loss"));
+
+  const LayerInventory emb = embedding_ops(m, p);
+  CHECK(has(emb, "embed.tokens"));
+  CHECK(has(emb, "embed.positions"));
+  CHECK(has(emb, "embed.dropout"));
+  CHECK(find(emb, "embed.tokens").weight_params == 50257 * h);
+  CHECK(find(emb, "embed.positions").weight_params == 2048 * h);
+}
+
+TEST_CASE("tp=8 divides every attention and MLP GEMM by 8") {
+  const ModelSpec m = llama2_7b();
+  for (bool flash : {true, false}) {
+    InventoryParams p1 = prefill(2, 2048, 1), p8 = prefill(2, 2048, 8);
+    p1.flash_attn = p8.flash_attn = flash;
+    const LayerInventory a = layer_ops(m, p1, 3), b = layer_ops(m, p8, 3);
+    CHECK(gemm_fwd(b) * 8 == gemm_fwd(a));
+    CHECK(sum_if(b, OpKind::FlashAttn, &Operator::fwd_flops) * 8 == sum_if(a, OpKind::FlashAttn, &Operator::fwd_flops));
+    // tp=8 adds one all-reduce after each block, carrying the full T x h activations.
+    CHECK(count_if(b, OpKind::TpComm) == 2);
+    const Operator& ar = find(b, "attn.tp_allreduce");
+    CHECK(ar.comm_bytes == 2.0 * 2048 * 4096 * 2);
+    CHECK(ar.collective == Collective::AllReduce);
+    CHECK(ar.bwd_collective == Collective::AllReduce);
+  }
+  // The vocab-parallel head splits the vocab as well.
+  const LayerInventory h1 = head_ops(m, prefill(1, 1024, 1)), h8 = head_ops(m, prefill(1, 1024, 8));
+  CHECK(find(h8, "head.lm_head").n == 4000);
+  CHECK(find(h8, "head.lm_head").fwd_flops * 8 == find(h1, "head.lm_head").fwd_flops);
+  CHECK(find(h8, "head.loss_allreduce").comm_bytes == 1024.0 * 4 * 3);
+}
+
+TEST_CASE("sequence parallelism: gathers before the GEMMs, reduce-scatters after, norms on T/tp tokens") {
+  const ModelSpec m = llama2_7b();
+  InventoryParams p = prefill(1, 4096, 4);
+  p.sequence_parallel = true;
+  const LayerInventory sp = layer_ops(m, p, 0);
+  const LayerInventory no_sp = layer_ops(m, prefill(1, 4096, 4), 0);
+  CHECK(count_if(sp, OpKind::TpComm) == 4);
+  const Operator& ag = find(sp, "attn.sp_allgather");
+  CHECK(ag.collective == Collective::AllGather);
+  CHECK(ag.bwd_collective == Collective::ReduceScatter);
+  CHECK(find(sp, "mlp.tp_reduce_scatter").collective == Collective::ReduceScatter);
+  CHECK(find(sp, "attn.norm").fwd_flops * 4 == find(no_sp, "attn.norm").fwd_flops);
+  CHECK(find(sp, "mlp.residual").fwd_bytes * 4 == find(no_sp, "mlp.residual").fwd_bytes);
+  CHECK(gemm_fwd(sp) == gemm_fwd(no_sp));
+  // The all-gather must precede the QKV GEMM.
+  std::size_t ag_at = 0, qkv_at = 0;
+  for (std::size_t i = 0; i < sp.ops.size(); ++i) {
+    if (sp.ops[i].name == "attn.sp_allgather") ag_at = i;
+    if (sp.ops[i].name == "attn.qkv_proj") qkv_at = i;
+  }
+  CHECK(ag_at < qkv_at);
+}
+
+TEST_CASE("flash causal attention does half the FLOPs of the unfused score + context GEMMs") {
+  const ModelSpec m = llama2_7b();
+  InventoryParams p = prefill(2, 4096);
+  const LayerInventory flash = layer_ops(m, p, 0);
+  p.flash_attn = false;
+  const LayerInventory unfused = layer_ops(m, p, 0);
+  const double fa = find(flash, "attn.flash").fwd_flops;
+  const double chain = find(unfused, "attn.scores").fwd_flops + find(unfused, "attn.context").fwd_flops;
+  CHECK(chain == 4.0 * 2 * 32 * 4096.0 * 4096 * 128);
+  CHECK(fa * 2 == chain);
+  CHECK(find(flash, "attn.flash").bwd_flops == 2.5 * fa);
+  // Non-causal: no halving.
+  p.flash_attn = true;
+  p.causal = false;
+  CHECK(find(layer_ops(m, p, 0), "attn.flash").fwd_flops == chain);
+  // The fused kernel never writes the s x s matrix: far fewer bytes than the chain.
+  CHECK(find(flash, "attn.flash").fwd_bytes * 10 < find(unfused, "attn.softmax").fwd_bytes);
+}
+
+TEST_CASE("decode: attention bytes are dominated by reading the K/V cache") {
+  const ModelSpec m = llama2_7b();
+  InventoryParams p;
+  p.micro_batch = 4;
+  p.q_len = 1;
+  p.kv_len = 4096;
+  p.training = false;
+  const LayerInventory inv = layer_ops(m, p, 0);
+  const Operator& fa = find(inv, "attn.flash");
+  const double kv_bytes = 2.0 * 4 * 4096 * 4096 * 2;  // K and V: 2 * b * kv_len * kv_dim * 2 bytes
+  const double q_o_lse = 2.0 * 4 * 4096 * 2 + 4.0 * 32 * 4;
+  CHECK(fa.fwd_bytes == kv_bytes + q_o_lse);
+  CHECK(kv_bytes / fa.fwd_bytes > 0.99);
+  // No causal halving for one query against its whole context.
+  CHECK(fa.fwd_flops == 4.0 * 4 * 32 * 1 * 4096 * 128);
+  // Inference: no backward figures, no dropout.
+  CHECK(inv.bwd_flops() == 0);
+  CHECK(inv.bwd_bytes() == 0);
+  // The LM head runs on the last token of each sequence only.
+  InventoryParams pre = p;
+  pre.q_len = pre.kv_len = 512;
+  CHECK(find(head_ops(m, pre), "head.lm_head").m == 4);
+  CHECK(has(head_ops(m, pre), "head.sample"));
+  CHECK_FALSE(has(head_ops(m, pre), "head.loss"));
+}
+
+TEST_CASE("chunked prefill and sliding windows count only the visible keys") {
+  ModelSpec m = llama2_7b();
+  InventoryParams p = prefill(1, 1024);
+  p.kv_len = 4096;  // 1024 new tokens after 3072 cached ones
+  const double per_pair = 4.0 * 32 * 128;
+  CHECK(find(layer_ops(m, p, 0), "attn.flash").fwd_flops == per_pair * (1024.0 * 4096 - 1024.0 * 1024 / 2));
+  m.sliding_window = 1000;
+  CHECK(find(layer_ops(m, p, 0), "attn.flash").fwd_flops == per_pair * 1024.0 * 1000);
+  p.q_len = 1;
+  CHECK(find(layer_ops(m, p, 0), "attn.flash").fwd_flops == per_pair * 1000);
+}
+
+TEST_CASE("GQA: QKV output columns are (q_dim + 2 kv_dim) / tp") {
+  const ModelSpec m = llama2_70b();
+  for (std::int64_t tp : {1, 2, 8}) {
+    const LayerInventory inv = layer_ops(m, prefill(1, 128, tp), 0);
+    const Operator& qkv = find(inv, "attn.qkv_proj");
+    CHECK(qkv.n == (8192 + 2 * 1024) / tp);
+    CHECK(qkv.k == 8192);
+    CHECK(qkv.m == 128);
+    CHECK(qkv.weight_params == 8192 * (8192 + 2 * 1024) / tp);
+    CHECK(find(inv, "attn.out_proj").k == 8192 / tp);
+  }
+  // kv heads 8 cannot be split 16 ways.
+  CHECK_THROWS_AS(layer_ops(m, prefill(1, 128, 16), 0), Error);
+}
+
+TEST_CASE("mixtral MoE layer: expert FLOPs = 2 T top_k 3 h expert_ffn") {
+  const ModelSpec m = mixtral();
+  const std::int64_t T = 2 * 4096;
+  const LayerInventory inv = layer_ops(m, prefill(2, 4096), 0);
+  double experts = 0;
+  for (const Operator& op : inv.ops)
+    if (op.kind == OpKind::Gemm && op.name.rfind("moe.experts_", 0) == 0) experts += op.fwd_flops;
+  CHECK(experts == 2.0 * T * 2 * 3 * 4096 * 14336);
+  const Operator& up = find(inv, "moe.experts_gate_up_proj");
+  CHECK(up.batch == 8);
+  CHECK(up.m == T * 2 / 8);  // balanced routing
+  CHECK(up.weight_params == 8 * 4096 * 2 * 14336);
+  const Operator& router = find(inv, "moe.router");
+  CHECK(router.n == 8);
+  CHECK(router.fwd_flops == 2.0 * T * 4096 * 8);
+  const Operator& dispatch = find(inv, "moe.dispatch");
+  CHECK(dispatch.kind == OpKind::MoeComm);
+  CHECK(dispatch.comm_bytes == double(T) * 2 * 4096 * 2);
+  CHECK(has(inv, "moe.combine"));
+  CHECK_FALSE(has(inv, "mlp.down_proj"));
+  // Router stays unsplit under tp, experts split.
+  const LayerInventory tp2 = layer_ops(m, prefill(2, 4096, 2), 0);
+  CHECK(find(tp2, "moe.router").n == 8);
+  CHECK(find(tp2, "moe.experts_down_proj").k == 14336 / 2);
+
+  // Decode of one token reads only the two experts it routes to.
+  InventoryParams d;
+  d.q_len = 1;
+  d.kv_len = 100;
+  d.training = false;
+  const Operator& dup = find(layer_ops(m, d, 0), "moe.experts_gate_up_proj");
+  CHECK(dup.batch == 2);
+  CHECK(dup.m == 1);
+  CHECK(dup.weight_params == 8 * 4096 * 2 * 14336);
+  CHECK(dup.fwd_flops == 2.0 * 2 * 4096 * 2 * 14336);
+}
+
+TEST_CASE("shared expert with a sigmoid gate (qwen2_moe)") {
+  ModelSpec m = mixtral();
+  m.moe.shared_expert_ffn = 5632;
+  m.moe.shared_expert_gate = true;
+  const LayerInventory inv = layer_ops(m, prefill(1, 256), 0);
+  CHECK(find(inv, "moe.shared_gate_up_proj").n == 2 * 5632);
+  CHECK(find(inv, "moe.shared_gate").n == 1);
+  CHECK(has(inv, "moe.shared_add"));
+  // Interleaved MoE: with sparse_step 2 layer 0 is dense, layer 1 MoE.
+  m.moe.sparse_step = 2;
+  m.ffn_hidden = 11008;
+  CHECK(has(layer_ops(m, prefill(1, 256), 0), "mlp.down_proj"));
+  CHECK(has(layer_ops(m, prefill(1, 256), 1), "moe.router"));
+}
+
+TEST_CASE("invalid tensor parallelism and shapes are rejected with the rule") {
+  const ModelSpec m = llama2_7b();
+  try {
+    layer_ops(m, prefill(1, 128, 3), 0);
+    FAIL("tp=3 accepted");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::Input);
+    CHECK(e.where().key == "tp");
+    CHECK(e.message().find("tp=3") != std::string::npos);
+    CHECK(e.message().find("num_heads=32") != std::string::npos);
+  }
+  CHECK_THROWS_AS(embedding_ops(m, prefill(1, 128, 3)), Error);
+  CHECK_THROWS_AS(head_ops(m, prefill(0, 128)), Error);
+  CHECK_THROWS_AS(layer_ops(m, prefill(1, 0), 0), Error);
+  InventoryParams p = prefill(1, 128);
+  p.kv_len = 64;
+  CHECK_THROWS_AS(layer_ops(m, p, 0), Error);
+  CHECK_THROWS_AS(layer_ops(m, prefill(1, 128), 32), Error);
+  // The vocab is padded, not required to divide: 32000 / 3 rounds up, with tp=3-compatible heads.
+  ModelSpec odd = m;
+  odd.num_heads = odd.num_kv_heads = 24;
+  odd.ffn_hidden = 11010;
+  CHECK(find(head_ops(odd, prefill(1, 16, 3)), "head.lm_head").n == 10667);
+}
+
+TEST_CASE("bwd_weight_flops: forward FLOPs for weight GEMMs, 0 for attention batched GEMMs") {
+  InventoryParams p = prefill(1, 1024);
+  p.flash_attn = false;
+  const LayerInventory inv = layer_ops(gpt3(), p, 0);
+  for (const Operator& op : inv.ops) {
+    if (op.kind != OpKind::Gemm) continue;
+    CAPTURE(op.name);
+    CHECK(op.bwd_flops == 2 * op.fwd_flops);
+    if (op.name == "attn.scores" || op.name == "attn.context") {
+      CHECK(op.bwd_weight_flops == 0);
+      CHECK(op.weight_params == 0);
+    } else {
+      CHECK(op.bwd_weight_flops == op.fwd_flops);
+      CHECK(op.weight_params > 0);
+      CHECK(op.bwd_weight_bytes > 0);
+      CHECK(op.bwd_weight_bytes < op.bwd_bytes);
+    }
+  }
+  // Forward bytes: X, W, bias and Y once each. Backward: the dgrad GEMM (dY, W, dX) and the wgrad GEMM
+  // (X, dY, dW, db) = 2x forward less the bias, which dgrad does not read.
+  const Operator& qkv = find(inv, "attn.qkv_proj");
+  const double bias = 3.0 * 12288 * 2;
+  CHECK(qkv.fwd_bytes == (1024.0 * 12288 + 12288.0 * 3 * 12288 + 1024.0 * 3 * 12288) * 2 + bias);
+  CHECK(qkv.bwd_bytes == 2 * qkv.fwd_bytes - bias);
+  CHECK(qkv.bwd_weight_bytes == qkv.fwd_bytes);
+}
+
+TEST_CASE("NF4 weights add a dequantize kernel before each layer linear GEMM") {
+  const ModelSpec m = llama2_7b();
+  InventoryParams p = prefill(1, 512);
+  const LayerInventory bf16 = layer_ops(m, p, 0);
+  p.weight_dtype = DType::NF4;
+  const LayerInventory nf4 = layer_ops(m, p, 0);
+  int dequant = 0;
+  for (std::size_t i = 0; i < nf4.ops.size(); ++i) {
+    const Operator& op = nf4.ops[i];
+    if (op.name.size() < 8 || op.name.substr(op.name.size() - 8) != ".dequant") continue;
+    ++dequant;
+    CHECK(op.kind == OpKind::Elementwise);
+    REQUIRE(i + 1 < nf4.ops.size());
+    const Operator& g = nf4.ops[i + 1];
+    CHECK(g.kind == OpKind::Gemm);
+    CHECK(op.name == g.name + ".dequant");
+    const double params = double(g.k) * double(g.n);
+    CHECK(op.fwd_bytes == params * (0.5 + 2));  // packed read + bf16 write
+    CHECK(op.bwd_bytes == op.fwd_bytes);        // dequantized again for the dgrad GEMM
+  }
+  CHECK(dequant == 4);  // qkv, out, gate_up, down
+  for (const Operator& op : bf16.ops) CHECK(op.name.find("dequant") == std::string::npos);
+  CHECK(gemm_fwd(nf4) == gemm_fwd(bf16));
+  // The LM head is not quantized.
+  for (const Operator& op : head_ops(m, p).ops) CHECK(op.name.find("dequant") == std::string::npos);
+}
+
+TEST_CASE("names of kinds, modules and collectives") {
+  CHECK(op_kind_name(OpKind::FlashAttn) == "flash_attn");
+  CHECK(op_kind_name(OpKind::MoeComm) == "moe_comm");
+  CHECK(module_name(Module::Residual) == "residual");
+  CHECK(collective_name(Collective::ReduceScatter) == "reduce_scatter");
+  const LayerInventory inv = layer_ops(llama2_7b(), prefill(1, 64), 0);
+  double f = 0, b = 0;
+  for (const Operator& op : inv.ops) {
+    f += op.fwd_flops;
+    b += op.bwd_bytes;
+  }
+  CHECK(inv.fwd_flops() == f);
+  CHECK(inv.bwd_bytes() == b);
+  CHECK(inv.fwd_flops() > gemm_fwd(inv));
+}

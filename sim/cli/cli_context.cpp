@@ -1,0 +1,74 @@
+#include "sim/cli/cli_context.h"
+
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+#include "sim/base/suggest.h"
+#include "sim/base/units.h"
+
+namespace llmsim::cli {
+
+std::string CommonOptions::resolved_data_dir() const {
+  if (!data_dir.empty()) return data_dir;
+  if (const char* env = std::getenv("LLMSIM_DATA_DIR"); env && *env) return env;
+  return LLMSIM_DATA_DIR;
+}
+
+void add_common_options(CLI::App& app, CommonOptions& opts) {
+  auto* json = app.add_flag("--json", opts.json, "print the result as JSON (schema_version inside)");
+  auto* csv = app.add_flag("--csv", opts.csv, "print the result as CSV (schema_version column)");
+  json->excludes(csv);
+  app.add_option("--data-dir", opts.data_dir, "folder with models/ and hardware/ presets");
+}
+
+void add_run_flags(CLI::App& app, RunFlags& flags) {
+  app.add_option("--config", flags.config, "run-config TOML whose keys are these flag names; flags override it");
+  for (const auto& s : sim::run_settings()) {
+    const std::string flag = "--" + s.name;
+    std::string help = s.help;
+    if (!s.choices.empty()) help += " {" + join(s.choices, ",") + "}";
+    if (s.kind == sim::SettingKind::Flag) {
+      // Boolean settings: --x turns on, --no-x turns off.
+      app.add_flag_callback(
+          flag, [&flags, n = s.name] { flags.flags[n] = true; }, help);
+      app.add_flag_callback(
+          "--no-" + s.name, [&flags, n = s.name] { flags.flags[n] = false; }, "turn off --" + s.name);
+    } else {
+      app.add_option(flag, flags.values[s.name], help);
+    }
+  }
+}
+
+sim::RunRequest build_request(const CLI::App& app, const RunFlags& flags) {
+  sim::RunRequest req;
+  if (!flags.config.empty()) sim::apply_run_toml(req, flags.config);
+  // Apply in the table's order so that implications (e.g. --qlora then --lora-rank) are stable.
+  for (const auto& s : sim::run_settings()) {
+    const std::string flag = "--" + s.name;
+    if (s.kind == sim::SettingKind::Flag) {
+      if (auto it = flags.flags.find(s.name); it != flags.flags.end())
+        sim::apply_setting(req, s.name, it->second ? "true" : "false", Location{.key = flag}, ErrorKind::Usage);
+      continue;
+    }
+    if (app.count(flag) == 0) continue;
+    sim::apply_setting(req, s.name, flags.values.at(s.name), Location{.key = flag}, ErrorKind::Usage);
+  }
+  return req;
+}
+
+void reject_extras(const CLI::App& app) {
+  const auto extras = app.remaining();
+  if (extras.empty()) return;
+  std::vector<std::string> names;
+  for (const auto* o : app.get_options())
+    for (const auto& n : o->get_lnames()) names.push_back("--" + n);
+  const std::string& bad = extras.front();
+  const bool looks_like_flag = bad.rfind("-", 0) == 0;
+  throw_usage(bad, (looks_like_flag ? "unknown flag '" : "unexpected argument '") + bad + "'" +
+                       did_you_mean(bad, names) + " (see " + app.get_name() + " --help)");
+}
+
+std::string gib(double bytes) { return fmt::format("{:.2f}", bytes / units::GiB); }
+
+}  // namespace llmsim::cli

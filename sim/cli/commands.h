@@ -1,0 +1,16 @@
+#pragma once
+// The subcommands. Each registers its flags on a CLI11 subcommand and returns the function that runs
+// it after parsing (returning the process exit code; errors are thrown as llmsim::Error).
+#include <CLI/CLI.hpp>
+
+#include <functional>
+
+namespace llmsim::cli {
+
+using Runner = std::function<int()>;
+
+Runner add_memory_command(CLI::App& app);
+Runner add_list_command(CLI::App& app);
+Runner add_show_command(CLI::App& app);
+
+}  // namespace llmsim::cli

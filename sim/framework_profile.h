@@ -1,0 +1,34 @@
+#pragma once
+// Framework behaviour that changes memory (and, with the training simulator, time), as small named
+// profiles instead of conditionals scattered through the models. Every number cites its source in
+// framework_profile.cpp.
+#include <string>
+
+#include "sim/run_spec.h"
+
+namespace llmsim::sim {
+
+struct FrameworkProfile {
+  Framework framework;
+  std::string name;
+  // Bytes per trainable parameter, before ZeRO sharding.
+  double weight_bytes = 2;   // working copy of the weights (bf16/fp16, or fp32 under plain AMP)
+  double grad_bytes = 2;     // gradient buffer
+  double master_bytes = 4;   // separate fp32 master copy held by the optimizer (0 = weights are fp32 already)
+  // Bytes per element of the vocabulary logits kept on the last stage for the loss (per token x vocab/tp).
+  double logits_bytes = 4;
+  // Gradient communication buffers beyond the gradients themselves.
+  double bucket_elements = 0;        // elements of a fixed-size reduce bucket (0 = none)
+  bool bucket_copies_all_grads = false;  // DDP-style bucket buffers holding a second copy of all gradients
+  // ZeRO-3 / FSDP: how many layers' full parameters are gathered at once (current + prefetched).
+  double zero3_live_layers = 2;
+  // Inference: tokens per sequence for which the KV workspace is preallocated (0 = exactly what is used).
+  double kv_prealloc_tokens = 0;
+  // Inference: whether the prompt's logits are materialised for every position (HF generate) or only the last.
+  bool full_prefill_logits = false;
+  std::string source;        // citations for the numbers above
+};
+
+const FrameworkProfile& framework_profile(Framework f);
+
+}  // namespace llmsim::sim

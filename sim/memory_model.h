@@ -1,0 +1,59 @@
+#pragma once
+// Per-GPU peak memory with a breakdown (and host memory under offload) for training, fine-tuning and
+// inference. Evaluates specs; never reads files. A configuration that cannot run is a result that says
+// why (structural problems, or not fitting), not an exception.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "hardware/system_spec.h"
+#include "model/model_spec.h"
+#include "sim/run_spec.h"
+
+namespace llmsim::sim {
+
+inline constexpr int kResultSchemaVersion = 1;  // version of the JSON/CSV result layout
+
+struct MemoryItem {
+  std::string name;   // stable id, e.g. "weights", "optimizer_states", "activations"
+  double bytes = 0;   // bytes per GPU (or per node for host items)
+  std::string note;   // how it was counted
+};
+
+struct MemoryResult {
+  std::vector<std::string> problems;  // structural reasons the run is impossible (empty = valid)
+
+  std::vector<MemoryItem> gpu;        // breakdown of the peak GPU
+  double gpu_bytes = 0;               // sum of `gpu`
+  double gpu_capacity_bytes = 0;      // device memory of one GPU
+  std::int64_t peak_stage = 0;        // pipeline stage with the largest footprint
+
+  std::vector<MemoryItem> host;       // host memory needed per node (offload, pinned buffers)
+  double host_bytes = 0;
+  double host_capacity_bytes = 0;
+
+  // Parameter figures behind the breakdown.
+  std::int64_t params_total = 0;      // whole model
+  std::int64_t params_trainable = 0;  // whole model (LoRA: adapters only)
+  double params_per_gpu = 0;          // parameters resident on the peak GPU (before ZeRO sharding)
+
+  // Inference only.
+  double kv_bytes_per_token = 0;      // per GPU, all its layers
+  std::int64_t max_batch = 0;         // largest batch at the run's input+output length that fits
+  std::int64_t max_tokens = 0;        // largest number of KV tokens that fits at the run's batch workspace
+
+  bool valid() const { return problems.empty(); }
+  bool gpu_fits() const { return gpu_bytes <= gpu_capacity_bytes; }
+  bool host_fits() const { return host_bytes <= host_capacity_bytes; }
+  bool fits() const { return valid() && gpu_fits() && host_fits(); }
+};
+
+// Training / fine-tuning (run.workload Pretrain or Finetune) or inference, dispatched on the workload.
+MemoryResult evaluate_memory(const model::ModelSpec& m, const hardware::SystemSpec& sys, const RunSpec& run);
+
+// Bytes per weight element when stored in a quantized format, including its scales:
+// int8 per-channel, int4 (AWQ/GPTQ group 128 with fp16 scale and 4-bit zero), NF4 with double
+// quantization (Dettmers et al. 2023: 4 + 8/64 + 32/(64*256) bits), fp8 per-tensor.
+double quantized_weight_bytes(model::WeightQuant q, DType fallback);
+
+}  // namespace llmsim::sim

@@ -1,0 +1,99 @@
+#pragma once
+// What to simulate: the immutable run specification (parallelism, training or inference settings)
+// built at the edge from CLI flags, a run TOML or a measured-run row. Evaluators take it with the
+// model and system specs and return results.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model/model_spec.h"
+#include "sim/base/dtype.h"
+
+namespace llmsim::sim {
+
+enum class Workload { Pretrain, Finetune, Inference };
+enum class Recompute { None, Selective, Full };
+enum class Offload { None, Optimizer, OptimizerParams };  // ZeRO-Offload / ZeRO-Infinity to host memory
+enum class FinetuneKind { Full, Lora, Qlora };
+enum class Optimizer { Adam, Adam8bit, Sgd };              // Adam = AdamW with fp32 master weights
+enum class Framework { Megatron, DeepSpeed, Fsdp, Hf };
+
+// Names as used on the CLI, in run TOML files and in measured-run CSVs.
+std::string_view name_of(Workload v);
+std::string_view name_of(Recompute v);
+std::string_view name_of(Offload v);
+std::string_view name_of(FinetuneKind v);
+std::string_view name_of(Optimizer v);
+std::string_view name_of(Framework v);
+std::vector<std::string> workload_names();
+std::vector<std::string> recompute_names();
+std::vector<std::string> offload_names();
+std::vector<std::string> finetune_names();
+std::vector<std::string> optimizer_names();
+std::vector<std::string> framework_names();
+// Parse a name; false when unknown (the caller reports the error with its location).
+bool parse_name(std::string_view s, Workload& out);
+bool parse_name(std::string_view s, Recompute& out);
+bool parse_name(std::string_view s, Offload& out);
+bool parse_name(std::string_view s, FinetuneKind& out);
+bool parse_name(std::string_view s, Optimizer& out);
+bool parse_name(std::string_view s, Framework& out);
+
+struct ParallelSpec {
+  std::int64_t gpus = 1;   // total GPUs
+  std::int64_t tp = 1;     // tensor parallel
+  std::int64_t pp = 1;     // pipeline parallel
+  std::int64_t dp = 0;     // data parallel; 0 = derived as gpus / (tp*pp*cp)
+  std::int64_t cp = 1;     // context parallel
+  std::int64_t ep = 1;     // expert parallel (within dp)
+  std::int64_t vp = 1;     // virtual pipeline stages per GPU (interleaved 1F1B)
+  bool sequence_parallel = false;  // Megatron sequence parallelism (needs tp > 1 to matter)
+};
+
+// LoRA adapter placement: names of the linear projections that get adapters.
+// Valid: q, k, v, o, gate, up, down (default: all of them, as QLoRA does).
+std::vector<std::string> lora_target_names();
+
+struct TrainSpec {
+  std::int64_t micro_batch = 1;    // sequences per micro-batch per data-parallel rank
+  std::int64_t global_batch = 0;   // sequences per optimizer step (0 = micro_batch * dp)
+  std::int64_t seq_len = 2048;     // tokens per sequence
+  DType precision = DType::BF16;   // compute / activation precision
+  Recompute recompute = Recompute::None;
+  bool flash_attn = true;
+  int zero_stage = 0;              // 0..3 (FSDP FULL_SHARD = 3, SHARD_GRAD_OP = 2)
+  Offload offload = Offload::None;
+  Optimizer optimizer = Optimizer::Adam;
+  FinetuneKind finetune = FinetuneKind::Full;
+  std::int64_t lora_rank = 0;      // > 0 for lora / qlora
+  std::vector<std::string> lora_targets;  // empty = all linear projections
+  Framework framework = Framework::DeepSpeed;
+};
+
+struct InferSpec {
+  std::int64_t batch = 1;          // concurrent sequences
+  std::int64_t input_len = 512;    // prompt tokens per sequence
+  std::int64_t output_len = 128;   // generated tokens per sequence
+  DType precision = DType::BF16;   // activation / compute precision
+  model::WeightQuant weight_quant = model::WeightQuant::None;
+  DType kv_dtype = DType::BF16;    // KV cache element type (bf16, fp16, fp8)
+  Framework framework = Framework::Hf;  // engine family for workspace rules (vllm etc. arrive with serving)
+};
+
+struct RunSpec {
+  Workload workload = Workload::Pretrain;
+  ParallelSpec par;
+  TrainSpec train;   // pretrain / finetune
+  InferSpec infer;   // inference
+};
+
+// Fills derived fields: dp = gpus / (tp*pp*cp) when dp is 0, global_batch = micro_batch*dp when 0.
+RunSpec with_defaults(RunSpec run);
+
+// Why this configuration cannot run at all, whatever the memory: TP not dividing the heads or KV heads,
+// GPUs not a multiple of TP*PP*CP, PP larger than the layer count, EP not dividing the experts, a
+// global batch that is not a multiple of micro_batch*dp, LoRA options without LoRA, … Empty when
+// structurally valid. (Range errors such as a negative size are rejected earlier, at parse time.)
+std::vector<std::string> structural_problems(const RunSpec& run, const model::ModelSpec& m);
+
+}  // namespace llmsim::sim
