@@ -75,10 +75,25 @@ FrameworkProfile hf() {
   p.source = "HF transformers docs 'Model training anatomy' (AMP: 4+4+8 bytes/param); PyTorch DDP docs (bucket copies)";
   return p;
 }
+
+// Inference engines (vLLM, TGI, LightLLM, TensorRT-LLM): KV cache sized by the tokens in use (paged or
+// token-granular; the engines' up-front reservation of the rest of memory is not a requirement) and
+// logits only for the last position of each sequence (vLLM/TRT-LLM gather_last_token_logits).
+// Training through them is not meaningful; their training fields follow Hugging Face models.
+FrameworkProfile engine(Framework f, std::string name) {
+  FrameworkProfile p = hf();
+  p.framework = f;
+  p.name = std::move(name);
+  p.full_prefill_logits = false;
+  p.source = "vLLM docs (PagedAttention, logits of the last token); TensorRT-LLM docs (gather_context_logits off by default)";
+  return p;
+}
 }  // namespace
 
 const FrameworkProfile& framework_profile(Framework f) {
-  static const std::array<FrameworkProfile, 4> profiles{megatron(), deepspeed(), fsdp(), hf()};
+  static const std::array<FrameworkProfile, 8> profiles{
+      megatron(), deepspeed(), fsdp(), hf(), engine(Framework::Vllm, "vllm"), engine(Framework::Tgi, "tgi"),
+      engine(Framework::LightLlm, "lightllm"), engine(Framework::TrtLlm, "trt-llm")};
   for (const auto& p : profiles)
     if (p.framework == f) return p;
   return profiles[1];

@@ -26,10 +26,14 @@ constexpr Names<FinetuneKind, 3> kFinetune{{{FinetuneKind::Full, "full"},
 constexpr Names<Optimizer, 3> kOptimizer{{{Optimizer::Adam, "adam"},
                                          {Optimizer::Adam8bit, "adam8bit"},
                                          {Optimizer::Sgd, "sgd"}}};
-constexpr Names<Framework, 4> kFramework{{{Framework::Megatron, "megatron"},
+constexpr Names<Framework, 8> kFramework{{{Framework::Megatron, "megatron"},
                                          {Framework::DeepSpeed, "deepspeed"},
                                          {Framework::Fsdp, "fsdp"},
-                                         {Framework::Hf, "hf"}}};
+                                         {Framework::Hf, "hf"},
+                                         {Framework::Vllm, "vllm"},
+                                         {Framework::Tgi, "tgi"},
+                                         {Framework::LightLlm, "lightllm"},
+                                         {Framework::TrtLlm, "trt-llm"}}};
 
 template <typename E, std::size_t N>
 std::string_view lookup(const Names<E, N>& table, E v) {
@@ -81,6 +85,10 @@ bool parse_name(std::string_view s, Optimizer& out) { return parse(kOptimizer, s
 bool parse_name(std::string_view s, Framework& out) {
   if (s == "megatron-lm" || s == "nemo") {  // NeMo trains with Megatron-Core
     out = Framework::Megatron;
+    return true;
+  }
+  if (s == "fastertransformer") {  // TensorRT-LLM's predecessor: same static KV allocation per request
+    out = Framework::TrtLlm;
     return true;
   }
   return parse(kFramework, s, out);

@@ -16,7 +16,8 @@ enum class Recompute { None, Selective, Full };
 enum class Offload { None, Optimizer, OptimizerParams };  // ZeRO-Offload / ZeRO-Infinity to host memory
 enum class FinetuneKind { Full, Lora, Qlora };
 enum class Optimizer { Adam, Adam8bit, Sgd };              // Adam = AdamW with fp32 master weights
-enum class Framework { Megatron, DeepSpeed, Fsdp, Hf };
+// Training frameworks, and inference engines (continuous batching, paged or token-granular KV cache).
+enum class Framework { Megatron, DeepSpeed, Fsdp, Hf, Vllm, Tgi, LightLlm, TrtLlm };
 
 // Names as used on the CLI, in run TOML files and in measured-run CSVs.
 std::string_view name_of(Workload v);

@@ -1,0 +1,32 @@
+#pragma once
+// Measured-run CSV files (data/validation/SCHEMA.md, schema version 1) -> run specs. One row is one
+// measured number of one run; the row becomes a ModelSpec (preset, config.json path, or `custom`), a
+// system name/path and a RunSpec, with the defaults the simulator applied to empty fields listed.
+#include <string>
+#include <vector>
+
+#include "model/model_spec.h"
+#include "sim/run_spec.h"
+
+namespace llmsim::sim {
+
+struct MeasuredRun {
+  std::string file;                    // CSV path
+  int line = 0;                        // 1-based line of the row (for messages)
+  std::string run_id;
+  std::string source;
+  std::string workload;                // as written: pretrain, finetune, inference, serving
+  model::ModelSpec model;
+  std::string system;                  // preset name or path (relative paths resolved against the CSV's folder)
+  RunSpec run;
+  std::string framework;               // as written
+  std::string metric;
+  double value = 0;
+  std::vector<std::string> defaults;   // "recompute=none (not stated)", … for every empty field a default filled
+};
+
+// Parses the file (RFC 4180). Unknown columns, malformed numbers, unknown enum values and unknown
+// models are Input/NotFound errors naming file:line and the column.
+std::vector<MeasuredRun> load_measured_runs(const std::string& path, const std::string& data_dir);
+
+}  // namespace llmsim::sim
