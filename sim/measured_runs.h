@@ -22,8 +22,15 @@ struct MeasuredRun {
   std::string framework;               // as written
   std::string metric;
   double value = 0;
+  double request_rate = 0;             // serving: requests per second; 0 = closed loop (not stated)
+  std::string notes;                   // free text, kept for reports; never interpreted
   std::vector<std::string> defaults;   // "recompute=none (not stated)", … for every empty field a default filled
 };
+
+// The schema's columns, in SCHEMA.md order.
+const std::vector<std::string>& measured_run_columns();
+// The schema's metric names.
+const std::vector<std::string>& measured_run_metrics();
 
 // Parses the file (RFC 4180). Unknown columns, malformed numbers, unknown enum values and unknown
 // models are Input/NotFound errors naming file:line and the column.
