@@ -1,1 +1,502 @@
-// placeholder
+#include "sim/measured_runs.h"
+
+#include <algorithm>
+#include <charconv>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "hardware/system_toml.h"
+#include "model/custom_model.h"
+#include "model/presets.h"
+#include "sim/base/suggest.h"
+
+namespace llmsim::sim {
+
+namespace fs = std::filesystem;
+
+const std::vector<std::string>& measured_run_columns() {
+  static const std::vector<std::string> columns = {
+      "run_id",      "source",       "workload",   "model",        "arch",          "layers",
+      "hidden",      "heads",        "kv_heads",   "ffn",          "vocab",         "system",
+      "num_gpus",    "tp",           "pp",         "dp",           "cp",            "ep",
+      "vp",          "micro_batch",  "global_batch", "seq_len",    "input_len",     "output_len",
+      "request_rate", "precision",   "weight_quant", "recompute",  "sequence_parallel", "flash_attn",
+      "zero_stage",  "offload",      "finetune",   "lora_rank",    "framework",     "metric",
+      "value",       "notes"};
+  return columns;
+}
+
+const std::vector<std::string>& measured_run_metrics() {
+  static const std::vector<std::string> metrics = {
+      "step_time_s", "tokens_per_s", "tokens_per_s_per_gpu", "samples_per_s", "tflops_per_gpu",
+      "mfu",         "hfu",          "peak_mem_gib",         "ttft_ms",       "tpot_ms",
+      "e2e_latency_ms", "output_tokens_per_s", "fits"};
+  return metrics;
+}
+
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// RFC 4180 reading
+
+struct Record {
+  int line = 0;  // line the record starts on (quoted fields may span lines)
+  std::vector<std::string> fields;
+};
+
+std::string read_text(const std::string& path) {
+  if (!fs::is_regular_file(path)) throw_not_found(Location{.file = path}, "no such measured-run file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw_not_found(Location{.file = path}, "cannot open the measured-run file");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Splits the text into records. Quoted fields may hold commas, doubled quotes and line breaks; CRLF
+// and LF both end a record; blank lines are skipped (a trailing newline is not an empty record).
+std::vector<Record> parse_csv(const std::string& text, const std::string& file) {
+  std::vector<Record> records;
+  Record rec{.line = 1};
+  std::string field;
+  int line = 1;
+  bool quoted = false;        // inside a quoted field
+  bool after_quote = false;   // a quoted field just closed: only a separator may follow
+  bool record_has_text = false;
+  const auto end_field = [&] {
+    rec.fields.push_back(std::move(field));
+    field.clear();
+    after_quote = false;
+  };
+  const auto end_record = [&] {
+    end_field();
+    if (record_has_text) records.push_back(std::move(rec));
+    rec = Record{.line = line + 1};
+    record_has_text = false;
+  };
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
+        field += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+        after_quote = true;
+      } else {
+        if (c == '\n') ++line;
+        field += c;
+      }
+      continue;
+    }
+    if (c == ',') {
+      end_field();
+      record_has_text = true;
+    } else if (c == '\n' || (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n')) {
+      if (c == '\r') ++i;
+      end_record();
+      ++line;
+    } else if (after_quote) {
+      throw_input(Location{.file = file, .line = line},
+                  fmt::format("unexpected '{}' after a closing quote (a quoted field must end at a comma or the "
+                              "end of the line; write \"\" for a quote inside it)",
+                              c));
+    } else if (c == '"') {
+      if (!field.empty())
+        throw_input(Location{.file = file, .line = line},
+                    "quote inside an unquoted field (quote the whole field and double the inner quotes)");
+      quoted = true;
+      record_has_text = true;
+    } else {
+      field += c;
+      record_has_text = true;
+    }
+  }
+  if (quoted) throw_input(Location{.file = file, .line = rec.line}, "unterminated quoted field");
+  if (!field.empty() || record_has_text || !rec.fields.empty()) {
+    rec.fields.push_back(std::move(field));
+    if (record_has_text) records.push_back(std::move(rec));
+  }
+  return records;
+}
+
+std::string trim(const std::string& s) {
+  const auto b = s.find_first_not_of(" \t");
+  if (b == std::string::npos) return "";
+  return s.substr(b, s.find_last_not_of(" \t") - b + 1);
+}
+
+// Column name -> field index, checked against the schema.
+using Header = std::vector<std::pair<std::string, std::size_t>>;
+
+Header read_header(const Record& rec, const std::string& file) {
+  const auto& known = measured_run_columns();
+  Header h;
+  for (std::size_t i = 0; i < rec.fields.size(); ++i) {
+    const std::string name = trim(rec.fields[i]);
+    const Location where{.file = file, .line = rec.line, .key = name};
+    if (std::find(known.begin(), known.end(), name) == known.end())
+      throw_input(where, "unknown column '" + name + "'" + did_you_mean(name, known) + "; columns are " +
+                             join(known));
+    for (const auto& [n, idx] : h)
+      if (n == name) throw_input(where, "column '" + name + "' appears twice");
+    h.emplace_back(name, i);
+  }
+  return h;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Typed access to one row: an absent column and an empty field both read as "" (not stated).
+
+class RowReader {
+ public:
+  RowReader(const Header& header, const Record& rec, const std::string& file)
+      : header_(header), rec_(rec), file_(file) {
+    if (rec.fields.size() != header.size())
+      throw_input(Location{.file = file, .line = rec.line},
+                  fmt::format("row has {} fields, the header has {}", rec.fields.size(), header.size()));
+  }
+
+  std::string text(const std::string& col) const {
+    for (const auto& [n, idx] : header_)
+      if (n == col) return trim(rec_.fields[idx]);
+    return "";
+  }
+  bool stated(const std::string& col) const { return !text(col).empty(); }
+  Location where(const std::string& col) const { return Location{.file = file_, .line = rec_.line, .key = col}; }
+  int line() const { return rec_.line; }
+
+  [[noreturn]] void fail(const std::string& col, const std::string& rule) const {
+    throw_input(where(col), fmt::format("{} = '{}': {}", col, text(col), rule));
+  }
+
+  std::string required(const std::string& col) const {
+    const std::string s = text(col);
+    if (s.empty()) throw_input(where(col), col + " is required (it is empty or the column is missing)");
+    return s;
+  }
+
+  // An integer >= min; nullopt when not stated.
+  std::optional<std::int64_t> integer(const std::string& col, std::int64_t min) const {
+    const std::string s = text(col);
+    if (s.empty()) return std::nullopt;
+    std::int64_t x = 0;
+    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), x);
+    if (ec != std::errc() || end != s.data() + s.size()) fail(col, fmt::format("must be an integer >= {}", min));
+    if (x < min) fail(col, fmt::format("must be >= {}", min));
+    return x;
+  }
+
+  // A finite non-negative number; nullopt when not stated.
+  std::optional<double> number(const std::string& col) const {
+    const std::string s = text(col);
+    if (s.empty()) return std::nullopt;
+    double x = 0;
+    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), x);
+    if (ec != std::errc() || end != s.data() + s.size() || !(x >= 0) || x > 1e300)
+      fail(col, "must be a non-negative number");
+    return x;
+  }
+
+  // One of `allowed`; nullopt when not stated.
+  std::optional<std::string> choice(const std::string& col, const std::vector<std::string>& allowed) const {
+    const std::string s = text(col);
+    if (s.empty()) return std::nullopt;
+    if (std::find(allowed.begin(), allowed.end(), s) == allowed.end())
+      fail(col, "must be one of " + join(allowed) + did_you_mean(s, allowed));
+    return s;
+  }
+
+  std::optional<bool> yes_no(const std::string& col) const {
+    const auto s = choice(col, {"yes", "no"});
+    if (!s) return std::nullopt;
+    return *s == "yes";
+  }
+
+  // A run_spec enum by its name (parse_name); nullopt when not stated.
+  template <typename E>
+  std::optional<E> named(const std::string& col, const std::vector<std::string>& allowed) const {
+    const std::string s = text(col);
+    if (s.empty()) return std::nullopt;
+    E e{};
+    if (!parse_name(s, e)) fail(col, "must be one of " + join(allowed) + did_you_mean(s, allowed));
+    return e;
+  }
+
+ private:
+  const Header& header_;
+  const Record& rec_;
+  const std::string& file_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Row -> MeasuredRun
+
+const std::vector<std::string> kWorkloads{"pretrain", "finetune", "inference", "serving"};
+const std::vector<std::string> kPrecisions{"fp32", "tf32", "fp16", "bf16", "fp8"};
+const std::vector<std::string> kWeightQuants{"none", "int8", "int4", "nf4", "fp8"};
+
+std::vector<std::string> framework_choices() {
+  std::vector<std::string> v = framework_names();
+  for (const char* alias : {"megatron-lm", "nemo", "fastertransformer"}) v.emplace_back(alias);
+  return v;
+}
+
+// Context of the file being read, shared by its rows.
+struct FileContext {
+  std::string file;
+  fs::path folder;                          // relative model/system paths are relative to it
+  std::string data_dir;
+  std::vector<std::string> system_presets;  // listed once per file
+};
+
+// A path relative to the CSV's folder when such a file exists there, otherwise nullopt.
+std::optional<std::string> beside_csv(const FileContext& ctx, const std::string& text) {
+  const fs::path p(text);
+  const fs::path full = p.is_absolute() ? p : ctx.folder / p;
+  std::error_code ec;
+  if (fs::exists(full, ec)) return full.string();
+  return std::nullopt;
+}
+
+Workload to_workload(const std::string& w) {
+  if (w == "pretrain") return Workload::Pretrain;
+  if (w == "finetune") return Workload::Finetune;
+  return Workload::Inference;  // inference and serving share the memory model
+}
+
+// Builds the rows' records while recording what it filled in.
+class RowMapper {
+ public:
+  RowMapper(const FileContext& ctx, const RowReader& row, MeasuredRun& out) : ctx_(ctx), row_(row), out_(out) {}
+
+  void map() {
+    out_.file = ctx_.file;
+    out_.line = row_.line();
+    out_.run_id = row_.required("run_id");
+    out_.source = row_.text("source");
+    out_.notes = row_.text("notes");
+    out_.workload = *required_choice("workload", kWorkloads);
+    out_.run.workload = to_workload(out_.workload);
+    out_.metric = *required_choice("metric", measured_run_metrics());
+    out_.value = *required_number("value");
+    out_.request_rate = row_.number("request_rate").value_or(0.0);
+    map_parallel();
+    map_common();
+    if (out_.run.workload == Workload::Inference) map_inference();
+    else map_training();
+    map_model();
+    map_system();
+  }
+
+ private:
+  void note_default(const std::string& text) { out_.defaults.push_back(text); }
+
+  std::optional<std::string> required_choice(const std::string& col, const std::vector<std::string>& allowed) {
+    row_.required(col);
+    return row_.choice(col, allowed);
+  }
+  std::optional<double> required_number(const std::string& col) {
+    row_.required(col);
+    return row_.number(col);
+  }
+
+  // A positive size that defaults to 1 when not stated.
+  std::int64_t size_or_one(const std::string& col) {
+    if (auto v = row_.integer(col, 1)) return *v;
+    note_default(col + "=1 (not stated)");
+    return 1;
+  }
+
+  void map_parallel() {
+    auto& p = out_.run.par;
+    p.tp = size_or_one("tp");
+    p.pp = size_or_one("pp");
+    p.cp = size_or_one("cp");
+    p.ep = size_or_one("ep");
+    p.vp = size_or_one("vp");
+    const auto dp = row_.integer("dp", 1);
+    p.dp = dp.value_or(0);  // 0: with_defaults derives gpus / (tp*pp*cp)
+    if (auto g = row_.integer("num_gpus", 1)) {
+      p.gpus = *g;
+    } else {
+      p.gpus = p.tp * p.pp * p.cp * dp.value_or(1);
+      note_default(fmt::format("num_gpus={} (tp*pp*cp*dp, not stated)", p.gpus));
+    }
+    if (!dp) note_default(fmt::format("dp={} (num_gpus/(tp*pp*cp), not stated)", with_defaults(out_.run).par.dp));
+    if (auto sp = row_.yes_no("sequence_parallel")) p.sequence_parallel = *sp;
+    else if (out_.run.workload != Workload::Inference) note_default("sequence_parallel=no (not stated)");
+  }
+
+  // Columns that mean the same for training and inference.
+  void map_common() {
+    auto& t = out_.run.train;
+    auto& in = out_.run.infer;
+    if (auto pr = row_.choice("precision", kPrecisions)) {
+      parse_dtype(*pr, t.precision);
+      in.precision = t.precision;
+    } else {
+      note_default(fmt::format("precision={} (not stated)", dtype_name(t.precision)));
+    }
+    out_.framework = row_.text("framework");
+    if (auto f = row_.named<Framework>("framework", framework_choices())) {
+      t.framework = in.framework = *f;
+    } else {
+      const Framework d = out_.run.workload == Workload::Inference ? in.framework : t.framework;
+      note_default(fmt::format("framework={} (not stated)", name_of(d)));
+    }
+  }
+
+  void map_training() {
+    auto& t = out_.run.train;
+    if (auto mb = row_.integer("micro_batch", 1)) t.micro_batch = *mb;
+    else note_default("micro_batch=1 (not stated)");
+    if (auto gb = row_.integer("global_batch", 1)) {
+      t.global_batch = *gb;
+    } else {
+      // Left 0 so that with_defaults derives it from the final dp.
+      note_default(fmt::format("global_batch={} (micro_batch*dp, not stated)",
+                               with_defaults(out_.run).train.global_batch));
+    }
+    if (auto s = row_.integer("seq_len", 1)) t.seq_len = *s;
+    else note_default(fmt::format("seq_len={} (not stated)", t.seq_len));
+    if (auto r = row_.named<Recompute>("recompute", recompute_names())) t.recompute = *r;
+    else note_default(fmt::format("recompute={} (not stated)", name_of(t.recompute)));
+    // Only the field decides; notes such as "predates FlashAttention" are not interpreted.
+    if (auto fa = row_.yes_no("flash_attn")) t.flash_attn = *fa;
+    else note_default(fmt::format("flash_attn={} (not stated)", t.flash_attn ? "yes" : "no"));
+    if (auto z = row_.choice("zero_stage", {"0", "1", "2", "3"})) t.zero_stage = *z->c_str() - '0';
+    else note_default(fmt::format("zero_stage={} (not stated)", t.zero_stage));
+    if (auto o = row_.named<Offload>("offload", offload_names())) t.offload = *o;
+    else note_default(fmt::format("offload={} (not stated)", name_of(t.offload)));
+    map_finetune();
+  }
+
+  void map_finetune() {
+    auto& t = out_.run.train;
+    if (auto f = row_.named<FinetuneKind>("finetune", finetune_names())) t.finetune = *f;
+    else if (out_.run.workload == Workload::Finetune) note_default(fmt::format("finetune={} (not stated)", name_of(t.finetune)));
+    if (auto r = row_.integer("lora_rank", 1)) {
+      t.lora_rank = *r;
+    } else if (t.finetune == FinetuneKind::Qlora) {
+      t.lora_rank = 64;  // QLoRA paper's r = 64, as the CLI's --qlora
+      note_default("lora_rank=64 (QLoRA default, not stated)");
+    }
+  }
+
+  void map_inference() {
+    auto& in = out_.run.infer;
+    if (auto gb = row_.integer("global_batch", 1)) {
+      in.batch = *gb;
+    } else if (auto mb = row_.integer("micro_batch", 1)) {
+      in.batch = *mb;
+      note_default(fmt::format("batch={} (micro_batch; global_batch not stated)", in.batch));
+    } else {
+      in.batch = 1;
+      note_default("batch=1 (not stated)");
+    }
+    if (auto i = row_.integer("input_len", 1)) in.input_len = *i;
+    else note_default(fmt::format("input_len={} (not stated)", in.input_len));
+    if (auto o = row_.integer("output_len", 1)) in.output_len = *o;
+    else note_default(fmt::format("output_len={} (not stated)", in.output_len));
+    if (auto q = row_.choice("weight_quant", kWeightQuants)) model::parse_weight_quant(*q, in.weight_quant);
+    else note_default("weight_quant=none (not stated)");
+    // No column for it: the KV cache is stored at the compute precision (tf32 computes on fp32 data).
+    in.kv_dtype = in.precision == DType::TF32 ? DType::FP32 : in.precision;
+    note_default(fmt::format("kv_dtype={} (no column; the compute precision)", dtype_name(in.kv_dtype)));
+  }
+
+  // The sequence length a custom gpt's learned position table must cover.
+  std::int64_t custom_positions() {
+    if (auto s = row_.integer("seq_len", 1)) return *s;
+    const auto& in = out_.run.infer;
+    if (out_.run.workload == Workload::Inference && (row_.stated("input_len") || row_.stated("output_len"))) {
+      note_default(fmt::format("max_positions={} (input_len+output_len; seq_len not stated)", in.input_len + in.output_len));
+      return in.input_len + in.output_len;
+    }
+    if (out_.run.workload != Workload::Inference) return out_.run.train.seq_len;  // its default is already noted
+    note_default("max_positions=2048 (not stated)");
+    return 2048;
+  }
+
+  void map_custom() {
+    model::CustomDims d;
+    d.arch = row_.required("arch");
+    for (const char* col : {"layers", "hidden", "heads"}) row_.required(col);
+    d.layers = *row_.integer("layers", 1);
+    d.hidden = *row_.integer("hidden", 1);
+    d.heads = *row_.integer("heads", 1);
+    if (auto v = row_.integer("vocab", 1)) {
+      d.vocab = *v;
+    } else {
+      // Sources often omit the vocabulary; take the tokenizer of the family: GPT-2 BPE for gpt, the
+      // Llama 1/2 SentencePiece vocabulary for llama.
+      d.vocab = d.arch == "llama" ? 32000 : 50257;
+      note_default(fmt::format("vocab={} ({} tokenizer, not stated)", d.vocab, d.arch == "llama" ? "Llama 2" : "GPT-2 BPE"));
+    }
+    if (auto kv = row_.integer("kv_heads", 1)) d.kv_heads = *kv;
+    else note_default(fmt::format("kv_heads={} (= heads, not stated)", d.heads));
+    if (auto f = row_.integer("ffn", 1)) d.ffn = *f;
+    else note_default(fmt::format("ffn={} (4*hidden, not stated)", 4 * d.hidden));
+    d.max_positions = custom_positions();
+    out_.model = model::make_custom_model(d, Location{.file = ctx_.file, .line = row_.line()});
+  }
+
+  void map_model() {
+    const std::string name = row_.required("model");
+    if (name == "custom") return map_custom();
+    // A config.json beside the CSV wins; otherwise a preset name (or an absolute path).
+    const std::string target = beside_csv(ctx_, name).value_or(name);
+    try {
+      out_.model = model::resolve_model(target, ctx_.data_dir);
+    } catch (const Error& e) {
+      throw Error(e.kind(), row_.where("model"), fmt::format("model = '{}': {}", name, e.what()));
+    }
+  }
+
+  void map_system() {
+    const std::string name = row_.required("system");
+    if (auto path = beside_csv(ctx_, name)) {
+      out_.system = *path;
+      return;
+    }
+    const auto& presets = ctx_.system_presets;
+    if (std::find(presets.begin(), presets.end(), name) == presets.end())
+      throw_not_found(row_.where("system"),
+                      fmt::format("system = '{}': not a file beside the measured-run file nor a system preset{}; "
+                                  "presets: {}",
+                                  name, did_you_mean(name, presets), join(presets)));
+    out_.system = name;
+  }
+
+  const FileContext& ctx_;
+  const RowReader& row_;
+  MeasuredRun& out_;
+};
+
+}  // namespace
+
+std::vector<MeasuredRun> load_measured_runs(const std::string& path, const std::string& data_dir) {
+  const std::vector<Record> records = parse_csv(read_text(path), path);
+  if (records.empty()) throw_input(Location{.file = path, .line = 1}, "empty file: the first line must be the header");
+  const Header header = read_header(records.front(), path);
+  const FileContext ctx{.file = path,
+                        .folder = fs::path(path).parent_path(),
+                        .data_dir = data_dir,
+                        .system_presets = hardware::list_system_presets(data_dir)};
+  std::vector<MeasuredRun> runs;
+  runs.reserve(records.size() - 1);
+  for (std::size_t i = 1; i < records.size(); ++i) {
+    const RowReader row(header, records[i], path);
+    MeasuredRun run;
+    RowMapper(ctx, row, run).map();
+    runs.push_back(std::move(run));
+  }
+  return runs;
+}
+
+}  // namespace llmsim::sim

@@ -275,11 +275,13 @@ StageMemory inference_stage(const model::ModelSpec& m, const hardware::SystemSpe
   return out;
 }
 
+// The stage with the largest footprint among [first, last].
 MemoryResult pick_peak(const model::ModelSpec& m, const hardware::SystemSpec& sys, const RunSpec& run,
-                       std::int64_t batch, double& kv_per_token) {
+                       std::int64_t batch, double& kv_per_token, std::int64_t first = 0, std::int64_t last = -1) {
   MemoryResult best;
   double best_bytes = -1;
-  for (std::int64_t i = 0; i < run.par.pp; ++i) {
+  if (last < 0) last = run.par.pp - 1;
+  for (std::int64_t i = first; i <= last; ++i) {
     const Stage st = stage_of(i, run.par.pp, m.num_layers);
     double kv = 0;
     StageMemory sm = run.workload == Workload::Inference ? inference_stage(m, sys, run, st, batch, kv)
@@ -298,9 +300,23 @@ MemoryResult pick_peak(const model::ModelSpec& m, const hardware::SystemSpec& sy
   return best;
 }
 
+MemoryResult evaluate(const model::ModelSpec& m, const hardware::SystemSpec& sys, const RunSpec& run_in,
+                      std::int64_t only_stage);
+
 }  // namespace
 
-MemoryResult evaluate_memory(const model::ModelSpec& m, const hardware::SystemSpec& sys, const RunSpec& run_in) {
+MemoryResult evaluate_memory(const model::ModelSpec& m, const hardware::SystemSpec& sys, const RunSpec& run) {
+  return evaluate(m, sys, run, -1);
+}
+
+MemoryResult evaluate_stage_memory(const model::ModelSpec& m, const hardware::SystemSpec& sys, const RunSpec& run,
+                                   std::int64_t stage) {
+  return evaluate(m, sys, run, stage);
+}
+
+namespace {
+MemoryResult evaluate(const model::ModelSpec& m, const hardware::SystemSpec& sys, const RunSpec& run_in,
+                      std::int64_t only_stage) {
   const RunSpec run = with_defaults(run_in);
   MemoryResult r;
   r.problems = structural_problems(run, m);
@@ -314,7 +330,9 @@ MemoryResult evaluate_memory(const model::ModelSpec& m, const hardware::SystemSp
   const bool inference = run.workload == Workload::Inference;
   const std::int64_t batch = inference ? run.infer.batch : 0;
   double kv_per_token = 0;
-  MemoryResult peak = pick_peak(m, sys, run, batch, kv_per_token);
+  const std::int64_t first = only_stage < 0 ? 0 : std::min(only_stage, run.par.pp - 1);
+  const std::int64_t last = only_stage < 0 ? run.par.pp - 1 : first;
+  MemoryResult peak = pick_peak(m, sys, run, batch, kv_per_token, first, last);
   peak.problems = r.problems;
   peak.gpu_capacity_bytes = r.gpu_capacity_bytes;
   peak.host_capacity_bytes = r.host_capacity_bytes;
@@ -333,10 +351,10 @@ MemoryResult evaluate_memory(const model::ModelSpec& m, const hardware::SystemSp
     // Largest batch at this sequence length that fits, and largest KV token count at this batch.
     std::int64_t lo = 0, hi = 1;
     double kv = 0;
-    while (hi < (1 << 24) && pick_peak(m, sys, run, hi, kv).gpu_bytes <= r.gpu_capacity_bytes) hi *= 2;
+    while (hi < (1 << 24) && pick_peak(m, sys, run, hi, kv, first, last).gpu_bytes <= r.gpu_capacity_bytes) hi *= 2;
     while (hi - lo > 1) {
       const std::int64_t mid = (lo + hi) / 2;
-      (pick_peak(m, sys, run, mid, kv).gpu_bytes <= r.gpu_capacity_bytes ? lo : hi) = mid;
+      (pick_peak(m, sys, run, mid, kv, first, last).gpu_bytes <= r.gpu_capacity_bytes ? lo : hi) = mid;
     }
     peak.max_batch = lo;
     double kv_item = 0;
@@ -347,5 +365,6 @@ MemoryResult evaluate_memory(const model::ModelSpec& m, const hardware::SystemSp
   }
   return peak;
 }
+}  // namespace
 
 }  // namespace llmsim::sim

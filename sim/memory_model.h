@@ -51,6 +51,10 @@ struct MemoryResult {
 // Training / fine-tuning (run.workload Pretrain or Finetune) or inference, dispatched on the workload.
 MemoryResult evaluate_memory(const model::ModelSpec& m, const hardware::SystemSpec& sys, const RunSpec& run);
 
+// The same for one pipeline stage (0-based) instead of the peak stage.
+MemoryResult evaluate_stage_memory(const model::ModelSpec& m, const hardware::SystemSpec& sys, const RunSpec& run,
+                                   std::int64_t stage);
+
 // Bytes per weight element when stored in a quantized format, including its scales:
 // int8 per-channel, int4 (AWQ/GPTQ group 128 with fp16 scale and 4-bit zero), NF4 with double
 // quantization (Dettmers et al. 2023: 4 + 8/64 + 32/(64*256) bits), fp8 per-tensor.
