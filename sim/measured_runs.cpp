@@ -20,21 +20,20 @@ namespace fs = std::filesystem;
 
 const std::vector<std::string>& measured_run_columns() {
   static const std::vector<std::string> columns = {
-      "run_id",      "source",       "workload",   "model",        "arch",          "layers",
-      "hidden",      "heads",        "kv_heads",   "ffn",          "vocab",         "system",
-      "num_gpus",    "tp",           "pp",         "dp",           "cp",            "ep",
-      "vp",          "micro_batch",  "global_batch", "seq_len",    "input_len",     "output_len",
-      "request_rate", "precision",   "weight_quant", "recompute",  "sequence_parallel", "flash_attn",
-      "zero_stage",  "offload",      "finetune",   "lora_rank",    "framework",     "metric",
-      "value",       "notes"};
+      "run_id", "source", "workload",
+      "model", "arch", "layers", "hidden", "heads", "kv_heads", "ffn", "vocab",
+      "system", "num_gpus", "tp", "pp", "dp", "cp", "ep", "vp",
+      "micro_batch", "global_batch", "seq_len", "input_len", "output_len", "request_rate",
+      "precision", "weight_quant", "recompute", "sequence_parallel", "flash_attn", "zero_stage", "offload",
+      "finetune", "lora_rank", "framework",
+      "metric", "value", "notes"};
   return columns;
 }
 
 const std::vector<std::string>& measured_run_metrics() {
   static const std::vector<std::string> metrics = {
-      "step_time_s", "tokens_per_s", "tokens_per_s_per_gpu", "samples_per_s", "tflops_per_gpu",
-      "mfu",         "hfu",          "peak_mem_gib",         "ttft_ms",       "tpot_ms",
-      "e2e_latency_ms", "output_tokens_per_s", "fits"};
+      "step_time_s", "tokens_per_s", "tokens_per_s_per_gpu", "samples_per_s", "tflops_per_gpu", "mfu", "hfu",
+      "peak_mem_gib", "ttft_ms", "tpot_ms", "e2e_latency_ms", "output_tokens_per_s", "fits"};
   return metrics;
 }
 
@@ -117,9 +116,9 @@ std::vector<Record> parse_csv(const std::string& text, const std::string& file) 
     }
   }
   if (quoted) throw_input(Location{.file = file, .line = rec.line}, "unterminated quoted field");
-  if (!field.empty() || record_has_text || !rec.fields.empty()) {
+  if (record_has_text) {  // the last record had no line break after it
     rec.fields.push_back(std::move(field));
-    if (record_has_text) records.push_back(std::move(rec));
+    records.push_back(std::move(rec));
   }
   return records;
 }
@@ -287,14 +286,21 @@ class RowMapper {
     out_.request_rate = row_.number("request_rate").value_or(0.0);
     map_parallel();
     map_common();
-    if (out_.run.workload == Workload::Inference) map_inference();
-    else map_training();
+    // Both halves are read so that every column is checked; only the workload's own defaults are noted.
+    const bool inference = out_.run.workload == Workload::Inference;
+    quiet_ = inference;
+    map_training();
+    quiet_ = !inference;
+    map_inference();
+    quiet_ = false;
     map_model();
     map_system();
   }
 
  private:
-  void note_default(const std::string& text) { out_.defaults.push_back(text); }
+  void note_default(const std::string& text) {
+    if (!quiet_) out_.defaults.push_back(text);
+  }
 
   std::optional<std::string> required_choice(const std::string& col, const std::vector<std::string>& allowed) {
     row_.required(col);
@@ -379,7 +385,8 @@ class RowMapper {
   void map_finetune() {
     auto& t = out_.run.train;
     if (auto f = row_.named<FinetuneKind>("finetune", finetune_names())) t.finetune = *f;
-    else if (out_.run.workload == Workload::Finetune) note_default(fmt::format("finetune={} (not stated)", name_of(t.finetune)));
+    else if (out_.run.workload == Workload::Finetune)
+      note_default(fmt::format("finetune={} (not stated)", name_of(t.finetune)));
     if (auto r = row_.integer("lora_rank", 1)) {
       t.lora_rank = *r;
     } else if (t.finetune == FinetuneKind::Qlora) {
@@ -413,10 +420,10 @@ class RowMapper {
   // The sequence length a custom gpt's learned position table must cover.
   std::int64_t custom_positions() {
     if (auto s = row_.integer("seq_len", 1)) return *s;
-    const auto& in = out_.run.infer;
+    const std::int64_t request_len = out_.run.infer.input_len + out_.run.infer.output_len;
     if (out_.run.workload == Workload::Inference && (row_.stated("input_len") || row_.stated("output_len"))) {
-      note_default(fmt::format("max_positions={} (input_len+output_len; seq_len not stated)", in.input_len + in.output_len));
-      return in.input_len + in.output_len;
+      note_default(fmt::format("max_positions={} (input_len+output_len; seq_len not stated)", request_len));
+      return request_len;
     }
     if (out_.run.workload != Workload::Inference) return out_.run.train.seq_len;  // its default is already noted
     note_default("max_positions=2048 (not stated)");
@@ -435,8 +442,9 @@ class RowMapper {
     } else {
       // Sources often omit the vocabulary; take the tokenizer of the family: GPT-2 BPE for gpt, the
       // Llama 1/2 SentencePiece vocabulary for llama.
-      d.vocab = d.arch == "llama" ? 32000 : 50257;
-      note_default(fmt::format("vocab={} ({} tokenizer, not stated)", d.vocab, d.arch == "llama" ? "Llama 2" : "GPT-2 BPE"));
+      const bool llama = d.arch == "llama";
+      d.vocab = llama ? 32000 : 50257;
+      note_default(fmt::format("vocab={} ({} tokenizer, not stated)", d.vocab, llama ? "Llama 2" : "GPT-2 BPE"));
     }
     if (auto kv = row_.integer("kv_heads", 1)) d.kv_heads = *kv;
     else note_default(fmt::format("kv_heads={} (= heads, not stated)", d.heads));
@@ -454,13 +462,15 @@ class RowMapper {
     try {
       out_.model = model::resolve_model(target, ctx_.data_dir);
     } catch (const Error& e) {
-      throw Error(e.kind(), row_.where("model"), fmt::format("model = '{}': {}", name, e.what()));
+      // Keep the inner location when it points into a config.json; the row locates the rest.
+      const std::string inner = e.where().file.empty() ? e.message() : e.what();
+      throw Error(e.kind(), row_.where("model"), fmt::format("model = '{}': {}", name, inner));
     }
   }
 
   void map_system() {
     const std::string name = row_.required("system");
-    if (auto path = beside_csv(ctx_, name)) {
+    if (auto path = beside_csv(ctx_, name); path && fs::is_regular_file(*path)) {
       out_.system = *path;
       return;
     }
@@ -476,6 +486,7 @@ class RowMapper {
   const FileContext& ctx_;
   const RowReader& row_;
   MeasuredRun& out_;
+  bool quiet_ = false;  // reading the other workload's columns: check them, note nothing
 };
 
 }  // namespace
