@@ -1,29 +1,12 @@
 #include <doctest/doctest.h>
 
-#include <filesystem>
-#include <fstream>
+#include "test_util.h"
 
 #include "sim/base/json_reader.h"
 #include "sim/base/toml_reader.h"
 
-namespace {
-std::string write_temp(const std::string& name, const std::string& text) {
-  const auto path = std::filesystem::temp_directory_path() / ("llmsim-test-" + name);
-  std::ofstream(path) << text;
-  return path.string();
-}
-
-template <typename F>
-llmsim::Error caught(F&& f) {
-  try {
-    f();
-  } catch (const llmsim::Error& e) {
-    return e;
-  }
-  FAIL("expected an llmsim::Error");
-  return llmsim::Error(llmsim::ErrorKind::Internal, {}, "");
-}
-}  // namespace
+using llmsim::test::write_temp;
+constexpr auto caught = [](auto&& f) { return llmsim::test::error_of(f); };
 
 TEST_CASE("TOML reader: typed getters, ranges, unknown keys with line and did-you-mean") {
   const auto path = write_temp("reader.toml", "a = 1\nb = \"x\"\n[t]\nbandwidth_GBps = -5\nlatncy_us = 2\n");

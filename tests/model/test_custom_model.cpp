@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include "test_util.h"
+
 #include <stdexcept>
 #include <string>
 
@@ -13,15 +15,7 @@ using namespace llmsim::model;
 
 namespace {
 
-template <class F>
-Error error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e;
-  }
-  throw std::runtime_error("expected an llmsim::Error");
-}
+using llmsim::test::error_of;
 
 bool contains(const std::string& haystack, const std::string& needle) {
   return haystack.find(needle) != std::string::npos;

@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include "test_util.h"
+
 #include <stdexcept>
 #include <string>
 
@@ -17,15 +19,7 @@ namespace {
 const std::string kData = LLMSIM_DATA_DIR;
 const std::string kTestModels = std::string(LLMSIM_TEST_DATA_DIR) + "/models/";
 
-template <class F>
-Error error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e;
-  }
-  throw std::runtime_error("expected an llmsim::Error");
-}
+using llmsim::test::error_of;
 
 // An in-memory config.json, for cases too small to deserve a file.
 ModelSpec from_text(const std::string& text) {

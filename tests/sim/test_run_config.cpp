@@ -1,29 +1,15 @@
 // Run settings from flags and TOML share one table: same names, same rules, located errors.
 #include <doctest/doctest.h>
 
-#include <filesystem>
-#include <fstream>
+#include "test_util.h"
 
 #include "sim/run_config.h"
 
 namespace sim = llmsim::sim;
 
 namespace {
-std::string write_temp(const std::string& name, const std::string& text) {
-  const auto path = std::filesystem::temp_directory_path() / ("llmsim-run-" + name);
-  std::ofstream(path) << text;
-  return path.string();
-}
-template <typename F>
-llmsim::Error caught(F&& f) {
-  try {
-    f();
-  } catch (const llmsim::Error& e) {
-    return e;
-  }
-  FAIL("expected an llmsim::Error");
-  return llmsim::Error(llmsim::ErrorKind::Internal, {}, "");
-}
+using llmsim::test::write_temp;
+constexpr auto caught = [](auto&& f) { return llmsim::test::error_of(f); };
 void set(sim::RunRequest& r, const std::string& k, const std::string& v) {
   sim::apply_setting(r, k, v, llmsim::Location{.key = "--" + k}, llmsim::ErrorKind::Usage);
 }
