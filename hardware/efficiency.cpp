@@ -53,6 +53,12 @@ Efficiency default_efficiency() {
   Efficiency e;
   e.calibrated = false;
   e.gemm = default_gemm();
+  e.attention = fraction(
+      0.55, 0.40, 0.70,
+      "Dao 2023, 'FlashAttention-2' (arXiv:2307.08691) abstract: the forward pass reaches 50-73% of the "
+      "theoretical maximum FLOP/s on A100, and training end to end up to 225 TFLOP/s per A100 (72% "
+      "model FLOPs utilisation); the backward pass is less efficient than the forward, so the default "
+      "sits at the low end of that range for forward and backward alike.");
   e.memory_bandwidth = fraction(
       0.88, 0.80, 0.93,
       "STREAM-like copy/triad kernels (BabelStream, Deakin et al.) typically reach ~85-92% of HBM "

@@ -20,6 +20,7 @@ struct Fraction {
 struct Efficiency {
   bool calibrated = false;               // false: all values below are documented defaults
   std::map<DType, Fraction> gemm;        // large-GEMM throughput / peak, per precision
+  Fraction attention;                    // fused (Flash) attention kernel throughput / 16-bit tensor peak
   Fraction memory_bandwidth;             // streaming-kernel bandwidth / datasheet HBM bandwidth
   Fraction fabric_bandwidth;             // collective bus bandwidth / per-GPU fabric bandwidth
   Fraction pcie_bandwidth;               // host<->device copy bandwidth / PCIe datasheet

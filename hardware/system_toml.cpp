@@ -51,6 +51,7 @@ const std::initializer_list<const char*> kEfficiencyKeys = {
     "gemm_fraction_fp32",
     "gemm_fraction_tf32",
     "gemm_fraction_fp8",
+    "attention_fraction",
     "memory_bandwidth_fraction",
     "fabric_bandwidth_fraction",
     "pcie_bandwidth_fraction",
@@ -196,6 +197,7 @@ void read_efficiency(std::optional<TomlReader> t, Efficiency& e) {
                                                      {"gemm_fraction_tf32", DType::TF32},
                                                      {"gemm_fraction_fp8", DType::FP8}};
   for (const auto& [key, dtype] : gemm_keys) override_fraction(*t, key, source, e.gemm[dtype]);
+  override_fraction(*t, "attention_fraction", source, e.attention);
   override_fraction(*t, "memory_bandwidth_fraction", source, e.memory_bandwidth);
   override_fraction(*t, "fabric_bandwidth_fraction", source, e.fabric_bandwidth);
   override_fraction(*t, "pcie_bandwidth_fraction", source, e.pcie_bandwidth);

@@ -16,6 +16,16 @@ FrameworkProfile megatron() {
   p.grad_bytes = 4;
   p.master_bytes = 4;
   p.logits_bytes = 4;
+  // Time: gradients are all-reduced (or reduce-scattered with the distributed optimizer) after the
+  // backward pass unless --overlap-grad-reduce is given (off by default in megatron/training/arguments.py;
+  // older Megatron had no overlap); DDP buckets hold max(40M, 1M x dp) parameters
+  // (megatron/core/distributed: bucket_size); norms are apex/TE fused kernels.
+  p.grad_sync_overlap = false;
+  p.grad_bucket_elements = 4e7;
+  p.grad_reduce_bytes = 4;  // fp32 main_grad buffers are all-reduced (accumulate_allreduce_grads_in_fp32)
+  p.rmsnorm_kernels = 1;
+  p.time_source = "Megatron-LM arguments.py (--overlap-grad-reduce off by default), core/distributed bucket_size, "
+                  "apex/TE fused norms";
   p.source =
       "Megatron-LM distrib_optimizer.md (bf16 param 2 + fp32 grad 4 + fp32 master/m/v 12 bytes); "
       "Korthikanti et al. 2022 Sec. 4.3 (4sbv/t logits)";
@@ -38,6 +48,17 @@ FrameworkProfile deepspeed() {
   p.bucket_elements = 5e8;
   p.zero3_live_layers = 2;
   p.kv_prealloc_tokens = 1024;
+  // Time: ZeRO-1/2 reduce in reduce_bucket_size (5e8) buckets; overlap_comm defaults to false for
+  // stages 1/2 (the reduction blocks the backward) and true for stage 3 (DeepSpeed config docs), where
+  // parameters are prefetched. Models are Hugging Face modules: LlamaRMSNorm.forward runs as ~6
+  // kernels (to fp32, pow, mean, add+rsqrt, mul, to bf16 + mul by weight), each over the tensor.
+  p.grad_sync_overlap = false;
+  p.grad_bucket_elements = 5e8;
+  p.grad_reduce_bytes = 2;  // gradients reduced in the 16-bit training dtype
+  p.zero3_overlap = true;
+  p.rmsnorm_kernels = 6;
+  p.time_source = "DeepSpeed config docs (reduce_bucket_size 5e8, overlap_comm false for stage 1/2, true for 3); "
+                  "HF transformers LlamaRMSNorm.forward (kernel count)";
   p.source =
       "Rajbhandari et al. 2020 Sec. 3.1 (2+2+12 bytes/param); DeepSpeed config docs (reduce_bucket_size "
       "5e8, stage3 prefetch/live parameters; inference max_out_tokens 1024); HF transformers "
@@ -56,6 +77,14 @@ FrameworkProfile fsdp() {
   p.master_bytes = 0;
   p.logits_bytes = 10;
   p.zero3_live_layers = 2;
+  // Time: FSDP reduce-scatters each unit's gradients as its backward finishes and prefetches the next
+  // unit's parameters (BackwardPrefetch.BACKWARD_PRE, forward_prefetch); units = transformer layers.
+  p.grad_sync_overlap = true;
+  p.grad_bucket_elements = 0;
+  p.grad_reduce_bytes = 2;  // MixedPrecision(reduce_dtype=bf16), as llm-foundry / torchtitan configure it
+  p.zero3_overlap = true;
+  p.rmsnorm_kernels = 6;
+  p.time_source = "PyTorch FSDP docs (per-unit reduce-scatter, backward prefetch); HF LlamaRMSNorm kernel count";
   p.source = "PyTorch FSDP docs (MixedPrecision, flat fp32 sharded params, forward/backward prefetch of one unit)";
   return p;
 }
@@ -72,6 +101,12 @@ FrameworkProfile hf() {
   p.logits_bytes = 10;
   p.bucket_copies_all_grads = true;
   p.full_prefill_logits = true;
+  // Time: torch DDP all-reduces 25 MiB buckets (bucket_cap_mb=25) overlapped with backward.
+  p.grad_sync_overlap = true;
+  p.grad_bucket_elements = 25.0 * 1024 * 1024 / 4;
+  p.grad_reduce_bytes = 4;  // fp32 gradients under AMP
+  p.rmsnorm_kernels = 6;
+  p.time_source = "PyTorch DDP docs (bucket_cap_mb 25, overlapped all-reduce); HF LlamaRMSNorm kernel count";
   p.source = "HF transformers docs 'Model training anatomy' (AMP: 4+4+8 bytes/param); PyTorch DDP docs (bucket copies)";
   return p;
 }

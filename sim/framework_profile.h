@@ -27,6 +27,14 @@ struct FrameworkProfile {
   // Inference: whether the prompt's logits are materialised for every position (HF generate) or only the last.
   bool full_prefill_logits = false;
   std::string source;        // citations for the numbers above
+
+  // --- Time (training simulator). Each field is a documented framework default, cited in the .cpp.
+  bool grad_sync_overlap = true;       // data-parallel gradient reduction overlapped with backward
+  double grad_bucket_elements = 0;     // gradient elements per reduction bucket (0 = one per layer/unit)
+  double grad_reduce_bytes = 2;        // bytes per gradient element on the wire
+  bool zero3_overlap = true;           // ZeRO-3/FSDP parameter gathers prefetched ahead of compute
+  double rmsnorm_kernels = 1;          // kernels an RMSNorm runs as (1 = fused; each re-reads/writes the tensor)
+  std::string time_source;             // citations for the time fields
 };
 
 const FrameworkProfile& framework_profile(Framework f);

@@ -115,6 +115,9 @@ const std::vector<Setting>& table() {
        [](RunRequest& r, const std::string& v) {
          r.run.train.framework = r.run.infer.framework = to_enum<Framework>(v);
        }},
+      {{"pipeline-schedule", K::Choice, "pipeline schedule with pp > 1 (1f1b is interleaved when vp > 1)",
+        pipeline_schedule_names()},
+       [](RunRequest& r, const std::string& v) { r.run.train.schedule = to_enum<PipelineSchedule>(v); }},
       {{"batch", K::PositiveInt, "inference: concurrent sequences"},
        [](RunRequest& r, const std::string& v) {
          r.run.infer.batch = to_int(v);

@@ -26,6 +26,8 @@ constexpr Names<FinetuneKind, 3> kFinetune{{{FinetuneKind::Full, "full"},
 constexpr Names<Optimizer, 3> kOptimizer{{{Optimizer::Adam, "adam"},
                                          {Optimizer::Adam8bit, "adam8bit"},
                                          {Optimizer::Sgd, "sgd"}}};
+constexpr Names<PipelineSchedule, 2> kSchedule{{{PipelineSchedule::OneFOneB, "1f1b"},
+                                                {PipelineSchedule::GPipe, "gpipe"}}};
 constexpr Names<Framework, 8> kFramework{{{Framework::Megatron, "megatron"},
                                          {Framework::DeepSpeed, "deepspeed"},
                                          {Framework::Fsdp, "fsdp"},
@@ -63,12 +65,14 @@ std::string_view name_of(Recompute v) { return lookup(kRecompute, v); }
 std::string_view name_of(Offload v) { return lookup(kOffload, v); }
 std::string_view name_of(FinetuneKind v) { return lookup(kFinetune, v); }
 std::string_view name_of(Optimizer v) { return lookup(kOptimizer, v); }
+std::string_view name_of(PipelineSchedule v) { return lookup(kSchedule, v); }
 std::string_view name_of(Framework v) { return lookup(kFramework, v); }
 std::vector<std::string> workload_names() { return names(kWorkload); }
 std::vector<std::string> recompute_names() { return names(kRecompute); }
 std::vector<std::string> offload_names() { return names(kOffload); }
 std::vector<std::string> finetune_names() { return names(kFinetune); }
 std::vector<std::string> optimizer_names() { return names(kOptimizer); }
+std::vector<std::string> pipeline_schedule_names() { return names(kSchedule); }
 std::vector<std::string> framework_names() { return names(kFramework); }
 bool parse_name(std::string_view s, Workload& out) {
   // The measured-run schema spells fine-tuning as a workload; "train" is the CLI's word for pretrain.
@@ -82,6 +86,7 @@ bool parse_name(std::string_view s, Recompute& out) { return parse(kRecompute, s
 bool parse_name(std::string_view s, Offload& out) { return parse(kOffload, s, out); }
 bool parse_name(std::string_view s, FinetuneKind& out) { return parse(kFinetune, s, out); }
 bool parse_name(std::string_view s, Optimizer& out) { return parse(kOptimizer, s, out); }
+bool parse_name(std::string_view s, PipelineSchedule& out) { return parse(kSchedule, s, out); }
 bool parse_name(std::string_view s, Framework& out) {
   if (s == "megatron-lm" || s == "nemo") {  // NeMo trains with Megatron-Core
     out = Framework::Megatron;

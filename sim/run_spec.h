@@ -16,6 +16,8 @@ enum class Recompute { None, Selective, Full };
 enum class Offload { None, Optimizer, OptimizerParams };  // ZeRO-Offload / ZeRO-Infinity to host memory
 enum class FinetuneKind { Full, Lora, Qlora };
 enum class Optimizer { Adam, Adam8bit, Sgd };              // Adam = AdamW with fp32 master weights
+// Pipeline schedule: GPipe (all forwards, then all backwards) or 1F1B (interleaved when vp > 1).
+enum class PipelineSchedule { OneFOneB, GPipe };
 // Training frameworks, and inference engines (continuous batching, paged or token-granular KV cache).
 enum class Framework { Megatron, DeepSpeed, Fsdp, Hf, Vllm, Tgi, LightLlm, TrtLlm };
 
@@ -25,12 +27,14 @@ std::string_view name_of(Recompute v);
 std::string_view name_of(Offload v);
 std::string_view name_of(FinetuneKind v);
 std::string_view name_of(Optimizer v);
+std::string_view name_of(PipelineSchedule v);
 std::string_view name_of(Framework v);
 std::vector<std::string> workload_names();
 std::vector<std::string> recompute_names();
 std::vector<std::string> offload_names();
 std::vector<std::string> finetune_names();
 std::vector<std::string> optimizer_names();
+std::vector<std::string> pipeline_schedule_names();
 std::vector<std::string> framework_names();
 // Parse a name; false when unknown (the caller reports the error with its location).
 bool parse_name(std::string_view s, Workload& out);
@@ -38,6 +42,7 @@ bool parse_name(std::string_view s, Recompute& out);
 bool parse_name(std::string_view s, Offload& out);
 bool parse_name(std::string_view s, FinetuneKind& out);
 bool parse_name(std::string_view s, Optimizer& out);
+bool parse_name(std::string_view s, PipelineSchedule& out);
 bool parse_name(std::string_view s, Framework& out);
 
 struct ParallelSpec {
@@ -69,6 +74,7 @@ struct TrainSpec {
   std::int64_t lora_rank = 0;      // > 0 for lora / qlora
   std::vector<std::string> lora_targets;  // empty = all linear projections
   Framework framework = Framework::DeepSpeed;
+  PipelineSchedule schedule = PipelineSchedule::OneFOneB;  // with pp > 1
 };
 
 struct InferSpec {

@@ -6,6 +6,7 @@
 
 #include "sim/base/suggest.h"
 #include "sim/base/units.h"
+#include "sim/run_spec.h"
 
 namespace llmsim::cli {
 
@@ -67,6 +68,37 @@ void reject_extras(const CLI::App& app) {
   const bool looks_like_flag = bad.rfind("-", 0) == 0;
   throw_usage(bad, (looks_like_flag ? "unknown flag '" : "unexpected argument '") + bad + "'" +
                        did_you_mean(bad, names) + " (see " + app.get_name() + " --help)");
+}
+
+std::string describe_run(const sim::RunSpec& r) {
+  const auto& p = r.par;
+  std::string s = fmt::format("{} GPUs (tp {}, pp {}, dp {}{}{}{})", p.gpus, p.tp, p.pp, p.dp,
+                              p.cp > 1 ? fmt::format(", cp {}", p.cp) : "", p.ep > 1 ? fmt::format(", ep {}", p.ep) : "",
+                              p.vp > 1 ? fmt::format(", vp {}", p.vp) : "");
+  if (r.workload == sim::Workload::Inference) {
+    const auto& i = r.infer;
+    return s + fmt::format(", inference, batch {}, {} + {} tokens, {} weights {}, kv {}, {}", i.batch, i.input_len,
+                           i.output_len, dtype_name(i.precision), model::weight_quant_name(i.weight_quant),
+                           dtype_name(i.kv_dtype), sim::name_of(i.framework));
+  }
+  const auto& t = r.train;
+  s += fmt::format(", {}, {}, micro-batch {}, global batch {}, seq {}, {}, ZeRO-{}", sim::name_of(r.workload),
+                   sim::name_of(t.framework), t.micro_batch, t.global_batch, t.seq_len, dtype_name(t.precision),
+                   t.zero_stage);
+  if (t.offload != sim::Offload::None) s += fmt::format(", offload {}", sim::name_of(t.offload));
+  s += fmt::format(", recompute {}, {}", sim::name_of(t.recompute), t.flash_attn ? "flash-attn" : "no flash-attn");
+  if (p.sequence_parallel) s += ", sequence parallel";
+  if (p.pp > 1) s += fmt::format(", {} pipeline", sim::name_of(t.schedule));
+  if (t.finetune != sim::FinetuneKind::Full) s += fmt::format(", {} rank {}", sim::name_of(t.finetune), t.lora_rank);
+  if (t.optimizer != sim::Optimizer::Adam) s += fmt::format(", {}", sim::name_of(t.optimizer));
+  return s;
+}
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
 }
 
 std::string gib(double bytes) { return fmt::format("{:.2f}", bytes / units::GiB); }

@@ -37,6 +37,12 @@ sim::RunRequest build_request(const CLI::App& app, const RunFlags& flags);
 // Rejects arguments CLI11 left over (unknown flags) with a did-you-mean from the command's options.
 void reject_extras(const CLI::App& app);
 
+// One line describing a run's parallelism and settings, for table headers and JSON.
+std::string describe_run(const sim::RunSpec& r);
+
+// A CSV field, quoted when it holds a comma, quote or newline (RFC 4180).
+std::string csv_field(const std::string& s);
+
 // "12.34" GiB with two decimals.
 std::string gib(double bytes);
 

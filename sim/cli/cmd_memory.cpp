@@ -22,29 +22,6 @@ struct MemoryCommand {
   RunFlags flags;
 };
 
-std::string describe_run(const sim::RunSpec& r) {
-  const auto& p = r.par;
-  std::string s = fmt::format("{} GPUs (tp {}, pp {}, dp {}{}{}{})", p.gpus, p.tp, p.pp, p.dp,
-                              p.cp > 1 ? fmt::format(", cp {}", p.cp) : "", p.ep > 1 ? fmt::format(", ep {}", p.ep) : "",
-                              p.vp > 1 ? fmt::format(", vp {}", p.vp) : "");
-  if (r.workload == sim::Workload::Inference) {
-    const auto& i = r.infer;
-    return s + fmt::format(", inference, batch {}, {} + {} tokens, {} weights {}, kv {}, {}", i.batch, i.input_len,
-                           i.output_len, dtype_name(i.precision), model::weight_quant_name(i.weight_quant),
-                           dtype_name(i.kv_dtype), sim::name_of(i.framework));
-  }
-  const auto& t = r.train;
-  s += fmt::format(", {}, {}, micro-batch {}, global batch {}, seq {}, {}, ZeRO-{}", sim::name_of(r.workload),
-                   sim::name_of(t.framework), t.micro_batch, t.global_batch, t.seq_len, dtype_name(t.precision),
-                   t.zero_stage);
-  if (t.offload != sim::Offload::None) s += fmt::format(", offload {}", sim::name_of(t.offload));
-  s += fmt::format(", recompute {}, {}", sim::name_of(t.recompute), t.flash_attn ? "flash-attn" : "no flash-attn");
-  if (p.sequence_parallel) s += ", sequence parallel";
-  if (t.finetune != sim::FinetuneKind::Full) s += fmt::format(", {} rank {}", sim::name_of(t.finetune), t.lora_rank);
-  if (t.optimizer != sim::Optimizer::Adam) s += fmt::format(", {}", sim::name_of(t.optimizer));
-  return s;
-}
-
 nlohmann::json items_json(const std::vector<sim::MemoryItem>& items) {
   auto a = nlohmann::json::array();
   for (const auto& i : items) a.push_back({{"name", i.name}, {"bytes", i.bytes}, {"gib", i.bytes / units::GiB}, {"note", i.note}});
@@ -73,13 +50,6 @@ nlohmann::json to_json(const model::ModelSpec& m, const hardware::SystemSpec& sy
   for (const auto& f : fixes) s.push_back({{"change", f.change}, {"gpu_bytes", f.gpu_bytes}, {"host_bytes", f.host_bytes}});
   j["suggestions"] = s;
   return j;
-}
-
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return q + "\"";
 }
 
 void print_csv(const sim::MemoryResult& r) {

@@ -12,5 +12,6 @@ using Runner = std::function<int()>;
 Runner add_memory_command(CLI::App& app);
 Runner add_list_command(CLI::App& app);
 Runner add_show_command(CLI::App& app);
+Runner add_train_command(CLI::App& app);
 
 }  // namespace llmsim::cli

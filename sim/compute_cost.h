@@ -1,0 +1,52 @@
+#pragma once
+// Time of kernels on one GPU: GEMMs (tile/wave-quantised fraction of the tensor peak, or bandwidth
+// bound, whichever is slower), fused attention, memory-bound kernels (bytes over the achievable
+// bandwidth) and a launch floor per kernel. Every time is an Interval from the efficiency bands of the
+// system profile (calibrated values, or the documented defaults of hardware/efficiency.cpp).
+#include <cstdint>
+
+#include "hardware/system_spec.h"
+#include "model/operators.h"
+#include "sim/interval.h"
+
+namespace llmsim::sim {
+
+// Shape effects of the physical default model (see compute_cost.cpp for the why of each number).
+inline constexpr std::int64_t kGemmTile = 128;     // output tile edge (elements) of a large cuBLAS kernel
+inline constexpr double kGemmHalfK = 64;           // contraction length at which the main loop runs at half efficiency
+
+class ComputeCost {
+ public:
+  explicit ComputeCost(const hardware::SystemSpec& sys);
+
+  // Whether the GPU has a tensor (or fp32) path for this compute precision.
+  bool supports(DType precision) const;
+
+  // Fraction of the precision's peak a GEMM of this shape reaches (best estimate): the large-GEMM
+  // fraction times wave quantisation times the short-contraction factor.
+  double gemm_shape_factor(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch) const;
+
+  // One GEMM (or `batch` of them) of `flops` FLOPs moving `bytes` bytes, shape m x n x k.
+  Interval gemm(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch, double flops, double bytes,
+                DType precision) const;
+  // A fused attention kernel of `flops` FLOPs and `bytes` bytes.
+  Interval attention(double flops, double bytes, DType precision) const;
+  // A memory-bound kernel (or `kernels` of them) moving `bytes` bytes in total.
+  Interval memory_bound(double bytes, double kernels = 1) const;
+
+  // Forward / backward time of one inventory operator on the compute stream. Communication operators
+  // (TpComm, MoeComm) cost 0 here: CommCost prices them. `weight_grads` false drops the
+  // weight-gradient GEMM (frozen weights). `norm_kernels`: kernels a norm is split into by the
+  // framework (1 = fused), each re-reading and writing the tensor.
+  Interval forward(const model::Operator& op, DType precision, double norm_kernels = 1) const;
+  Interval backward(const model::Operator& op, DType precision, bool weight_grads, double norm_kernels = 1) const;
+
+  double launch_s() const;  // seconds per kernel launch
+
+ private:
+  Interval roofline(double flops, double peak_fraction_value, double frac_low, double frac_high, double bytes,
+                    DType precision, double kernels) const;
+  const hardware::SystemSpec& sys_;
+};
+
+}  // namespace llmsim::sim

@@ -1,0 +1,30 @@
+#pragma once
+// A predicted quantity with its confidence band: `value` is the best estimate, [low, high] the range
+// that follows from the calibration (or default) bands of the efficiencies it was computed from.
+// Times add and scale like the value; a band never inverts.
+#include <algorithm>
+
+namespace llmsim::sim {
+
+struct Interval {
+  double value = 0;  // best estimate (unit of the quantity it describes)
+  double low = 0;    // lower edge of the band
+  double high = 0;   // upper edge of the band
+
+  static Interval exact(double v) { return Interval{v, v, v}; }
+  Interval& operator+=(const Interval& o) {
+    value += o.value;
+    low += o.low;
+    high += o.high;
+    return *this;
+  }
+  friend Interval operator+(Interval a, const Interval& b) { return a += b; }
+  friend Interval operator*(Interval a, double s) { return Interval{a.value * s, a.low * s, a.high * s}; }
+  friend Interval operator*(double s, Interval a) { return a * s; }
+  // Element-wise maximum: the time of two overlapped activities.
+  friend Interval max(const Interval& a, const Interval& b) {
+    return Interval{std::max(a.value, b.value), std::max(a.low, b.low), std::max(a.high, b.high)};
+  }
+};
+
+}  // namespace llmsim::sim
