@@ -35,8 +35,13 @@ double ComputeCost::gemm_shape_factor(std::int64_t m, std::int64_t n, std::int64
   const double tiles = dbl(ceil_div(m, kGemmTile)) * dbl(ceil_div(n, kGemmTile)) * dbl(batch);
   const double waves = std::ceil(tiles / sms);
   const double wave = tiles / (waves * sms);
-  // Partial tiles at the matrix edge compute padding: useful work / computed work.
-  const double edge = (dbl(m) * dbl(n)) / (dbl(ceil_div(m, kGemmTile) * kGemmTile) * dbl(ceil_div(n, kGemmTile) * kGemmTile));
+  // Partial tiles at the matrix edge compute padding: useful work / computed work. A side shorter
+  // than a tile gets a narrower kernel (cuBLAS heuristics pick small tiles / GEMV paths), padded only to
+  // the 16-element tensor-core granularity.
+  const auto padded = [](std::int64_t d) {
+    return d >= kGemmTile ? ceil_div(d, kGemmTile) * kGemmTile : ceil_div(d, 16) * 16;
+  };
+  const double edge = (dbl(m) * dbl(n)) / (dbl(padded(m)) * dbl(padded(n)));
   const double kfac = dbl(k) / (dbl(k) + kGemmHalfK);
   return wave * edge * kfac;
 }

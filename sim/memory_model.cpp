@@ -169,9 +169,10 @@ StageMemory training_stage(const model::ModelSpec& m, const hardware::SystemSpec
   if (lora) {
     // Frozen base: 16-bit for LoRA; NF4 with double quantization on linear layers for QLoRA
     // (embeddings, norms and the LM head stay 16-bit, as bitsandbytes leaves them).
-    const double linear_b = t.finetune == FinetuneKind::Qlora
-                                ? quantized_weight_bytes(model::WeightQuant::Nf4, DType::BF16)
-                                : 2.0;
+    const model::WeightQuant q = t.base_quant != model::WeightQuant::None ? t.base_quant
+                                 : t.finetune == FinetuneKind::Qlora   ? model::WeightQuant::Nf4
+                                                                       : model::WeightQuant::None;
+    const double linear_b = q != model::WeightQuant::None ? quantized_weight_bytes(q, DType::BF16) : 2.0;
     const double base = (sp.linear * linear_b + sp.other * 2.0) / shard_w;
     add(gpu, "frozen_weights", offload_params ? 0.0 : base,
         fmt::format("{:.3g} params: linear at {:.4g} B, rest at 2 B{}", sp.total(), linear_b,

@@ -133,8 +133,12 @@ const std::vector<Setting>& table() {
          r.run.infer.output_len = to_int(v);
          if (!r.was_given("workload")) r.run.workload = Workload::Inference;
        }},
-      {{"weight-quant", K::Choice, "inference weight storage format", {"none", "int8", "int4", "nf4", "fp8"}},
-       [](RunRequest& r, const std::string& v) { model::parse_weight_quant(v, r.run.infer.weight_quant); }},
+      {{"weight-quant", K::Choice, "weight storage format (inference; or the frozen base under LoRA)",
+        {"none", "int8", "int4", "nf4", "fp8"}},
+       [](RunRequest& r, const std::string& v) {
+         model::parse_weight_quant(v, r.run.infer.weight_quant);
+         model::parse_weight_quant(v, r.run.train.base_quant);
+       }},
       {{"kv-dtype", K::Choice, "inference KV-cache element type", {"bf16", "fp16", "fp8"}},
        [](RunRequest& r, const std::string& v) { r.run.infer.kv_dtype = to_dtype(v); }},
   };

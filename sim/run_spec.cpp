@@ -140,6 +140,9 @@ std::vector<std::string> structural_problems(const RunSpec& run, const model::Mo
       why.push_back(fmt::format("{} needs --lora-rank > 0", name_of(t.finetune)));
     if (t.finetune == FinetuneKind::Full && t.lora_rank > 0)
       why.push_back("--lora-rank given but fine-tuning is full (use --finetune lora or --qlora)");
+    if (t.base_quant != model::WeightQuant::None && t.finetune == FinetuneKind::Full)
+      why.push_back(fmt::format("a {} quantized base needs frozen weights (--finetune lora or --qlora)",
+                                model::weight_quant_name(t.base_quant)));
     if (t.offload != Offload::None && t.zero_stage == 0)
       why.push_back("offload needs ZeRO stage 1, 2 or 3 (DeepSpeed ZeRO-Offload)");
     if (t.offload == Offload::OptimizerParams && t.zero_stage != 3)

@@ -73,6 +73,9 @@ struct TrainSpec {
   FinetuneKind finetune = FinetuneKind::Full;
   std::int64_t lora_rank = 0;      // > 0 for lora / qlora
   std::vector<std::string> lora_targets;  // empty = all linear projections
+  // Storage of the frozen base's linear weights under LoRA: none = 16-bit; int8 (LLM.int8()), nf4
+  // (QLoRA implies it), int4, fp8. Dequantized before every base GEMM.
+  model::WeightQuant base_quant = model::WeightQuant::None;
   Framework framework = Framework::DeepSpeed;
   PipelineSchedule schedule = PipelineSchedule::OneFOneB;  // with pp > 1
 };

@@ -21,6 +21,7 @@ double dbl(std::int64_t v) { return static_cast<double>(v); }
 // micro-batch.
 struct Exec {
   int cost = 0;          // index into TrainGraph::costs
+  int layer = -1;        // global layer index; -1 for the embedding and the head
   bool forward = true;
   int micro_batch = 0;
   int chunk = 0;
@@ -126,19 +127,21 @@ class GraphBuilder {
 
     for (const auto& task : tasks) {
       const auto [first, count] = chunks[static_cast<std::size_t>(task.chunk)];
-      std::vector<int> seq;
+      std::vector<std::pair<int, int>> seq;  // (cost, layer)
       const bool has_embed = s == 0 && task.chunk == 0, has_head = s == pp_ - 1 && task.chunk == vp_ - 1;
+      auto layer = [&](std::int64_t l) { return std::pair{layer_cost_index(l), static_cast<int>(l)}; };
       if (task.forward) {
-        if (has_embed) seq.push_back(embed_);
-        for (std::int64_t l = first; l < first + count; ++l) seq.push_back(layer_cost_index(l));
-        if (has_head) seq.push_back(head_);
+        if (has_embed) seq.emplace_back(embed_, -1);
+        for (std::int64_t l = first; l < first + count; ++l) seq.push_back(layer(l));
+        if (has_head) seq.emplace_back(head_, -1);
       } else {
-        if (has_head) seq.push_back(head_);
-        for (std::int64_t l = first + count - 1; l >= first; --l) seq.push_back(layer_cost_index(l));
-        if (has_embed) seq.push_back(embed_);
+        if (has_head) seq.emplace_back(head_, -1);
+        for (std::int64_t l = first + count - 1; l >= first; --l) seq.push_back(layer(l));
+        if (has_embed) seq.emplace_back(embed_, -1);
       }
       for (std::size_t i = 0; i < seq.size(); ++i)
-        st.execs.push_back(Exec{seq[i], task.forward, task.micro_batch, task.chunk, i == 0, i + 1 == seq.size()});
+        st.execs.push_back(Exec{seq[i].first, seq[i].second, task.forward, task.micro_batch, task.chunk, i == 0,
+                                i + 1 == seq.size()});
     }
     st.gather.assign(st.execs.size(), kNone);
     st.done.assign(st.execs.size(), kNone);
@@ -263,16 +266,16 @@ class GraphBuilder {
     NodeId first = kNone, last = kNone;
     if (e.forward) {
       last = first = add(StepNode{"fwd", st.compute, lc.fwd, Phase::Forward, OpClass::Other, s, e.micro_batch},
-                         NodeInfo{.cost = e.cost, .forward = true, .comm_s = lc.fwd_comm.value});
+                         NodeInfo{.cost = e.cost, .forward = true, .comm_s = lc.fwd_comm.value, .layer = e.layer});
       link(first);
     } else {
       if (lc.recompute.value > 0) {
         first = add(StepNode{"recompute", st.compute, lc.recompute, Phase::Recompute, OpClass::Other, s, e.micro_batch},
-                    NodeInfo{.cost = e.cost, .forward = false, .comm_s = lc.recompute_comm.value});
+                    NodeInfo{.cost = e.cost, .forward = false, .comm_s = lc.recompute_comm.value, .layer = e.layer});
         link(first);
       }
       last = add(StepNode{"bwd", st.compute, lc.bwd, Phase::Backward, OpClass::Other, s, e.micro_batch},
-                 NodeInfo{.cost = e.cost, .forward = false, .comm_s = lc.bwd_comm.value});
+                 NodeInfo{.cost = e.cost, .forward = false, .comm_s = lc.bwd_comm.value, .layer = e.layer});
       if (first == kNone) {
         first = last;
         link(last);

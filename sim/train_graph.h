@@ -26,6 +26,7 @@ struct NodeInfo {
   bool forward = false;      // layer execution: forward (else backward or recompute)
   double comm_s = 0;         // best-estimate seconds of blocking collectives inside the node
   const char* module = "";   // breakdown module for nodes that are not layer executions
+  int layer = -1;            // layer execution: global layer index (-1 embedding / head / other nodes)
 };
 
 // A forward or backward pass of one micro-batch through one model chunk on one stage.

@@ -38,8 +38,16 @@ std::string op_class_key(const Operator& op, bool backward) {
 
 // The weight dtype the layer GEMMs read: packed NF4 for QLoRA (dequantized before every GEMM).
 DType layer_weight_dtype(const RunSpec& run) {
-  if (run.workload == Workload::Finetune && run.train.finetune == FinetuneKind::Qlora) return DType::NF4;
-  return run.train.precision;
+  const auto& t = run.train;
+  if (run.workload != Workload::Finetune || t.finetune == FinetuneKind::Full) return t.precision;
+  switch (t.base_quant) {
+    case model::WeightQuant::Int8: return DType::INT8;
+    case model::WeightQuant::Int4: return DType::INT4;
+    case model::WeightQuant::Nf4: return DType::NF4;
+    case model::WeightQuant::Fp8: return DType::FP8;
+    case model::WeightQuant::None: break;
+  }
+  return t.finetune == FinetuneKind::Qlora ? DType::NF4 : t.precision;
 }
 
 // One LoRA-adapted projection: x[T, d_in] -> A (d_in x r) -> B (r x d_out), d_* after TP sharding.

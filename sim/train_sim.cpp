@@ -282,6 +282,13 @@ TrainResult simulate_training(const model::ModelSpec& m, const hardware::SystemS
     for (NodeId v = 0; v < tg.graph.size(); ++v) {
       const StepNode& n = g[v];
       std::string name = n.name;
+      const NodeInfo& info = tg.info[v];
+      if (info.cost >= 0) {
+        const auto kind = tg.costs[static_cast<std::size_t>(info.cost)].kind;
+        name += kind == LayerKind::Embedding ? " embedding"
+                : kind == LayerKind::Head    ? " head+loss"
+                                             : fmt::format(" L{}", info.layer);
+      }
       if (n.micro_batch >= 0) name += fmt::format(" mb{}", n.micro_batch);
       r.trace.push_back(TraceEvent{std::move(name), tg.graph.resources()[static_cast<std::size_t>(n.resource)], n.stage,
                                    s.nodes[v].start, s.nodes[v].end - s.nodes[v].start,

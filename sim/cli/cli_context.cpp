@@ -90,6 +90,8 @@ std::string describe_run(const sim::RunSpec& r) {
   if (p.sequence_parallel) s += ", sequence parallel";
   if (p.pp > 1) s += fmt::format(", {} pipeline", sim::name_of(t.schedule));
   if (t.finetune != sim::FinetuneKind::Full) s += fmt::format(", {} rank {}", sim::name_of(t.finetune), t.lora_rank);
+  if (t.base_quant != model::WeightQuant::None)
+    s += fmt::format(", {} base", model::weight_quant_name(t.base_quant));
   if (t.optimizer != sim::Optimizer::Adam) s += fmt::format(", {}", sim::name_of(t.optimizer));
   return s;
 }

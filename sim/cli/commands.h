@@ -13,5 +13,6 @@ Runner add_memory_command(CLI::App& app);
 Runner add_list_command(CLI::App& app);
 Runner add_show_command(CLI::App& app);
 Runner add_train_command(CLI::App& app);
+Runner add_validate_command(CLI::App& app);
 
 }  // namespace llmsim::cli

@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   runners["list"] = llmsim::cli::add_list_command(app);
   runners["show"] = llmsim::cli::add_show_command(app);
   runners["train"] = llmsim::cli::add_train_command(app);
+  runners["validate"] = llmsim::cli::add_validate_command(app);
   try {
     app.parse(argc, argv);
     for (const auto* sub : app.get_subcommands()) return runners.at(sub->get_name())();

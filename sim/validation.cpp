@@ -1,0 +1,270 @@
+#include "sim/validation.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "hardware/system_toml.h"
+#include "sim/base/error.h"
+#include "sim/base/units.h"
+#include "sim/interval.h"
+#include "sim/memory_model.h"
+#include "sim/train_sim.h"
+
+namespace llmsim::sim {
+
+namespace {
+
+const char* const kInferenceNotImplemented =
+    "unsupported: the inference/serving simulator is not implemented yet (issue 4)";
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// The system's name for grouping: the preset name, or the file name without .toml for a path.
+std::string system_label(const std::string& system) {
+  if (system.find('/') == std::string::npos && !system.ends_with(".toml")) return system;
+  return std::filesystem::path(system).stem().string();
+}
+
+// A prediction with its band ordered low <= high.
+void set_prediction(ValidationRow& row, const Interval& iv) {
+  row.predicted = iv.value;
+  row.low = std::min({iv.low, iv.high, iv.value});
+  row.high = std::max({iv.low, iv.high, iv.value});
+  row.status = kValidationOk;
+}
+
+void set_fits(ValidationRow& row, bool fits) {
+  set_prediction(row, Interval::exact(fits ? 1.0 : 0.0));
+}
+
+void set_unsupported(ValidationRow& row, const std::string& reason) {
+  row.status = "unsupported: " + reason;
+  row.predicted = row.low = row.high = row.error_pct = 0;
+}
+
+// The relative error of an ok row (fits: agreement); a measured 0 has no relative error.
+void finish_error(ValidationRow& row) {
+  if (!row.ok()) return;
+  if (row.metric == "fits") {
+    row.error_pct = (row.predicted == row.measured) ? 0.0 : 100.0;
+    return;
+  }
+  if (row.measured == 0) {
+    set_unsupported(row, "the measured value is 0; a relative error is undefined");
+    return;
+  }
+  row.error_pct = (row.predicted - row.measured) / row.measured * 100.0;
+}
+
+// "predicted OOM (…)" when the memory model says the run does not fit; empty when it fits.
+std::string oom_note(const MemoryResult& m) {
+  if (!m.valid() || m.fits()) return "";
+  if (!m.gpu_fits())
+    return fmt::format("predicted OOM ({:.2f} of {:.2f} GiB per GPU)", m.gpu_bytes / units::GiB,
+                       m.gpu_capacity_bytes / units::GiB);
+  return fmt::format("predicted host OOM ({:.2f} of {:.2f} GiB per node)", m.host_bytes / units::GiB,
+                     m.host_capacity_bytes / units::GiB);
+}
+
+// fits / peak_mem_gib from the memory model (any workload). False when the metric is not a memory one.
+bool predict_memory_metric(ValidationRow& row, const MemoryResult& m) {
+  if (row.metric != "fits" && row.metric != "peak_mem_gib") return false;
+  if (!m.valid()) {
+    set_unsupported(row, m.problems.front());
+    return true;
+  }
+  if (row.metric == "fits") set_fits(row, m.fits());
+  else set_prediction(row, Interval::exact(m.gpu_bytes / units::GiB));
+  return true;
+}
+
+void predict_training(ValidationRow& row, const MeasuredRun& mr, const hardware::SystemSpec& sys) {
+  const TrainResult r = simulate_training(mr.model, sys, mr.run);
+  // Memory metrics need only the memory model; a framework or schedule problem of the time simulator
+  // does not stop them (a structural problem does: the memory model reports it).
+  if (predict_memory_metric(row, r.memory)) return;
+  if (!r.valid()) return set_unsupported(row, r.problems.front());
+  const std::string& k = row.metric;
+  if (k == "step_time_s") set_prediction(row, r.step_time_s);
+  else if (k == "tokens_per_s") set_prediction(row, r.tokens_per_s);
+  else if (k == "tokens_per_s_per_gpu") set_prediction(row, r.tokens_per_s_per_gpu);
+  else if (k == "samples_per_s") set_prediction(row, r.samples_per_s);
+  else if (k == "mfu") set_prediction(row, r.mfu);
+  else if (k == "hfu") set_prediction(row, r.hfu);
+  else if (k == "tflops_per_gpu") {
+    if (notes_count_recompute_flops(mr.notes)) {
+      set_prediction(row, r.hfu * (r.peak_flops_per_gpu / 1e12));
+      row.note = "hardware TFLOP/s (the source counts recomputation)";
+    } else {
+      set_prediction(row, r.model_tflops_per_gpu);
+    }
+  } else {
+    return set_unsupported(row, fmt::format("metric {} is not predicted for {} rows", k, row.workload));
+  }
+  const std::string oom = oom_note(r.memory);
+  if (!oom.empty()) row.note = row.note.empty() ? oom : oom + "; " + row.note;
+}
+
+void predict_inference(ValidationRow& row, const MeasuredRun& mr, const hardware::SystemSpec& sys) {
+  if (row.metric != "fits" && row.metric != "peak_mem_gib") {
+    row.status = kInferenceNotImplemented;
+    return;
+  }
+  predict_memory_metric(row, evaluate_memory(mr.model, sys, mr.run));
+}
+
+}  // namespace
+
+std::vector<std::string> run_features(const RunSpec& run_in) {
+  const RunSpec run = with_defaults(run_in);
+  const auto& p = run.par;
+  std::vector<std::string> f;
+  if (p.tp > 1) f.emplace_back("tp");
+  if (p.pp > 1) f.emplace_back("pp");
+  if (run.workload == Workload::Inference) {
+    if (run.infer.weight_quant != model::WeightQuant::None)
+      f.push_back("quant-" + std::string(model::weight_quant_name(run.infer.weight_quant)));
+    if (run.infer.kv_dtype == DType::FP8) f.emplace_back("kv-fp8");
+    return f;
+  }
+  const auto& t = run.train;
+  if (p.pp > 1 && p.vp > 1) f.emplace_back("vp");
+  if (p.cp > 1) f.emplace_back("cp");
+  if (p.ep > 1) f.emplace_back("ep");
+  if (p.dp > 1) f.emplace_back("dp");
+  if (p.sequence_parallel && p.tp > 1) f.emplace_back("sp");
+  if (t.zero_stage > 0) f.push_back(fmt::format("zero{}", t.zero_stage));
+  if (t.recompute == Recompute::Selective) f.emplace_back("recompute-selective");
+  if (t.recompute == Recompute::Full) f.emplace_back("recompute-full");
+  if (t.offload != Offload::None) f.emplace_back("offload");
+  if (t.offload == Offload::OptimizerParams) f.emplace_back("offload-params");
+  if (t.finetune == FinetuneKind::Lora) f.emplace_back("lora");
+  if (t.finetune == FinetuneKind::Qlora) f.emplace_back("qlora");
+  if (t.flash_attn) f.emplace_back("flash");
+  if (p.pp > 1 && t.schedule == PipelineSchedule::GPipe) f.emplace_back("gpipe");
+  return f;
+}
+
+bool notes_count_recompute_flops(const std::string& notes) {
+  const std::string n = lower(notes);
+  for (const char* phrase : {"includes the activation-recomputation", "includes the activation recomputation",
+                             "includes recomputation", "counts recomputation", "counts the recomputation",
+                             "hardware flops", "eq.3", "eq. 3"})
+    if (n.find(phrase) != std::string::npos) return true;
+  return false;
+}
+
+ValidationRow predict_row(const MeasuredRun& mr, const std::string& data_dir) {
+  ValidationRow row;
+  row.file = mr.file;
+  row.line = mr.line;
+  row.run_id = mr.run_id;
+  row.workload = mr.workload;
+  row.metric = mr.metric;
+  row.system = system_label(mr.system);
+  row.framework = mr.framework;
+  row.measured = mr.value;
+  row.defaults = mr.defaults;
+  try {
+    row.features = run_features(mr.run);
+    // The reader already resolved relative paths against the CSV's folder; a preset name stays a name.
+    const hardware::SystemSpec sys = hardware::resolve_system(mr.system, data_dir);
+    if (mr.run.workload == Workload::Inference) predict_inference(row, mr, sys);
+    else predict_training(row, mr, sys);
+  } catch (const Error& e) {
+    set_unsupported(row, e.what());
+  }
+  finish_error(row);
+  return row;
+}
+
+std::vector<ValidationRow> predict_rows(const std::vector<MeasuredRun>& runs, const std::string& data_dir) {
+  std::vector<ValidationRow> rows;
+  rows.reserve(runs.size());
+  for (const auto& r : runs) rows.push_back(predict_row(r, data_dir));
+  return rows;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+namespace {
+
+GroupStats stats_of(const std::string& key, const std::vector<const ValidationRow*>& rows) {
+  GroupStats g;
+  g.key = key;
+  g.rows = rows.size();
+  std::vector<double> abs_err;
+  double sum_abs = 0, sum = 0;
+  std::vector<const ValidationRow*> scored;
+  for (const auto* r : rows) {
+    if (!r->ok()) {
+      ++g.unsupported;
+      continue;
+    }
+    if (r->metric == "fits") {
+      ++g.fits_total;
+      if (r->error_pct == 0) ++g.fits_agree;
+      continue;
+    }
+    abs_err.push_back(std::fabs(r->error_pct));
+    sum_abs += std::fabs(r->error_pct);
+    sum += r->error_pct;
+    scored.push_back(r);
+  }
+  g.count = abs_err.size();
+  if (g.count > 0) {
+    g.median_abs_pct = median(abs_err);
+    g.mape = sum_abs / static_cast<double>(g.count);
+    g.mean_pct = sum / static_cast<double>(g.count);
+  }
+  // Largest |error| first; ties keep file order.
+  std::stable_sort(scored.begin(), scored.end(), [](const ValidationRow* a, const ValidationRow* b) {
+    return std::fabs(a->error_pct) > std::fabs(b->error_pct);
+  });
+  for (std::size_t i = 0; i < scored.size() && i < 5; ++i)
+    g.worst.push_back(WorstRow{scored[i]->run_id, scored[i]->metric, scored[i]->error_pct});
+  return g;
+}
+
+}  // namespace
+
+ValidationSummary summarize(const std::vector<ValidationRow>& rows) {
+  ValidationSummary s;
+  std::vector<const ValidationRow*> all;
+  for (const auto& r : rows) all.push_back(&r);
+  s.overall = stats_of("all", all);
+
+  using KeysOf = std::vector<std::string> (*)(const ValidationRow&);
+  const std::vector<std::pair<std::string, KeysOf>> keys = {
+      {"workload", [](const ValidationRow& r) { return std::vector<std::string>{r.workload}; }},
+      {"metric", [](const ValidationRow& r) { return std::vector<std::string>{r.metric}; }},
+      {"system", [](const ValidationRow& r) { return std::vector<std::string>{r.system}; }},
+      {"feature",
+       [](const ValidationRow& r) { return r.features.empty() ? std::vector<std::string>{"none"} : r.features; }},
+  };
+  for (const auto& [by, keys_of] : keys) {
+    std::map<std::string, std::vector<const ValidationRow*>> members;
+    for (const auto& r : rows)
+      for (const auto& k : keys_of(r)) members[k].push_back(&r);
+    Grouping grouping{.by = by, .groups = {}};
+    for (const auto& [k, m] : members) grouping.groups.push_back(stats_of(k, m));
+    s.groupings.push_back(std::move(grouping));
+  }
+  return s;
+}
+
+}  // namespace llmsim::sim

@@ -1,0 +1,286 @@
+// Training simulator: golden numbers derived by hand (GEMM time, FLOPs per token, 1F1B bubble, ZeRO-3
+// communication volume) and behaviour per technique.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <numeric>
+#include <string>
+
+#include "memory_test_util.h"
+#include "sim/compute_cost.h"
+#include "sim/pipeline_order.h"
+#include "sim/train_sim.h"
+
+using namespace llmsim;
+using llmsim::test::preset_model;
+using llmsim::test::preset_system;
+
+namespace {
+
+sim::RunSpec pretrain(std::int64_t gpus, std::int64_t micro_batch, std::int64_t global_batch, std::int64_t seq) {
+  sim::RunSpec r;
+  r.workload = sim::Workload::Pretrain;
+  r.par.gpus = gpus;
+  r.train.micro_batch = micro_batch;
+  r.train.global_batch = global_batch;
+  r.train.seq_len = seq;
+  return r;
+}
+
+double share(const std::vector<sim::TimeShare>& v, const std::string& name) {
+  for (const auto& x : v)
+    if (x.name == name) return x.seconds;
+  return 0.0;
+}
+
+double total(const std::vector<sim::TimeShare>& v) {
+  return std::accumulate(v.begin(), v.end(), 0.0, [](double a, const sim::TimeShare& x) { return a + x.seconds; });
+}
+
+bool mentions(const std::vector<std::string>& problems, const std::string& word) {
+  for (const auto& p : problems)
+    if (p.find(word) != std::string::npos) return true;
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("a single large GEMM takes its FLOPs at the wave-quantised fraction of the bf16 peak") {
+  const auto sys = preset_system("a800-nvlink");
+  const sim::ComputeCost cc(sys);
+  const std::int64_t n = 8192;
+  const double flops = 2.0 * n * n * n;
+  // 128x128 tiles: 64 x 64 = 4096 tiles over 108 SMs = 38 waves, the last one partly idle.
+  const double wave = 4096.0 / (38.0 * 108.0);
+  const double kfac = 8192.0 / (8192.0 + 64.0);
+  const double expected = flops / (312e12 * 0.75 * wave * kfac);
+  const auto t = cc.gemm(n, n, n, 1, flops, 3.0 * n * n * 2, DType::BF16);
+  CHECK(t.value == doctest::Approx(expected).epsilon(1e-9));
+  CHECK(t.low == doctest::Approx(flops / (312e12 * 0.85 * wave * kfac)).epsilon(1e-9));
+  CHECK(t.high == doctest::Approx(flops / (312e12 * 0.60 * wave * kfac)).epsilon(1e-9));
+  // A skinny decode-like GEMM is bandwidth bound: 1 x 8192 x 8192 reads the 128 MiB of weights.
+  const double bytes = 8192.0 * 8192.0 * 2 + 2 * 8192.0 * 2;
+  const auto skinny = cc.gemm(1, n, n, 1, 2.0 * n * n, bytes, DType::BF16);
+  CHECK(skinny.value == doctest::Approx(bytes / (2039e9 * 0.88)).epsilon(1e-9));
+}
+
+TEST_CASE("FLOPs per token follow 6N + 12 L s h (Narayanan et al. 2021 Eq. 3 without recompute)") {
+  const auto m = preset_model("llama2-7b");
+  const auto sys = preset_system("a800-nvlink");
+  auto run = pretrain(8, 1, 8, 2048);
+  run.train.zero_stage = 1;
+  const auto r = sim::simulate_training(m, sys, run);
+  REQUIRE(r.valid());
+  // Linear weights a token multiplies: all parameters minus the embedding table (32000 x 4096) and
+  // the 65 RMSNorm weight vectors (2 per layer + the final one) of 4096.
+  const double linear = 6738415616.0 - 32000.0 * 4096 - 65.0 * 4096;
+  const double per_token = 6.0 * linear + 12.0 * 32 * 2048 * 4096;
+  CHECK(r.model_flops_per_step / r.tokens_per_step == doctest::Approx(per_token).epsilon(1e-12));
+  CHECK(r.hardware_flops_per_step == doctest::Approx(r.model_flops_per_step));
+  // Full recomputation runs every forward again: + 2N + 4 L s h per token.
+  run.train.recompute = sim::Recompute::Full;
+  const auto full = sim::simulate_training(m, sys, run);
+  CHECK(full.hardware_flops_per_step / full.tokens_per_step ==
+        doctest::Approx(per_token + 2.0 * linear + 4.0 * 32 * 2048 * 4096).epsilon(1e-12));
+  CHECK(full.step_time_s.value > r.step_time_s.value);
+  CHECK(full.hfu.value > full.mfu.value);
+}
+
+TEST_CASE("pipeline orders: every stage runs each micro-batch forward and backward once per chunk") {
+  for (int vp : {1, 2}) {
+    const auto order = sim::pipeline_order(4, vp, 8, sim::PipelineSchedule::OneFOneB);
+    REQUIRE(order.size() == 4);
+    for (std::size_t s = 0; s < order.size(); ++s) {
+      CHECK(order[s].size() == static_cast<std::size_t>(2 * 8 * vp));
+      int fwd = 0;
+      for (const auto& t : order[s]) fwd += t.forward ? 1 : 0;
+      CHECK(fwd == 8 * vp);
+    }
+    // 1F1B warm-up on stage 0: pp - 1 forwards before the first backward (interleaved: 2(pp-1) + (vp-1)pp).
+    const auto& s0 = order[0];
+    std::size_t first_bwd = 0;
+    while (s0[first_bwd].forward) ++first_bwd;
+    CHECK(first_bwd == static_cast<std::size_t>(vp == 1 ? 4 : 2 * 3 + 4 + 1));
+  }
+  CHECK(!sim::pipeline_problems(4, 2, 6, sim::PipelineSchedule::OneFOneB).empty());
+  CHECK(sim::pipeline_problems(4, 2, 8, sim::PipelineSchedule::OneFOneB).empty());
+}
+
+TEST_CASE("1F1B pipeline bubble is (p-1)/(m+p-1) of the step for balanced stages") {
+  // 8 identical layers on 4 stages; a tiny vocabulary keeps the embedding and head negligible.
+  const auto m = model::make_custom_model({.arch = "llama", .layers = 8, .hidden = 4096, .heads = 32, .vocab = 128},
+                                          Location{.key = "test"});
+  const auto sys = preset_system("dgx-a100-80gb");
+  for (int mb : {4, 8, 16}) {
+    auto run = pretrain(4, 1, mb, 2048);
+    run.par.pp = 4;
+    run.train.framework = sim::Framework::Megatron;
+    const auto r = sim::simulate_training(m, sys, run);
+    REQUIRE(r.valid());
+    const double p = 4, expected = (p - 1) / (mb + p - 1);
+    CHECK(r.bubble_s / r.step_time_s.value == doctest::Approx(expected).epsilon(0.03));
+    CHECK(r.peak_in_flight == std::min(mb, 4));
+    // GPipe has the same bubble but keeps every micro-batch in flight.
+    run.train.schedule = sim::PipelineSchedule::GPipe;
+    const auto g = sim::simulate_training(m, sys, run);
+    CHECK(g.bubble_s / g.step_time_s.value == doctest::Approx(expected).epsilon(0.03));
+    CHECK(g.peak_in_flight == mb);
+  }
+}
+
+TEST_CASE("ZeRO-3 moves 1.5x the bytes of data-parallel all-reduce (Rajbhandari et al. 2020 Sec. 7)") {
+  const auto m = preset_model("llama2-7b");
+  const auto sys = preset_system("a800-nvlink");
+  auto run = pretrain(8, 1, 8, 512);
+  run.train.framework = sim::Framework::DeepSpeed;
+  run.train.zero_stage = 0;
+  const auto z0 = sim::simulate_training(m, sys, run);
+  run.train.zero_stage = 3;
+  const auto z3 = sim::simulate_training(m, sys, run);
+  REQUIRE(z0.valid());
+  REQUIRE(z3.valid());
+  const double ar = share(z0.by_op_class, "all_reduce");
+  const double z3_bytes_time = share(z3.by_op_class, "all_gather") + share(z3.by_op_class, "reduce_scatter");
+  REQUIRE(ar > 0);
+  // Same ring bandwidth; only the per-call latency terms differ (ZeRO-3 issues ~3 calls per layer).
+  CHECK(z3_bytes_time / ar == doctest::Approx(1.5).epsilon(0.02));
+}
+
+TEST_CASE("the phase breakdown sums to the step time") {
+  const auto m = preset_model("llama2-13b");
+  const auto sys = preset_system("a800-nvlink");
+  auto run = pretrain(8, 1, 32, 2048);
+  run.par.tp = 2;
+  run.par.pp = 2;
+  run.train.framework = sim::Framework::Megatron;
+  run.train.recompute = sim::Recompute::Full;
+  const auto r = sim::simulate_training(m, sys, run);
+  REQUIRE(r.valid());
+  CHECK(total(r.by_phase) == doctest::Approx(r.step_time_s.value).epsilon(1e-9));
+  CHECK(share(r.by_phase, "recompute") > 0);
+  CHECK(share(r.by_phase, "pipeline bubble") > 0);
+  CHECK(share(r.by_phase, "exposed communication") > 0);  // TP all-reduces block the compute stream
+  CHECK(r.step_time_s.low <= r.step_time_s.value);
+  CHECK(r.step_time_s.value <= r.step_time_s.high);
+}
+
+TEST_CASE("techniques change time in the expected direction") {
+  const auto m = preset_model("llama2-7b");
+  const auto sys = preset_system("rtx4090-pcie");
+  auto base = pretrain(8, 1, 8, 512);
+  base.workload = sim::Workload::Finetune;
+  base.train.framework = sim::Framework::DeepSpeed;
+  base.train.zero_stage = 2;
+  const auto full = sim::simulate_training(m, sys, base);
+  REQUIRE(full.valid());
+
+  SUBCASE("ZeRO-Offload adds PCIe transfers and CPU Adam") {
+    auto run = base;
+    run.train.offload = sim::Offload::Optimizer;
+    const auto r = sim::simulate_training(m, sys, run);
+    REQUIRE(r.valid());
+    CHECK(share(r.by_op_class, "cpu_optimizer") > 0);
+    CHECK(share(r.by_op_class, "memcpy") > 0);
+    CHECK(share(r.by_phase, "optimizer") == 0);
+  }
+  SUBCASE("LoRA freezes the base: no weight-gradient GEMMs, adapters appear") {
+    auto run = base;
+    run.train.finetune = sim::FinetuneKind::Lora;
+    run.train.lora_rank = 16;
+    const auto r = sim::simulate_training(m, sys, run);
+    REQUIRE(r.valid());
+    CHECK(share(r.by_module, "lora") > 0);
+    CHECK(r.step_time_s.value < full.step_time_s.value);
+    // Model FLOPs: 4 per frozen weight instead of 6.
+    CHECK(r.model_flops_per_step < full.model_flops_per_step * 0.75);
+  }
+  SUBCASE("QLoRA dequantizes NF4 weights before every base GEMM") {
+    auto run = base;
+    run.train.finetune = sim::FinetuneKind::Qlora;
+    run.train.lora_rank = 64;
+    const auto r = sim::simulate_training(m, sys, run);
+    REQUIRE(r.valid());
+    CHECK(share(r.by_module, "dequantization") > 0);
+  }
+  SUBCASE("the unfused attention chain is slower than FlashAttention") {
+    auto run = base;
+    run.train.flash_attn = false;
+    const auto r = sim::simulate_training(m, sys, run);
+    CHECK(share(r.by_module, "attention.core") > share(full.by_module, "attention.core"));
+  }
+}
+
+TEST_CASE("staged PCIe collectives make the RTX 4090 box communication bound") {
+  const auto m = preset_model("llama2-7b");
+  auto run = pretrain(8, 1, 8, 512);
+  run.train.framework = sim::Framework::DeepSpeed;
+  run.train.zero_stage = 3;
+  const auto pcie = sim::simulate_training(m, preset_system("rtx4090-pcie"), run);
+  const auto nvl = sim::simulate_training(m, preset_system("a800-nvlink"), run);
+  REQUIRE(pcie.valid());
+  CHECK(share(pcie.by_phase, "exposed communication") / pcie.step_time_s.value >
+        share(nvl.by_phase, "exposed communication") / nvl.step_time_s.value);
+}
+
+TEST_CASE("impossible configurations are results with reasons") {
+  const auto m = preset_model("llama2-7b");
+  const auto sys = preset_system("a800-nvlink");
+  auto run = pretrain(8, 1, 8, 512);
+  SUBCASE("Megatron has no ZeRO-3") {
+    run.train.framework = sim::Framework::Megatron;
+    run.train.zero_stage = 3;
+    CHECK(mentions(sim::simulate_training(m, sys, run).problems, "ZeRO-1"));
+  }
+  SUBCASE("micro-batch not dividing the global batch per DP rank") {
+    run.train.micro_batch = 3;
+    CHECK(mentions(sim::simulate_training(m, sys, run).problems, "not a multiple"));
+  }
+  SUBCASE("pp larger than the layers") {
+    run.par.pp = 8;
+    run.par.gpus = 8;
+    run.train.framework = sim::Framework::Megatron;
+    const auto big = preset_model("llama2-7b");
+    auto r = run;
+    r.par.pp = 64;
+    r.par.gpus = 64;
+    CHECK(mentions(sim::simulate_training(big, preset_system("dgx-a100-80gb"), r).problems, "exceeds"));
+  }
+  SUBCASE("LoRA with rank 0") {
+    run.workload = sim::Workload::Finetune;
+    run.train.finetune = sim::FinetuneKind::Lora;
+    CHECK(mentions(sim::simulate_training(m, sys, run).problems, "lora-rank"));
+  }
+  SUBCASE("fp8 on a GPU without fp8") {
+    run.train.precision = DType::FP8;
+    CHECK(mentions(sim::simulate_training(m, sys, run).problems, "fp8"));
+  }
+  SUBCASE("DeepSpeed ZeRO-3 with pipeline parallelism") {
+    run.par.pp = 2;
+    run.train.zero_stage = 3;
+    CHECK(mentions(sim::simulate_training(m, sys, run).problems, "pipeline"));
+  }
+  SUBCASE("interleaving with a micro-batch count that pp does not divide") {
+    run.train.framework = sim::Framework::Megatron;
+    run.par.pp = 4;
+    run.par.vp = 2;
+    run.train.global_batch = 6;
+    run.par.gpus = 4;
+    CHECK(mentions(sim::simulate_training(m, sys, run).problems, "multiple of pp"));
+  }
+}
+
+TEST_CASE("every system preset simulates a small run") {
+  const auto m = preset_model("llama2-7b");
+  for (const auto& name : hardware::list_system_presets(LLMSIM_DATA_DIR)) {
+    CAPTURE(name);
+    const auto sys = preset_system(name);
+    auto run = pretrain(8, 1, 8, 1024);
+    run.train.zero_stage = 3;
+    run.train.precision = sys.gpu.peak(DType::BF16) > 0 ? DType::BF16 : DType::FP16;
+    const auto r = sim::simulate_training(m, sys, run);
+    REQUIRE(r.valid());
+    CHECK(r.step_time_s.value > 0);
+    CHECK(r.mfu.value > 0.05);
+    CHECK(r.mfu.value < 1.0);
+  }
+}
