@@ -87,6 +87,18 @@ bool predict_memory_metric(ValidationRow& row, const MemoryResult& m) {
   return true;
 }
 
+// Defaults that depend on the system: an unstated precision is bf16 where the GPU has it and fp16
+// otherwise (V100 has no bf16 path; its mixed-precision runs are fp16).
+MeasuredRun with_system_defaults(const MeasuredRun& mr, const hardware::SystemSpec& sys, std::vector<std::string>& notes) {
+  MeasuredRun out = mr;
+  for (auto& d : notes)
+    if (d.rfind("precision=", 0) == 0 && sys.gpu.peak(out.run.train.precision) <= 0 && sys.gpu.peak(DType::FP16) > 0) {
+      out.run.train.precision = out.run.infer.precision = DType::FP16;
+      d = "precision=fp16 (not stated; the GPU has no bf16)";
+    }
+  return out;
+}
+
 void predict_training(ValidationRow& row, const MeasuredRun& mr, const hardware::SystemSpec& sys) {
   const TrainResult r = simulate_training(mr.model, sys, mr.run);
   // Memory metrics need only the memory model; a framework or schedule problem of the time simulator
@@ -178,8 +190,9 @@ ValidationRow predict_row(const MeasuredRun& mr, const std::string& data_dir) {
     row.features = run_features(mr.run);
     // The reader already resolved relative paths against the CSV's folder; a preset name stays a name.
     const hardware::SystemSpec sys = hardware::resolve_system(mr.system, data_dir);
-    if (mr.run.workload == Workload::Inference) predict_inference(row, mr, sys);
-    else predict_training(row, mr, sys);
+    const MeasuredRun run = with_system_defaults(mr, sys, row.defaults);
+    if (run.run.workload == Workload::Inference) predict_inference(row, run, sys);
+    else predict_training(row, run, sys);
   } catch (const Error& e) {
     set_unsupported(row, e.what());
   }
