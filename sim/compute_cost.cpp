@@ -70,7 +70,9 @@ Interval ComputeCost::gemm(std::int64_t m, std::int64_t n, std::int64_t k, std::
 
 Interval ComputeCost::attention(double flops, double bytes, DType precision) const {
   const auto& f = sys_.efficiency.attention;
-  return roofline(flops, f.value, f.low, f.high, bytes, precision, 1);
+  // fp8 training recipes (Transformer Engine) keep attention in 16 bits: its FLOPs run at the bf16 peak.
+  const DType p = precision == DType::FP8 ? DType::BF16 : precision;
+  return roofline(flops, f.value, f.low, f.high, bytes, p, 1);
 }
 
 Interval ComputeCost::memory_bound(double bytes, double kernels) const {

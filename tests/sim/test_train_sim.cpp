@@ -284,3 +284,19 @@ TEST_CASE("every system preset simulates a small run") {
     CHECK(r.mfu.value < 1.0);
   }
 }
+
+TEST_CASE("fp8 GEMMs on a GPU that has them; attention stays at the 16-bit rate") {
+  const auto m = preset_model("llama3-8b");
+  const auto sys = preset_system("dgx-h100");
+  auto run = pretrain(8, 1, 8, 4096);
+  run.train.framework = sim::Framework::Megatron;
+  run.par.tp = 8;
+  run.par.sequence_parallel = true;
+  const auto bf16 = sim::simulate_training(m, sys, run);
+  run.train.precision = DType::FP8;
+  const auto fp8 = sim::simulate_training(m, sys, run);
+  REQUIRE(fp8.valid());
+  CHECK(share(fp8.by_op_class, "gemm") < 0.75 * share(bf16.by_op_class, "gemm"));
+  CHECK(share(fp8.by_op_class, "attention") == doctest::Approx(share(bf16.by_op_class, "attention")));
+  CHECK(fp8.peak_flops_per_gpu == doctest::Approx(2.0 * bf16.peak_flops_per_gpu).epsilon(0.01));
+}
