@@ -85,6 +85,9 @@ Efficiency default_efficiency() {
   // Engineering assumption (Efficiency has no source field for it): CUDA kernel launch overhead is
   // commonly measured at 2-10 us per launch without CUDA graphs; 5 us is the middle.
   e.kernel_launch_s = 5.0 * units::us;
+  // Engineering assumption until calibrated: a 64-deep contraction (four 16-wide tensor-core k-steps)
+  // spends as long in the prologue/epilogue as in the main loop; calibration fits it per GPU.
+  e.gemm_half_k = 64;
   e.cpu_adam_params_per_s = 4.0e9;
   e.cpu_adam_source =
       "Ren et al. 2021, 'ZeRO-Offload' (USENIX ATC'21), CPU-Adam latency table: ~0.22 s per 1B and "

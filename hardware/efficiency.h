@@ -26,6 +26,7 @@ struct Efficiency {
   Fraction pcie_bandwidth;               // host<->device copy bandwidth / PCIe datasheet
   Fraction network_bandwidth;            // inter-node bus bandwidth / NIC line rate
   double kernel_launch_s = 0;            // seconds per kernel launch (overhead floor)
+  double gemm_half_k = 64;               // elements: GEMM contraction length at which the main loop runs at half efficiency
   double cpu_adam_params_per_s = 0;      // parameters/s of a CPU Adam update over the node's cores
   std::string cpu_adam_source;
 };

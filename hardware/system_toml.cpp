@@ -57,6 +57,7 @@ const std::initializer_list<const char*> kEfficiencyKeys = {
     "pcie_bandwidth_fraction",
     "network_bandwidth_fraction",
     "kernel_launch_us",
+    "gemm_half_k",
     "cpu_adam_Mparams_per_s",
     "source"};
 
@@ -203,6 +204,7 @@ void read_efficiency(std::optional<TomlReader> t, Efficiency& e) {
   override_fraction(*t, "pcie_bandwidth_fraction", source, e.pcie_bandwidth);
   override_fraction(*t, "network_bandwidth_fraction", source, e.network_bandwidth);
   if (const auto v = t->opt_non_negative("kernel_launch_us")) e.kernel_launch_s = *v * units::us;
+  if (const auto v = t->opt_positive("gemm_half_k")) e.gemm_half_k = *v;
   if (const auto v = t->opt_positive("cpu_adam_Mparams_per_s")) {
     e.cpu_adam_params_per_s = *v * 1e6;
     e.cpu_adam_source = source;

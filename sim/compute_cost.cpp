@@ -23,15 +23,10 @@ double dbl(std::int64_t v) { return static_cast<double>(v); }
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 }  // namespace
 
-ComputeCost::ComputeCost(const hardware::SystemSpec& sys) : sys_(sys) {}
-
-bool ComputeCost::supports(DType precision) const { return sys_.gpu.peak(precision) > 0; }
-
-double ComputeCost::launch_s() const { return sys_.efficiency.kernel_launch_s; }
-
-double ComputeCost::gemm_shape_factor(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch) const {
+double gemm_shape_factor(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch, int sm_count,
+                         double half_k) {
   if (m <= 0 || n <= 0 || k <= 0 || batch <= 0) return 1.0;
-  const double sms = std::max(1, sys_.gpu.sm_count);
+  const double sms = std::max(1, sm_count);
   const double tiles = dbl(ceil_div(m, kGemmTile)) * dbl(ceil_div(n, kGemmTile)) * dbl(batch);
   const double waves = std::ceil(tiles / sms);
   const double wave = tiles / (waves * sms);
@@ -42,8 +37,18 @@ double ComputeCost::gemm_shape_factor(std::int64_t m, std::int64_t n, std::int64
     return d >= kGemmTile ? ceil_div(d, kGemmTile) * kGemmTile : ceil_div(d, 16) * 16;
   };
   const double edge = (dbl(m) * dbl(n)) / (dbl(padded(m)) * dbl(padded(n)));
-  const double kfac = dbl(k) / (dbl(k) + kGemmHalfK);
+  const double kfac = dbl(k) / (dbl(k) + std::max(0.0, half_k));
   return wave * edge * kfac;
+}
+
+ComputeCost::ComputeCost(const hardware::SystemSpec& sys) : sys_(sys) {}
+
+bool ComputeCost::supports(DType precision) const { return sys_.gpu.peak(precision) > 0; }
+
+double ComputeCost::launch_s() const { return sys_.efficiency.kernel_launch_s; }
+
+double ComputeCost::gemm_shape_factor(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch) const {
+  return sim::gemm_shape_factor(m, n, k, batch, sys_.gpu.sm_count, sys_.efficiency.gemm_half_k);
 }
 
 Interval ComputeCost::roofline(double flops, double frac, double frac_low, double frac_high, double bytes,

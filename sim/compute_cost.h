@@ -13,7 +13,11 @@ namespace llmsim::sim {
 
 // Shape effects of the physical default model (see compute_cost.cpp for the why of each number).
 inline constexpr std::int64_t kGemmTile = 128;     // output tile edge (elements) of a large cuBLAS kernel
-inline constexpr double kGemmHalfK = 64;           // contraction length at which the main loop runs at half efficiency
+
+// Fraction of the large-GEMM throughput a GEMM of this shape reaches on a GPU of `sm_count` SMs: wave
+// quantisation x edge padding x k / (k + half_k). Shared by the simulator and the calibration fit.
+double gemm_shape_factor(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch, int sm_count,
+                         double half_k);
 
 class ComputeCost {
  public:
