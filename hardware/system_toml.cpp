@@ -182,13 +182,33 @@ RuntimeSpec read_runtime(std::optional<TomlReader> t, double gpu_memory_bytes) {
   return r;
 }
 
-// An override is a single measured value, so its band collapses onto it.
+// An override is a single measured value whose band collapses onto it, unless the calibration gave
+// one: `<key>_low <= <key> <= <key>_high`.
 void override_fraction(TomlReader& t, const std::string& key, const std::string& source, Fraction& f) {
-  if (const auto v = opt_fraction(t, key)) f = Fraction{.value = *v, .low = *v, .high = *v, .source = source};
+  const auto v = opt_fraction(t, key);
+  const auto lo = opt_fraction(t, key + "_low");
+  const auto hi = opt_fraction(t, key + "_high");
+  if (!v) {
+    if (lo || hi) broken_rule(t, lo ? key + "_low" : key + "_high", show(lo ? *lo : *hi), "needs " + key + " beside it");
+    return;
+  }
+  f = Fraction{.value = *v, .low = lo.value_or(*v), .high = hi.value_or(*v), .source = source};
+  if (f.low > f.value) broken_rule(t, key + "_low", show(f.low), "must be <= " + key + " = " + show(*v));
+  if (f.high < f.value) broken_rule(t, key + "_high", show(f.high), "must be >= " + key + " = " + show(*v));
 }
+
+// Fractions that may carry a calibrated band: `<key>_low` and `<key>_high` beside `<key>`.
+const char* const kBandedFractions[] = {"gemm_fraction_bf16", "gemm_fraction_fp16", "gemm_fraction_fp32",
+                                        "gemm_fraction_tf32", "gemm_fraction_fp8", "attention_fraction",
+                                        "memory_bandwidth_fraction", "fabric_bandwidth_fraction",
+                                        "pcie_bandwidth_fraction", "network_bandwidth_fraction"};
 
 void read_efficiency(std::optional<TomlReader> t, Efficiency& e) {
   if (!t) return;
+  for (const char* k : kBandedFractions) {
+    t->ignore(std::string(k) + "_low");
+    t->ignore(std::string(k) + "_high");
+  }
   declare_and_check(*t, kEfficiencyKeys);
   const std::string source = t->opt_string("source").value_or("[efficiency] override in " + t->file());
   e.calibrated = t->opt_boolean("calibrated").value_or(e.calibrated);

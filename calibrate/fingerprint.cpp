@@ -1,0 +1,102 @@
+#include "calibrate/fingerprint.h"
+
+#include <chrono>
+#include <cstdlib>
+#include <ctime>
+#include <fstream>
+#include <thread>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+extern char** environ;
+
+namespace llmsim::calibrate {
+
+namespace {
+
+std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("model name", 0) == 0) {
+      const auto colon = line.find(':');
+      return colon == std::string::npos ? line : line.substr(colon + 2);
+    }
+  return "unknown";
+}
+
+double mem_total_bytes() {
+  std::ifstream in("/proc/meminfo");
+  std::string key, unit;
+  double kb = 0;
+  while (in >> key >> kb >> unit)
+    if (key == "MemTotal:") return kb * 1024.0;
+  return 0;
+}
+
+bool allowed(const std::string& name) { return name == "CUDA_VISIBLE_DEVICES" || name.rfind("NCCL_", 0) == 0; }
+
+}  // namespace
+
+Fingerprint host_fingerprint(const std::vector<std::string>& argv) {
+  Fingerprint f;
+  f.tool_version = LLMSIM_VERSION;
+  f.git_sha = LLMSIM_GIT_SHA;
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  f.date_utc = buf;
+  f.argv = argv;
+  for (char** e = environ; e && *e; ++e) {
+    const std::string kv = *e;
+    const auto eq = kv.find('=');
+    if (eq != std::string::npos && allowed(kv.substr(0, eq))) f.environment.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
+  }
+  f.host_cpu = cpu_model();
+  f.host_threads = static_cast<int>(std::thread::hardware_concurrency());
+  f.host_memory_bytes = mem_total_bytes();
+  return f;
+}
+
+std::string fingerprint_json(const Fingerprint& f) {
+  nlohmann::ordered_json j;
+  j["schema_version"] = 1;
+  j["tool"] = {{"name", "llmsim"}, {"version", f.tool_version}, {"git_sha", f.git_sha}};
+  j["date_utc"] = f.date_utc;
+  j["argv"] = f.argv;
+  nlohmann::ordered_json env = nlohmann::ordered_json::object();
+  for (const auto& [k, v] : f.environment) env[k] = v;
+  j["environment"] = env;
+  j["host"] = {{"cpu", f.host_cpu}, {"threads", f.host_threads}, {"memory_bytes", f.host_memory_bytes}};
+  if (f.gpu) {
+    const auto& g = *f.gpu;
+    j["gpu"] = {{"name", g.name},
+                {"count", g.device_count},
+                {"compute_capability", fmt::format("{}.{}", g.cc_major, g.cc_minor)},
+                {"sm_count", g.sm_count},
+                {"memory_bytes", g.memory_bytes},
+                {"sm_clock_Hz", g.sm_clock_Hz},
+                {"memory_clock_Hz", g.memory_clock_Hz},
+                {"driver", g.driver_version},
+                {"cuda_runtime", g.runtime_version},
+                {"cublas", g.cublas_version},
+                {"nccl", g.nccl_version},
+                {"p2p_all", g.p2p_all}};
+  } else {
+    j["gpu"] = nullptr;
+  }
+  j["quality"] = {{"noisy_samples", f.noisy_samples}, {"notes", f.notes}};
+  return j.dump(2) + "\n";
+}
+
+std::string fingerprint_summary(const Fingerprint& f) {
+  std::string gpu = f.gpu ? fmt::format("{} x{} (cc {}.{}, driver {}, CUDA {}, cuBLAS {})", f.gpu->name,
+                                        f.gpu->device_count, f.gpu->cc_major, f.gpu->cc_minor, f.gpu->driver_version,
+                                        f.gpu->runtime_version, f.gpu->cublas_version)
+                          : std::string("no GPU");
+  return fmt::format("llmsim calibrate {} ({}) on {}; host {} ({} threads); {}", f.tool_version, f.git_sha, f.date_utc,
+                     f.host_cpu, f.host_threads, gpu);
+}
+
+}  // namespace llmsim::calibrate

@@ -1,0 +1,56 @@
+#pragma once
+// Raw calibration samples: one timed measurement per row, appended to `samples.csv` as it is measured
+// (and flushed), so an interrupted run resumes where it stopped and loses nothing.
+#include <cstdint>
+#include <fstream>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace llmsim::calibrate {
+
+// What to measure: one point of one benchmark family (see plan.h for the families).
+struct BenchItem {
+  std::string bench;        // family: "gemm", "mem_copy", "h2d_pinned", "nccl_all_reduce", "cpu_adam", …
+  std::string dtype;        // "bf16", "fp32", … ("" when not applicable)
+  std::int64_t m = 0, n = 0, k = 0;  // GEMM shape (0 otherwise)
+  double bytes = 0;         // message / buffer size in bytes (the family's convention, see plan.h)
+  int group = 1;            // ranks taking part (collectives, p2p), threads (host benchmarks)
+  std::string key() const;  // stable identity: "gemm|bf16|4096|4096|4096|0|1"
+};
+
+// One measurement of an item.
+struct Sample {
+  BenchItem item;
+  double flops = 0;         // FLOPs per operation (GEMM, Adam), else 0
+  double time_s = 0;        // seconds per operation: median of the timed repeats
+  double spread = 0;        // (max - min) / median of the repeats
+  int repeats = 0;          // timed repeats behind the median
+  bool noisy = false;       // spread stayed above the target after the maximum repeats
+};
+
+// The append-only CSV of samples in a calibration output folder.
+class SampleLog {
+ public:
+  // Opens (creating if needed) `path`; existing rows are read so that done() knows them. A malformed
+  // existing file is an Input error naming path:line.
+  explicit SampleLog(std::string path);
+  bool done(const BenchItem& item) const;     // already measured (resume)
+  void append(const Sample& s);               // writes and flushes one row
+  const std::vector<Sample>& samples() const { return samples_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  std::vector<Sample> samples_;
+  std::set<std::string> keys_;
+  std::ofstream out_;
+};
+
+// Reads a samples CSV (the SampleLog format) without opening it for writing.
+std::vector<Sample> read_samples(const std::string& path);
+
+// The CSV header SampleLog writes.
+const char* sample_csv_header();
+
+}  // namespace llmsim::calibrate

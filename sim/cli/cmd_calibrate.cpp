@@ -1,0 +1,214 @@
+// `llmsim calibrate`: runs the microbenchmarks of calibrate/ (GPU: GEMM, memory, host<->device, p2p,
+// NCCL; host: CPU Adam, memory bandwidth), fits them and writes a calibrated hardware profile, or
+// imports nccl-tests logs. --list and --dry-run work without a GPU.
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "calibrate/fingerprint.h"
+#include "calibrate/gpu_bench.h"
+#include "calibrate/host_bench.h"
+#include "calibrate/nccl_tests_import.h"
+#include "calibrate/plan.h"
+#include "calibrate/profile_writer.h"
+#include "hardware/system_toml.h"
+#include "sim/base/error.h"
+#include "sim/base/suggest.h"
+#include "sim/cli/cli_context.h"
+#include "sim/cli/commands.h"
+
+namespace llmsim::cli {
+
+namespace {
+
+namespace cal = llmsim::calibrate;
+
+struct CalibrateCommand {
+  CommonOptions common;
+  std::string system;
+  std::string only;
+  bool quick = false;
+  std::string out;
+  std::string resume;
+  bool list = false;
+  bool dry_run = false;
+  int gpus = 0;
+  int threads = 0;
+  std::vector<std::string> argv;
+  // import-nccl-tests
+  std::vector<std::string> logs;
+};
+
+std::vector<std::string> parse_only(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream ss(text);
+  std::string g;
+  const auto groups = cal::only_groups();
+  while (std::getline(ss, g, ',')) {
+    if (g.empty()) continue;
+    if (std::find(groups.begin(), groups.end(), g) == groups.end())
+      throw_usage("--only", fmt::format("--only = '{}': must be a comma-separated list of {}{}", text, join(groups),
+                                        did_you_mean(g, groups)));
+    out.push_back(g);
+  }
+  return out;
+}
+
+void print_families() {
+  std::cout << fmt::format("{:<20} {:<8} {:<5} {}\n", "family", "--only", "GPU", "what it measures");
+  for (const auto& f : cal::families())
+    std::cout << fmt::format("{:<20} {:<8} {:<5} {}\n", f.name, f.group, f.needs_gpu ? "yes" : "no", f.what);
+}
+
+bool needs_gpu(const std::vector<cal::BenchItem>& items) {
+  for (const auto& i : items)
+    if (!cal::is_host_family(i.bench)) return true;
+  return false;
+}
+
+void print_summary(const cal::CalibrationFits& fits, const hardware::SystemSpec& base) {
+  const auto rows = cal::summarize(fits, base);
+  std::cout << fmt::format("\n{:<44} {:>22} {:>16} {:>26} {:>8}\n", "curve", "measured", "datasheet",
+                           "fraction [band]", "fit err");
+  for (const auto& r : rows)
+    std::cout << fmt::format("{:<44} {:>22} {:>16} {:>26} {:>8}\n", r.curve, r.measured, r.datasheet, r.fraction,
+                             r.fit_error);
+  for (const auto& n : fits.notes) std::cout << "note: " << n << "\n";
+}
+
+std::string default_out_dir() {
+  const auto fp = cal::host_fingerprint({});
+  return "calibration-" + fp.date_utc.substr(0, 10);
+}
+
+int run_calibration(CalibrateCommand& c) {
+  const std::string data = c.common.resolved_data_dir();
+  cal::PlanOptions plan_opts;
+  plan_opts.only = parse_only(c.only);
+  plan_opts.quick = c.quick;
+  plan_opts.host_threads = c.threads;
+
+  std::string why;
+  std::optional<cal::GpuInfo> gpu;
+  const bool want_gpu = needs_gpu(cal::make_plan(plan_opts));
+  if (want_gpu) gpu = cal::probe_gpus(why);
+  plan_opts.gpus = c.gpus > 0 ? c.gpus : gpu ? gpu->device_count : 8;
+  if (gpu && gpu->cc_major * 10 + gpu->cc_minor >= 89) plan_opts.dtypes.push_back("fp8");
+  const auto items = cal::make_plan(plan_opts);
+
+  if (c.dry_run) {
+    std::map<std::string, int> count;
+    for (const auto& i : items) ++count[i.bench];
+    std::cout << fmt::format("llmsim calibrate --dry-run: {} measurements{}\n", items.size(), c.quick ? " (quick)" : "");
+    std::cout << fmt::format("GPU: {}\n", !want_gpu ? std::string("not needed (host benchmarks only)")
+                                          : gpu     ? fmt::format("{} x{}", gpu->name, gpu->device_count)
+                                                    : "none usable: " + why + fmt::format(" (plan assumes {} GPUs)", plan_opts.gpus));
+    for (const auto& f : cal::families())
+      if (count[f.name] > 0) std::cout << fmt::format("  {:<20} {:>5}  {}\n", f.name, count[f.name], f.what);
+    std::cout << fmt::format("would write: {}/samples.csv, the calibrated profile and fingerprint.json\n",
+                             c.resume.empty() ? (c.out.empty() ? default_out_dir() : c.out) : c.resume);
+    return 0;
+  }
+  if (want_gpu && !gpu)
+    throw Error(ErrorKind::NoDevice, Location{},
+                fmt::format("no usable GPU: {}. The host benchmarks run without one: llmsim calibrate --only cpu", why));
+  if (c.system.empty()) throw_usage("--system", "--system is required: the preset or TOML the calibration refines");
+  const hardware::SystemSpec base = hardware::resolve_system(c.system, data);
+
+  const std::string dir = !c.resume.empty() ? c.resume : c.out.empty() ? default_out_dir() : c.out;
+  if (!c.resume.empty() && !std::filesystem::exists(std::filesystem::path(dir) / "samples.csv"))
+    throw_not_found(Location{.file = dir}, "--resume needs a folder holding samples.csv from an earlier run");
+  std::filesystem::create_directories(dir);
+  cal::SampleLog log((std::filesystem::path(dir) / "samples.csv").string());
+  const std::size_t before = log.samples().size();
+  std::cerr << fmt::format("llmsim calibrate: {} measurements, {} already in {}\n", items.size(), before, log.path());
+  const cal::Progress progress = [](const cal::BenchItem& item, std::size_t i, std::size_t n) {
+    std::cerr << fmt::format("\r[{}/{}] {} {} {}x{}x{} {:.0f} B x{}        ", i, n, item.bench, item.dtype, item.m, item.n,
+                             item.k, item.bytes, item.group)
+              << std::flush;
+  };
+  cal::run_host_items(items, log, progress);
+  std::vector<std::string> skipped;
+  if (want_gpu) cal::run_gpu_items(items, log, progress, skipped);
+  std::cerr << "\n";
+
+  cal::Fingerprint fp = cal::host_fingerprint(c.argv);
+  fp.gpu = gpu;
+  for (const auto& s : log.samples()) fp.noisy_samples += s.noisy ? 1 : 0;
+  fp.notes = skipped;
+  const auto fits = cal::fit_samples(log.samples(), base);
+  const std::string profile = cal::write_profile(dir, base, fits, fp);
+  std::cout << fmt::format("llmsim calibrate: {} samples ({} new) in {}\n", log.samples().size(),
+                           log.samples().size() - before, log.path());
+  print_summary(fits, base);
+  std::cout << fmt::format("\nprofile: {}\nuse it: llmsim train --system {} …\n", profile, profile);
+  return 0;
+}
+
+int run_import(CalibrateCommand& c) {
+  if (c.logs.empty()) throw_usage("LOG", "import-nccl-tests needs at least one nccl-tests output file");
+  if (c.system.empty()) throw_usage("--system", "--system is required: the preset or TOML the calibration refines");
+  const hardware::SystemSpec base = hardware::resolve_system(c.system, c.common.resolved_data_dir());
+  const std::string dir = c.out.empty() ? default_out_dir() : c.out;
+  std::filesystem::create_directories(dir);
+  cal::SampleLog log((std::filesystem::path(dir) / "samples.csv").string());
+  for (const auto& path : c.logs) {
+    const auto parsed = cal::import_nccl_tests(path);
+    int added = 0;
+    for (const auto& s : parsed.samples)
+      if (!log.done(s.item)) {
+        log.append(s);
+        ++added;
+      }
+    std::cerr << fmt::format("llmsim: {}: {} over {} ranks, {} sizes ({} new)\n", path, parsed.collective, parsed.ranks,
+                             parsed.samples.size(), added);
+  }
+  cal::Fingerprint fp = cal::host_fingerprint(c.argv);
+  fp.notes.push_back("collectives imported from nccl-tests logs: " + join(c.logs));
+  const auto fits = cal::fit_samples(log.samples(), base);
+  const std::string profile = cal::write_profile(dir, base, fits, fp);
+  print_summary(fits, base);
+  std::cout << fmt::format("\nprofile: {}\n", profile);
+  return 0;
+}
+
+}  // namespace
+
+Runner add_calibrate_command(CLI::App& app, int argc, char** argv) {
+  auto cmd = std::make_shared<CalibrateCommand>();
+  cmd->argv.assign(argv, argv + argc);
+  CLI::App* sub = app.add_subcommand("calibrate", "measure this machine's GPUs and host and write a calibrated profile");
+  sub->allow_extras();
+  add_common_options(*sub, cmd->common);
+  sub->add_option("--system", cmd->system, "preset or system TOML the calibration refines (its datasheet values stay)");
+  sub->add_option("--only", cmd->only, "comma-separated groups: gemm,memory,h2d,p2p,nccl,cpu");
+  sub->add_flag("--quick", cmd->quick, "a few points per family (minutes instead of an hour)");
+  sub->add_option("--out", cmd->out, "output folder (default calibration-YYYY-MM-DD)");
+  sub->add_option("--resume", cmd->resume, "continue an interrupted run in this folder (its samples.csv is kept)");
+  sub->add_flag("--list", cmd->list, "list the benchmark families and exit (no GPU needed)");
+  sub->add_flag("--dry-run", cmd->dry_run, "print the plan and exit (no GPU needed)");
+  sub->add_option("--gpus", cmd->gpus, "GPUs to plan collectives for (default: all visible; 8 in a dry run without GPUs)")
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--threads", cmd->threads, "threads for host benchmarks (default: all hardware threads)")
+      ->check(CLI::PositiveNumber);
+  CLI::App* imp = sub->add_subcommand("import-nccl-tests", "import nccl-tests output as collective measurements");
+  imp->add_option("LOG", cmd->logs, "nccl-tests output files (all_reduce_perf …)")->required();
+  imp->add_option("--system", cmd->system, "preset or system TOML the calibration refines");
+  imp->add_option("--out", cmd->out, "output folder (default calibration-YYYY-MM-DD)");
+  imp->add_option("--data-dir", cmd->common.data_dir, "folder with models/ and hardware/ presets");
+  return [cmd, sub, imp]() -> int {
+    reject_extras(*sub);
+    if (imp->parsed()) return run_import(*cmd);
+    if (cmd->list) {
+      print_families();
+      return 0;
+    }
+    return run_calibration(*cmd);
+  };
+}
+
+}  // namespace llmsim::cli

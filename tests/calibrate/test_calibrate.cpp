@@ -1,0 +1,184 @@
+// Calibration plumbing that runs without a GPU: the sample log (resume), the plan, the host
+// benchmarks, and samples -> fits -> a profile the simulator loads.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <random>
+
+#include "calibrate/fingerprint.h"
+#include "calibrate/host_bench.h"
+#include "calibrate/plan.h"
+#include "calibrate/profile_writer.h"
+#include "calibrate/sample.h"
+#include "hardware/system_toml.h"
+#include "sim/compute_cost.h"
+#include "test_util.h"
+
+using namespace llmsim;
+namespace cal = llmsim::calibrate;
+
+namespace {
+
+std::string temp_dir(const std::string& name) {
+  const auto p = std::filesystem::temp_directory_path() / ("llmsim-test-" + name);
+  std::filesystem::remove_all(p);
+  std::filesystem::create_directories(p);
+  return p.string();
+}
+
+cal::Sample sample(const std::string& bench, const std::string& dtype, double bytes, double seconds, int group = 1) {
+  cal::Sample s;
+  s.item.bench = bench;
+  s.item.dtype = dtype;
+  s.item.bytes = bytes;
+  s.item.group = group;
+  s.time_s = seconds;
+  s.repeats = 5;
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("the sample log appends as it measures and resumes where it stopped") {
+  const std::string dir = temp_dir("samplelog");
+  const std::string path = dir + "/samples.csv";
+  auto a = sample("mem_copy", "", 1 << 20, 1e-5);
+  auto b = sample("mem_copy", "", 1 << 24, 1e-4);
+  {
+    cal::SampleLog log(path);
+    CHECK(!log.done(a.item));
+    log.append(a);
+    CHECK(log.done(a.item));
+  }  // "interrupted" here
+  cal::SampleLog again(path);
+  CHECK(again.samples().size() == 1);
+  CHECK(again.done(a.item));
+  CHECK(!again.done(b.item));
+  again.append(b);
+  const auto all = cal::read_samples(path);
+  REQUIRE(all.size() == 2);
+  CHECK(all[1].time_s == doctest::Approx(1e-4).epsilon(1e-15));
+  CHECK(all[1].item.key() == b.item.key());
+  // A damaged file is an error naming its line.
+  const auto bad = test::write_temp("samples-bad.csv", std::string(cal::sample_csv_header()) + "\nmem_copy,,0,0,0,x,1,0,1e-5,0,5,0\n");
+  const auto e = test::error_of([&] { cal::read_samples(bad); });
+  CHECK(e.where().line == 2);
+  CHECK(std::string(e.what()).find("bytes") != std::string::npos);
+}
+
+TEST_CASE("the plan follows --only, --quick and the GPU count") {
+  cal::PlanOptions o;
+  o.gpus = 8;
+  const auto full = cal::make_plan(o);
+  o.quick = true;
+  const auto quick = cal::make_plan(o);
+  CHECK(quick.size() < full.size() / 3);
+  o.only = {"cpu"};
+  for (const auto& i : cal::make_plan(o)) CHECK(cal::is_host_family(i.bench));
+  o.only = {"nccl"};
+  o.gpus = 1;
+  CHECK(cal::make_plan(o).empty());  // no collectives on one GPU
+  o.gpus = 8;
+  bool has8 = false;
+  for (const auto& i : cal::make_plan(o)) has8 = has8 || i.group == 8;
+  CHECK(has8);
+  // Every planned item belongs to a listed family; keys are unique.
+  std::set<std::string> families, keys;
+  for (const auto& f : cal::families()) families.insert(f.name);
+  for (const auto& i : full) {
+    CHECK(families.count(i.bench) == 1);
+    CHECK(keys.insert(i.key()).second);
+  }
+}
+
+TEST_CASE("host benchmarks measure CPU Adam and host bandwidth on any machine") {
+  cal::BenchItem adam;
+  adam.bench = "cpu_adam";
+  adam.dtype = "fp32";
+  adam.bytes = 4.0 * (1 << 20);
+  adam.group = 2;
+  const auto s = cal::run_host_item(adam);
+  CHECK(s.time_s > 0);
+  CHECK(s.flops == doctest::Approx(1 << 20));
+  const double rate = s.flops / s.time_s;
+  CHECK(rate > 1e6);    // even a slow core updates more than a million parameters a second
+  CHECK(rate < 1e12);   // and no host does a trillion
+  cal::BenchItem triad;
+  triad.bench = "host_triad";
+  triad.bytes = 3.0 * 8 * (1 << 20);
+  triad.group = 2;
+  const auto t = cal::run_host_item(triad);
+  CHECK(triad.bytes / t.time_s > 1e8);
+  CHECK(triad.bytes / t.time_s < 5e12);
+}
+
+TEST_CASE("samples -> fits -> a calibrated profile the simulator loads") {
+  const auto base = hardware::resolve_system("a800-nvlink", LLMSIM_DATA_DIR);
+  std::vector<cal::Sample> samples;
+  std::mt19937 rng(7);
+  std::normal_distribution<double> noise(0.0, 0.01);
+  // Device copy: 1.8 TB/s + 4 us.
+  for (double b = 1 << 20; b <= double(1ull << 32); b *= 4)
+    samples.push_back(sample("mem_copy", "", b, (4e-6 + b / 1.8e12) * (1 + noise(rng))));
+  // Pinned H2D: 24 GB/s + 10 us.
+  for (double b = 1 << 16; b <= double(1 << 30); b *= 4)
+    samples.push_back(sample("h2d_pinned", "", b, (10e-6 + b / 24e9) * (1 + noise(rng))));
+  // bf16 GEMMs generated with the simulator's own model form: fraction 0.8, half_k 64.
+  for (std::int64_t s : {1024, 2048, 4096, 8192})
+    for (std::int64_t k : {256, 1024, 4096, 8192}) {
+      cal::Sample g;
+      g.item.bench = "gemm";
+      g.item.dtype = "bf16";
+      g.item.m = s;
+      g.item.n = s;
+      g.item.k = k;
+      const double sd = static_cast<double>(s), kd = static_cast<double>(k);
+      g.item.bytes = 2.0 * (2.0 * sd * kd + sd * sd);
+      g.flops = 2.0 * sd * sd * kd;
+      g.time_s = g.flops / (312e12 * 0.8 * sim::gemm_shape_factor(s, s, k, 1, 108, 64)) * (1 + noise(rng));
+      samples.push_back(g);
+    }
+  samples.push_back(sample("launch", "", 0, 3e-6));
+  auto adam = sample("cpu_adam", "fp32", 4.0 * (1 << 24), 0.01, 48);
+  adam.flops = 1 << 24;
+  samples.push_back(adam);
+
+  const auto fits = cal::fit_samples(samples, base);
+  REQUIRE(fits.gemm.count("bf16") == 1);
+  CHECK(fits.gemm.at("bf16").fraction == doctest::Approx(0.8).epsilon(0.02));
+  REQUIRE(fits.memory.has_value());
+  CHECK(fits.memory->bandwidth_Bps == doctest::Approx(1.8e12).epsilon(0.02));
+  REQUIRE(fits.h2d.has_value());
+  CHECK(fits.h2d->bandwidth_Bps == doctest::Approx(24e9).epsilon(0.02));
+  CHECK(!cal::summarize(fits, base).empty());
+
+  const std::string dir = temp_dir("profile");
+  auto fp = cal::host_fingerprint({"llmsim", "calibrate", "--system", "a800-nvlink"});
+  const std::string path = cal::write_profile(dir, base, fits, fp);
+  const auto sys = hardware::load_system_toml(path);
+  CHECK(sys.name == "a800-nvlink-calibrated");
+  CHECK(sys.efficiency.calibrated);
+  CHECK(sys.gpu.peak(DType::BF16) == doctest::Approx(base.gpu.peak(DType::BF16)));  // datasheet values stay
+  CHECK(sys.efficiency.gemm.at(DType::BF16).value == doctest::Approx(fits.gemm.at("bf16").fraction).epsilon(1e-3));
+  CHECK(sys.efficiency.gemm.at(DType::BF16).low <= sys.efficiency.gemm.at(DType::BF16).value);
+  CHECK(sys.efficiency.memory_bandwidth.value == doctest::Approx(1.8e12 / base.gpu.memory_bandwidth_Bps).epsilon(0.02));
+  CHECK(sys.efficiency.kernel_launch_s == doctest::Approx(3e-6).epsilon(1e-3));
+  CHECK(sys.efficiency.cpu_adam_params_per_s == doctest::Approx((1 << 24) / 0.01).epsilon(1e-3));
+  // Keys without samples keep their documented defaults.
+  CHECK(sys.efficiency.fabric_bandwidth.value == doctest::Approx(base.efficiency.fabric_bandwidth.value));
+  CHECK(std::filesystem::exists(dir + "/fingerprint.json"));
+}
+
+TEST_CASE("a calibrated band in a system TOML must bracket its value") {
+  const auto base = hardware::resolve_system("a800-nvlink", LLMSIM_DATA_DIR);
+  std::ifstream in(base.source_file);
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  const auto ok = test::write_temp("band-ok.toml", text + "\n[efficiency]\ngemm_fraction_bf16 = 0.8\ngemm_fraction_bf16_low = 0.75\ngemm_fraction_bf16_high = 0.83\n");
+  const auto sys = hardware::load_system_toml(ok);
+  CHECK(sys.efficiency.gemm.at(DType::BF16).low == doctest::Approx(0.75));
+  CHECK(sys.efficiency.gemm.at(DType::BF16).high == doctest::Approx(0.83));
+  const auto bad = test::write_temp("band-bad.toml", text + "\n[efficiency]\ngemm_fraction_bf16 = 0.8\ngemm_fraction_bf16_low = 0.85\n");
+  const auto e = test::error_of([&] { hardware::load_system_toml(bad); });
+  CHECK(std::string(e.what()).find("gemm_fraction_bf16_low") != std::string::npos);
+}

@@ -1,0 +1,228 @@
+// Import of nccl-tests outputs (tests/data/calibration/, formats as printed by NVIDIA/nccl-tests).
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "calibrate/fit.h"
+#include "calibrate/nccl_tests_import.h"
+#include "test_util.h"
+
+namespace cal = llmsim::calibrate;
+namespace lt = llmsim::test;
+using llmsim::ErrorKind;
+
+namespace {
+
+std::string data(const std::string& name) { return std::string(LLMSIM_TEST_DATA_DIR) + "/calibration/" + name; }
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Replaces the first occurrence of `from` in `text`; fails the test when there is none.
+std::string replace(std::string text, const std::string& from, const std::string& to) {
+  const auto pos = text.find(from);
+  REQUIRE(pos != std::string::npos);
+  return text.replace(pos, from.size(), to);
+}
+
+// 1-based line of the first occurrence of `what`.
+int line_of(const std::string& text, const std::string& what) {
+  const auto pos = text.find(what);
+  REQUIRE(pos != std::string::npos);
+  int line = 1;
+  for (std::size_t i = 0; i < pos; ++i) line += text[i] == '\n';
+  return line;
+}
+
+}  // namespace
+
+TEST_CASE("nccl-tests: all_reduce_perf on 8 GPUs (classic layout, collective from the file name)") {
+  const auto log = cal::import_nccl_tests(data("all_reduce_perf_8xA100.txt"));
+  CHECK(log.collective == "nccl_all_reduce");
+  CHECK(log.ranks == 8);
+  REQUIRE(log.samples.size() == 25);  // 8 B .. 128 MiB, factor 2
+  const auto& first = log.samples.front();
+  CHECK(first.item.bench == "nccl_all_reduce");
+  CHECK(first.item.dtype == "fp32");
+  CHECK(first.item.bytes == 8);
+  CHECK(first.item.group == 8);
+  CHECK(first.time_s == doctest::Approx(28.00e-6));
+  CHECK(first.repeats == 20);
+  CHECK(first.flops == 0);
+  // Out-of-place time (922.8 us), not the in-place one (932.1 us).
+  const auto& last = log.samples.back();
+  CHECK(last.item.bytes == 134217728);
+  CHECK(last.time_s == doctest::Approx(922.8e-6));
+  CHECK(log.samples[15].item.bytes == 262144);
+  CHECK(log.samples[15].time_s == doctest::Approx(29.75e-6));
+
+  // The samples fit: ~28 us latency, ~150 GB/s algorithm bandwidth.
+  std::vector<double> bytes, secs;
+  for (const auto& s : log.samples) {
+    bytes.push_back(s.item.bytes);
+    secs.push_back(s.time_s);
+  }
+  const auto fit = cal::fit_alpha_beta(bytes, secs);
+  CHECK(fit.alpha_s == doctest::Approx(28e-6).epsilon(0.02));
+  CHECK(fit.bandwidth_Bps == doctest::Approx(150e9).epsilon(0.03));
+}
+
+TEST_CASE("nccl-tests: alltoall_perf over MPI, 2 x 8 GPUs (newer layout, collective from the log)") {
+  const auto log = cal::import_nccl_tests(data("alltoall_2x8xH100.txt"));
+  CHECK(log.collective == "nccl_all_to_all");
+  CHECK(log.ranks == 16);  // 16 "#  Rank" lines, although nGpus is 8 per process
+  REQUIRE(log.samples.size() == 11);
+  CHECK(log.samples.front().item.dtype == "bf16");
+  CHECK(log.samples.front().item.bytes == 1024);
+  CHECK(log.samples.front().time_s == doctest::Approx(45.03e-6));
+  CHECK(log.samples.back().item.bytes == 1073741824.0);
+  CHECK(log.samples.back().time_s == doctest::Approx(28301.4e-6));
+  CHECK(log.samples.back().item.group == 16);
+  CHECK(log.samples.back().repeats == 50);
+}
+
+TEST_CASE("nccl-tests: sendrecv_perf JSON output (-J)") {
+  const auto log = cal::import_nccl_tests(data("sendrecv_perf_2xRTX4090.json"));
+  CHECK(log.collective == "nccl_send_recv");
+  CHECK(log.ranks == 2);
+  REQUIRE(log.samples.size() == 13);  // 8 B .. 128 MiB (max 256 MiB), factor 4
+  CHECK(log.samples.front().item.bytes == 8);
+  CHECK(log.samples.front().item.dtype == "fp32");
+  CHECK(log.samples.front().time_s == doctest::Approx(9.500364e-6));
+  CHECK(log.samples.back().item.bytes == 134217728.0);
+  CHECK(log.samples.back().time_s == doctest::Approx((9.5 + 134217728 / 22e3) * 1e-6));
+  CHECK(log.samples.back().item.group == 2);
+  CHECK(log.samples.back().repeats == 20);
+}
+
+TEST_CASE("nccl-tests: the collective comes from the log, else the file name, else an error saying how") {
+  const std::string text = slurp(data("all_reduce_perf_8xA100.txt"));
+  // No binary name anywhere: error naming the convention.
+  const auto e = lt::error_of([&] { cal::import_nccl_tests(lt::write_temp("nccl-run.log", text)); });
+  CHECK(e.kind() == ErrorKind::Input);
+  CHECK(e.message().find("all_reduce_perf.txt") != std::string::npos);
+  // The launch command in the log names it.
+  const auto cmd = cal::import_nccl_tests(
+      lt::write_temp("nccl-run-cmd.log", "+ mpirun -np 1 ./build/all_reduce_perf -b 8 -e 128M -f 2 -g 8\n" + text));
+  CHECK(cmd.collective == "nccl_all_reduce");
+  CHECK(cmd.samples.size() == 25);
+  // File names with other spellings.
+  CHECK(cal::import_nccl_tests(lt::write_temp("allreduce-8gpu.txt", text)).collective == "nccl_all_reduce");
+  CHECK(cal::import_nccl_tests(lt::write_temp("nccl_reduce_scatter.txt", text)).collective == "nccl_reduce_scatter");
+  // "# Collective test starting:" wins over the file name.
+  const std::string a2a = slurp(data("alltoall_2x8xH100.txt"));
+  CHECK(cal::import_nccl_tests(lt::write_temp("all_gather_perf.txt", a2a)).collective == "nccl_all_to_all");
+  // A binary not supported for calibration.
+  const auto r = lt::error_of([&] {
+    const std::string reduce = replace(replace(a2a, "starting: alltoall_perf", "starting: reduce_perf"),
+                                       "concluded: alltoall_perf", "concluded: reduce_perf");
+    cal::import_nccl_tests(lt::write_temp("r.txt", reduce));
+  });
+  CHECK(r.kind() == ErrorKind::Input);
+  CHECK(r.message().find("not supported") != std::string::npos);
+}
+
+TEST_CASE("nccl-tests: rows without a reduction op cannot be an all_reduce log") {
+  std::string a2a = slurp(data("alltoall_2x8xH100.txt"));
+  a2a = replace(a2a, "# Collective test starting: alltoall_perf\n", "");
+  a2a = replace(a2a, "# Collective test concluded: alltoall_perf\n", "");
+  const std::string path = lt::write_temp("all_reduce_perf.txt", a2a);
+  const auto e = lt::error_of([&] { cal::import_nccl_tests(path); });
+  CHECK(e.kind() == ErrorKind::Input);
+  CHECK(e.where().file == path);
+  CHECK(e.where().line == line_of(a2a, "        1024            32"));
+}
+
+TEST_CASE("nccl-tests: launcher prefixes and old layouts") {
+  // Open MPI --tag-output prefixes every line.
+  const std::string text = slurp(data("all_reduce_perf_8xA100.txt"));
+  std::string tagged;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) tagged += "[1,0]<stdout>:" + line + "\n";
+  const auto log = cal::import_nccl_tests(lt::write_temp("all_reduce_perf_tagged.txt", tagged));
+  CHECK(log.ranks == 8);
+  CHECK(log.samples.size() == 25);
+  CHECK(log.samples.back().time_s == doctest::Approx(922.8e-6));
+
+  // nccl-tests 2.0-era alltoall_perf: no root column, an empty redop (no token), "error" columns.
+  const std::string old =
+      "# nThread 1 nGpus 4 minBytes 1048576 maxBytes 4194304 step: 2(factor) warmup iters: 5 iters: 20 validation: 1 \n"
+      "#\n"
+      "# Using devices\n"
+      "#   Rank  0 Pid  31337 on      node1 device  0 [0x1a] Tesla V100-SXM2-32GB\n"
+      "#   Rank  1 Pid  31337 on      node1 device  1 [0x1b] Tesla V100-SXM2-32GB\n"
+      "#   Rank  2 Pid  31337 on      node1 device  2 [0x3d] Tesla V100-SXM2-32GB\n"
+      "#   Rank  3 Pid  31337 on      node1 device  3 [0x3e] Tesla V100-SXM2-32GB\n"
+      "#\n"
+      "#                                                     out-of-place                       in-place          \n"
+      "#       size         count    type   redop     time   algbw   busbw  error     time   algbw   busbw  error\n"
+      "#        (B)    (elements)                     (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)       \n"
+      "     1048576         65536   float            45.12   23.24   17.43  0e+00    44.98   23.31   17.48  0e+00\n"
+      "     2097152        131072   float            81.40   25.76   19.32  0e+00    81.22   25.82   19.37  0e+00\n"
+      "     4194304        262144   float            154.8   27.10   20.32  0e+00    154.5   27.15   20.36  0e+00\n"
+      "# Out of bounds values : 0 OK\n"
+      "# Avg bus bandwidth    : 19.0467 \n";
+  const auto o = cal::import_nccl_tests(lt::write_temp("alltoall_perf_v100.txt", old));
+  CHECK(o.collective == "nccl_all_to_all");
+  CHECK(o.ranks == 4);
+  REQUIRE(o.samples.size() == 3);
+  CHECK(o.samples[0].time_s == doctest::Approx(45.12e-6));
+  CHECK(o.samples[2].time_s == doctest::Approx(154.8e-6));
+  CHECK(o.samples[2].item.bytes == 4194304);
+}
+
+TEST_CASE("nccl-tests: malformed output is an Input error at file:line, a missing file NotFound") {
+  const std::string text = slurp(data("all_reduce_perf_8xA100.txt"));
+  const std::string row = "       16384          4096     float     sum      -1    28.11";
+  {
+    const std::string bad = replace(text, row, "       16384          4096     float     sum      -1    28.1x");
+    const std::string path = lt::write_temp("all_reduce_perf_bad.txt", bad);
+    const auto e = lt::error_of([&] { cal::import_nccl_tests(path); });
+    CHECK(e.kind() == ErrorKind::Input);
+    CHECK(e.where().file == path);
+    CHECK(e.where().line == line_of(text, row));
+    CHECK(std::string(e.what()).find(path + ":" + std::to_string(line_of(text, row))) == 0);
+  }
+  {  // a truncated row
+    const std::string bad = replace(text, row, "       16384          4096     float     sum      -1\n#");
+    const auto e = lt::error_of([&] { cal::import_nccl_tests(lt::write_temp("all_reduce_perf_cut.txt", bad)); });
+    CHECK(e.kind() == ErrorKind::Input);
+    CHECK(e.where().line == line_of(text, row));
+  }
+  {  // validation failed in the run
+    const std::string bad = replace(text, "   28.22    1.16    2.03      0", "   28.22    1.16    2.03     17");
+    const auto e = lt::error_of([&] { cal::import_nccl_tests(lt::write_temp("all_reduce_perf_wrong.txt", bad)); });
+    CHECK(e.kind() == ErrorKind::Input);
+    CHECK(e.message().find("wrong") != std::string::npos);
+  }
+  {  // header only
+    const std::string head = text.substr(0, text.find("           8             2"));
+    const auto e = lt::error_of([&] { cal::import_nccl_tests(lt::write_temp("all_reduce_perf_empty.txt", head)); });
+    CHECK(e.kind() == ErrorKind::Input);
+    CHECK(e.message().find("no result rows") != std::string::npos);
+  }
+  {  // not nccl-tests at all
+    const auto e = lt::error_of([&] { cal::import_nccl_tests(lt::write_temp("all_reduce_perf_x.txt", "hello\n1 2 3\n")); });
+    CHECK(e.kind() == ErrorKind::Input);
+  }
+  {  // two runs in one file
+    const auto e = lt::error_of([&] { cal::import_nccl_tests(lt::write_temp("all_reduce_perf_twice.txt", text + text)); });
+    CHECK(e.kind() == ErrorKind::Input);
+    CHECK(e.where().line == line_of(text, "# Avg bus") + 3);  // the second "# nThread" line
+  }
+  {  // JSON that is not an nccl-tests output, and broken JSON
+    CHECK(lt::error_of([&] { cal::import_nccl_tests(lt::write_temp("sendrecv_perf_a.json", "{\"version\": 2}")); }).kind() ==
+          ErrorKind::Input);
+    const auto e = lt::error_of([&] { cal::import_nccl_tests(lt::write_temp("sendrecv_perf_b.json", "{\"results\": [\n{]}")); });
+    CHECK(e.kind() == ErrorKind::Input);
+    CHECK(e.where().line == 2);
+  }
+  const auto missing = lt::error_of([] { cal::import_nccl_tests(data("no_such_perf.txt")); });
+  CHECK(missing.kind() == ErrorKind::NotFound);
+}
