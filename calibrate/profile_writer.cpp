@@ -96,6 +96,17 @@ CalibrationFits fit_samples(const std::vector<Sample>& samples, const hardware::
     const int group = std::stoi(key.substr(key.find('|') + 1));
     if (auto fit = try_fit(se, fmt::format("nccl_all_reduce x{}", group), f.notes)) f.all_reduce[group] = *fit;
   }
+  for (const char* fam : {"nccl_all_gather", "nccl_reduce_scatter", "nccl_all_to_all", "nccl_broadcast",
+                          "nccl_send_recv", "p2p"}) {
+    const bool shared = std::string(fam) == "nccl_all_gather" || std::string(fam) == "nccl_reduce_scatter" ||
+                        std::string(fam) == "nccl_all_to_all";
+    auto x = shared ? +[](const Sample& s) { const double n = std::max(1, s.item.group); return s.item.bytes * (n - 1) / n; }
+                    : +[](const Sample& s) { return s.item.bytes; };
+    for (const auto& [key, se] : series_by(samples, fam, x)) {
+      const std::string name = fmt::format("{} x{}", fam, key.substr(key.find('|') + 1));
+      if (auto fit = try_fit(se, name, f.notes)) f.links[name] = *fit;
+    }
+  }
   std::vector<double> amount, secs;
   for (const auto& s : samples)
     if (s.item.bench == "cpu_adam") {
@@ -136,6 +147,7 @@ std::vector<SummaryRow> summarize(const CalibrationFits& f, const hardware::Syst
   if (f.h2d) link("PCIe host->device, pinned", *f.h2d, base.node.pcie_bandwidth_Bps);
   if (f.d2h) link("PCIe device->host, pinned", *f.d2h, base.node.pcie_bandwidth_Bps);
   for (const auto& [g, a] : f.all_reduce) link(fmt::format("NCCL all-reduce x{} (bus bandwidth)", g), a, base.node.fabric_bandwidth_Bps);
+  for (const auto& [name, a] : f.links) link(name + " (bus bandwidth)", a, base.node.fabric_bandwidth_Bps);
   if (f.cpu_adam)
     rows.push_back({"CPU Adam (all host threads)", fmt::format("{:.0f} Mparams/s", f.cpu_adam->rate / 1e6), "-",
                     fmt::format("range {:.0f}-{:.0f}", f.cpu_adam->low / 1e6, f.cpu_adam->high / 1e6), "-"});

@@ -21,6 +21,10 @@ struct CalibrationFits {
   std::optional<AlphaBetaFit> h2d;                     // h2d_pinned
   std::optional<AlphaBetaFit> d2h;                     // d2h_pinned
   std::map<int, AlphaBetaFit> all_reduce;              // NCCL all-reduce by group size, on bus bytes
+  // Every other link and collective, by "family xN" (nccl_all_gather x8, p2p x2, …), on bus bytes as
+  // nccl-tests counts them (all-gather / reduce-scatter (n-1)/n x size, all-to-all (n-1)/n x size,
+  // broadcast / send-recv / p2p x size): reported, not yet mapped to a profile key.
+  std::map<std::string, AlphaBetaFit> links;
   std::optional<RateFit> cpu_adam;                     // parameters/s with all host threads
   std::optional<RateFit> host_bandwidth;               // host_triad bytes/s
   std::vector<std::string> notes;                      // what could not be fitted, and why
