@@ -1,5 +1,7 @@
 #include "sim/validation.h"
 
+#include "sim/infer_sim.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -21,7 +23,7 @@ namespace llmsim::sim {
 namespace {
 
 const char* const kInferenceNotImplemented =
-    "unsupported: the inference/serving simulator is not implemented yet (issue 4)";
+    "unsupported: serving (request-stream) rows need the serving simulator (issue 4: in progress)";
 
 std::string lower(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -126,12 +128,27 @@ void predict_training(ValidationRow& row, const MeasuredRun& mr, const hardware:
   if (!oom.empty()) row.note = row.note.empty() ? oom : oom + "; " + row.note;
 }
 
+// Fixed-batch inference rows (workload `inference`) through the static-batch simulator; `serving`
+// rows (request streams) need the serving simulator.
 void predict_inference(ValidationRow& row, const MeasuredRun& mr, const hardware::SystemSpec& sys) {
-  if (row.metric != "fits" && row.metric != "peak_mem_gib") {
+  if (row.metric == "fits" || row.metric == "peak_mem_gib") {
+    predict_memory_metric(row, evaluate_memory(mr.model, sys, mr.run));
+    return;
+  }
+  if (mr.workload != "inference") {
     row.status = kInferenceNotImplemented;
     return;
   }
-  predict_memory_metric(row, evaluate_memory(mr.model, sys, mr.run));
+  const InferResult r = simulate_inference(mr.model, sys, mr.run);
+  if (!r.valid()) return set_unsupported(row, r.problems.front());
+  const std::string& k = row.metric;
+  if (k == "output_tokens_per_s") set_prediction(row, r.output_tokens_per_s);
+  else if (k == "ttft_ms") set_prediction(row, r.ttft_s * 1e3);
+  else if (k == "tpot_ms") set_prediction(row, r.tpot_s * 1e3);
+  else if (k == "e2e_latency_ms") set_prediction(row, r.e2e_s * 1e3);
+  else row.status = "unsupported: metric " + k + " is not predicted for fixed-batch inference";
+  if (!r.memory.fits()) row.note = fmt::format("predicted OOM ({:.2f} of {:.2f} GiB per GPU)", r.memory.gpu_bytes / units::GiB,
+                                               r.memory.gpu_capacity_bytes / units::GiB);
 }
 
 }  // namespace

@@ -13,6 +13,7 @@ Runner add_memory_command(CLI::App& app);
 Runner add_list_command(CLI::App& app);
 Runner add_show_command(CLI::App& app);
 Runner add_train_command(CLI::App& app);
+Runner add_infer_command(CLI::App& app);
 // argv is recorded in the calibration fingerprint.
 Runner add_calibrate_command(CLI::App& app, int argc, char** argv);
 Runner add_validate_command(CLI::App& app);

@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   runners["list"] = llmsim::cli::add_list_command(app);
   runners["show"] = llmsim::cli::add_show_command(app);
   runners["train"] = llmsim::cli::add_train_command(app);
+  runners["infer"] = llmsim::cli::add_infer_command(app);
   runners["calibrate"] = llmsim::cli::add_calibrate_command(app, argc, argv);
   runners["validate"] = llmsim::cli::add_validate_command(app);
   try {

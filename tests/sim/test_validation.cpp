@@ -49,7 +49,7 @@ TEST_SUITE("validation") {
 
 TEST_CASE("small file: statuses, predictions and the error formula") {
   const auto rows = predict_small();
-  REQUIRE(rows.size() == 5);
+  REQUIRE(rows.size() == 6);
 
   const auto& tput = rows[0];
   CHECK(tput.run_id == "train-7b-tp2");
@@ -80,9 +80,16 @@ TEST_CASE("small file: statuses, predictions and the error formula") {
   CHECK(tflops.note.find("counts recomputation") != std::string::npos);
   CHECK(tflops.error_pct == doctest::Approx((tflops.predicted - 150.0) / 150.0 * 100.0));
 
+  // A fixed-batch inference row goes through the static-batch simulator: one 128-token prefill.
   const auto& ttft = rows[3];
-  CHECK_FALSE(ttft.ok());
-  CHECK(ttft.status == "unsupported: the inference/serving simulator is not implemented yet (issue 4)");
+  REQUIRE(ttft.ok());
+  CHECK(ttft.predicted > 1.0);   // ms: at least the ~13 GB of weights read once
+  CHECK(ttft.predicted < 100.0);
+  CHECK(ttft.error_pct == doctest::Approx((ttft.predicted - 20.0) / 20.0 * 100.0));
+
+  const auto& serving = rows[5];
+  CHECK_FALSE(serving.ok());
+  CHECK(serving.status.find("serving simulator") != std::string::npos);
 
   const auto& tp3 = rows[4];
   CHECK_FALSE(tp3.ok());

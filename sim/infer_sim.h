@@ -1,0 +1,38 @@
+#pragma once
+// Fixed-batch inference (the static engine: HF generate, FasterTransformer, TensorRT-LLM sessions):
+// the whole batch is prefilled in one iteration, then decoded one token per iteration until every
+// sequence has its output_len tokens. Evaluates specs; an impossible configuration is a result.
+#include <string>
+#include <vector>
+
+#include "hardware/system_spec.h"
+#include "model/model_spec.h"
+#include "sim/interval.h"
+#include "sim/iteration_cost.h"
+#include "sim/memory_model.h"
+#include "sim/run_spec.h"
+
+namespace llmsim::sim {
+
+struct InferResult {
+  std::vector<std::string> problems;
+  MemoryResult memory;
+  std::string engine;
+  std::int64_t replicas = 1;          // gpus / (tp * pp), each running the same batch
+  Interval ttft_s;                    // prefill of the batch (time to first token)
+  Interval tpot_s;                    // mean decode iteration (time per output token after the first)
+  Interval e2e_s;                     // prefill + every decode iteration
+  Interval output_tokens_per_s;       // all replicas
+  Interval total_tokens_per_s;        // prompt + output tokens, all replicas
+  IterationCost prefill;              // the prefill iteration
+  IterationCost decode_mid;           // the decode iteration half-way through the output
+  bool valid() const { return problems.empty(); }
+};
+
+// Problems specific to inference: context beyond the model's maximum, precision the GPU lacks, tp*pp not
+// dividing the GPUs.
+std::vector<std::string> inference_problems(const model::ModelSpec& m, const hardware::SystemSpec& sys, const RunSpec& run);
+
+InferResult simulate_inference(const model::ModelSpec& m, const hardware::SystemSpec& sys, const RunSpec& run);
+
+}  // namespace llmsim::sim
