@@ -130,6 +130,8 @@ nlohmann::json system_json(const hardware::SystemSpec& s) {
           {"efficiency",
            {{"calibrated", s.efficiency.calibrated},
             {"gemm", gemm},
+            {"attention", fraction_json(s.efficiency.attention)},
+            {"gemm_half_k", s.efficiency.gemm_half_k},
             {"memory_bandwidth", fraction_json(s.efficiency.memory_bandwidth)},
             {"fabric_bandwidth", fraction_json(s.efficiency.fabric_bandwidth)},
             {"pcie_bandwidth", fraction_json(s.efficiency.pcie_bandwidth)},
@@ -164,10 +166,14 @@ void print_system(const hardware::SystemSpec& s) {
   const auto frac = [](const char* what, const hardware::Fraction& f) {
     std::cout << fmt::format("    {}: {:.2f} [{:.2f}, {:.2f}]  ({})\n", what, f.value, f.low, f.high, f.source);
   };
+  frac("attention kernel", s.efficiency.attention);
   frac("memory bandwidth", s.efficiency.memory_bandwidth);
   frac("fabric bandwidth", s.efficiency.fabric_bandwidth);
   frac("pcie bandwidth", s.efficiency.pcie_bandwidth);
   frac("network bandwidth", s.efficiency.network_bandwidth);
+  std::cout << fmt::format("    GEMM half-efficiency contraction: k = {:.0f}; kernel launch {:.1f} us; CPU Adam {:.0f} Mparams/s ({})\n",
+                           s.efficiency.gemm_half_k, s.efficiency.kernel_launch_s / units::us,
+                           s.efficiency.cpu_adam_params_per_s / 1e6, s.efficiency.cpu_adam_source);
 }
 
 struct ListShow {
