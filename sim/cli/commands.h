@@ -17,5 +17,6 @@ Runner add_infer_command(CLI::App& app);
 // argv is recorded in the calibration fingerprint.
 Runner add_calibrate_command(CLI::App& app, int argc, char** argv);
 Runner add_validate_command(CLI::App& app);
+Runner add_serve_command(CLI::App& app);
 
 }  // namespace llmsim::cli

@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   runners["infer"] = llmsim::cli::add_infer_command(app);
   runners["calibrate"] = llmsim::cli::add_calibrate_command(app, argc, argv);
   runners["validate"] = llmsim::cli::add_validate_command(app);
+  runners["serve"] = llmsim::cli::add_serve_command(app);
   try {
     app.parse(argc, argv);
     for (const auto* sub : app.get_subcommands()) return runners.at(sub->get_name())();

@@ -6,6 +6,8 @@
 
 #include "hardware/system_toml.h"
 #include "model/presets.h"
+#include "sim/request_stream.h"
+#include "sim/serving_sim.h"
 #include "sim/train_sim.h"
 
 namespace {
@@ -52,6 +54,36 @@ double evals_per_s(const Case& c, const std::string& data, double min_s, std::si
   return static_cast<double>(n) / elapsed;
 }
 
+// Simulated requests per wall-clock second of `llmsim serve`: 10,000 requests (Poisson 20/s, lognormal
+// 512/256 prompts, 128/64 outputs) on llama2-7b under vLLM on one A800, repeated for at least `min_s`.
+double serving_requests_per_s(const std::string& data, double min_s, double& per_run_ms) {
+  using namespace llmsim;
+  const auto m = model::resolve_model("llama2-7b", data);
+  const auto sys = hardware::resolve_system("a800-nvlink", data);
+  sim::RunSpec run;
+  run.workload = sim::Workload::Inference;
+  run.infer.framework = sim::Framework::Vllm;
+  sim::StreamSpec spec;
+  spec.kind = sim::ArrivalKind::Poisson;
+  spec.requests = 10000;
+  spec.rate = 20;
+  spec.input = sim::parse_length_dist("lognormal:512,256", "--input-dist");
+  spec.output = sim::parse_length_dist("lognormal:128,64", "--output-dist");
+  sim::ServingConfig cfg;
+  cfg.engine = sim::serving_profile(sim::Framework::Vllm, sys);
+  std::size_t n = 0;
+  const auto t0 = Clock::now();
+  double elapsed = 0;
+  do {
+    const auto reqs = sim::generate_requests(spec);
+    const auto r = sim::simulate_serving(m, sys, run, cfg, reqs);
+    n += static_cast<std::size_t>(r.completed);
+    elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
+  } while (elapsed < min_s);
+  per_run_ms = 1e3 * elapsed / (static_cast<double>(n) / 10000.0);
+  return static_cast<double>(n) / elapsed;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -68,5 +100,9 @@ int main(int argc, char** argv) {
   std::printf("train_eval_ms: %.2f ms (%s)\n", 1e3 / big_rate, big.name);
   const double small_rate = evals_per_s(small, data, 1.0, nodes);
   std::printf("train_evals_per_s_small: %.1f evals/s (%s, %zu graph nodes)\n", small_rate, small.name, nodes);
+  double serve_ms = 0;
+  const double serve_rate = serving_requests_per_s(data, 1.0, serve_ms);
+  std::printf("serving_requests_per_s: %.0f requests/s (llama2_7b_vllm_a800_poisson20_10k, %.1f ms per 10,000 requests)\n",
+              serve_rate, serve_ms);
   return 0;
 }

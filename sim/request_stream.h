@@ -1,0 +1,80 @@
+#pragma once
+// Request streams for the serving simulator: when requests arrive and how long their prompts and outputs
+// are. Arrival processes: a burst of N at t = 0, an open loop at a rate (Poisson or constant spacing), a
+// closed loop of N clients (each sends its next request when the previous one completes; the simulator
+// releases those), or a trace file. Lengths: fixed, uniform(min, max) or lognormal(mean, stdev). Random
+// draws come from std::mt19937_64 through hand-written transforms (53-bit uniforms, Box-Muller normals,
+// inverse-CDF exponentials), so a seed gives the same stream on every standard library.
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace llmsim::sim {
+
+struct Request {
+  std::int64_t id = 0;            // 0-based, in arrival order
+  double arrival_s = 0;           // seconds; closed loop: only the first `concurrency` are meaningful
+  std::int64_t input_tokens = 1;  // prompt tokens
+  std::int64_t output_tokens = 1; // tokens to generate (the request's max_tokens; generation never stops early)
+};
+
+enum class LengthKind { Fixed, Uniform, LogNormal };
+
+struct LengthDist {
+  LengthKind kind = LengthKind::Fixed;
+  double a = 128;  // fixed: the length; uniform: min; lognormal: mean of the length
+  double b = 0;    // uniform: max; lognormal: standard deviation of the length
+  double mean() const;        // expected length before rounding and clamping to >= 1
+  std::string describe() const;  // "512", "uniform:100-900", "lognormal:512,256"
+};
+
+// Parses a length distribution as written on the command line: "N" or "fixed:N", "uniform:MIN-MAX",
+// "lognormal:MEAN,STD". Errors (Usage) name `flag` and the rule broken.
+LengthDist parse_length_dist(const std::string& text, const std::string& flag);
+
+enum class ArrivalKind { Burst, Poisson, Constant, Closed, Trace };
+
+struct StreamSpec {
+  ArrivalKind kind = ArrivalKind::Burst;
+  std::int64_t requests = 100;     // how many requests in all
+  double rate = 0;                 // Poisson / Constant: requests per second (> 0)
+  std::int64_t concurrency = 1;    // Closed: clients, each with one request in flight
+  LengthDist input{LengthKind::Fixed, 512, 0};
+  LengthDist output{LengthKind::Fixed, 128, 0};
+  std::uint64_t seed = 1;
+};
+
+// The seeded generator and the transforms the streams use (public for tests).
+class Rng {
+ public:
+  explicit Rng(std::uint64_t seed) : g_(seed) {}
+  double uniform();                 // [0, 1), 53 random bits
+  double normal();                  // standard normal, Box-Muller (both values used)
+  double exponential(double rate);  // inverse CDF
+  std::int64_t length(const LengthDist& d);  // a draw rounded to the nearest integer, at least 1
+
+ private:
+  std::mt19937_64 g_;
+  bool have_spare_ = false;
+  double spare_ = 0;
+};
+
+// The requests of a generated stream (kind != Trace), ids 0..requests-1 in arrival order. Closed loop:
+// arrival_s = 0 for the first `concurrency` requests, the rest are released by the simulator.
+std::vector<Request> generate_requests(const StreamSpec& spec);
+
+struct TraceFile {
+  std::vector<Request> requests;  // sorted by arrival, ids renumbered in that order
+  std::vector<int> lines;         // the file line of each request (parallel to `requests`)
+  bool was_sorted = true;         // false: the file's arrivals were out of order and have been sorted
+  std::string note;               // what was done to the file's rows (sorting), for the caller to report
+};
+
+// Reads a CSV trace with header `arrival_s,input_tokens,output_tokens` (extra columns are errors; blank
+// lines and lines starting with '#' are skipped). Errors (Input) name file:line, the column and the value:
+// malformed numbers, negative arrivals, lengths < 1, a wrong header, no rows. Unsorted arrivals are
+// sorted (stable) and reported in `note`.
+TraceFile read_trace_csv(const std::string& path);
+
+}  // namespace llmsim::sim
