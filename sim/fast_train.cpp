@@ -206,6 +206,9 @@ FastTrainEstimate FastTrainEvaluator::estimate(const RunSpec& run) {
         // start when layer i-1 is done, so two layers take at least copy + gather + compute.
         e.f = std::max({e.raw_f, g, h2d, 0.5 * (h2d + g + e.raw_f)});
         e.b = std::max({e.raw_b, g + rs, h2d + d2h, 0.5 * (h2d + g + e.raw_b)});
+        // ZeRO-Infinity: the gradient copy queues before the next parameter copy on the PCIe link,
+        // chaining reduce-scatter, copy out, copy in and gather for every layer.
+        if (param_offload) e.b = std::max(e.b, g + rs + h2d + d2h);
       } else {
         e.f = e.raw_f + g + h2d;
         e.b = e.raw_b + g + h2d;
@@ -220,6 +223,7 @@ FastTrainEstimate FastTrainEvaluator::estimate(const RunSpec& run) {
   // each chunk's backward, trainable parameters.
   struct StageSum {
     double F = 0, B = 0;           // per micro-batch, all chunks (effective)
+    double F_saved = 0, B_saved = 0;  // ZeRO-3: gather waits a pass that waits for its input avoids
     double B0 = 0;                 // chunk 0's backward (the drain towards stage 0)
     double raw = 0, comm = 0;      // per micro-batch: compute-stream busy and its blocking collectives
     double red = 0;                // one reduction of all chunks' gradients (sum of buckets)
@@ -252,6 +256,22 @@ FastTrainEstimate FastTrainEvaluator::estimate(const RunSpec& run) {
       if (zero3) {
         // The last exec of the backward pass (embedding on stage 0, else the chunk's first layer).
         if (ch == 0) S.zero3_tail = has_e ? E.rs_tail : (m_.is_moe_layer(first) ? M.rs_tail : D.rs_tail);
+        // A pass that waits for its input (pipeline fill and drain) has the gathers of its first two
+        // layers prefetched during the wait.
+        if (pp > 1) {
+          auto layer_at = [&](std::int64_t l) -> const Eff& { return m_.is_moe_layer(l) ? M : D; };
+          const Eff* fwd_order[2] = {nullptr, nullptr};
+          const Eff* bwd_order[2] = {nullptr, nullptr};
+          int nf = 0, nb = 0;
+          if (has_e) fwd_order[nf++] = &E;
+          for (std::int64_t l = first; l < first + count && nf < 2; ++l) fwd_order[nf++] = &layer_at(l);
+          if (has_h && nf < 2) fwd_order[nf++] = &H;
+          if (has_h) bwd_order[nb++] = &H;
+          for (std::int64_t l = first + count - 1; l >= first && nb < 2; --l) bwd_order[nb++] = &layer_at(l);
+          if (has_e && nb < 2) bwd_order[nb++] = &E;
+          for (int i = 0; i < nf; ++i) S.F_saved += fwd_order[i]->f - fwd_order[i]->raw_f;
+          for (int i = 0; i < nb; ++i) S.B_saved += bwd_order[i]->b - bwd_order[i]->raw_b;
+        }
       } else if (dp > 1) {
         // Buckets in backward order: head, layers last to first, embedding; a bucket closes when it
         // holds the framework's bucket size or at the end of the pass. On the DP stream (overlapped)
@@ -304,13 +324,17 @@ FastTrainEstimate FastTrainEvaluator::estimate(const RunSpec& run) {
   // Compute-stream span of the pipeline (to the end of stage 0's last backward): fill and drain of
   // one micro-batch through every stage, then the slowest stage once per further micro-batch
   // (interleaving divides the fill and drain by vp), plus a send per hop each way.
-  double sum_t = 0, max_t = 0, sum_f = 0, max_f = 0, sum_b = 0, max_b = 0;
+  // Under ZeRO-3 the fill and drain passes wait for their inputs and prefetch their first gathers.
+  double sum_t = 0, max_t = 0, sum_f = 0, max_f = 0, sum_b = 0, max_b = 0, max_t_saved = 0;
   for (const auto& S : st) {
-    sum_t += S.F + S.B;
-    max_t = std::max(max_t, S.F + S.B);
-    sum_f += S.F;
+    sum_t += S.F + S.B - S.F_saved - S.B_saved;
+    if (S.F + S.B > max_t) {
+      max_t = S.F + S.B;
+      max_t_saved = S.F_saved + S.B_saved;
+    }
+    sum_f += S.F - S.F_saved;
     max_f = std::max(max_f, S.F);
-    sum_b += S.B;
+    sum_b += S.B - S.B_saved;
     max_b = std::max(max_b, S.B);
   }
   const double hops = 2.0 * dbl(pp - 1) * send;
@@ -318,7 +342,7 @@ FastTrainEstimate FastTrainEvaluator::estimate(const RunSpec& run) {
   if (pp == 1) span = m * sum_t;
   else if (t.schedule == PipelineSchedule::GPipe) span = sum_f + (m - 1) * max_f + sum_b + (m - 1) * max_b + hops;
   else if (vp == 1) span = sum_t + (m - 1) * max_t + hops;
-  else span = m * max_t + (sum_t - max_t) / dbl(vp) + hops;
+  else span = m * max_t + (sum_t - (max_t - max_t_saved)) / dbl(vp) + hops;
 
   // Each stage's end: its last backward (earlier than stage 0's by the drain behind it), then the
   // reductions, the optimizer and the ZeRO-1/2 parameter all-gather (or the offloaded update).
@@ -343,7 +367,8 @@ FastTrainEstimate FastTrainEvaluator::estimate(const RunSpec& run) {
         if (!every_mb) comm_tail = S.red_final;  // the last bucket, after the last backward
       } else if (every_mb) {
         // Overlapped every micro-batch: hidden unless the DP stream is the bottleneck.
-        const double window = m * S.B + (m - 1) * S.F;
+        // GPipe runs every backward after every forward; 1F1B interleaves them.
+        const double window = m * S.B + (t.schedule == PipelineSchedule::GPipe ? 0.0 : (m - 1) * S.F);
         comm_tail = std::max(S.red_tail, m * S.red - window);
       } else {
         comm_tail = S.red_tail;

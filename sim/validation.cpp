@@ -1,6 +1,8 @@
 #include "sim/validation.h"
 
 #include "sim/infer_sim.h"
+#include "sim/request_stream.h"
+#include "sim/serving_sim.h"
 
 #include <algorithm>
 #include <cctype>
@@ -22,8 +24,6 @@ namespace llmsim::sim {
 
 namespace {
 
-const char* const kInferenceNotImplemented =
-    "unsupported: serving (request-stream) rows need the serving simulator (issue 4: in progress)";
 
 std::string lower(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -128,17 +128,46 @@ void predict_training(ValidationRow& row, const MeasuredRun& mr, const hardware:
   if (!oom.empty()) row.note = row.note.empty() ? oom : oom + "; " + row.note;
 }
 
+// Serving rows: the engine's scheduler over a request stream. An open loop at `request_rate` (Poisson,
+// 500 requests) when the row states a rate, otherwise a closed loop of `global_batch` clients, each
+// sending its next request when the previous completes, for max(4 x clients, 100) requests; fixed
+// input/output lengths; means of the latencies (the schema's default statistic).
+void predict_serving(ValidationRow& row, const MeasuredRun& mr, const hardware::SystemSpec& sys) {
+  StreamSpec spec;
+  spec.input = LengthDist{LengthKind::Fixed, static_cast<double>(mr.run.infer.input_len), 0};
+  spec.output = LengthDist{LengthKind::Fixed, static_cast<double>(mr.run.infer.output_len), 0};
+  ServingConfig cfg;
+  cfg.engine = serving_profile(mr.run.infer.framework, sys);
+  if (mr.request_rate > 0) {
+    spec.kind = ArrivalKind::Poisson;
+    spec.rate = mr.request_rate;
+    spec.requests = 500;
+  } else {
+    spec.kind = ArrivalKind::Closed;
+    spec.concurrency = std::max<std::int64_t>(1, mr.run.infer.batch);
+    spec.requests = std::max<std::int64_t>(4 * spec.concurrency, 100);
+    cfg.closed_loop = true;
+    cfg.concurrency = spec.concurrency;
+  }
+  const ServingResult r = simulate_serving(mr.model, sys, mr.run, cfg, generate_requests(spec));
+  if (!r.valid()) return set_unsupported(row, r.problems.front());
+  const auto band = [&](double v) { return Interval{v, v * r.time_ratio_low, v * r.time_ratio_high}; };
+  const std::string& k = row.metric;
+  if (k == "output_tokens_per_s") set_prediction(row, r.output_tokens_per_s);
+  else if (k == "ttft_ms") set_prediction(row, band(r.ttft.mean * 1e3));
+  else if (k == "tpot_ms") set_prediction(row, band(r.tpot.mean * 1e3));
+  else if (k == "e2e_latency_ms") set_prediction(row, band(r.e2e.mean * 1e3));
+  else row.status = "unsupported: metric " + k + " is not predicted for serving";
+}
+
 // Fixed-batch inference rows (workload `inference`) through the static-batch simulator; `serving`
-// rows (request streams) need the serving simulator.
+// rows (request streams) through the serving simulator.
 void predict_inference(ValidationRow& row, const MeasuredRun& mr, const hardware::SystemSpec& sys) {
   if (row.metric == "fits" || row.metric == "peak_mem_gib") {
     predict_memory_metric(row, evaluate_memory(mr.model, sys, mr.run));
     return;
   }
-  if (mr.workload != "inference") {
-    row.status = kInferenceNotImplemented;
-    return;
-  }
+  if (mr.workload == "serving") return predict_serving(row, mr, sys);
   const InferResult r = simulate_inference(mr.model, sys, mr.run);
   if (!r.valid()) return set_unsupported(row, r.problems.front());
   const std::string& k = row.metric;

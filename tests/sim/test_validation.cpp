@@ -87,9 +87,11 @@ TEST_CASE("small file: statuses, predictions and the error formula") {
   CHECK(ttft.predicted < 100.0);
   CHECK(ttft.error_pct == doctest::Approx((ttft.predicted - 20.0) / 20.0 * 100.0));
 
+  // A serving row: a closed loop of 8 clients through the vllm engine profile.
   const auto& serving = rows[5];
-  CHECK_FALSE(serving.ok());
-  CHECK(serving.status.find("serving simulator") != std::string::npos);
+  REQUIRE(serving.ok());
+  CHECK(serving.predicted > 1.0);
+  CHECK(serving.predicted < 1000.0);
 
   const auto& tp3 = rows[4];
   CHECK_FALSE(tp3.ok());
