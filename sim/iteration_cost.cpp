@@ -70,10 +70,12 @@ IterationCostModel::IterationCostModel(const model::ModelSpec& m, const hardware
   double linear = 0, other = 0;
   auto count = [&](const std::vector<model::Operator>& ops, double times) {
     for (const auto& op : ops) {
+      // Each expert-parallel rank holds num_experts / ep of the experts.
+      const double share = op.name.rfind("moe.experts_", 0) == 0 ? 1.0 / dbl(std::max<std::int64_t>(1, par.ep)) : 1.0;
       // Quantizable projections; the router, shared-expert gate and LM head stay 16-bit.
       const bool lin = op.kind == model::OpKind::Gemm && op.name.find("router") == std::string::npos &&
                        op.name.find("shared_gate") == std::string::npos && op.name.find("lm_head") == std::string::npos;
-      (lin ? linear : other) += dbl(op.weight_params) * times;
+      (lin ? linear : other) += dbl(op.weight_params) * times * share;
     }
   };
   for (std::int64_t l = 0; l < m.num_layers; ++l) count(model::layer_ops(m, p, l).ops, 1.0);
@@ -103,6 +105,9 @@ IterationCost IterationCostModel::iteration(const std::vector<SequenceWork>& bat
   const DType act = activation_dtype(in_.precision);
   const DType gemm_dtype = in_.weight_quant == model::WeightQuant::Fp8 ? DType::FP8 : act;
   const CommGroup tp = make_group(static_cast<int>(par_.tp), 1, std::max(1, sys_.node.gpus_per_node));
+  // Expert parallelism: experts spread over `ep` ranks next to the TP group; dispatch and combine are
+  // all-to-alls (each rank still computes its share of the routed tokens, so expert GEMM time is unchanged).
+  const CommGroup ep = make_group(static_cast<int>(par_.ep), static_cast<int>(par_.tp), std::max(1, sys_.node.gpus_per_node));
 
   model::InventoryParams p;
   p.micro_batch = 1;
@@ -126,12 +131,20 @@ IterationCost IterationCostModel::iteration(const std::vector<SequenceWork>& bat
         continue;
       }
       if (op.kind == model::OpKind::TpComm || op.kind == model::OpKind::MoeComm) {
-        if (op.kind == model::OpKind::TpComm) c.comm_s += comm_.collective(op.collective, op.comm_bytes, tp) * times;
+        c.comm_s += comm_.collective(op.collective, op.comm_bytes, op.kind == model::OpKind::TpComm ? tp : ep) * times;
         continue;
       }
       if (op.kind == model::OpKind::Gemm) {
         double bytes = op.fwd_bytes;
-        if (packed_weight_bytes >= 0) bytes = bytes - dense_weight_bytes + packed_weight_bytes;
+        const double weights = dbl(op.k) * dbl(op.n) * dbl(op.batch);
+        double weight_bytes = weights * dtype_bytes(act);
+        if (packed_weight_bytes >= 0) {
+          bytes = bytes - dense_weight_bytes + packed_weight_bytes;
+          weight_bytes = packed_weight_bytes;
+        }
+        // With expert parallelism a rank reads only its own experts' weights (num_experts / ep of the
+        // active ones), while computing the same number of routed tokens.
+        if (par_.ep > 1 && op.name.rfind("moe.experts_", 0) == 0) bytes -= weight_bytes * (1.0 - 1.0 / dbl(par_.ep));
         c.linear_s += compute_.gemm(op.m, op.n, op.k, op.batch, op.fwd_flops, bytes, gemm_dtype) * times;
         packed_weight_bytes = -1;
         continue;

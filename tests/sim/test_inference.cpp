@@ -84,3 +84,15 @@ TEST_CASE("fixed-batch inference: TTFT, TPOT, throughput and problems") {
   REQUIRE(!too_long.valid());
   CHECK(too_long.problems.front().find("maximum context of 4096") != std::string::npos);
 }
+
+TEST_CASE("expert parallelism: each rank reads only its experts and pays the all-to-alls") {
+  const auto m = preset_model("mixtral-8x7b");
+  const auto sys = preset_system("dgx-h100");
+  sim::ParallelSpec one, ep8;
+  ep8.ep = 8;
+  const sim::IterationCostModel a(m, sys, one, bf16()), b(m, sys, ep8, bf16());
+  const auto da = a.uniform(32, 1, 512), db = b.uniform(32, 1, 512);
+  CHECK(db.linear_s.value < 0.5 * da.linear_s.value);   // 32 tokens x top-2 touch all 8 experts: 1/8 of them per rank
+  CHECK(db.comm_s.value > da.comm_s.value);              // dispatch + combine all-to-alls per MoE layer
+  CHECK(b.weight_bytes_per_gpu() < 0.3 * a.weight_bytes_per_gpu());
+}
