@@ -214,11 +214,27 @@ std::string write_profile(const std::string& out_dir, const hardware::SystemSpec
   std::string line;
   bool skipping = false;
   const std::string name = base.name + "-calibrated";
+  // The ring's per-step latency from the all-reduce fit over the largest group: alpha = 2(n-1) steps
+  // (the simulator's ring model, sim/comm_cost.cpp), when the fabric fraction is mapped too.
+  double step_latency_us = 0;
+  if (!fits.all_reduce.empty() && base.node.p2p && base.node.fabric != hardware::Fabric::Pcie) {
+    const auto& [g, a] = *fits.all_reduce.rbegin();
+    if (g > 1 && a.alpha_s > 0) step_latency_us = a.alpha_s / (2.0 * (g - 1)) * 1e6;
+  }
+  bool in_node = false;
   while (std::getline(in, line)) {
     const auto first = line.find_first_not_of(" \t");
     const bool header = first != std::string::npos && line[first] == '[';
-    if (header) skipping = line.compare(first, 12, "[efficiency]") == 0;
+    if (header) {
+      skipping = line.compare(first, 12, "[efficiency]") == 0;
+      in_node = line.compare(first, 6, "[node]") == 0;
+    }
     if (skipping) continue;
+    if (in_node && step_latency_us > 0 && first != std::string::npos && line.compare(first, 17, "fabric_latency_us") == 0) {
+      text << fmt::format("fabric_latency_us = {:.3f}   # calibrated: NCCL all-reduce latency / 2(n-1) ring steps\n",
+                          step_latency_us);
+      continue;
+    }
     if (line.rfind("name =", 0) == 0 || line.rfind("name=", 0) == 0) {
       text << fmt::format("name = \"{}\"   # calibrated copy of {}\n", name, base.name);
       continue;

@@ -182,3 +182,17 @@ TEST_CASE("a calibrated band in a system TOML must bracket its value") {
   const auto e = test::error_of([&] { hardware::load_system_toml(bad); });
   CHECK(std::string(e.what()).find("gemm_fraction_bf16_low") != std::string::npos);
 }
+
+TEST_CASE("an NCCL all-reduce fit sets the fabric fraction and the ring's per-step latency") {
+  const auto base = hardware::resolve_system("dgx-a100-80gb", LLMSIM_DATA_DIR);
+  std::vector<cal::Sample> samples;
+  // 8 GPUs: time = 28 us + bus bytes / 240 GB/s, bus bytes = 2 (n-1)/n x size.
+  for (double b = 1 << 16; b <= double(1 << 30); b *= 4)
+    samples.push_back(sample("nccl_all_reduce", "bf16", b, 28e-6 + b * 2.0 * 7 / 8 / 240e9, 8));
+  const auto fits = cal::fit_samples(samples, base);
+  REQUIRE(fits.all_reduce.count(8) == 1);
+  CHECK(fits.all_reduce.at(8).bandwidth_Bps == doctest::Approx(240e9).epsilon(1e-6));
+  const auto sys = hardware::load_system_toml(cal::write_profile(temp_dir("profile-nccl"), base, fits, cal::host_fingerprint({})));
+  CHECK(sys.efficiency.fabric_bandwidth.value == doctest::Approx(240e9 / base.node.fabric_bandwidth_Bps).epsilon(1e-3));
+  CHECK(sys.node.fabric_latency_s == doctest::Approx(28e-6 / 14).epsilon(1e-3));  // 2 (n-1) = 14 ring steps
+}
