@@ -1,5 +1,6 @@
 // `llmsim infer`: fixed-batch inference (HF generate, FasterTransformer, TensorRT-LLM session style):
 // prefill latency, per-token decode latency, throughput, memory and the largest batch that fits.
+#include <fstream>
 #include <iostream>
 #include <memory>
 
@@ -11,6 +12,7 @@
 #include "sim/base/error.h"
 #include "sim/cli/cli_context.h"
 #include "sim/cli/commands.h"
+#include "sim/chrome_trace.h"
 #include "sim/engine_profile.h"
 #include "sim/infer_sim.h"
 
@@ -21,7 +23,29 @@ namespace {
 struct InferCommand {
   CommonOptions common;
   RunFlags flags;
+  std::string trace;
 };
+
+// The fixed-batch run as a Chrome trace: the prefill iteration, then every decode iteration, on one
+// track per replica's compute stream (replicas run the same schedule).
+std::vector<sim::TraceEvent> iteration_events(const model::ModelSpec& m, const hardware::SystemSpec& sys,
+                                              const sim::RunSpec& run) {
+  const auto& in = run.infer;
+  const sim::EngineProfile& engine = sim::engine_profile(in.framework);
+  sim::IterationOptions opt;
+  opt.overhead_s = engine.iteration_overhead_s;
+  opt.kernel_floor_s = engine.cuda_graphs ? sim::kCudaGraphKernelFloor_s : -1;
+  const sim::IterationCostModel model(m, sys, run.par, in, opt);
+  std::vector<sim::TraceEvent> ev;
+  double t = model.uniform(in.batch, in.input_len, 0).time_s.value;
+  ev.push_back({fmt::format("prefill {} x {}", in.batch, in.input_len), "replica0.compute", 0, 0, t, "prefill"});
+  for (std::int64_t i = 1; i < in.output_len; ++i) {
+    const double d = model.uniform(in.batch, 1, in.input_len + i - 1).time_s.value;
+    ev.push_back({fmt::format("decode {} (context {})", i, in.input_len + i - 1), "replica0.compute", 0, t, d, "decode"});
+    t += d;
+  }
+  return ev;
+}
 
 nlohmann::json iv(const sim::Interval& i) { return {{"value", i.value}, {"low", i.low}, {"high", i.high}}; }
 
@@ -69,6 +93,7 @@ Runner add_infer_command(CLI::App& app) {
   sub->allow_extras();
   add_common_options(*sub, cmd->common);
   add_run_flags(*sub, cmd->flags);
+  sub->add_option("--trace", cmd->trace, "write the iterations as a Chrome trace (Perfetto / chrome://tracing)");
   return [cmd, sub]() -> int {
     reject_extras(*sub);
     sim::RunRequest req = build_request(*sub, cmd->flags);
@@ -82,6 +107,13 @@ Runner add_infer_command(CLI::App& app) {
     if (!req.was_given("gpus")) req.run.par.gpus = req.run.par.tp * req.run.par.pp;
     const sim::RunSpec run = sim::with_defaults(req.run);
     const sim::InferResult r = sim::simulate_inference(m, sys, run);
+    if (!cmd->trace.empty() && r.valid()) {
+      std::ofstream f(cmd->trace);
+      if (!f) throw_input(Location{.file = cmd->trace}, "cannot open the trace file for writing");
+      const auto events = iteration_events(m, sys, run);
+      sim::write_chrome_trace(f, events);
+      std::cerr << fmt::format("llmsim: wrote {} trace events to {}\n", events.size(), cmd->trace);
+    }
     switch (cmd->common.format()) {
       case Format::Json: {
         nlohmann::json j;
