@@ -142,23 +142,43 @@ Axis parse_choice_axis(std::string_view flag, std::string_view text_in, const st
 
 std::string reason_key(std::string_view message) {
   std::string out;
+  std::string_view prev;
   for (const std::string_view word : split(message, ' ')) {
     if (word.empty()) continue;
     const bool number = std::all_of(word.begin(), word.end(), [](char c) {
       return (c >= '0' && c <= '9') || c == '.' || c == ',' || c == '(' || c == ')';
     }) && std::any_of(word.begin(), word.end(), [](char c) { return c >= '0' && c <= '9'; });
-    if (number) continue;
+    // Numbers that are part of the rule ("vp > 1") stay; those describing the tuple go.
+    const bool rule = prev == ">" || prev == "<" || prev == ">=" || prev == "<=";
+    prev = word;
+    if (number && !rule) continue;
     if (!out.empty()) out += ' ';
     out += word;
   }
   return out;
 }
 
+bool is_duplicate_reason(std::string_view key) {
+  return key.find("(same as") != std::string_view::npos;
+}
+
+bool PruneTally::has(const std::string& key) const {
+  if (last_ != reasons_.end() && last_->first == key) return true;
+  return reasons_.count(key) != 0;
+}
+
 void PruneTally::add(const std::string& key, std::uint64_t index, const std::string& message, std::uint64_t count) {
   if (count == 0) return;
+  // Consecutive tuples are often pruned for the same reason.
+  if (last_ != reasons_.end() && last_->first == key && index >= last_->second.first_index) {
+    last_->second.count += count;
+    total_ += count;
+    return;
+  }
   auto [it, inserted] = reasons_.try_emplace(key);
+  last_ = it;
   PruneReason& r = it->second;
-  if (inserted || index < r.first_index) {
+  if (inserted || (index < r.first_index && !message.empty())) {
     r.first_index = index;
     r.example = message;
   }
@@ -434,21 +454,51 @@ TrainGenerator::TrainGenerator(const TrainSpace& space, const ResolvedTrainSpace
                                const std::vector<hardware::SystemSpec>& systems)
     : space_(space), resolved_(resolved), m_(m), systems_(systems) {}
 
-bool TrainGenerator::decode(std::uint64_t index, TrainCandidate& out, std::string& key, std::string& message) const {
-  const ResolvedTrainSpace::Slice* sl = &resolved_.slices.front();
-  for (const auto& s : resolved_.slices)
-    if (index >= s.offset && index < s.offset + s.size) sl = &s;
-  std::uint64_t local = index - sl->offset;
-  std::array<std::int64_t, kTrainAxes> v{};
+bool TrainGenerator::decode(std::uint64_t index, TrainCandidate& out, std::string& key, std::string& message,
+                            const PruneTally* tally) const {
+  return check(seek(index), out, key, message, tally);
+}
+
+TrainCursor TrainGenerator::seek(std::uint64_t index) const {
+  TrainCursor c;
+  c.index = index;
+  for (std::size_t k = 0; k < resolved_.slices.size(); ++k)
+    if (index >= resolved_.slices[k].offset && index < resolved_.slices[k].offset + resolved_.slices[k].size) c.slice = k;
+  if (resolved_.slices.empty()) return c;
+  const auto& sl = resolved_.slices[c.slice];
+  std::uint64_t local = index - sl.offset;
   for (std::size_t i = kTrainAxes; i-- > 0;) {
-    const auto& vals = sl->values[i];
-    v[i] = vals[local % vals.size()];
-    local /= vals.size();
+    const auto n = sl.values[i].size();
+    c.digit[i] = n > 0 ? static_cast<std::uint32_t>(local % n) : 0;
+    local = n > 0 ? local / n : 0;
   }
-  out.index = index;
-  out.system = sl->system;
+  return c;
+}
+
+void TrainGenerator::advance(TrainCursor& c) const {
+  ++c.index;
+  const auto& sl = resolved_.slices[c.slice];
+  for (std::size_t i = kTrainAxes; i-- > 0;) {
+    if (++c.digit[i] < sl.values[i].size()) return;
+    c.digit[i] = 0;
+  }
+  // Past the end of the slice: the next one starts at all-zero digits.
+  if (c.slice + 1 < resolved_.slices.size()) ++c.slice;
+}
+
+bool TrainGenerator::check(const TrainCursor& c, TrainCandidate& out, std::string& key, std::string& message,
+                           const PruneTally* tally) const {
+  const auto& sl = resolved_.slices[c.slice];
+  std::array<std::int64_t, kTrainAxes> v{};
+  for (std::size_t i = 0; i < kTrainAxes; ++i) v[i] = sl.values[i][c.digit[i]];
+  out.index = c.index;
+  out.system = sl.system;
   RunSpec& r = out.run;
-  r = space_.base;
+  // Every field below is set for each tuple; the fixed settings are copied once.
+  if (out.primed_by != this) {
+    r = space_.base;
+    out.primed_by = this;
+  }
   auto at = [&](TrainAxis a) { return v[idx(a)]; };
   r.par.gpus = at(TrainAxis::Gpus);
   r.par.tp = at(TrainAxis::Tp);
@@ -467,36 +517,51 @@ bool TrainGenerator::decode(std::uint64_t index, TrainCandidate& out, std::strin
   r.train.micro_batch = at(TrainAxis::MicroBatch);
   const auto& p = r.par;
 
-  auto fail = [&](const char* k, std::string msg) {
+  // `msg` formats the message; it runs only when the tally has no example of this reason yet.
+  auto fail = [&](const char* k, auto&& msg) {
     key = k;
-    message = std::move(msg);
+    if (tally != nullptr && tally->has(key)) message.clear();
+    else message = msg();
     return false;
   };
   if (space_.max_gpus > 0 && p.gpus > space_.max_gpus)
-    return fail("more GPUs than --max-gpus", fmt::format("gpus {} > --max-gpus {}", p.gpus, space_.max_gpus));
+    return fail("more GPUs than --max-gpus", [&] { return fmt::format("gpus {} > --max-gpus {}", p.gpus, space_.max_gpus); });
   if (p.gpus < space_.min_gpus)
-    return fail("fewer GPUs than --min-gpus", fmt::format("gpus {} < --min-gpus {}", p.gpus, space_.min_gpus));
+    return fail("fewer GPUs than --min-gpus", [&] { return fmt::format("gpus {} < --min-gpus {}", p.gpus, space_.min_gpus); });
   const std::int64_t mp = p.tp * p.pp * p.cp;
   if (p.gpus % mp != 0)
-    return fail("gpus not a multiple of tp x pp x cp",
-                fmt::format("gpus {} is not a multiple of tp {} x pp {} x cp {}", p.gpus, p.tp, p.pp, p.cp));
+    return fail("gpus not a multiple of tp x pp x cp", [&] {
+      return fmt::format("gpus {} is not a multiple of tp {} x pp {} x cp {}", p.gpus, p.tp, p.pp, p.cp);
+    });
   r.par.dp = p.gpus / mp;
   if (space_.dp.mode != AxisMode::Free && !space_.dp.contains(p.dp))
-    return fail("dp not in --dp", fmt::format("dp {} is not in --dp {}", p.dp, space_.dp.text));
-  if (p.sequence_parallel && p.tp == 1)
-    return fail("sequence parallelism with tp 1 (same as without)", "sequence parallelism with tp 1");
-  if (r.train.zero_stage > 0 && p.dp == 1 && r.train.offload == Offload::None)
-    return fail("ZeRO stage > 0 with dp 1 (nothing to shard; same as stage 0)",
-                fmt::format("ZeRO-{} with dp 1", r.train.zero_stage));
+    return fail("dp not in --dp", [&] { return fmt::format("dp {} is not in --dp {}", p.dp, space_.dp.text); });
+  // Duplicates: tuples equivalent to another tuple of the space (only when that one is in it).
+  auto in_axis = [&](TrainAxis a, std::int64_t value) {
+    const auto& vs = sl.values[idx(a)];
+    return std::find(vs.begin(), vs.end(), value) != vs.end();
+  };
+  if (p.vp > 1 && p.pp == 1 && in_axis(TrainAxis::Vp, 1))
+    return fail("interleaving (vp > 1) without a pipeline (same as vp 1 with pp 1)", [] { return std::string("vp > 1 with pp 1"); });
+  if (p.sequence_parallel && p.tp == 1 && in_axis(TrainAxis::SequenceParallel, 0))
+    return fail("sequence parallelism with tp 1 (same as without)", [] { return std::string("sequence parallelism with tp 1"); });
+  if (r.train.recompute == Recompute::Selective && r.train.flash_attn &&
+      in_axis(TrainAxis::Recompute, static_cast<std::int64_t>(Recompute::None)))
+    return fail("selective recomputation with FlashAttention (same as none: nothing left to recompute)",
+                [] { return std::string("selective recomputation with FlashAttention"); });
+  if (r.train.zero_stage > 0 && p.dp == 1 && r.train.offload == Offload::None && in_axis(TrainAxis::ZeroStage, 0))
+    return fail("ZeRO stage > 0 with dp 1 (same as stage 0: nothing to shard)",
+                [&] { return fmt::format("ZeRO-{} with dp 1", r.train.zero_stage); });
   const std::int64_t unit = r.train.micro_batch * p.dp;
   if (resolved_.global_batch_min == resolved_.global_batch_max) {
     r.train.global_batch = resolved_.global_batch_min;
   } else {
     r.train.global_batch = resolved_.global_batch_max / unit * unit;
     if (r.train.global_batch < resolved_.global_batch_min)
-      return fail("no global batch in the --global-batch range is a multiple of micro-batch x dp",
-                  fmt::format("no multiple of micro-batch {} x dp {} in --global-batch {}-{}", r.train.micro_batch,
-                              p.dp, resolved_.global_batch_min, resolved_.global_batch_max));
+      return fail("no global batch in the --global-batch range is a multiple of micro-batch x dp", [&] {
+        return fmt::format("no multiple of micro-batch {} x dp {} in --global-batch {}-{}", r.train.micro_batch, p.dp,
+                           resolved_.global_batch_min, resolved_.global_batch_max);
+      });
   }
   const auto& sys = systems_[static_cast<std::size_t>(out.system)];
   if (auto why = structural_problems(r, m_); !why.empty()) {

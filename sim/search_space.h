@@ -51,7 +51,16 @@ struct PruneReason {
 
 class PruneTally {
  public:
+  PruneTally() = default;
+  PruneTally(const PruneTally& o) : reasons_(o.reasons_), total_(o.total_) {}
+  PruneTally& operator=(const PruneTally& o) {
+    reasons_ = o.reasons_;
+    total_ = o.total_;
+    last_ = reasons_.end();
+    return *this;
+  }
   void add(const std::string& key, std::uint64_t index, const std::string& message, std::uint64_t count = 1);
+  bool has(const std::string& key) const;
   void merge(const PruneTally& other);
   std::uint64_t total() const { return total_; }
   // Reasons by count (largest first; ties by key).
@@ -61,11 +70,17 @@ class PruneTally {
  private:
   std::map<std::string, PruneReason> reasons_;
   std::uint64_t total_ = 0;
+  std::map<std::string, PruneReason>::iterator last_ = reasons_.end();  // the reason added last
 };
 
 // The key of a problem message: its number tokens dropped ("tp 3 does not divide the 32 attention
 // heads" -> "tp does not divide the attention heads").
 std::string reason_key(std::string_view message);
+
+// Whether a reason removes tuples equivalent to another tuple of the space (sequence parallelism with
+// tp 1, selective recomputation under FlashAttention, ZeRO with dp 1, vp > 1 with pp 1; pruned only
+// when that other tuple is in the space) rather than configurations that cannot run.
+bool is_duplicate_reason(std::string_view key);
 
 // ---- Training spaces --------------------------------------------------------------------------
 
@@ -131,6 +146,14 @@ struct TrainCandidate {
   std::uint64_t index = 0;
   int system = 0;
   RunSpec run;
+  const void* primed_by = nullptr;  // the generator whose fixed settings `run` already holds
+};
+
+// A position in the enumeration (the digits of each axis), for walking it without divisions.
+struct TrainCursor {
+  std::uint64_t index = 0;
+  std::size_t slice = 0;
+  std::array<std::uint32_t, kTrainAxes> digit{};
 };
 
 class TrainGenerator {
@@ -140,7 +163,15 @@ class TrainGenerator {
   std::uint64_t size() const { return resolved_.size; }
   // Decodes tuple `index` and applies every rule that needs no memory model. Returns true when the
   // tuple is structurally valid; otherwise fills `key` and `message` with the first rule it breaks.
-  bool decode(std::uint64_t index, TrainCandidate& out, std::string& key, std::string& message) const;
+  // With `tally`, the generator's own messages are only formatted for reasons it has not seen yet
+  // (the message is then empty).
+  bool decode(std::uint64_t index, TrainCandidate& out, std::string& key, std::string& message,
+              const PruneTally* tally = nullptr) const;
+  // The same by cursor: seek once, then check and advance tuple by tuple.
+  TrainCursor seek(std::uint64_t index) const;
+  void advance(TrainCursor& c) const;
+  bool check(const TrainCursor& c, TrainCandidate& out, std::string& key, std::string& message,
+             const PruneTally* tally = nullptr) const;
 
  private:
   const TrainSpace& space_;

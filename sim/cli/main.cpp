@@ -1,6 +1,6 @@
 // llmsim entry point: parses the command line, runs one subcommand, and alone maps errors to exit codes
 // (0 ok/fits, 1 result does not fit or is infeasible, 2 usage, 3 bad input, 4 not found, 5 no device,
-// 70 internal).
+// 70 internal). `search` / `plan` also return 6 for an empty search space and 130 when interrupted.
 #include <CLI/CLI.hpp>
 
 #include <iostream>
@@ -22,6 +22,8 @@ int main(int argc, char** argv) {
   runners["calibrate"] = llmsim::cli::add_calibrate_command(app, argc, argv);
   runners["validate"] = llmsim::cli::add_validate_command(app);
   runners["serve"] = llmsim::cli::add_serve_command(app);
+  runners["search"] = llmsim::cli::add_search_command(app);
+  runners["plan"] = llmsim::cli::add_plan_command(app);
   try {
     app.parse(argc, argv);
     for (const auto* sub : app.get_subcommands()) return runners.at(sub->get_name())();

@@ -7,6 +7,7 @@
 #include "hardware/system_toml.h"
 #include "model/presets.h"
 #include "sim/request_stream.h"
+#include "sim/search.h"
 #include "sim/serving_sim.h"
 #include "sim/train_sim.h"
 
@@ -84,6 +85,59 @@ double serving_requests_per_s(const std::string& data, double min_s, double& per
   return static_cast<double>(n) / elapsed;
 }
 
+// `llmsim search train` over a llama2-70b space on DGX H100 (whole nodes from 256 to 1,024 GPUs, tp 1-8,
+// pp 1-16, vp 1-2, micro-batch pow2:1-8, recompute none/selective/full, ZeRO 0-1, SP on/off, Megatron,
+// global batch 512-1024 x 4096 tokens): configurations per second of the whole search (enumeration, rules, memory
+// model, closed-form estimate) on every hardware thread, repeated for at least `min_s`; also the closed-form
+// estimator alone (memory + step estimate) per second on one thread over the configurations that fit.
+double search_evals_per_s(const std::string& data, double min_s, std::uint64_t& space, std::uint64_t& estimated,
+                          int& threads, double& estimator_rate) {
+  using namespace llmsim;
+  const auto m = model::resolve_model("llama2-70b", data);
+  sim::RunSpec base;
+  base.train.seq_len = 4096;
+  sim::TrainSpace sp = sim::TrainSpace::defaults(base);
+  const std::pair<const char*, const char*> axes[] = {
+      {"system", "dgx-h100"}, {"gpus", "256-1024"}, {"tp", "1-8"}, {"pp", "1-16"}, {"vp", "1-2"},
+      {"micro-batch", "pow2:1-8"}, {"recompute", "none,selective,full"}, {"zero-stage", "0-1"},
+      {"sequence-parallel", "any"}, {"framework", "megatron"}, {"global-batch", "512-1024"}};
+  for (const auto& [k, v] : axes) sim::set_train_axis(sp, k, v);
+  sim::SearchProblem p;
+  p.model = &m;
+  p.systems.push_back(hardware::resolve_system("dgx-h100", data));
+  p.space = sp;
+  sim::SearchOptions opt;
+  opt.verify = 0;     // the fast phase only: no re-evaluation with the full simulator
+  opt.pareto = false;
+  std::uint64_t n = 0;
+  const auto t0 = Clock::now();
+  double elapsed = 0;
+  do {
+    const auto o = sim::search_training(p, opt);
+    space = o.space_size;
+    estimated = o.evaluated;
+    threads = o.threads;
+    n += o.space_size;
+    elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
+  } while (elapsed < min_s);
+  // The estimator alone, on the configurations that fit.
+  opt.keep_all = true;
+  opt.threads = 1;
+  const auto all = sim::search_training(p, opt).all;
+  sim::FastTrainEvaluator fe(m, p.systems.front());
+  std::size_t k = 0;
+  double sink = 0;
+  const auto t1 = Clock::now();
+  double el1 = 0;
+  do {
+    for (const auto& e : all) sink += fe.memory(e.run).gpu_bytes + fe.estimate(e.run).step_time_s;
+    k += all.size();
+    el1 = std::chrono::duration<double>(Clock::now() - t1).count();
+  } while (el1 < min_s / 2 && !all.empty());
+  estimator_rate = sink > 0 && el1 > 0 ? static_cast<double>(k) / el1 : 0;
+  return static_cast<double>(n) / elapsed;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -104,5 +158,14 @@ int main(int argc, char** argv) {
   const double serve_rate = serving_requests_per_s(data, 1.0, serve_ms);
   std::printf("serving_requests_per_s: %.0f requests/s (llama2_7b_vllm_a800_poisson20_10k, %.1f ms per 10,000 requests)\n",
               serve_rate, serve_ms);
+  std::uint64_t space = 0, estimated = 0;
+  int threads = 0;
+  double estimator_rate = 0;
+  const double search_rate = search_evals_per_s(data, 2.0, space, estimated, threads, estimator_rate);
+  std::printf("search_evals_per_s: %.0f evals/s (llama2_70b_dgx_h100_256-1024gpus: %llu configurations, %llu fit and "
+              "were estimated = %.0f estimates/s, %d threads; closed-form estimator alone %.0f/s on 1 thread)\n",
+              search_rate, static_cast<unsigned long long>(space), static_cast<unsigned long long>(estimated),
+              space > 0 ? search_rate * static_cast<double>(estimated) / static_cast<double>(space) : 0.0, threads,
+              estimator_rate);
   return 0;
 }
