@@ -884,7 +884,10 @@ Runner add_command(CLI::App& app, bool plan) {
                     : "llmsim search train --model M --system S --gpus 64 [--tp 1,2,4,8] [--micro-batch pow2:1-16] …");
   sub->allow_extras();
   add_flags(*sub, *cmd);
-  return [cmd, sub, plan]() -> int {
+  // `plan serve` lives in cmd_plan_serve.cpp.
+  Runner serve = plan ? add_plan_serve_subcommand(*top) : Runner{};
+  return [cmd, sub, plan, serve]() -> int {
+    if (plan && !sub->parsed()) return serve();
     reject_extras(*sub);
     return plan ? run_plan(*sub, *cmd) : run_search(*sub, *cmd);
   };

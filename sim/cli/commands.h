@@ -21,5 +21,7 @@ Runner add_serve_command(CLI::App& app);
 // `search train` (what-if search) and `plan train` (capacity planning); serve variants come later.
 Runner add_search_command(CLI::App& app);
 Runner add_plan_command(CLI::App& app);
+// The `serve` subcommand of `llmsim plan` (registered by add_plan_command).
+Runner add_plan_serve_subcommand(CLI::App& plan_top);
 
 }  // namespace llmsim::cli
