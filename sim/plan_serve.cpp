@@ -20,16 +20,26 @@ struct Outcome {
 
 // One replica at rate / replicas (round-robin dispatch of a Poisson stream is approximated by a Poisson
 // stream at the replica's share).
-Outcome evaluate(const model::ModelSpec& m, const hardware::SystemSpec& sys, const ServePlanSpec& spec, Framework engine,
-                 std::int64_t tp, model::WeightQuant q, std::int64_t replicas) {
+// The settings one candidate fixes.
+struct Choice {
+  Framework engine;
+  std::int64_t tp, pp;
+  model::WeightQuant quant;
+  DType kv;
+  EngineProfile profile;  // with the candidate's overrides applied
+};
+
+Outcome evaluate(const model::ModelSpec& m, const hardware::SystemSpec& sys, const ServePlanSpec& spec, const Choice& ch,
+                 std::int64_t replicas) {
   RunSpec run;
   run.workload = Workload::Inference;
-  run.par.gpus = tp;
-  run.par.tp = tp;
+  run.par.gpus = ch.tp * ch.pp;
+  run.par.tp = ch.tp;
+  run.par.pp = ch.pp;
   run.infer.precision = spec.precision;
-  run.infer.weight_quant = q;
-  run.infer.kv_dtype = spec.precision == DType::FP32 ? DType::FP32 : DType::BF16;
-  run.infer.framework = engine;
+  run.infer.weight_quant = ch.quant;
+  run.infer.kv_dtype = ch.kv;
+  run.infer.framework = ch.engine;
   run.infer.input_len = static_cast<std::int64_t>(spec.input.mean());
   run.infer.output_len = static_cast<std::int64_t>(spec.output.mean());
   StreamSpec s;
@@ -40,7 +50,7 @@ Outcome evaluate(const model::ModelSpec& m, const hardware::SystemSpec& sys, con
   s.output = spec.output;
   s.seed = spec.seed;
   ServingConfig cfg;
-  cfg.engine = serving_profile(engine, sys);
+  cfg.engine = ch.profile;
   Outcome o;
   try {
     const ServingResult r = simulate_serving(m, sys, run, cfg, generate_requests(s));
@@ -66,17 +76,37 @@ ServePlan plan_serving(const model::ModelSpec& m, const std::vector<hardware::Sy
   if (!(spec.rate > 0)) throw_usage("--rate", fmt::format("--rate = {}: must be > 0 requests/s", spec.rate));
   if (!(spec.slo_ttft_p99_s > 0)) throw_usage("--slo-ttft", "--slo-ttft must be > 0 ms");
   ServePlan plan;
+  std::vector<Choice> choices;
+  std::vector<const hardware::SystemSpec*> choice_sys;
   for (const auto& sys : systems)
     for (Framework e : spec.engines)
       for (std::int64_t tp : spec.tps)
-        for (model::WeightQuant q : spec.weight_quants) {
-          ServePlanCandidate c{sys.name, e, tp, q};
-          if (tp > spec.max_gpus) continue;
-          if (m.num_heads % tp != 0 || m.num_kv_heads % tp != 0 || tp > sys.node.gpus_per_node) continue;
+        for (std::int64_t pp : spec.pps)
+          for (model::WeightQuant q : spec.weight_quants)
+            for (DType kv : spec.kv_dtypes)
+              for (std::int64_t seqs : spec.max_num_seqs)
+                for (int chunk : spec.chunked_prefill) {
+                  if (tp * pp > spec.max_gpus || pp > m.num_layers) continue;
+                  if (m.num_heads % tp != 0 || m.num_kv_heads % tp != 0 || tp > sys.node.gpus_per_node) continue;
+                  Choice ch{e, tp, pp, q, kv, serving_profile(e, sys)};
+                  if (seqs > 0) ch.profile.max_num_seqs = seqs;
+                  if (chunk >= 0) ch.profile.chunked_prefill = chunk == 1;
+                  choices.push_back(ch);
+                  choice_sys.push_back(&sys);
+                }
+  for (std::size_t i = 0; i < choices.size(); ++i) {
+    const Choice& ch = choices[i];
+    const hardware::SystemSpec& sys = *choice_sys[i];
+    {
+      {
+        {
+          ServePlanCandidate c{sys.name, ch.engine, ch.tp, ch.quant, ch.pp, ch.kv, ch.profile.max_num_seqs,
+                               ch.profile.chunked_prefill};
+          const std::int64_t tp = ch.tp * ch.pp;  // GPUs per replica
           const std::int64_t max_replicas = spec.max_gpus / tp;
           // Doubling until the SLOs are met (or the GPU cap), then bisection for the smallest count.
           std::int64_t lo = 0, hi = 1;
-          Outcome at_hi = evaluate(m, sys, spec, e, tp, q, hi);
+          Outcome at_hi = evaluate(m, sys, spec, ch, hi);
           if (!at_hi.ran) {
             c.why = at_hi.why;
             plan.candidates.push_back(c);
@@ -85,7 +115,7 @@ ServePlan plan_serving(const model::ModelSpec& m, const std::vector<hardware::Sy
           while (!at_hi.meets && hi < max_replicas) {
             lo = hi;
             hi = std::min(max_replicas, hi * 2);
-            at_hi = evaluate(m, sys, spec, e, tp, q, hi);
+            at_hi = evaluate(m, sys, spec, ch, hi);
           }
           if (!at_hi.meets) {
             c.why = fmt::format("misses the SLOs even with {} replicas ({} GPUs): p99 TTFT {:.0f} ms, p99 TPOT {:.1f} ms",
@@ -95,7 +125,7 @@ ServePlan plan_serving(const model::ModelSpec& m, const std::vector<hardware::Sy
           }
           while (hi - lo > 1) {
             const std::int64_t mid = (lo + hi) / 2;
-            const Outcome o = evaluate(m, sys, spec, e, tp, q, mid);
+            const Outcome o = evaluate(m, sys, spec, ch, mid);
             if (o.meets) {
               hi = mid;
               at_hi = o;
@@ -112,6 +142,19 @@ ServePlan plan_serving(const model::ModelSpec& m, const std::vector<hardware::Sy
           c.cost_per_hour = spec.price_per_gpu_hour * static_cast<double>(c.gpus);
           plan.candidates.push_back(c);
         }
+      }
+    }
+  }
+  // The GPUs vs p99-TTFT Pareto front of the feasible candidates.
+  for (auto& a : plan.candidates) {
+    if (!a.feasible) continue;
+    a.pareto = true;
+    for (const auto& b : plan.candidates)
+      if (b.feasible && b.gpus <= a.gpus && b.ttft_p99_s <= a.ttft_p99_s && (b.gpus < a.gpus || b.ttft_p99_s < a.ttft_p99_s)) {
+        a.pareto = false;
+        break;
+      }
+  }
   std::stable_sort(plan.candidates.begin(), plan.candidates.end(), [](const ServePlanCandidate& a, const ServePlanCandidate& b) {
     if (a.feasible != b.feasible) return a.feasible;
     if (!a.feasible) return false;

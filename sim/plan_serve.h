@@ -24,6 +24,10 @@ struct ServePlanSpec {
   std::vector<Framework> engines = {Framework::Vllm, Framework::Tgi, Framework::LightLlm, Framework::TrtLlm};
   std::vector<std::int64_t> tps = {1, 2, 4, 8};
   std::vector<model::WeightQuant> weight_quants = {model::WeightQuant::None};
+  std::vector<std::int64_t> pps = {1};           // pipeline stages per replica
+  std::vector<DType> kv_dtypes = {DType::BF16};  // KV-cache element types
+  std::vector<std::int64_t> max_num_seqs = {0};  // engine's sequence limit (0 = the engine's default)
+  std::vector<int> chunked_prefill = {-1};       // -1 = the engine's default, 0 = off, 1 = on
   DType precision = DType::BF16;
   std::int64_t max_gpus = 64;          // per candidate
   std::int64_t requests_per_replica = 400;  // simulated requests per replica (Poisson, seeded)
@@ -36,6 +40,11 @@ struct ServePlanCandidate {
   Framework engine = Framework::Vllm;
   std::int64_t tp = 1;
   model::WeightQuant weight_quant = model::WeightQuant::None;
+  std::int64_t pp = 1;
+  DType kv_dtype = DType::BF16;
+  std::int64_t max_num_seqs = 0;       // as simulated (the engine default resolved)
+  bool chunked_prefill = false;        // as simulated
+  bool pareto = false;                 // on the GPUs vs p99 TTFT front of the feasible candidates
   bool feasible = false;               // some replica count within max_gpus meets the SLOs
   std::string why;                     // when not feasible
   std::int64_t replicas = 0;

@@ -27,6 +27,10 @@ struct PlanServeCommand {
   std::string engines = "vllm,tgi,lightllm,trt-llm";
   std::string tps = "1,2,4,8";
   std::string weight_quants = "none";
+  std::string pps = "1";
+  std::string kv_dtypes = "bf16";
+  std::string max_num_seqs = "default";
+  std::string chunked = "default";
   std::string precision = "bf16";
   std::string input = "512";
   std::string output = "128";
@@ -93,6 +97,41 @@ int run(const PlanServeCommand& c) {
     spec.weight_quants.push_back(w);
   }
 
+  auto ints = [&](const std::string& text, const char* flag, bool allow_default) {
+    std::vector<std::int64_t> v;
+    for (const auto& t : split(text)) {
+      if (allow_default && t == "default") {
+        v.push_back(0);
+        continue;
+      }
+      try {
+        const auto x = std::stoll(t);
+        if (x <= 0) throw std::invalid_argument("");
+        v.push_back(x);
+      } catch (const std::exception&) {
+        throw_usage(flag, fmt::format("{} = '{}': must be a comma-separated list of positive integers{}", flag, text,
+                                      allow_default ? " or default" : ""));
+      }
+    }
+    return v;
+  };
+  spec.pps = ints(c.pps, "--pp", false);
+  spec.max_num_seqs = ints(c.max_num_seqs, "--max-num-seqs", true);
+  spec.kv_dtypes.clear();
+  for (const auto& k : split(c.kv_dtypes)) {
+    DType d{};
+    if (!parse_dtype(k, d) || (d != DType::BF16 && d != DType::FP16 && d != DType::FP8))
+      throw_usage("--kv-dtype", fmt::format("--kv-dtype = '{}': must be a list of bf16, fp16, fp8", c.kv_dtypes));
+    spec.kv_dtypes.push_back(d);
+  }
+  spec.chunked_prefill.clear();
+  for (const auto& k : split(c.chunked)) {
+    if (k == "default") spec.chunked_prefill.push_back(-1);
+    else if (k == "on") spec.chunked_prefill.push_back(1);
+    else if (k == "off") spec.chunked_prefill.push_back(0);
+    else throw_usage("--chunked-prefill", fmt::format("--chunked-prefill = '{}': must be a list of on, off, default", c.chunked));
+  }
+
   std::cerr << "llmsim plan serve: simulating candidates…\n";
   const sim::ServePlan plan = sim::plan_serving(m, systems, spec);
   std::cout << fmt::format("llmsim plan serve: {} at {} requests/s, p99 TTFT <= {} ms{}, input {}, output {}\n", m.name,
@@ -109,18 +148,19 @@ int run(const PlanServeCommand& c) {
   } else {
     std::cout << fmt::format("\nno candidate meets the SLOs within {} GPUs\n", c.max_gpus);
   }
-  std::cout << fmt::format("\n{:<18} {:<9} {:>3} {:>6} {:>8} {:>5} {:>11} {:>11} {:>12}  {}\n", "system", "engine", "tp", "quant",
-                           "replicas", "GPUs", "p99 TTFT", "p99 TPOT", "out tok/s", "result");
+  std::cout << fmt::format("\n{:<16} {:<9} {:>3} {:>3} {:>5} {:>5} {:>5} {:>5} {:>8} {:>5} {:>11} {:>11} {:>11}  {}\n", "system",
+                           "engine", "tp", "pp", "quant", "kv", "seqs", "chunk", "replicas", "GPUs", "p99 TTFT", "p99 TPOT",
+                           "out tok/s", "result (* = GPUs vs p99 TTFT Pareto front)");
   for (const auto& k : plan.candidates) {
+    const std::string head = fmt::format("{:<16} {:<9} {:>3} {:>3} {:>5} {:>5} {:>5} {:>5}", k.system,
+                                         k.engine == sim::Framework::Hf ? "static" : sim::name_of(k.engine), k.tp, k.pp,
+                                         model::weight_quant_name(k.weight_quant), dtype_name(k.kv_dtype), k.max_num_seqs,
+                                         k.chunked_prefill ? "on" : "off");
     if (k.feasible)
-      std::cout << fmt::format("{:<18} {:<9} {:>3} {:>6} {:>8} {:>5} {:>8.0f} ms {:>8.1f} ms {:>12.0f}  meets\n", k.system,
-                               k.engine == sim::Framework::Hf ? "static" : sim::name_of(k.engine), k.tp,
-                               model::weight_quant_name(k.weight_quant), k.replicas, k.gpus, k.ttft_p99_s * 1e3,
-                               k.tpot_p99_s * 1e3, k.output_tokens_per_s);
+      std::cout << fmt::format("{} {:>8} {:>5} {:>8.0f} ms {:>8.1f} ms {:>11.0f}  meets{}\n", head, k.replicas, k.gpus,
+                               k.ttft_p99_s * 1e3, k.tpot_p99_s * 1e3, k.output_tokens_per_s, k.pareto ? " *" : "");
     else
-      std::cout << fmt::format("{:<18} {:<9} {:>3} {:>6} {:>8} {:>5} {:>11} {:>11} {:>12}  {}\n", k.system,
-                               k.engine == sim::Framework::Hf ? "static" : sim::name_of(k.engine), k.tp,
-                               model::weight_quant_name(k.weight_quant), "-", "-", "-", "-", "-", k.why);
+      std::cout << fmt::format("{} {:>8} {:>5} {:>11} {:>11} {:>11}  {}\n", head, "-", "-", "-", "-", "-", k.why);
   }
   return plan.found() ? 0 : 1;
 }
@@ -141,6 +181,10 @@ Runner add_plan_serve_subcommand(CLI::App& plan_top) {
   sub->add_option("--tp", cmd->tps, "tensor-parallel sizes per replica to consider, e.g. 1,2,4,8");
   sub->add_option("--weight-quant", cmd->weight_quants, "weight formats to consider, e.g. none,int4");
   sub->add_option("--precision", cmd->precision, "compute precision (bf16, fp16, fp8)");
+  sub->add_option("--pp", cmd->pps, "pipeline stages per replica to consider, e.g. 1,2");
+  sub->add_option("--kv-dtype", cmd->kv_dtypes, "KV-cache types to consider, e.g. bf16,fp8");
+  sub->add_option("--max-num-seqs", cmd->max_num_seqs, "engine sequence limits to consider, e.g. default,64,256");
+  sub->add_option("--chunked-prefill", cmd->chunked, "chunked prefill settings to consider: default,on,off");
   sub->add_option("--input-len", cmd->input, "prompt tokens: N, uniform:MIN-MAX or lognormal:MEAN,STD");
   sub->add_option("--output-len", cmd->output, "output tokens: N, uniform:MIN-MAX or lognormal:MEAN,STD");
   sub->add_option("--max-gpus", cmd->max_gpus, "GPUs at most per candidate")->check(CLI::PositiveNumber);
