@@ -12,6 +12,7 @@
 #include "sim/base/suggest.h"
 #include "sim/cli/cli_context.h"
 #include "sim/cli/commands.h"
+#include "sim/memory_model.h"
 #include "sim/plan_serve.h"
 
 namespace llmsim::cli {
@@ -38,7 +39,20 @@ struct PlanServeCommand {
   std::int64_t requests = 400;
   double price = 0;
   std::string data_dir;
+  bool csv = false;
 };
+
+// Every evaluated candidate, one CSV line each (schema_version first, as the other commands' CSV).
+void print_csv(const sim::ServePlan& plan) {
+  std::cout << "schema_version,system,engine,tp,pp,weight_quant,kv_dtype,max_num_seqs,chunked_prefill,feasible,replicas,"
+               "gpus,ttft_p99_s,tpot_p99_s,output_tokens_per_s,cost_per_hour,pareto,why\n";
+  for (const auto& k : plan.candidates)
+    std::cout << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{:.6g},{:.6g},{:.6g},{:.6g},{},{}\n", sim::kResultSchemaVersion,
+                             csv_field(k.system), k.engine == sim::Framework::Hf ? "static" : sim::name_of(k.engine), k.tp,
+                             k.pp, model::weight_quant_name(k.weight_quant), dtype_name(k.kv_dtype), k.max_num_seqs,
+                             k.chunked_prefill ? 1 : 0, k.feasible ? 1 : 0, k.replicas, k.gpus, k.ttft_p99_s, k.tpot_p99_s,
+                             k.output_tokens_per_s, k.cost_per_hour, k.pareto ? 1 : 0, csv_field(k.why));
+}
 
 std::vector<std::string> split(const std::string& s) {
   std::vector<std::string> out;
@@ -134,6 +148,10 @@ int run(const PlanServeCommand& c) {
 
   std::cerr << "llmsim plan serve: simulating candidates…\n";
   const sim::ServePlan plan = sim::plan_serving(m, systems, spec);
+  if (c.csv) {
+    print_csv(plan);
+    return plan.found() ? 0 : 1;
+  }
   std::cout << fmt::format("llmsim plan serve: {} at {} requests/s, p99 TTFT <= {} ms{}, input {}, output {}\n", m.name,
                            c.rate, c.slo_ttft_ms, c.slo_tpot_ms > 0 ? fmt::format(", p99 TPOT <= {} ms", c.slo_tpot_ms) : "",
                            spec.input.describe(), spec.output.describe());
@@ -191,6 +209,7 @@ Runner add_plan_serve_subcommand(CLI::App& plan_top) {
   sub->add_option("--requests", cmd->requests, "simulated requests per replica (default 400)")->check(CLI::PositiveNumber);
   sub->add_option("--price-per-gpu-hour", cmd->price, "price of one GPU-hour, for the cost column");
   sub->add_option("--data-dir", cmd->data_dir, "folder with models/ and hardware/ presets");
+  sub->add_flag("--csv", cmd->csv, "every evaluated candidate as CSV on stdout (schema_version first)");
   return [cmd, sub]() -> int {
     reject_extras(*sub);
     return run(*cmd);
