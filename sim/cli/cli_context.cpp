@@ -1,6 +1,7 @@
 #include "sim/cli/cli_context.h"
 
 #include <cstdlib>
+#include <iostream>
 
 #include <fmt/format.h>
 
@@ -101,6 +102,16 @@ std::string csv_field(const std::string& s) {
   std::string q = "\"";
   for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
   return q + "\"";
+}
+
+bool print_run_header(const std::string& command, const std::string& model, const std::string& system,
+                      const sim::RunSpec& run, const std::vector<std::string>& problems) {
+  std::cout << fmt::format("llmsim {}: {} on {}\n", command, model, system);
+  std::cout << fmt::format("run: {}\n", describe_run(run));
+  if (problems.empty()) return true;
+  std::cout << "result: infeasible\n";
+  for (const auto& p : problems) std::cout << "  - " << p << "\n";
+  return false;
 }
 
 std::string gib(double bytes) { return fmt::format("{:.2f}", bytes / units::GiB); }

@@ -43,6 +43,11 @@ std::string describe_run(const sim::RunSpec& r);
 // A CSV field, quoted when it holds a comma, quote or newline (RFC 4180).
 std::string csv_field(const std::string& s);
 
+// The first lines of a command's table: "llmsim COMMAND: MODEL on SYSTEM", the run, and, when the run is
+// infeasible, "result: infeasible" with the reasons. Returns whether the run is feasible.
+bool print_run_header(const std::string& command, const std::string& model, const std::string& system,
+                      const sim::RunSpec& run, const std::vector<std::string>& problems);
+
 // "12.34" GiB with two decimals.
 std::string gib(double bytes);
 

@@ -53,13 +53,7 @@ std::string ms(double s) { return fmt::format("{:.2f} ms", s * 1e3); }
 
 void print_table(const model::ModelSpec& m, const hardware::SystemSpec& sys, const sim::RunSpec& run,
                  const sim::InferResult& r) {
-  std::cout << fmt::format("llmsim infer: {} on {}\n", m.name, sys.name);
-  std::cout << fmt::format("run: {}\n", describe_run(run));
-  if (!r.valid()) {
-    std::cout << "result: infeasible\n";
-    for (const auto& p : r.problems) std::cout << "  - " << p << "\n";
-    return;
-  }
+  if (!print_run_header("infer", m.name, sys.name, run, r.problems)) return;
   const auto& mem = r.memory;
   std::cout << fmt::format("memory: {}, {} of {} GiB per GPU; max batch at {} tokens/seq: {}\n",
                            mem.fits() ? "fits" : "DOES NOT FIT", gib(mem.gpu_bytes), gib(mem.gpu_capacity_bytes),

@@ -115,13 +115,7 @@ void print_shares(const char* title, const std::vector<sim::TimeShare>& v) {
 
 void print_table(const model::ModelSpec& m, const hardware::SystemSpec& sys, const sim::RunSpec& run,
                  const sim::TrainResult& r) {
-  std::cout << fmt::format("llmsim train: {} on {}\n", m.name, sys.name);
-  std::cout << fmt::format("run: {}\n", describe_run(run));
-  if (!r.valid()) {
-    std::cout << "result: infeasible\n";
-    for (const auto& p : r.problems) std::cout << "  - " << p << "\n";
-    return;
-  }
+  if (!print_run_header("train", m.name, sys.name, run, r.problems)) return;
   const auto& mem = r.memory;
   if (mem.fits())
     std::cout << fmt::format("memory: fits, {} of {} GiB per GPU (stage {})\n", gib(mem.gpu_bytes),
