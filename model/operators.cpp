@@ -595,4 +595,9 @@ LayerInventory head_ops(const ModelSpec& m, const InventoryParams& p) {
   return inv;
 }
 
+bool is_attention_core(const Operator& op) {
+  return op.name == "attn.flash" || op.name == "attn.scores" || op.name == "attn.softmax" ||
+         op.name == "attn.dropout" || op.name == "attn.context";
+}
+
 }  // namespace llmsim::model

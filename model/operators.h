@@ -58,6 +58,11 @@ struct Operator {
   Collective bwd_collective = Collective::None;  // backward collective of the same comm_bytes (None: none)
 };
 
+// Whether the operator is part of the core attention computation (the fused FlashAttention kernel, or
+// the unfused chain of scores GEMM, softmax, dropout and context GEMM): what selective recomputation
+// repeats and what the simulators cost from sequence lengths instead of the inventory's shapes.
+bool is_attention_core(const Operator& op);
+
 // What the inventory is computed for.
 struct InventoryParams {
   std::int64_t micro_batch = 1;  // sequences

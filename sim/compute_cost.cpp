@@ -104,7 +104,7 @@ Interval ComputeCost::forward(const model::Operator& op, DType precision, double
 Interval ComputeCost::backward(const model::Operator& op, DType precision, bool weight_grads,
                                double norm_kernels) const {
   using model::OpKind;
-  if (is_comm(op) || op.bwd_flops <= 0 && op.bwd_bytes <= 0) return {};
+  if (is_comm(op) || (op.bwd_flops <= 0 && op.bwd_bytes <= 0)) return {};
   switch (op.kind) {
     case OpKind::Gemm: {
       if (op.bwd_weight_flops > 0) {
@@ -119,10 +119,8 @@ Interval ComputeCost::backward(const model::Operator& op, DType precision, bool 
       return gemm(op.m, op.n, op.k, op.batch, op.bwd_flops / 2, op.bwd_bytes / 2, precision) * 2.0;
     }
     case OpKind::FlashAttn: return attention(op.bwd_flops, op.bwd_bytes, precision);
-    case OpKind::Norm: {
-      const double bytes = weight_grads ? op.bwd_bytes : op.bwd_bytes;  // dgamma reduction rides along
-      return memory_bound(bytes * norm_kernels, norm_kernels);
-    }
+    // The dgamma (dbeta) reduction rides along in the same pass, frozen or not.
+    case OpKind::Norm: return memory_bound(op.bwd_bytes * norm_kernels, norm_kernels);
     default: return memory_bound(op.bwd_bytes);
   }
 }

@@ -43,32 +43,6 @@ double optimizer_state_bytes(Optimizer o) {
   return 8.0;
 }
 
-// LoRA adapter parameters of one layer, as the memory model counts them (every expert of an MoE layer).
-double lora_layer_params(const model::ModelSpec& m, bool moe, std::int64_t rank, const std::vector<std::string>& targets) {
-  const auto wants = [&](const char* name) {
-    return targets.empty() || std::find(targets.begin(), targets.end(), name) != targets.end();
-  };
-  const double r = dbl(rank), h = dbl(m.hidden), q = dbl(m.q_dim()), kv = dbl(m.kv_dim());
-  double n = 0;
-  if (wants("q")) n += r * (h + q);
-  if (wants("k")) n += r * (h + kv);
-  if (wants("v")) n += r * (h + kv);
-  if (wants("o")) n += r * (q + h);
-  const auto mlp = [&](double ffn, double copies) {
-    double x = 0;
-    if (m.mlp == model::MlpKind::Gated && wants("gate")) x += r * (h + ffn);
-    if (wants("up")) x += r * (h + ffn);
-    if (wants("down")) x += r * (ffn + h);
-    return x * copies;
-  };
-  if (moe) {
-    n += mlp(dbl(m.moe.expert_ffn), dbl(m.moe.num_experts));
-    if (m.moe.shared_expert_ffn > 0) n += mlp(dbl(m.moe.shared_expert_ffn), 1.0);
-  } else {
-    n += mlp(dbl(m.ffn_hidden), 1.0);
-  }
-  return n;
-}
 
 }  // namespace
 

@@ -8,11 +8,6 @@ namespace llmsim::sim {
 
 namespace {
 double dbl(std::int64_t v) { return static_cast<double>(v); }
-
-Interval rate(double amount, const Interval& t) {
-  auto f = [&](double x) { return x > 0 ? amount / x : 0.0; };
-  return Interval{f(t.value), f(t.high), f(t.low)};
-}
 }  // namespace
 
 std::vector<std::string> inference_problems(const model::ModelSpec& m, const hardware::SystemSpec& sys, const RunSpec& run) {
@@ -56,6 +51,7 @@ InferResult simulate_inference(const model::ModelSpec& m, const hardware::System
   for (std::int64_t i = 1; i < in.output_len; ++i) {
     const IterationCost step = model.uniform(in.batch, 1, in.input_len + i - 1);
     decode += step.time_s;
+    r.decode_steps_s.push_back(step.time_s.value);
     if (i == std::max<std::int64_t>(1, in.output_len / 2)) r.decode_mid = step;
   }
   if (in.output_len <= 1) r.decode_mid = model.uniform(in.batch, 1, in.input_len);
@@ -63,8 +59,8 @@ InferResult simulate_inference(const model::ModelSpec& m, const hardware::System
   r.tpot_s = in.output_len > 1 ? decode * (1.0 / steps) : r.decode_mid.time_s;
   r.e2e_s = r.ttft_s + decode;
   const double out_tokens = dbl(in.batch) * dbl(in.output_len) * dbl(r.replicas);
-  r.output_tokens_per_s = rate(out_tokens, r.e2e_s);
-  r.total_tokens_per_s = rate(dbl(in.batch) * dbl(in.input_len + in.output_len) * dbl(r.replicas), r.e2e_s);
+  r.output_tokens_per_s = per_second(out_tokens, r.e2e_s);
+  r.total_tokens_per_s = per_second(dbl(in.batch) * dbl(in.input_len + in.output_len) * dbl(r.replicas), r.e2e_s);
   return r;
 }
 

@@ -26,6 +26,7 @@ struct InferResult {
   Interval total_tokens_per_s;        // prompt + output tokens, all replicas
   IterationCost prefill;              // the prefill iteration
   IterationCost decode_mid;           // the decode iteration half-way through the output
+  std::vector<double> decode_steps_s; // every decode iteration in order (best estimate, seconds), for traces
   bool valid() const { return problems.empty(); }
 };
 

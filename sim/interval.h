@@ -27,4 +27,10 @@ struct Interval {
   }
 };
 
+// `amount` per unit of `time`: the fast edge of the time gives the high rate (0 for a zero time).
+inline Interval per_second(double amount, const Interval& time) {
+  auto f = [&](double t) { return t > 0 ? amount / t : 0.0; };
+  return Interval{f(time.value), f(time.high), f(time.low)};
+}
+
 }  // namespace llmsim::sim

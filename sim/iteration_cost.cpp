@@ -27,11 +27,6 @@ namespace {
 
 double dbl(std::int64_t v) { return static_cast<double>(v); }
 
-bool is_attention_core(const model::Operator& op) {
-  return op.name == "attn.flash" || op.name == "attn.scores" || op.name == "attn.softmax" ||
-         op.name == "attn.dropout" || op.name == "attn.context";
-}
-
 DType packed_dtype(model::WeightQuant q, DType act) {
   switch (q) {
     case model::WeightQuant::Int8: return DType::INT8;

@@ -78,38 +78,9 @@ StageParams stage_params(const model::ModelSpec& m, const ParallelSpec& par, con
   return sp;
 }
 
-// LoRA adapters of one layer: r * (in + out) for each targeted projection (each expert of an MoE layer).
-double lora_layer_params(const model::ModelSpec& m, std::int64_t layer, std::int64_t rank,
-                         const std::vector<std::string>& targets) {
-  const auto wants = [&](const char* name) {
-    return targets.empty() || std::find(targets.begin(), targets.end(), name) != targets.end();
-  };
-  const double r = static_cast<double>(rank), h = static_cast<double>(m.hidden);
-  const double q = static_cast<double>(m.q_dim()), kv = static_cast<double>(m.kv_dim());
-  double n = 0;
-  if (wants("q")) n += r * (h + q);
-  if (wants("k")) n += r * (h + kv);
-  if (wants("v")) n += r * (h + kv);
-  if (wants("o")) n += r * (q + h);
-  const auto mlp = [&](double ffn, double copies) {
-    double x = 0;
-    if (m.mlp == model::MlpKind::Gated && wants("gate")) x += r * (h + ffn);
-    if (wants("up")) x += r * (h + ffn);
-    if (wants("down")) x += r * (ffn + h);
-    return x * copies;
-  };
-  if (m.is_moe_layer(layer)) {
-    n += mlp(static_cast<double>(m.moe.expert_ffn), static_cast<double>(m.moe.num_experts));
-    if (m.moe.shared_expert_ffn > 0) n += mlp(static_cast<double>(m.moe.shared_expert_ffn), 1.0);
-  } else {
-    n += mlp(static_cast<double>(m.ffn_hidden), 1.0);
-  }
-  return n;
-}
-
 double lora_params(const model::ModelSpec& m, std::int64_t first, std::int64_t count, const TrainSpec& t) {
   double n = 0;
-  for (std::int64_t l = first; l < first + count; ++l) n += lora_layer_params(m, l, t.lora_rank, t.lora_targets);
+  for (std::int64_t l = first; l < first + count; ++l) n += lora_layer_params(m, m.is_moe_layer(l), t.lora_rank, t.lora_targets);
   return n;
 }
 
@@ -367,5 +338,33 @@ MemoryResult evaluate(const model::ModelSpec& m, const hardware::SystemSpec& sys
   return peak;
 }
 }  // namespace
+
+double lora_layer_params(const model::ModelSpec& m, bool moe, std::int64_t rank,
+                         const std::vector<std::string>& targets) {
+  const auto wants = [&](const char* name) {
+    return targets.empty() || std::find(targets.begin(), targets.end(), name) != targets.end();
+  };
+  const double r = static_cast<double>(rank), h = static_cast<double>(m.hidden);
+  const double q = static_cast<double>(m.q_dim()), kv = static_cast<double>(m.kv_dim());
+  double n = 0;
+  if (wants("q")) n += r * (h + q);
+  if (wants("k")) n += r * (h + kv);
+  if (wants("v")) n += r * (h + kv);
+  if (wants("o")) n += r * (q + h);
+  const auto mlp = [&](double ffn, double copies) {
+    double x = 0;
+    if (m.mlp == model::MlpKind::Gated && wants("gate")) x += r * (h + ffn);
+    if (wants("up")) x += r * (h + ffn);
+    if (wants("down")) x += r * (ffn + h);
+    return x * copies;
+  };
+  if (moe) {
+    n += mlp(static_cast<double>(m.moe.expert_ffn), static_cast<double>(m.moe.num_experts));
+    if (m.moe.shared_expert_ffn > 0) n += mlp(static_cast<double>(m.moe.shared_expert_ffn), 1.0);
+  } else {
+    n += mlp(static_cast<double>(m.ffn_hidden), 1.0);
+  }
+  return n;
+}
 
 }  // namespace llmsim::sim

@@ -60,4 +60,8 @@ MemoryResult evaluate_stage_memory(const model::ModelSpec& m, const hardware::Sy
 // quantization (Dettmers et al. 2023: 4 + 8/64 + 32/(64*256) bits), fp8 per-tensor.
 double quantized_weight_bytes(model::WeightQuant q, DType fallback);
 
+// LoRA adapter parameters of one layer (dense, or MoE with adapters on every expert):
+// rank * (in + out) for each targeted projection; `targets` empty = all of them.
+double lora_layer_params(const model::ModelSpec& m, bool moe, std::int64_t rank, const std::vector<std::string>& targets);
+
 }  // namespace llmsim::sim

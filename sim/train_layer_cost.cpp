@@ -20,11 +20,6 @@ bool ends_with(const std::string& s, std::string_view p) {
   return s.size() >= p.size() && s.compare(s.size() - p.size(), p.size(), p) == 0;
 }
 
-bool is_attention_core(const Operator& op) {
-  return op.name == "attn.flash" || op.name == "attn.scores" || op.name == "attn.softmax" ||
-         op.name == "attn.dropout" || op.name == "attn.context";
-}
-
 std::string op_class_key(const Operator& op, bool backward) {
   switch (op.kind) {
     case OpKind::Gemm: return "gemm";

@@ -85,11 +85,6 @@ FlopCount flops_per_token(const model::ModelSpec& m, const RunSpec& run) {
   return c;
 }
 
-Interval per_second(double amount, const Interval& time) {
-  auto f = [&](double t) { return t > 0 ? amount / t : 0.0; };
-  return Interval{f(time.value), f(time.high), f(time.low)};
-}
-
 void add_share(std::vector<TimeShare>& v, const std::string& name, double s) {
   if (s <= 0) return;
   for (auto& x : v)

@@ -13,7 +13,6 @@
 #include "sim/cli/cli_context.h"
 #include "sim/cli/commands.h"
 #include "sim/chrome_trace.h"
-#include "sim/engine_profile.h"
 #include "sim/infer_sim.h"
 
 namespace llmsim::cli {
@@ -27,22 +26,17 @@ struct InferCommand {
 };
 
 // The fixed-batch run as a Chrome trace: the prefill iteration, then every decode iteration, on one
-// track per replica's compute stream (replicas run the same schedule).
-std::vector<sim::TraceEvent> iteration_events(const model::ModelSpec& m, const hardware::SystemSpec& sys,
-                                              const sim::RunSpec& run) {
+// track (replicas run the same schedule).
+std::vector<sim::TraceEvent> iteration_events(const sim::RunSpec& run, const sim::InferResult& r) {
   const auto& in = run.infer;
-  const sim::EngineProfile& engine = sim::engine_profile(in.framework);
-  sim::IterationOptions opt;
-  opt.overhead_s = engine.iteration_overhead_s;
-  opt.kernel_floor_s = engine.cuda_graphs ? sim::kCudaGraphKernelFloor_s : -1;
-  const sim::IterationCostModel model(m, sys, run.par, in, opt);
   std::vector<sim::TraceEvent> ev;
-  double t = model.uniform(in.batch, in.input_len, 0).time_s.value;
+  double t = r.prefill.time_s.value;
   ev.push_back({fmt::format("prefill {} x {}", in.batch, in.input_len), "replica0.compute", 0, 0, t, "prefill"});
-  for (std::int64_t i = 1; i < in.output_len; ++i) {
-    const double d = model.uniform(in.batch, 1, in.input_len + i - 1).time_s.value;
-    ev.push_back({fmt::format("decode {} (context {})", i, in.input_len + i - 1), "replica0.compute", 0, t, d, "decode"});
-    t += d;
+  for (std::size_t i = 0; i < r.decode_steps_s.size(); ++i) {
+    const std::int64_t context = in.input_len + static_cast<std::int64_t>(i);
+    ev.push_back({fmt::format("decode {} (context {})", i + 1, context), "replica0.compute", 0, t, r.decode_steps_s[i],
+                  "decode"});
+    t += r.decode_steps_s[i];
   }
   return ev;
 }
@@ -104,7 +98,7 @@ Runner add_infer_command(CLI::App& app) {
     if (!cmd->trace.empty() && r.valid()) {
       std::ofstream f(cmd->trace);
       if (!f) throw_input(Location{.file = cmd->trace}, "cannot open the trace file for writing");
-      const auto events = iteration_events(m, sys, run);
+      const auto events = iteration_events(run, r);
       sim::write_chrome_trace(f, events);
       std::cerr << fmt::format("llmsim: wrote {} trace events to {}\n", events.size(), cmd->trace);
     }
