@@ -1,5 +1,8 @@
 #include "calibrate/fingerprint.h"
 
+#include "git_sha.h"  // generated at build time: LLMSIM_GIT_SHA
+
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
@@ -86,7 +89,12 @@ std::string fingerprint_json(const Fingerprint& f) {
   } else {
     j["gpu"] = nullptr;
   }
-  j["quality"] = {{"noisy_samples", f.noisy_samples}, {"notes", f.notes}};
+  j["quality"] = {{"noisy_samples", f.noisy_samples},
+                  {"clocked_samples", f.clocked_samples},
+                  {"throttled_samples", f.throttled_samples},
+                  {"sm_clock_MHz_min", f.sm_clock_MHz_min},
+                  {"sm_clock_MHz_median", f.sm_clock_MHz_median},
+                  {"notes", f.notes}};
   return j.dump(2) + "\n";
 }
 
@@ -95,8 +103,35 @@ std::string fingerprint_summary(const Fingerprint& f) {
                                         f.gpu->device_count, f.gpu->cc_major, f.gpu->cc_minor, f.gpu->driver_version,
                                         f.gpu->runtime_version, f.gpu->cublas_version)
                           : std::string("no GPU");
-  return fmt::format("llmsim calibrate {} ({}) on {}; host {} ({} threads); {}", f.tool_version, f.git_sha, f.date_utc,
-                     f.host_cpu, f.host_threads, gpu);
+  std::string clocks;
+  if (f.clocked_samples > 0)
+    clocks = fmt::format("; SM clock median {:.0f} MHz (min {:.0f}), {} of {} GPU samples power/thermal-throttled",
+                         f.sm_clock_MHz_median, f.sm_clock_MHz_min, f.throttled_samples, f.clocked_samples);
+  return fmt::format("llmsim calibrate {} ({}) on {}; host {} ({} threads); {}{}", f.tool_version, f.git_sha,
+                     f.date_utc, f.host_cpu, f.host_threads, gpu, clocks);
+}
+
+void add_sample_quality(Fingerprint& f, const std::vector<Sample>& samples) {
+  f.noisy_samples = f.clocked_samples = f.throttled_samples = 0;
+  std::vector<double> clocks;
+  for (const auto& s : samples) {
+    f.noisy_samples += s.noisy ? 1 : 0;
+    if (s.sm_clock_MHz > 0) {
+      clocks.push_back(s.sm_clock_MHz);
+      f.throttled_samples += s.throttled ? 1 : 0;
+    }
+  }
+  f.clocked_samples = static_cast<int>(clocks.size());
+  if (clocks.empty()) return;
+  std::sort(clocks.begin(), clocks.end());
+  f.sm_clock_MHz_min = clocks.front();
+  const std::size_t n = clocks.size();
+  f.sm_clock_MHz_median = n % 2 ? clocks[n / 2] : 0.5 * (clocks[n / 2 - 1] + clocks[n / 2]);
+  if (f.throttled_samples > 0)
+    f.notes.push_back(fmt::format(
+        "clock throttling: {} of {} GPU samples ended with a power or thermal clock reduction active (SM clock "
+        "median {:.0f} MHz, min {:.0f}); their rates are sustained figures, below a cool GPU's burst rate",
+        f.throttled_samples, f.clocked_samples, f.sm_clock_MHz_median, f.sm_clock_MHz_min));
 }
 
 }  // namespace llmsim::calibrate

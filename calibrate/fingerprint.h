@@ -22,11 +22,18 @@ struct Fingerprint {
   double host_memory_bytes = 0; // from /proc/meminfo
   std::optional<GpuInfo> gpu;   // absent for host-only calibrations
   int noisy_samples = 0;        // samples whose spread stayed above the target
+  int clocked_samples = 0;      // GPU samples with a known SM clock (NVML readable)
+  int throttled_samples = 0;    // of those, measured while power or heat held the clock down
+  double sm_clock_MHz_min = 0;  // MHz, over the clocked samples (0 = none)
+  double sm_clock_MHz_median = 0;
   std::vector<std::string> notes;  // quality remarks (throttling, skipped families, …)
 };
 
-// Fills everything but `gpu`, `noisy_samples` and `notes` from this process and host.
+// Fills everything but `gpu`, the quality counts and `notes` from this process and host.
 Fingerprint host_fingerprint(const std::vector<std::string>& argv);
+
+// Fills the quality counts (noisy, clocked and throttled samples, SM clock range) from the samples.
+void add_sample_quality(Fingerprint& f, const std::vector<Sample>& samples);
 
 // JSON text of the fingerprint (stable key order).
 std::string fingerprint_json(const Fingerprint& f);

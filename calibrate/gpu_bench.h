@@ -33,11 +33,16 @@ bool gpu_benchmarks_built();
 std::optional<GpuInfo> probe_gpus(std::string& why);
 
 using Progress = std::function<void(const BenchItem& item, std::size_t index, std::size_t total)>;
+// Asked before each item: true stops the run there (e.g. a --time-budget-s deadline has passed); the
+// items measured so far stay in the log and a later --resume continues with the rest.
+using StopCheck = std::function<bool()>;
 
 // Measures every GPU item of `items` not already in `log`, appending each sample as it completes.
 // Items of families that need something this build lacks (e.g. NCCL) are skipped with a note in
-// `skipped`. Throws llmsim::Error (NoDevice) when no GPU is usable.
-void run_gpu_items(const std::vector<BenchItem>& items, SampleLog& log, const Progress& progress,
-                   std::vector<std::string>& skipped);
+// `skipped`; so is an item whose CUDA/cuBLAS/NCCL call fails (the note names the call), unless the
+// failure means the GPU is gone. Returns false when `stop` ended the run early.
+// Throws llmsim::Error (NoDevice) when no GPU is usable.
+bool run_gpu_items(const std::vector<BenchItem>& items, SampleLog& log, const Progress& progress,
+                   std::vector<std::string>& skipped, const StopCheck& stop = {});
 
 }  // namespace llmsim::calibrate

@@ -17,7 +17,8 @@ std::optional<GpuInfo> probe_gpus(std::string& why) {
   return std::nullopt;
 }
 
-void run_gpu_items(const std::vector<BenchItem>&, SampleLog&, const Progress&, std::vector<std::string>&) {
+bool run_gpu_items(const std::vector<BenchItem>&, SampleLog&, const Progress&, std::vector<std::string>&,
+                   const StopCheck&) {
   throw Error(ErrorKind::NoDevice, Location{}, kNoCuda);
 }
 

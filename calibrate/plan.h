@@ -39,7 +39,9 @@ struct PlanOptions {
   std::vector<std::string> only;       // empty = every group
   bool quick = false;                  // a few points per family (minutes instead of an hour)
   int gpus = 1;                        // GPUs visible (collective group sizes 2..gpus)
-  std::vector<std::string> dtypes = {"fp32", "tf32", "fp16", "bf16"};  // GEMM precisions the GPU supports
+  // GEMM precisions the GPU supports, in run order: the ones LLM work uses most come first, so a run cut
+  // short by --time-budget-s has measured them.
+  std::vector<std::string> dtypes = {"bf16", "fp16", "tf32", "fp32"};
   int host_threads = 0;                // threads for host benchmarks (0 = hardware concurrency)
 };
 

@@ -12,7 +12,10 @@ namespace llmsim::calibrate {
 
 namespace {
 
-constexpr int kColumns = 12;
+constexpr int kColumns = 14;
+// The format before sm_clock_MHz and throttled were recorded (still read, upgraded on append).
+constexpr int kLegacyColumns = 12;
+constexpr const char* kLegacyHeader = "bench,dtype,m,n,k,bytes,group,flops,time_s,spread,repeats,noisy";
 
 std::vector<std::string> split(const std::string& line) {
   std::vector<std::string> out;
@@ -40,11 +43,13 @@ T number(const std::string& s, const std::string& path, int line, const char* co
   throw_input(Location{.file = path, .line = line, .key = column}, fmt::format("'{}' is not a number", s));
 }
 
-Sample parse_row(const std::string& line, const std::string& path, int ln) {
+Sample parse_row(const std::string& line, const std::string& path, int ln, bool legacy) {
   const auto c = split(line);
-  if (static_cast<int>(c.size()) != kColumns)
+  const int want = legacy ? kLegacyColumns : kColumns;
+  if (static_cast<int>(c.size()) != want)
     throw_input(Location{.file = path, .line = ln},
-                fmt::format("expected {} columns ({}), found {}", kColumns, sample_csv_header(), c.size()));
+                fmt::format("expected {} columns ({}), found {}", want, legacy ? kLegacyHeader : sample_csv_header(),
+                            c.size()));
   Sample s;
   s.item.bench = c[0];
   s.item.dtype = c[1];
@@ -58,6 +63,10 @@ Sample parse_row(const std::string& line, const std::string& path, int ln) {
   s.spread = number<double>(c[9], path, ln, "spread");
   s.repeats = number<int>(c[10], path, ln, "repeats");
   s.noisy = c[11] == "1";
+  if (!legacy) {
+    s.sm_clock_MHz = number<double>(c[12], path, ln, "sm_clock_MHz");
+    s.throttled = c[13] == "1";
+  }
   if (s.item.bench.empty()) throw_input(Location{.file = path, .line = ln, .key = "bench"}, "empty benchmark name");
   if (!(s.time_s > 0)) throw_input(Location{.file = path, .line = ln, .key = "time_s"}, "time must be > 0");
   return s;
@@ -65,7 +74,7 @@ Sample parse_row(const std::string& line, const std::string& path, int ln) {
 
 }  // namespace
 
-const char* sample_csv_header() { return "bench,dtype,m,n,k,bytes,group,flops,time_s,spread,repeats,noisy"; }
+const char* sample_csv_header() { return "bench,dtype,m,n,k,bytes,group,flops,time_s,spread,repeats,noisy,sm_clock_MHz,throttled"; }
 
 std::string BenchItem::key() const {
   return fmt::format("{}|{}|{}|{}|{}|{:.0f}|{}", bench, dtype, m, n, k, bytes, group);
@@ -77,23 +86,55 @@ std::vector<Sample> read_samples(const std::string& path) {
   std::vector<Sample> out;
   std::string line;
   int ln = 0;
+  bool legacy = false;
   while (std::getline(in, line)) {
     ++ln;
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.empty()) continue;
     if (ln == 1) {
-      if (line != sample_csv_header())
+      legacy = line == kLegacyHeader;
+      if (line != sample_csv_header() && !legacy)
         throw_input(Location{.file = path, .line = 1}, fmt::format("header must be '{}'", sample_csv_header()));
       continue;
     }
-    out.push_back(parse_row(line, path, ln));
+    out.push_back(parse_row(line, path, ln, legacy));
   }
   return out;
 }
 
+namespace {
+
+std::string csv_row(const Sample& s) {
+  // Full precision for times and byte counts: the fit reads these back.
+  return fmt::format("{},{},{},{},{},{:.0f},{},{:.17g},{:.17g},{:.6g},{},{},{:.0f},{}\n", s.item.bench, s.item.dtype,
+                     s.item.m, s.item.n, s.item.k, s.item.bytes, s.item.group, s.flops, s.time_s, s.spread, s.repeats,
+                     s.noisy ? 1 : 0, s.sm_clock_MHz, s.throttled ? 1 : 0);
+}
+
+bool has_legacy_header(const std::string& path) {
+  std::ifstream in(path);
+  std::string first;
+  std::getline(in, first);
+  if (!first.empty() && first.back() == '\r') first.pop_back();
+  return first == kLegacyHeader;
+}
+
+}  // namespace
+
 SampleLog::SampleLog(std::string path) : path_(std::move(path)) {
   const bool exists = std::filesystem::exists(path_) && std::filesystem::file_size(path_) > 0;
   if (exists) samples_ = read_samples(path_);
+  if (exists && has_legacy_header(path_)) {
+    // Upgrade in place (write a copy, then rename over) so that every row has the same columns.
+    const std::string tmp = path_ + ".upgrade";
+    {
+      std::ofstream up(tmp, std::ios::trunc);
+      up << sample_csv_header() << "\n";
+      for (const auto& s : samples_) up << csv_row(s);
+      if (!up) throw_input(Location{.file = tmp}, "cannot write the upgraded samples file");
+    }
+    std::filesystem::rename(tmp, path_);
+  }
   for (const auto& s : samples_) keys_.insert(s.item.key());
   out_.open(path_, std::ios::app);
   if (!out_) throw_input(Location{.file = path_}, "cannot open the samples file for appending");
@@ -103,11 +144,7 @@ SampleLog::SampleLog(std::string path) : path_(std::move(path)) {
 bool SampleLog::done(const BenchItem& item) const { return keys_.count(item.key()) > 0; }
 
 void SampleLog::append(const Sample& s) {
-  // Full precision for times and byte counts: the fit reads these back.
-  out_ << fmt::format("{},{},{},{},{},{:.0f},{},{:.17g},{:.17g},{:.6g},{},{}\n", s.item.bench, s.item.dtype, s.item.m,
-                      s.item.n, s.item.k, s.item.bytes, s.item.group, s.flops, s.time_s, s.spread, s.repeats,
-                      s.noisy ? 1 : 0)
-       << std::flush;
+  out_ << csv_row(s) << std::flush;
   samples_.push_back(s);
   keys_.insert(s.item.key());
 }

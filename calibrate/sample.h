@@ -27,6 +27,8 @@ struct Sample {
   double spread = 0;        // (max - min) / median of the repeats
   int repeats = 0;          // timed repeats behind the median
   bool noisy = false;       // spread stayed above the target after the maximum repeats
+  double sm_clock_MHz = 0;  // MHz: the GPU's SM clock read (NVML) right after the measurement; 0 = unknown
+  bool throttled = false;   // a power or thermal clock reduction was active at that moment (NVML reasons)
 };
 
 // The append-only CSV of samples in a calibration output folder.
@@ -50,7 +52,8 @@ class SampleLog {
 // Reads a samples CSV (the SampleLog format) without opening it for writing.
 std::vector<Sample> read_samples(const std::string& path);
 
-// The CSV header SampleLog writes.
+// The CSV header SampleLog writes. Files with the older header (without sm_clock_MHz and throttled) are
+// still read, and SampleLog rewrites such a file in the current format before appending to it.
 const char* sample_csv_header();
 
 }  // namespace llmsim::calibrate

@@ -17,8 +17,8 @@ bool gpu_benchmarks_built() { return true; }
 
 std::optional<GpuInfo> probe_gpus(std::string& why) { return cuda::probe(why); }
 
-void run_gpu_items(const std::vector<BenchItem>& items, SampleLog& log, const Progress& progress,
-                   std::vector<std::string>& skipped) {
+bool run_gpu_items(const std::vector<BenchItem>& items, SampleLog& log, const Progress& progress,
+                   std::vector<std::string>& skipped, const StopCheck& stop) {
   std::string why;
   const auto info = cuda::probe(why);
   if (!info) throw Error(ErrorKind::NoDevice, Location{}, why);
@@ -41,6 +41,7 @@ void run_gpu_items(const std::vector<BenchItem>& items, SampleLog& log, const Pr
     }
   };
 
+  bool finished = true;
   for (std::size_t i = 0; i < items.size(); ++i) {
     const BenchItem& item = items[i];
     if (!cuda::is_gpu_family(item.bench)) {
@@ -50,12 +51,22 @@ void run_gpu_items(const std::vector<BenchItem>& items, SampleLog& log, const Pr
       continue;
     }
     if (log.done(item)) continue;
+    if (stop && stop()) {
+      finished = false;
+      break;
+    }
     cuda::SkipNote skip;
-    if (auto sample = runner.measure(item, skip)) {
-      log.append(*sample);
-      if (progress) progress(item, i, items.size());
-    } else {
-      note(item, skip.why);
+    try {
+      if (auto sample = runner.measure(item, skip)) {
+        log.append(*sample);
+        if (progress) progress(item, i, items.size());
+      } else {
+        note(item, skip.why);
+      }
+    } catch (const Error& e) {
+      // One shape that cuBLAS rejects must not cost the whole run; a lost device must.
+      if (e.kind() == ErrorKind::NoDevice) throw;
+      note(item, e.what());
     }
   }
   for (const auto& id : order) {
@@ -64,6 +75,7 @@ void run_gpu_items(const std::vector<BenchItem>& items, SampleLog& log, const Pr
     else
       skipped.push_back(id.first + " (" + std::to_string(g.count) + " items, e.g. " + g.first_key + "): " + id.second);
   }
+  return finished;
 }
 
 }  // namespace llmsim::calibrate

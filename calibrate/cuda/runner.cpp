@@ -4,6 +4,7 @@
 #include <string>
 
 #include "calibrate/cuda/bench.h"
+#include "calibrate/cuda/clock_monitor.h"
 #include "calibrate/cuda/runner.h"
 #include "sim/base/error.h"
 
@@ -92,9 +93,26 @@ const std::set<std::string>& gpu_families() {
 
 bool is_gpu_family(const std::string& bench) { return gpu_families().count(bench) > 0; }
 
+namespace {
+
+Sample dispatch(Context& ctx, const BenchItem& item) {
+  const std::string& b = item.bench;
+  if (b == "gemm") return bench_gemm(ctx, item, false);
+  if (b == "gemm_batched") return bench_gemm(ctx, item, true);
+  if (b == "mem_read" || b == "mem_write") return bench_mem(ctx, item);
+  if (b == "elementwise") return bench_elementwise(ctx, item);
+  if (b == "launch") return bench_launch(ctx, item);
+  if (b == "mem_copy" || b == "p2p" || b.starts_with("h2d_") || b.starts_with("d2h_")) return bench_copy(ctx, item);
+  if (b.starts_with("nccl_")) return bench_nccl(ctx, item);
+  throw Skip{"not a GPU benchmark family of this build", true};
+}
+
+}  // namespace
+
 struct Runner::Impl {
-  explicit Impl(const GpuInfo& info) : ctx(info) {}
+  explicit Impl(const GpuInfo& info) : ctx(info), clocks(ctx.device) {}
   Context ctx;
+  ClockMonitor clocks;
 };
 
 Runner::Runner(const GpuInfo& info) : impl_(std::make_unique<Impl>(info)) {}
@@ -104,15 +122,13 @@ std::optional<Sample> Runner::measure(const BenchItem& item, SkipNote& skip) {
   Context& ctx = impl_->ctx;
   try {
     LLMSIM_CUDA_CHECK(cudaSetDevice(ctx.device));
-    const std::string& b = item.bench;
-    if (b == "gemm") return bench_gemm(ctx, item, false);
-    if (b == "gemm_batched") return bench_gemm(ctx, item, true);
-    if (b == "mem_read" || b == "mem_write") return bench_mem(ctx, item);
-    if (b == "elementwise") return bench_elementwise(ctx, item);
-    if (b == "launch") return bench_launch(ctx, item);
-    if (b == "mem_copy" || b == "p2p" || b.starts_with("h2d_") || b.starts_with("d2h_")) return bench_copy(ctx, item);
-    if (b.starts_with("nccl_")) return bench_nccl(ctx, item);
-    throw Skip{"not a GPU benchmark family of this build", true};
+    Sample s = dispatch(ctx, item);
+    // The clock the measurement ended at: the timed batches are its last work, so this is the clock
+    // they ran at (to within NVML's sampling), and whether power or heat was holding it down.
+    const ClockReading clock = impl_->clocks.read();
+    s.sm_clock_MHz = clock.sm_MHz;
+    s.throttled = clock.throttled;
+    return s;
   } catch (const Skip& s) {
     skip.why = s.why;
     skip.family_wide = s.family_wide;

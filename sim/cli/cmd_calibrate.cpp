@@ -1,6 +1,7 @@
 // `llmsim calibrate`: runs the microbenchmarks of calibrate/ (GPU: GEMM, memory, host<->device, p2p,
 // NCCL; host: CPU Adam, memory bandwidth), fits them and writes a calibrated hardware profile, or
 // imports nccl-tests logs. --list and --dry-run work without a GPU.
+#include <chrono>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -38,6 +39,7 @@ struct CalibrateCommand {
   bool dry_run = false;
   int gpus = 0;
   int threads = 0;
+  double time_budget_s = 0;  // s; 0 = no limit
   std::vector<std::string> argv;
   // import-nccl-tests
   std::vector<std::string> logs;
@@ -97,7 +99,8 @@ int run_calibration(CalibrateCommand& c) {
   const bool want_gpu = needs_gpu(cal::make_plan(plan_opts));
   if (want_gpu) gpu = cal::probe_gpus(why);
   plan_opts.gpus = c.gpus > 0 ? c.gpus : gpu ? gpu->device_count : 8;
-  if (gpu && gpu->cc_major * 10 + gpu->cc_minor >= 89) plan_opts.dtypes.push_back("fp8");
+  if (gpu && gpu->cc_major * 10 + gpu->cc_minor >= 89)  // fp8 right after the 16-bit types
+    plan_opts.dtypes.insert(plan_opts.dtypes.begin() + 2, "fp8");
   const auto items = cal::make_plan(plan_opts);
 
   if (c.dry_run) {
@@ -133,13 +136,28 @@ int run_calibration(CalibrateCommand& c) {
   };
   cal::run_host_items(items, log, progress);
   std::vector<std::string> skipped;
-  if (want_gpu) cal::run_gpu_items(items, log, progress, skipped);
+  const auto started = std::chrono::steady_clock::now();
+  const cal::StopCheck out_of_time = [&] {
+    return c.time_budget_s > 0 &&
+           std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count() > c.time_budget_s;
+  };
+  bool finished = true;
+  if (want_gpu) finished = cal::run_gpu_items(items, log, progress, skipped, out_of_time);
   std::cerr << "\n";
+  if (!finished) {
+    std::size_t done = 0;
+    for (const auto& i : items) done += log.done(i) ? 1 : 0;
+    const std::string stop_note = fmt::format(
+        "stopped by --time-budget-s {:g}: {} of {} planned items measured; continue with --resume {}",
+        c.time_budget_s, done, items.size(), dir);
+    std::cerr << "llmsim calibrate: " << stop_note << "\n";
+    skipped.insert(skipped.begin(), stop_note);
+  }
 
   cal::Fingerprint fp = cal::host_fingerprint(c.argv);
   fp.gpu = gpu;
-  for (const auto& s : log.samples()) fp.noisy_samples += s.noisy ? 1 : 0;
   fp.notes = skipped;
+  cal::add_sample_quality(fp, log.samples());
   const auto fits = cal::fit_samples(log.samples(), base);
   const std::string profile = cal::write_profile(dir, base, fits, fp);
   std::cout << fmt::format("llmsim calibrate: {} samples ({} new) in {}\n", log.samples().size(),
@@ -194,6 +212,10 @@ Runner add_calibrate_command(CLI::App& app, int argc, char** argv) {
   sub->add_option("--gpus", cmd->gpus, "GPUs to plan collectives for (default: all visible; 8 in a dry run without GPUs)")
       ->check(CLI::PositiveNumber);
   sub->add_option("--threads", cmd->threads, "threads for host benchmarks (default: all hardware threads)")
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--time-budget-s", cmd->time_budget_s,
+                  "stop starting new GPU measurements after this many seconds, then fit what was measured "
+                  "(--resume continues later)")
       ->check(CLI::PositiveNumber);
   CLI::App* imp = sub->add_subcommand("import-nccl-tests", "import nccl-tests output as collective measurements");
   imp->add_option("LOG", cmd->logs, "nccl-tests output files (all_reduce_perf …)")->required();

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <random>
 
 #include "calibrate/fingerprint.h"
@@ -61,10 +62,53 @@ TEST_CASE("the sample log appends as it measures and resumes where it stopped") 
   CHECK(all[1].time_s == doctest::Approx(1e-4).epsilon(1e-15));
   CHECK(all[1].item.key() == b.item.key());
   // A damaged file is an error naming its line.
-  const auto bad = test::write_temp("samples-bad.csv", std::string(cal::sample_csv_header()) + "\nmem_copy,,0,0,0,x,1,0,1e-5,0,5,0\n");
+  const auto bad = test::write_temp("samples-bad.csv", std::string(cal::sample_csv_header()) + "\nmem_copy,,0,0,0,x,1,0,1e-5,0,5,0,0,0\n");
   const auto e = test::error_of([&] { cal::read_samples(bad); });
   CHECK(e.where().line == 2);
   CHECK(std::string(e.what()).find("bytes") != std::string::npos);
+}
+
+TEST_CASE("samples keep the SM clock and throttling; a file of the older format is read and upgraded") {
+  const std::string dir = temp_dir("samplelog-clock");
+  const std::string path = dir + "/samples.csv";
+  {
+    // Written by llmsim before clocks were recorded: 12 columns.
+    std::ofstream old(path);
+    old << "bench,dtype,m,n,k,bytes,group,flops,time_s,spread,repeats,noisy\n"
+        << "mem_copy,,0,0,0,1048576,1,0,1.0000000000000001e-05,0.01,5,0\n";
+  }
+  auto hot = sample("mem_copy", "", 1 << 24, 1e-4);
+  hot.sm_clock_MHz = 1395;
+  hot.throttled = true;
+  auto cool = sample("mem_copy", "", 1 << 26, 4e-4);
+  cool.sm_clock_MHz = 1980;
+  {
+    cal::SampleLog log(path);
+    REQUIRE(log.samples().size() == 1);
+    CHECK(log.samples()[0].sm_clock_MHz == 0);  // unknown in the old format
+    log.append(hot);
+    log.append(cool);
+  }
+  std::ifstream in(path);
+  std::string header;
+  std::getline(in, header);
+  CHECK(header == cal::sample_csv_header());  // upgraded: every row has the same columns
+  const auto all = cal::read_samples(path);
+  REQUIRE(all.size() == 3);
+  CHECK(all[0].time_s == doctest::Approx(1e-5));
+  CHECK(all[1].sm_clock_MHz == 1395);
+  CHECK(all[1].throttled);
+  CHECK(!all[2].throttled);
+
+  cal::Fingerprint fp;
+  cal::add_sample_quality(fp, all);
+  CHECK(fp.clocked_samples == 2);
+  CHECK(fp.throttled_samples == 1);
+  CHECK(fp.sm_clock_MHz_min == 1395);
+  CHECK(fp.sm_clock_MHz_median == doctest::Approx(0.5 * (1395 + 1980)));
+  REQUIRE(fp.notes.size() == 1);
+  CHECK(fp.notes[0].find("1 of 2 GPU samples") != std::string::npos);
+  CHECK(cal::fingerprint_json(fp).find("\"throttled_samples\": 1") != std::string::npos);
 }
 
 TEST_CASE("the plan follows --only, --quick and the GPU count") {

@@ -1,0 +1,36 @@
+#pragma once
+// Reads the GPU's SM clock and its clock-reduction reasons through NVML, so that every calibration
+// sample says at which clock it ran and whether power or heat was holding the clock down (a GEMM
+// sweep on an H200 runs into its 700 W cap and loses a quarter of its clock; a sample taken then is a
+// sustained figure, not the datasheet's boost).
+//
+// NVML is loaded at run time (dlopen of the driver's libnvidia-ml.so.1): the CUDA toolkit of the build
+// machine need not ship nvml.h, and a machine without it still calibrates, only with unknown clocks.
+#include <string>
+
+namespace llmsim::calibrate::cuda {
+
+struct ClockReading {
+  double sm_MHz = 0;        // 0 = unknown
+  bool throttled = false;   // power cap, power brake or thermal slowdown active
+};
+
+class ClockMonitor {
+ public:
+  // `cuda_device`: the CUDA ordinal; the NVML device is found by its PCI bus id.
+  explicit ClockMonitor(int cuda_device);
+  ~ClockMonitor();
+  ClockMonitor(const ClockMonitor&) = delete;
+  ClockMonitor& operator=(const ClockMonitor&) = delete;
+
+  ClockReading read() const;     // never throws; unknown when NVML is unavailable
+  bool available() const { return device_ != nullptr; }
+  const std::string& why_unavailable() const { return why_; }
+
+ private:
+  void* lib_ = nullptr;      // dlopen handle
+  void* device_ = nullptr;   // nvmlDevice_t
+  std::string why_;
+};
+
+}  // namespace llmsim::calibrate::cuda

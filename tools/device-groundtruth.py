@@ -1,0 +1,335 @@
+#!/usr/bin/env python3
+"""Measured ground truth for llmsim on one GPU, written as measured-run rows (shared/validation/SCHEMA.md).
+
+Runs plain PyTorch + Hugging Face transformers (+ peft for LoRA) with random weights built from llmsim's
+own model presets (data/models/*/config.json), so nothing is downloaded:
+  * pre-training steps of a Llama-architecture model (custom dims) under AMP (fp32 weights, bf16
+    autocast, fused AdamW): the `hf` framework profile of llmsim; SDPA (flash) or eager attention,
+    with and without full recomputation (gradient checkpointing);
+  * LoRA fine-tuning steps of llama2-7b (bf16 frozen base, rank-16 adapters on every linear projection);
+  * prefill (time to first token) of llama2-7b in bf16.
+Each configuration warms up, then times `--steps` steps with CUDA synchronisation around each step
+(wall clock = what a user sees) and records the median; forward / backward / optimizer are timed
+separately with CUDA events in the same steps. Rows are appended and flushed as each configuration
+finishes, so an interrupted run keeps what it measured. A configuration that fails (out of memory, API
+change) is logged and skipped, never guessed.
+
+Usage: python3 tools/device-groundtruth.py --out DIR [--system hgx-h200] [--steps 8] [--only NAME,...]
+Writes DIR/groundtruth.csv (SCHEMA rows) and DIR/groundtruth-detail.json (per-phase times, versions).
+"""
+import argparse
+import csv
+import datetime
+import json
+import os
+import statistics
+import sys
+import time
+import traceback
+
+COLUMNS = ("run_id,source,workload,model,arch,layers,hidden,heads,kv_heads,ffn,vocab,system,num_gpus,tp,pp,dp,"
+           "cp,ep,vp,micro_batch,global_batch,seq_len,input_len,output_len,request_rate,precision,weight_quant,"
+           "recompute,sequence_parallel,flash_attn,zero_stage,offload,finetune,lora_rank,framework,metric,value,"
+           "notes").split(",")
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# The pre-training model: Llama-2-7B's layer shape (hidden 4096, 32 heads, SwiGLU 11008, vocab 32000)
+# with 8 layers, so that AMP Adam states (16 bytes/param, ~1.9B params) and activations fit one GPU.
+CUSTOM = dict(arch="llama", layers=8, hidden=4096, heads=32, kv_heads=32, ffn=11008, vocab=32000)
+
+
+def log(msg):
+    print(f"[groundtruth {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+def pretrain_configs():
+    # name, micro_batch, seq_len, attention implementation, recompute
+    return [
+        ("pt-b1-s2048", 1, 2048, "sdpa", "none"),
+        ("pt-b4-s2048", 4, 2048, "sdpa", "none"),
+        ("pt-b2-s4096", 2, 4096, "sdpa", "none"),
+        ("pt-b8-s1024", 8, 1024, "sdpa", "none"),
+        ("pt-b4-s2048-full", 4, 2048, "sdpa", "full"),
+        ("pt-b4-s2048-eager", 4, 2048, "eager", "none"),
+    ]
+
+
+def lora_configs():
+    return [("lora7b-b1-s2048", 1, 2048), ("lora7b-b4-s2048", 4, 2048)]
+
+
+def prefill_configs():
+    return [("prefill7b-b1-s512", 1, 512), ("prefill7b-b1-s2048", 1, 2048), ("prefill7b-b8-s2048", 8, 2048)]
+
+
+class Writer:
+    def __init__(self, out_dir, source):
+        self.path = os.path.join(out_dir, "groundtruth.csv")
+        self.detail_path = os.path.join(out_dir, "groundtruth-detail.json")
+        self.source = source
+        new = not os.path.exists(self.path)
+        self.f = open(self.path, "a", newline="")
+        self.w = csv.DictWriter(self.f, fieldnames=COLUMNS)
+        if new:
+            self.w.writeheader()
+        self.detail = {"runs": {}}
+
+    def rows(self, base, metrics, notes):
+        for metric, value in metrics.items():
+            row = {c: "" for c in COLUMNS}
+            row.update(base)
+            row.update(source=self.source, metric=metric, value=f"{value:.6g}", notes=notes)
+            self.w.writerow(row)
+        self.f.flush()
+
+    def save_detail(self, key, value):
+        self.detail[key] = value
+        with open(self.detail_path, "w") as f:
+            json.dump(self.detail, f, indent=1, sort_keys=True)
+
+
+def load_config(name):
+    with open(os.path.join(ROOT, "data", "models", name, "config.json")) as f:
+        return json.load(f)
+
+
+def build_model(torch, cfg_dict, attn, dtype):
+    from transformers import AutoModelForCausalLM, LlamaConfig
+    d = {k: v for k, v in cfg_dict.items() if k not in ("architectures", "model_type", "transformers_version",
+                                                         "torch_dtype", "dtype", "_name_or_path")}
+    cfg = LlamaConfig(**d)
+    with torch.device("cuda"):
+        try:
+            m = AutoModelForCausalLM.from_config(cfg, attn_implementation=attn, dtype=dtype)
+        except TypeError:
+            m = AutoModelForCausalLM.from_config(cfg, attn_implementation=attn, torch_dtype=dtype)
+    m = m.to(dtype)  # whichever spelling the installed transformers took, the weights are in `dtype`
+    got = getattr(m.config, "_attn_implementation", attn)
+    if got != attn:
+        raise RuntimeError(f"asked for attention '{attn}', the model uses '{got}'")
+    return m
+
+
+class PhaseTimer:
+    """CUDA events between phases of one step; the step's wall time is taken around it after a sync."""
+
+    def __init__(self, torch, names):
+        self.torch = torch
+        self.names = names
+        self.ev = [torch.cuda.Event(enable_timing=True) for _ in range(len(names) + 1)]
+        self.i = 0
+
+    def mark(self):
+        self.ev[self.i].record()
+        self.i += 1
+
+    def times(self):
+        self.torch.cuda.synchronize()
+        return {n: self.ev[k].elapsed_time(self.ev[k + 1]) * 1e-3 for k, n in enumerate(self.names)}
+
+
+def time_steps(torch, step, steps, warmup):
+    for _ in range(warmup):
+        step()
+    torch.cuda.synchronize()
+    walls, phases = [], []
+    for _ in range(steps):
+        t0 = time.perf_counter()
+        ph = step()
+        torch.cuda.synchronize()
+        walls.append(time.perf_counter() - t0)
+        phases.append(ph)
+    med = statistics.median(walls)
+    spread = (max(walls) - min(walls)) / med
+    phase_med = {k: statistics.median(p[k] for p in phases) for k in phases[0]} if phases[0] else {}
+    return med, spread, phase_med, walls
+
+
+def train_step_fn(torch, model, opt, ids, amp):
+    def step():
+        pt = PhaseTimer(torch, ["forward", "backward", "optimizer"])
+        pt.mark()
+        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=amp):
+            out = model(input_ids=ids, labels=ids, use_cache=False)
+        pt.mark()
+        out.loss.backward()
+        pt.mark()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        pt.mark()
+        return pt.times()
+    return step
+
+
+def reset(torch):
+    import gc
+    gc.collect()
+    torch.cuda.empty_cache()
+    torch.cuda.reset_peak_memory_stats()
+
+
+def run_pretrain(torch, wr, system, steps, only):
+    cfg = dict(model_type="llama", hidden_size=CUSTOM["hidden"], intermediate_size=CUSTOM["ffn"],
+               num_hidden_layers=CUSTOM["layers"], num_attention_heads=CUSTOM["heads"],
+               num_key_value_heads=CUSTOM["kv_heads"], vocab_size=CUSTOM["vocab"], max_position_embeddings=4096,
+               rms_norm_eps=1e-5, tie_word_embeddings=False)
+    for name, mb, seq, attn, recompute in pretrain_configs():
+        if only and name not in only:
+            continue
+        log(f"{name}: building")
+        model = opt = None
+        try:
+            reset(torch)
+            model = build_model(torch, cfg, attn, torch.float32)
+            model.train()
+            if recompute == "full":
+                model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+            opt = torch.optim.AdamW(model.parameters(), lr=1e-5, fused=True)
+            ids = torch.randint(0, CUSTOM["vocab"], (mb, seq), device="cuda")
+            med, spread, phases, walls = time_steps(torch, train_step_fn(torch, model, opt, ids, True), steps, 3)
+            peak = torch.cuda.max_memory_allocated() / 2**30
+            n_params = sum(p.numel() for p in model.parameters())
+            base = dict(run_id=f"h200-{name}", workload="pretrain", model="custom", arch=CUSTOM["arch"],
+                        layers=CUSTOM["layers"], hidden=CUSTOM["hidden"], heads=CUSTOM["heads"],
+                        kv_heads=CUSTOM["kv_heads"], ffn=CUSTOM["ffn"], vocab=CUSTOM["vocab"], system=system,
+                        num_gpus=1, micro_batch=mb, global_batch=mb, seq_len=seq, precision="bf16",
+                        weight_quant="none", recompute=recompute, sequence_parallel="no",
+                        flash_attn="yes" if attn == "sdpa" else "no", zero_stage=0, offload="none",
+                        finetune="full", framework="hf")
+            notes = (f"PyTorch AMP (fp32 weights, bf16 autocast), fused AdamW, HF LlamaForCausalLM attn={attn}, "
+                     f"{n_params} params, random weights; median of {steps} steps after 3 warm-up "
+                     f"(spread {spread:.1%}); peak = torch.cuda.max_memory_allocated")
+            wr.rows(base, {"step_time_s": med, "tokens_per_s": mb * seq / med, "peak_mem_gib": peak}, notes)
+            wr.detail["runs"][name] = dict(step_s=walls, phases_s=phases, peak_gib=peak, params=n_params)
+            wr.save_detail("runs", wr.detail["runs"])
+            log(f"{name}: step {med*1e3:.1f} ms (spread {spread:.1%}) {mb*seq/med:.0f} tok/s peak {peak:.1f} GiB "
+                f"phases { {k: round(v*1e3, 1) for k, v in phases.items()} }")
+        except Exception as e:  # noqa: BLE001 — a failed configuration is logged, not guessed
+            log(f"{name}: FAILED {type(e).__name__}: {e}")
+            traceback.print_exc()
+            wr.detail.setdefault("failed", {})[name] = f"{type(e).__name__}: {e}"
+            wr.save_detail("failed", wr.detail["failed"])
+        finally:
+            del model, opt
+            reset(torch)
+
+
+def run_lora(torch, wr, system, steps, only):
+    todo = [c for c in lora_configs() if not only or c[0] in only]
+    if not todo:
+        return
+    from peft import LoraConfig, get_peft_model
+    model = None
+    try:
+        reset(torch)
+        log("llama2-7b LoRA: building")
+        model = build_model(torch, load_config("llama2-7b"), "sdpa", torch.bfloat16)
+        lcfg = LoraConfig(r=16, lora_alpha=32, lora_dropout=0.0, task_type="CAUSAL_LM",
+                          target_modules=["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj",
+                                          "down_proj"])
+        model = get_peft_model(model, lcfg)
+        model.train()
+        trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
+        opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-4, fused=True)
+    except Exception as e:  # noqa: BLE001
+        log(f"LoRA setup FAILED {type(e).__name__}: {e}")
+        traceback.print_exc()
+        return
+    for name, mb, seq in todo:
+        try:
+            torch.cuda.reset_peak_memory_stats()
+            ids = torch.randint(0, 32000, (mb, seq), device="cuda")
+            med, spread, phases, walls = time_steps(torch, train_step_fn(torch, model, opt, ids, True), steps, 3)
+            peak = torch.cuda.max_memory_allocated() / 2**30
+            base = dict(run_id=f"h200-{name}", workload="finetune", model="llama2-7b", system=system, num_gpus=1,
+                        micro_batch=mb, global_batch=mb, seq_len=seq, precision="bf16", weight_quant="none",
+                        recompute="none", sequence_parallel="no", flash_attn="yes", zero_stage=0, offload="none",
+                        finetune="lora", lora_rank=16, framework="hf")
+            notes = (f"peft LoRA r=16 alpha=32 on q,k,v,o,gate,up,down; bf16 frozen base, adapters as peft makes "
+                     f"them ({trainable} trainable params), bf16 autocast, fused AdamW; random weights; median of "
+                     f"{steps} steps after 3 warm-up (spread {spread:.1%}); peak = max_memory_allocated")
+            wr.rows(base, {"step_time_s": med, "tokens_per_s": mb * seq / med, "peak_mem_gib": peak}, notes)
+            wr.detail["runs"][name] = dict(step_s=walls, phases_s=phases, peak_gib=peak, trainable=trainable)
+            wr.save_detail("runs", wr.detail["runs"])
+            log(f"{name}: step {med*1e3:.1f} ms (spread {spread:.1%}) peak {peak:.1f} GiB")
+        except Exception as e:  # noqa: BLE001
+            log(f"{name}: FAILED {type(e).__name__}: {e}")
+            traceback.print_exc()
+    del model, opt
+    reset(torch)
+
+
+def run_prefill(torch, wr, system, steps, only):
+    todo = [c for c in prefill_configs() if not only or c[0] in only]
+    if not todo:
+        return
+    try:
+        reset(torch)
+        log("llama2-7b prefill: building")
+        model = build_model(torch, load_config("llama2-7b"), "sdpa", torch.bfloat16)
+        model.eval()
+    except Exception as e:  # noqa: BLE001
+        log(f"prefill setup FAILED {type(e).__name__}: {e}")
+        return
+    for name, b, s in todo:
+        try:
+            ids = torch.randint(0, 32000, (b, s), device="cuda")
+
+            def step():
+                with torch.inference_mode():
+                    out = model(input_ids=ids, use_cache=True)
+                    out.logits[:, -1].argmax(-1)
+                return {}
+            med, spread, _, walls = time_steps(torch, step, steps, 3)
+            base = dict(run_id=f"h200-{name}", workload="inference", model="llama2-7b", system=system, num_gpus=1,
+                        global_batch=b, input_len=s, output_len=1, precision="bf16", weight_quant="none",
+                        flash_attn="yes", framework="hf")
+            notes = (f"HF LlamaForCausalLM forward over the prompt (SDPA, KV cache built, logits of every "
+                     f"position as HF computes them) + argmax of the last; bf16 random weights; median of {steps} "
+                     f"after 3 warm-up (spread {spread:.1%}); = time to first token without tokenizer or queueing")
+            wr.rows(base, {"ttft_ms": med * 1e3}, notes)
+            wr.detail["runs"][name] = dict(step_s=walls)
+            wr.save_detail("runs", wr.detail["runs"])
+            log(f"{name}: {med*1e3:.2f} ms (spread {spread:.1%})")
+        except Exception as e:  # noqa: BLE001
+            log(f"{name}: FAILED {type(e).__name__}: {e}")
+            traceback.print_exc()
+    del model
+    reset(torch)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--system", default="hgx-h200")
+    ap.add_argument("--steps", type=int, default=8)
+    ap.add_argument("--only", default="", help="comma-separated configuration names")
+    a = ap.parse_args()
+    os.makedirs(a.out, exist_ok=True)
+    import torch
+    import transformers
+    if not torch.cuda.is_available():
+        log("no CUDA device visible to PyTorch")
+        return 5
+    gpu = torch.cuda.get_device_name(0)
+    date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
+    source = (f"measured {date} by llmsim tools/device-groundtruth.py on one {gpu} "
+              f"(torch {torch.__version__}, transformers {transformers.__version__}, CUDA {torch.version.cuda})")
+    wr = Writer(a.out, source)
+    props = torch.cuda.get_device_properties(0)
+    wr.save_detail("env", dict(gpu=gpu, sm_count=props.multi_processor_count, memory_bytes=props.total_memory,
+                               torch=torch.__version__, transformers=transformers.__version__,
+                               cuda=torch.version.cuda, date_utc=date,
+                               argv=sys.argv))
+    only = set(x for x in a.only.split(",") if x)
+    torch.backends.cuda.matmul.allow_tf32 = True
+    run_pretrain(torch, wr, a.system, a.steps, only)
+    run_lora(torch, wr, a.system, a.steps, only)
+    run_prefill(torch, wr, a.system, a.steps, only)
+    log(f"done: {wr.path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
