@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <ctime>
 #include <fstream>
@@ -11,6 +12,8 @@
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+
+#include "sim/base/error.h"
 
 extern char** environ;
 
@@ -96,6 +99,65 @@ std::string fingerprint_json(const Fingerprint& f) {
                   {"sm_clock_MHz_median", f.sm_clock_MHz_median},
                   {"notes", f.notes}};
   return j.dump(2) + "\n";
+}
+
+Fingerprint read_fingerprint(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw_not_found(Location{.file = path}, "cannot open the calibration fingerprint");
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    throw_input(Location{.file = path}, std::string("not valid JSON: ") + e.what());
+  }
+  std::string key;
+  try {
+    Fingerprint f;
+    key = "tool";
+    f.tool_version = j.at("tool").at("version").get<std::string>();
+    f.git_sha = j.at("tool").at("git_sha").get<std::string>();
+    key = "date_utc";
+    f.date_utc = j.at("date_utc").get<std::string>();
+    key = "argv";
+    f.argv = j.at("argv").get<std::vector<std::string>>();
+    key = "environment";
+    for (const auto& [k, v] : j.at("environment").items()) f.environment.emplace_back(k, v.get<std::string>());
+    key = "host";
+    f.host_cpu = j.at("host").at("cpu").get<std::string>();
+    f.host_threads = j.at("host").at("threads").get<int>();
+    f.host_memory_bytes = j.at("host").at("memory_bytes").get<double>();
+    key = "gpu";
+    if (const auto& g = j.at("gpu"); !g.is_null()) {
+      GpuInfo info;
+      info.name = g.at("name").get<std::string>();
+      info.device_count = g.at("count").get<int>();
+      const std::string cc = g.at("compute_capability").get<std::string>();
+      if (std::sscanf(cc.c_str(), "%d.%d", &info.cc_major, &info.cc_minor) != 2)
+        throw_input(Location{.file = path, .key = "gpu.compute_capability"}, "'" + cc + "' is not MAJOR.MINOR");
+      info.sm_count = g.at("sm_count").get<int>();
+      info.memory_bytes = g.at("memory_bytes").get<double>();
+      info.sm_clock_Hz = g.at("sm_clock_Hz").get<double>();
+      info.memory_clock_Hz = g.at("memory_clock_Hz").get<double>();
+      info.driver_version = g.at("driver").get<std::string>();
+      info.runtime_version = g.at("cuda_runtime").get<std::string>();
+      info.cublas_version = g.at("cublas").get<std::string>();
+      info.nccl_version = g.at("nccl").get<std::string>();
+      info.p2p_all = g.at("p2p_all").get<bool>();
+      f.gpu = info;
+    }
+    key = "quality";
+    const auto& q = j.at("quality");
+    f.noisy_samples = q.at("noisy_samples").get<int>();
+    // Counts added after the first format: absent in older fingerprints.
+    f.clocked_samples = q.value("clocked_samples", 0);
+    f.throttled_samples = q.value("throttled_samples", 0);
+    f.sm_clock_MHz_min = q.value("sm_clock_MHz_min", 0.0);
+    f.sm_clock_MHz_median = q.value("sm_clock_MHz_median", 0.0);
+    f.notes = q.at("notes").get<std::vector<std::string>>();
+    return f;
+  } catch (const nlohmann::json::exception& e) {
+    throw_input(Location{.file = path, .key = key}, std::string("missing or mistyped: ") + e.what());
+  }
 }
 
 std::string fingerprint_summary(const Fingerprint& f) {

@@ -38,6 +38,10 @@ void add_sample_quality(Fingerprint& f, const std::vector<Sample>& samples);
 // JSON text of the fingerprint (stable key order).
 std::string fingerprint_json(const Fingerprint& f);
 
+// Reads a fingerprint.json written by fingerprint_json (quality counts included); an unreadable or
+// malformed file is an Input error naming it and the key.
+Fingerprint read_fingerprint(const std::string& path);
+
 // One line for a profile's `source` field.
 std::string fingerprint_summary(const Fingerprint& f);
 

@@ -88,6 +88,16 @@ CalibrationFits fit_samples(const std::vector<Sample>& samples, const hardware::
     }
   }
   if (auto s = series_by(samples, "mem_copy", bytes_of); !s.empty()) f.memory = try_fit(s.begin()->second, "mem_copy", f.notes);
+  {
+    // One curve for the memory-bound compute kernels (RMSNorm, SiLU-mul, softmax, RoPE shapes pooled):
+    // the simulator prices all of them at one bandwidth; the pooled fit's band spans the kernels.
+    Series pooled;
+    for (const auto& [kernel, se] : series_by(samples, "elementwise", bytes_of)) {
+      pooled.x.insert(pooled.x.end(), se.x.begin(), se.x.end());
+      pooled.t.insert(pooled.t.end(), se.t.begin(), se.t.end());
+    }
+    if (!pooled.x.empty()) f.elementwise = try_fit(pooled, "elementwise", f.notes);
+  }
   for (const auto& s : samples)
     if (s.item.bench == "launch") f.launch_s = s.time_s;
   if (auto s = series_by(samples, "h2d_pinned", bytes_of); !s.empty()) f.h2d = try_fit(s.begin()->second, "h2d_pinned", f.notes);
@@ -143,6 +153,7 @@ std::vector<SummaryRow> summarize(const CalibrationFits& f, const hardware::Syst
                     fmt::format("{:.1f}%", 100 * a.rel_rms)});
   };
   if (f.memory) link("device copy (read + write)", *f.memory, base.gpu.memory_bandwidth_Bps);
+  if (f.elementwise) link("elementwise kernels (read + write)", *f.elementwise, base.gpu.memory_bandwidth_Bps);
   if (f.launch_s) rows.push_back({"kernel launch", fmt::format("{:.2f} us", *f.launch_s * 1e6), "-", "-", "-"});
   if (f.h2d) link("PCIe host->device, pinned", *f.h2d, base.node.pcie_bandwidth_Bps);
   if (f.d2h) link("PCIe device->host, pinned", *f.d2h, base.node.pcie_bandwidth_Bps);
@@ -182,6 +193,10 @@ std::string efficiency_table(const CalibrationFits& f, const hardware::SystemSpe
   if (f.memory && hbm > 0)
     fraction("memory_bandwidth_fraction", f.memory->bandwidth_Bps / hbm, f.memory->bandwidth_low_Bps / hbm,
              f.memory->bandwidth_high_Bps / hbm, fmt::format("device copy {} of {}", gbps(f.memory->bandwidth_Bps), gbps(hbm)));
+  if (f.elementwise && hbm > 0)
+    fraction("elementwise_bandwidth_fraction", f.elementwise->bandwidth_Bps / hbm, f.elementwise->bandwidth_low_Bps / hbm,
+             f.elementwise->bandwidth_high_Bps / hbm,
+             fmt::format("RMSNorm/SiLU-mul/softmax/RoPE-shaped kernels {} of {}", gbps(f.elementwise->bandwidth_Bps), gbps(hbm)));
   if (f.launch_s) o << fmt::format("kernel_launch_us = {:.2f}   # empty-kernel launch\n", *f.launch_s * 1e6);
   const double pcie = base.node.pcie_bandwidth_Bps;
   if (f.h2d && pcie > 0)

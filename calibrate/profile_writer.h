@@ -17,6 +17,7 @@ namespace llmsim::calibrate {
 struct CalibrationFits {
   std::map<std::string, GemmFit> gemm;                 // by dtype ("bf16", …)
   std::optional<AlphaBetaFit> memory;                  // mem_copy: bytes read + written
+  std::optional<AlphaBetaFit> elementwise;             // every elementwise-kernel sample pooled: bytes read + written
   std::optional<double> launch_s;                      // empty-kernel launch
   std::optional<AlphaBetaFit> h2d;                     // h2d_pinned
   std::optional<AlphaBetaFit> d2h;                     // d2h_pinned

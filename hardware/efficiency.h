@@ -21,7 +21,10 @@ struct Efficiency {
   bool calibrated = false;               // false: all values below are documented defaults
   std::map<DType, Fraction> gemm;        // large-GEMM throughput / peak, per precision
   Fraction attention;                    // fused (Flash) attention kernel throughput / 16-bit tensor peak
-  Fraction memory_bandwidth;             // streaming-kernel bandwidth / datasheet HBM bandwidth
+  Fraction memory_bandwidth;             // streaming copy bandwidth / datasheet HBM bandwidth (weight and KV
+                                         // streaming in GEMMs and attention)
+  Fraction elementwise_bandwidth;        // memory-bound compute kernels (norms, activations, softmax, RoPE,
+                                         // casts, the optimizer update) / datasheet HBM bandwidth
   Fraction fabric_bandwidth;             // collective bus bandwidth / per-GPU fabric bandwidth
   Fraction pcie_bandwidth;               // host<->device copy bandwidth / PCIe datasheet
   Fraction network_bandwidth;            // inter-node bus bandwidth / NIC line rate

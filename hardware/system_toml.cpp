@@ -53,6 +53,7 @@ const std::initializer_list<const char*> kEfficiencyKeys = {
     "gemm_fraction_fp8",
     "attention_fraction",
     "memory_bandwidth_fraction",
+    "elementwise_bandwidth_fraction",
     "fabric_bandwidth_fraction",
     "pcie_bandwidth_fraction",
     "network_bandwidth_fraction",
@@ -200,7 +201,8 @@ void override_fraction(TomlReader& t, const std::string& key, const std::string&
 // Fractions that may carry a calibrated band: `<key>_low` and `<key>_high` beside `<key>`.
 const char* const kBandedFractions[] = {"gemm_fraction_bf16", "gemm_fraction_fp16", "gemm_fraction_fp32",
                                         "gemm_fraction_tf32", "gemm_fraction_fp8", "attention_fraction",
-                                        "memory_bandwidth_fraction", "fabric_bandwidth_fraction",
+                                        "memory_bandwidth_fraction", "elementwise_bandwidth_fraction",
+                                        "fabric_bandwidth_fraction",
                                         "pcie_bandwidth_fraction", "network_bandwidth_fraction"};
 
 void read_efficiency(std::optional<TomlReader> t, Efficiency& e) {
@@ -220,6 +222,7 @@ void read_efficiency(std::optional<TomlReader> t, Efficiency& e) {
   for (const auto& [key, dtype] : gemm_keys) override_fraction(*t, key, source, e.gemm[dtype]);
   override_fraction(*t, "attention_fraction", source, e.attention);
   override_fraction(*t, "memory_bandwidth_fraction", source, e.memory_bandwidth);
+  override_fraction(*t, "elementwise_bandwidth_fraction", source, e.elementwise_bandwidth);
   override_fraction(*t, "fabric_bandwidth_fraction", source, e.fabric_bandwidth);
   override_fraction(*t, "pcie_bandwidth_fraction", source, e.pcie_bandwidth);
   override_fraction(*t, "network_bandwidth_fraction", source, e.network_bandwidth);

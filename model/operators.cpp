@@ -66,6 +66,7 @@ struct Ctx {
   i64 Tn = 0;         // tokens the norms / dropout / residual see: T, or ceil(T/tp) with sequence parallelism
   bool sp = false;    // sequence parallelism in effect (needs tp > 1)
   double a = 2;       // activation bytes per element
+  double r = 2;       // residual-stream (and norm) bytes per element: a, or wider under AMP (EagerGlue)
   bool quant = false; // layer linear weights are stored packed and dequantized before each GEMM
   double wr = 2;      // bytes per weight element as a layer GEMM reads it
   double wpacked = 0; // bytes per packed weight element, scales included
@@ -83,6 +84,7 @@ Ctx make_ctx(const ModelSpec& m, const InventoryParams& p) {
   // Megatron requires s % tp == 0 with SP; ceil keeps odd decode batches usable (the largest shard).
   c.Tn = c.sp ? ceil_div(c.T, c.tp) : c.T;
   c.a = dtype_bytes(p.act_dtype);
+  c.r = p.glue.residual_bytes > 0 ? p.glue.residual_bytes : c.a;
   c.quant = is_packed(p.weight_dtype);
   c.wdense = c.quant ? c.a : dtype_bytes(p.weight_dtype);
   c.wr = c.wdense;
@@ -222,8 +224,9 @@ Operator norm_op(const Ctx& c, std::string name, i64 tokens) {
   const double params = (ln ? 2.0 : 1.0) * dbl(c.m.hidden);
   const double stats = dbl(tokens) * kFp32 * (ln ? 2.0 : 1.0);
   const double flops = elems * (ln ? kLayerNormFlops : kRmsNormFlops);
-  Operator op = pointwise(std::move(name), OpKind::Norm, Module::Norm, flops, 2 * elems * c.a + params * c.wdense + stats,
-                          2 * flops, 3 * elems * c.a + 2 * params * c.wdense + stats);
+  // Input and output in the residual dtype (= the activation dtype unless AMP keeps the stream in fp32).
+  Operator op = pointwise(std::move(name), OpKind::Norm, Module::Norm, flops, 2 * elems * c.r + params * c.wdense + stats,
+                          2 * flops, 3 * elems * c.r + 2 * params * c.wdense + stats);
   op.bwd_weight_flops = elems * (ln ? 3.0 : 2.0);  // dgamma: multiply + accumulate; dbeta: accumulate
   op.weight_params = static_cast<i64>(params);
   return op;
@@ -253,7 +256,8 @@ void add_block_tail(const Ctx& c, std::vector<Operator>& ops, const std::string&
   }
   const double elems = dbl(c.Tn) * dbl(c.m.hidden);
   if (has_dropout(c)) ops.push_back(dropout_op(c, prefix + ".residual_dropout", Module::Residual, elems));
-  const double add_bytes = 3 * elems * c.a;
+  // Read the residual stream and the block output, write the stream (wider than the activations under AMP).
+  const double add_bytes = (2 * c.r + c.a) * elems;
   ops.push_back(pointwise(prefix + ".residual", OpKind::Elementwise, Module::Residual, kAddFlops * elems, add_bytes,
                           kAddFlops * elems, add_bytes));
 }
@@ -303,30 +307,62 @@ void add_unfused_attention(const Ctx& c, std::vector<Operator>& ops) {
   const i64 batch = c.b * heads;
   const double scores = dbl(batch) * dbl(c.q) * dbl(c.kv);
   ops.push_back(batched_gemm(c, "attn.scores", batch, c.q, c.kv, c.m.head_dim));
+  // Fused (Megatron's scaled masked softmax): read and write the scores once. HF eager chain: scale
+  // (2a), mask add (2a), fp32 softmax (a + 4), cast back (4 + a); backward: cast (a + 4), fp32 softmax
+  // backward (3 x 4), scale (2a).
+  const bool chain = c.p.glue.eager_softmax_chain;
   ops.push_back(pointwise("attn.softmax", OpKind::Elementwise, Module::Attention, kSoftmaxFlops * scores,
-                          2 * scores * c.a, 4 * scores, 3 * scores * c.a));
+                          scores * (chain ? 6 * c.a + 2 * kFp32 : 2 * c.a), 4 * scores,
+                          scores * (chain ? 3 * c.a + 4 * kFp32 : 3 * c.a)));
   if (has_dropout(c)) ops.push_back(dropout_op(c, "attn.dropout", Module::Attention, scores));
   ops.push_back(batched_gemm(c, "attn.context", batch, c.q, c.m.head_dim, c.kv));
+}
+
+// Autocast casting the wide (fp32) normed input to the activation dtype once for each of `projections`
+// projections reading it; backward casts their input gradients back and sums them in fp32.
+void add_input_casts(const Ctx& c, std::vector<Operator>& ops, const std::string& prefix, Module module,
+                     double rows, int projections) {
+  if (!c.p.glue.cast_projection_inputs || c.r <= c.a || projections <= 0) return;
+  const double elems = rows * dbl(c.m.hidden), n = projections;
+  const double bytes = n * elems * (c.r + c.a);
+  ops.push_back(pointwise(prefix + ".input_cast", OpKind::Elementwise, module, 0, bytes, 0,
+                          bytes + (n - 1) * 3 * elems * c.r));
+}
+
+// Projections that read the attention block's normed input: Hugging Face's Llama, Mistral, Qwen2 and
+// Mixtral code runs q_proj, k_proj and v_proj separately; GPT-2 (c_attn), GPT-NeoX (query_key_value)
+// and Megatron-style models fuse them.
+int attention_input_projections(const ModelSpec& m) {
+  const std::string& t = m.model_type;
+  return (t == "gpt2" || t == "gpt_neox" || t == "custom-gpt") ? 1 : 3;
 }
 
 void add_attention(const Ctx& c, std::vector<Operator>& ops) {
   const ModelSpec& m = c.m;
   ops.push_back(norm_op(c, "attn.norm", c.Tn));
   add_sp_gather(c, ops, "attn", Module::Attention);
+  add_input_casts(c, ops, "attn", Module::Attention, dbl(c.T), attention_input_projections(m));
   add_linear(c, ops, Linear{.name = "attn.qkv_proj", .module = Module::Attention,
                             .n = (m.q_dim() + 2 * m.kv_dim()) / c.tp, .k = m.hidden, .rows = dbl(c.T),
                             .bias = m.qkv_bias});
   if (m.position == PositionKind::Rope) {
     // Rotated in place: read and write the rotated part of q and k (cos/sin tables are cache-resident).
+    // Eager code runs it as several kernels (EagerGlue::rope_kernels), each a read and a write.
     const double elems = dbl(c.T) * dbl((m.num_heads + m.num_kv_heads) / c.tp) * dbl(m.head_dim) * m.rotary_fraction;
+    const double passes = std::max(1, c.p.glue.rope_kernels);
     ops.push_back(pointwise("attn.rope", OpKind::Elementwise, Module::Attention, kRopeFlops * elems,
-                            2 * elems * c.a, kRopeFlops * elems, 2 * elems * c.a));
+                            passes * 2 * elems * c.a, kRopeFlops * elems, passes * 2 * elems * c.a));
   }
   // Flash attention applies attention-probability dropout inside the kernel (no extra traffic).
   if (c.p.flash_attn)
     ops.push_back(flash_op(c));
   else
     add_unfused_attention(c, ops);
+  if (c.p.glue.attn_output_copy) {
+    // (b, heads, s, d) -> (b, s, heads * d) made contiguous for the output projection; its gradient likewise.
+    const double out = dbl(c.T) * dbl(m.q_dim() / c.tp) * c.a;
+    ops.push_back(pointwise("attn.output_copy", OpKind::Elementwise, Module::Attention, 0, 2 * out, 0, 2 * out));
+  }
   add_linear(c, ops, Linear{.name = "attn.out_proj", .module = Module::Attention, .n = m.hidden,
                             .k = m.q_dim() / c.tp, .rows = dbl(c.T), .bias = m.out_bias});
   add_block_tail(c, ops, "attn", Module::Attention);
@@ -338,9 +374,12 @@ Operator activation_op(const Ctx& c, std::string name, Module module, double row
   const std::string& act = c.m.activation;
   const double per = act.find("gelu") != std::string::npos ? 8.0 : act == "relu" ? 1.0 : 4.0;  // silu: exp, add, div, mul
   const double elems = rows * dbl(width);
+  // Split (eager): act(gate) writes a tensor the product reads back: forward 2 + 3 passes instead of 3;
+  // backward: the product's (read 3, write 2) plus the activation's (read 2, write 1).
+  const bool split = c.p.glue.split_gated_activation;
   if (c.m.mlp == MlpKind::Gated)
-    return pointwise(std::move(name), OpKind::Elementwise, module, (per + 1) * elems, 3 * elems * c.a,
-                     2 * (per + 1) * elems, 5 * elems * c.a);
+    return pointwise(std::move(name), OpKind::Elementwise, module, (per + 1) * elems,
+                     (split ? 5 : 3) * elems * c.a, 2 * (per + 1) * elems, (split ? 8 : 5) * elems * c.a);
   return pointwise(std::move(name), OpKind::Elementwise, module, per * elems, 2 * elems * c.a, 2 * per * elems,
                    3 * elems * c.a);
 }
@@ -363,6 +402,7 @@ void add_mlp(const Ctx& c, std::vector<Operator>& ops) {
   if (c.m.ffn_hidden == 0) return;  // a dense layer without MLP (only possible in hand-made specs)
   ops.push_back(norm_op(c, "mlp.norm", c.Tn));
   add_sp_gather(c, ops, "mlp", Module::Mlp);
+  add_input_casts(c, ops, "mlp", Module::Mlp, dbl(c.T), c.m.mlp == MlpKind::Gated ? 2 : 1);  // gate, up
   add_ffn(c, ops, "mlp.", Module::Mlp, c.m.ffn_hidden / c.tp, dbl(c.T), 1, 1);
   add_block_tail(c, ops, "mlp", Module::Mlp);
 }
@@ -421,6 +461,20 @@ Operator gather_op(const Ctx& c, std::string name, double rows, double rows_hit,
   op.bwd_bytes = rows * h * c.a + op.bwd_weight_bytes;
   op.weight_params = table_rows * c.m.hidden;
   return op;
+}
+
+// Autocast casting this inventory's stored (fp32) GEMM weights to the compute dtype each forward, and
+// backward casting their gradients back (autograd of the cast). One op for all of them: per step
+// traffic, independent of the tokens.
+void add_weight_casts(const Ctx& c, LayerInventory& inv, const std::string& name, Module module) {
+  const double wc = c.p.glue.weight_cast_bytes;
+  if (wc <= c.a) return;
+  double params = 0;
+  for (const Operator& op : inv.ops)
+    if (op.kind == OpKind::Gemm) params += dbl(op.weight_params);
+  if (params <= 0) return;
+  const double bytes = params * (wc + c.a);
+  inv.ops.push_back(pointwise(name, OpKind::Elementwise, module, 0, bytes, 0, bytes));
 }
 
 void finish(const Ctx& c, LayerInventory& inv) {
@@ -507,6 +561,7 @@ LayerInventory layer_ops(const ModelSpec& m, const InventoryParams& p, std::int6
     add_moe(c, inv.ops);
   else
     add_mlp(c, inv.ops);
+  add_weight_casts(c, inv, "layer.weight_cast", Module::Attention);
   finish(c, inv);
   return inv;
 }
@@ -556,6 +611,7 @@ LayerInventory head_ops(const ModelSpec& m, const InventoryParams& p) {
   const i64 rows = p.training ? c.T : c.b;
   const double h = dbl(m.hidden);
   inv.ops.push_back(norm_op(c, "head.norm", c.Tn));
+  add_input_casts(c, inv.ops, "head", Module::Head, dbl(rows), 1);
   if (c.tp > 1) {
     // Column-parallel over the vocab: SP gathers the sequence (reduce-scatter in backward); without SP
     // the input is replicated and only its gradient is all-reduced in backward.
@@ -577,6 +633,11 @@ LayerInventory head_ops(const ModelSpec& m, const InventoryParams& p) {
     Operator loss = pointwise("head.loss", OpKind::Loss, Module::Loss, kLossFlops * logits,
                               logits * (c.a + 2 * kFp32), 2 * logits, logits * (kFp32 + c.a));
     inv.ops.push_back(loss);
+    if (c.p.glue.fp32_loss_upcast) {
+      // logits.float() (read a, write fp32) before the loss; backward casts the fp32 gradient back.
+      const double up = logits * (c.a + kFp32);
+      inv.ops.push_back(pointwise("head.loss_upcast", OpKind::Elementwise, Module::Loss, 0, up, 0, up));
+    }
     // Vocab-parallel cross-entropy all-reduces three fp32 values per token (Megatron: max, target
     // logit, sum of exp); local backward.
     if (c.tp > 1)
@@ -591,6 +652,7 @@ LayerInventory head_ops(const ModelSpec& m, const InventoryParams& p) {
     inv.ops.push_back(pointwise("head.sample", OpKind::Elementwise, Module::Head, kSampleFlops * full,
                                 full * (c.a + kFp32), 0, 0));
   }
+  add_weight_casts(c, inv, "head.weight_cast", Module::Head);
   finish(c, inv);
   return inv;
 }

@@ -64,6 +64,33 @@ struct Operator {
 bool is_attention_core(const Operator& op);
 
 // What the inventory is computed for.
+// Memory-bound glue that unfused eager code runs around the kernels this inventory assumes by default
+// (one fused kernel per norm, RoPE and gated activation, residual stream in the activation dtype: the
+// Megatron-LM / Transformer Engine style). Each field adds the read and write passes the eager code
+// makes; everything off (the default) = fused. sim/framework_profile.cpp sets them per framework.
+struct EagerGlue {
+  // Hugging Face transformers modelling code run in eager PyTorch:
+  double rmsnorm_kernels = 1;         // kernels an RMSNorm runs as (HF LlamaRMSNorm: to fp32, pow, mean,
+                                      // add + rsqrt, mul, to bf16 + mul by weight = 6), each re-reading and
+                                      // writing the tensor; applied by the simulator's cost model
+  int rope_kernels = 1;               // kernels apply_rotary_pos_emb runs per rotated tensor (HF: x*cos,
+                                      // rotate_half = neg + cat, *sin, add = 5), each reading and writing it
+  bool attn_output_copy = false;      // attn_output.transpose(1, 2).contiguous(): one copy of the output
+  bool split_gated_activation = false;// act_fn(gate) * up as two kernels (the product re-reads act(gate))
+  bool eager_softmax_chain = false;   // unfused attention as HF eager_attention_forward runs it: scores
+                                      // scaled, causal mask added, softmax in fp32, cast back (4 kernels)
+  // Automatic mixed precision over fp32 weights (torch.autocast):
+  double residual_bytes = 0;          // bytes/element of the residual stream, norms and their outputs when
+                                      // wider than the activations (AMP: 4, fp32); 0 = activation dtype
+  bool cast_projection_inputs = false;// autocast casts the (fp32) normed input once per projection reading
+                                      // it (HF: q, k, v and gate, up separately; fused QKV once), and the
+                                      // gradients back, summing them in fp32
+  double weight_cast_bytes = 0;       // bytes/param of the stored weights autocast casts to the compute dtype
+                                      // each forward (fp32: 4), their bf16 gradients cast back in backward;
+                                      // 0 = weights already in the compute dtype
+  bool fp32_loss_upcast = false;      // logits.float() before the cross-entropy (HF ForCausalLMLoss)
+};
+
 struct InventoryParams {
   std::int64_t micro_batch = 1;  // sequences
   std::int64_t q_len = 0;        // query tokens per sequence (training / prefill: the sequence length; decode: 1)
@@ -75,6 +102,7 @@ struct InventoryParams {
   DType act_dtype = DType::BF16; // activation dtype
   DType weight_dtype = DType::BF16; // weight storage dtype (int8/int4/nf4 adds dequantization ops)
   bool training = true;          // include dropout (when the model has dropout) and backward figures
+  EagerGlue glue;                // unfused eager-code traffic (default: fused kernels)
 };
 
 struct LayerInventory {

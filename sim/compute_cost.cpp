@@ -52,9 +52,8 @@ double ComputeCost::gemm_shape_factor(std::int64_t m, std::int64_t n, std::int64
 }
 
 Interval ComputeCost::roofline(double flops, double frac, double frac_low, double frac_high, double bytes,
-                               DType precision, double kernels) const {
+                               DType precision, double kernels, const hardware::Fraction& mem) const {
   const double peak = sys_.gpu.peak(precision);
-  const auto& mem = sys_.efficiency.memory_bandwidth;
   const double bw = sys_.gpu.memory_bandwidth_Bps;
   const double floor = kernels * launch_s();
   auto one = [&](double f, double fm) {
@@ -70,18 +69,19 @@ Interval ComputeCost::gemm(std::int64_t m, std::int64_t n, std::int64_t k, std::
   const auto it = sys_.efficiency.gemm.find(precision);
   const hardware::Fraction f = it != sys_.efficiency.gemm.end() ? it->second : hardware::Fraction{0.5, 0.4, 0.6, ""};
   const double shape = gemm_shape_factor(m, n, k, batch);
-  return roofline(flops, f.value * shape, f.low * shape, f.high * shape, bytes, precision, 1);
+  return roofline(flops, f.value * shape, f.low * shape, f.high * shape, bytes, precision, 1,
+                  sys_.efficiency.memory_bandwidth);
 }
 
 Interval ComputeCost::attention(double flops, double bytes, DType precision) const {
   const auto& f = sys_.efficiency.attention;
   // fp8 training recipes (Transformer Engine) keep attention in 16 bits: its FLOPs run at the bf16 peak.
   const DType p = precision == DType::FP8 ? DType::BF16 : precision;
-  return roofline(flops, f.value, f.low, f.high, bytes, p, 1);
+  return roofline(flops, f.value, f.low, f.high, bytes, p, 1, sys_.efficiency.memory_bandwidth);
 }
 
 Interval ComputeCost::memory_bound(double bytes, double kernels) const {
-  return roofline(0, 1, 1, 1, bytes, DType::BF16, kernels);
+  return roofline(0, 1, 1, 1, bytes, DType::BF16, kernels, sys_.efficiency.elementwise_bandwidth);
 }
 
 namespace {

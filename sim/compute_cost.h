@@ -35,7 +35,8 @@ class ComputeCost {
                 DType precision) const;
   // A fused attention kernel of `flops` FLOPs and `bytes` bytes.
   Interval attention(double flops, double bytes, DType precision) const;
-  // A memory-bound kernel (or `kernels` of them) moving `bytes` bytes in total.
+  // A memory-bound compute kernel (or `kernels` of them: norms, activations, casts, the optimizer update)
+  // moving `bytes` bytes in total, at the elementwise bandwidth (below a plain copy's).
   Interval memory_bound(double bytes, double kernels = 1) const;
 
   // Forward / backward time of one inventory operator on the compute stream. Communication operators
@@ -49,7 +50,7 @@ class ComputeCost {
 
  private:
   Interval roofline(double flops, double peak_fraction_value, double frac_low, double frac_high, double bytes,
-                    DType precision, double kernels) const;
+                    DType precision, double kernels, const hardware::Fraction& memory) const;
   const hardware::SystemSpec& sys_;
 };
 

@@ -2,6 +2,8 @@
 
 #include <array>
 
+#include "sim/framework_profile.h"
+
 namespace llmsim::sim {
 
 namespace {
@@ -23,6 +25,7 @@ EngineProfile static_profile() {
   p.iteration_overhead_s = 1e-3;   // assumption: Python generate loop per step (logits processors, stopping
                                    // criteria, sampling, input preparation); no published measurement found
   p.cuda_graphs = false;
+  p.glue = hf_model_code_glue(false);  // the model runs as transformers' eager modelling code
   p.source =
       "HF transformers generate() (static batch padded to the longest prompt, runs until the longest output; "
       "DynamicCache); batch size and per-step overhead are assumptions";

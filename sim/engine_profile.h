@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 
+#include "model/operators.h"
 #include "sim/run_spec.h"
 
 namespace llmsim::sim {
@@ -13,6 +14,7 @@ enum class Batching { Static, Continuous };
 
 struct EngineProfile {
   std::string name;                 // "static", "vllm", "tgi", "lightllm", "trt-llm"
+  model::EagerGlue glue;            // memory-bound glue of the engine's model code (default: fused kernels)
   Batching batching = Batching::Continuous;
   std::int64_t max_num_seqs = 256;          // sequences per iteration at most
   std::int64_t max_batched_tokens = 8192;   // tokens per iteration at most (prefill budget); 0 = no budget (static)

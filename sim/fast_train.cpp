@@ -75,13 +75,13 @@ const FastTrainEvaluator::Costs& FastTrainEvaluator::costs(const RunSpec& run) {
   const auto& t = run.train;
   const FrameworkProfile& fw = framework_profile(t.framework);
   // Everything layer_cost reads that a search varies: micro-batch, tp, cp, ep, sequence parallelism,
-  // FlashAttention, precision, recomputation and the framework's RMSNorm kernel count.
+  // FlashAttention, precision, recomputation and the framework (its kernel glue).
   const std::uint64_t key = static_cast<std::uint64_t>(t.micro_batch) |
                             static_cast<std::uint64_t>(p.tp) << 20 | static_cast<std::uint64_t>(p.cp) << 30 |
                             static_cast<std::uint64_t>(p.ep) << 38 | static_cast<std::uint64_t>(p.sequence_parallel) << 46 |
                             static_cast<std::uint64_t>(t.flash_attn) << 47 |
                             static_cast<std::uint64_t>(t.precision) << 48 | static_cast<std::uint64_t>(t.recompute) << 54 |
-                            static_cast<std::uint64_t>(std::lround(fw.rmsnorm_kernels)) << 56;
+                            static_cast<std::uint64_t>(t.framework) << 56;
   if (const auto it = cache_.find(key); it != cache_.end()) return it->second;
 
   const int gpn = std::max(1, sys_.node.gpus_per_node);

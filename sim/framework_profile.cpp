@@ -4,6 +4,31 @@
 
 namespace llmsim::sim {
 
+model::EagerGlue hf_model_code_glue(bool amp) {
+  model::EagerGlue g;
+  // transformers' Llama-family modelling code (modeling_llama.py and the models copied from it):
+  // LlamaRMSNorm.forward = to fp32, pow, mean, add + rsqrt, mul, to input dtype and mul by weight;
+  // apply_rotary_pos_emb = q * cos + rotate_half(q) * sin with rotate_half = cat(-x2, x1);
+  // LlamaMLP = down_proj(act_fn(gate_proj(x)) * up_proj(x)); the SDPA/eager attention functions return
+  // attn_output.transpose(1, 2).contiguous(); ForCausalLMLoss upcasts the logits with logits.float().
+  g.rmsnorm_kernels = 6;
+  g.rope_kernels = 5;
+  g.attn_output_copy = true;
+  g.split_gated_activation = true;
+  g.eager_softmax_chain = true;  // eager_attention_forward: matmul * scaling + mask, softmax(dtype=fp32).to(dtype)
+  g.fp32_loss_upcast = true;
+  if (amp) {
+    // torch.autocast over fp32 weights (HF Trainer bf16=True / fp16=True): the embedding output, the
+    // residual stream and the RMSNorm outputs stay fp32 (fp32 weight times fp32 tensor); every linear
+    // casts its input and its weight to the 16-bit dtype on each call (autocast's weight cache lasts one
+    // forward), and backward casts the gradients back (PyTorch AMP docs, "Autocast Op Reference").
+    g.residual_bytes = 4;
+    g.cast_projection_inputs = true;
+    g.weight_cast_bytes = 4;
+  }
+  return g;
+}
+
 namespace {
 // Megatron-LM: bf16 params, fp32 main_grad buffer (accumulate_allreduce_grads_in_fp32), fp32 master
 // params + Adam m, v in the optimizer = 18 bytes/param; this reproduces Korthikanti et al. 2022 Fig. 1
@@ -23,7 +48,7 @@ FrameworkProfile megatron() {
   p.grad_sync_overlap = false;
   p.grad_bucket_elements = 4e7;
   p.grad_reduce_bytes = 4;  // fp32 main_grad buffers are all-reduced (accumulate_allreduce_grads_in_fp32)
-  p.rmsnorm_kernels = 1;
+  p.glue = {};  // Megatron-LM fused kernels (apex/TE RMSNorm and RoPE, fused SwiGLU, bf16 residual)
   p.time_source = "Megatron-LM arguments.py (--overlap-grad-reduce off by default), core/distributed bucket_size, "
                   "apex/TE fused norms";
   p.source =
@@ -56,7 +81,7 @@ FrameworkProfile deepspeed() {
   p.grad_bucket_elements = 5e8;
   p.grad_reduce_bytes = 2;  // gradients reduced in the 16-bit training dtype
   p.zero3_overlap = true;
-  p.rmsnorm_kernels = 6;
+  p.glue = hf_model_code_glue(false);
   p.time_source = "DeepSpeed config docs (reduce_bucket_size 5e8, overlap_comm false for stage 1/2, true for 3); "
                   "HF transformers LlamaRMSNorm.forward (kernel count)";
   p.source =
@@ -83,7 +108,9 @@ FrameworkProfile fsdp() {
   p.grad_bucket_elements = 0;
   p.grad_reduce_bytes = 2;  // MixedPrecision(reduce_dtype=bf16), as llm-foundry / torchtitan configure it
   p.zero3_overlap = true;
-  p.rmsnorm_kernels = 6;
+  // HF LlamaRMSNorm for Llama models; the rest of the glue stays fused: the FSDP runs llmsim is checked
+  // against are llm-foundry MPT (its own fused LayerNorm and attention code).
+  p.glue.rmsnorm_kernels = 6;
   p.time_source = "PyTorch FSDP docs (per-unit reduce-scatter, backward prefetch); HF LlamaRMSNorm kernel count";
   p.source = "PyTorch FSDP docs (MixedPrecision, flat fp32 sharded params, forward/backward prefetch of one unit)";
   return p;
@@ -105,7 +132,7 @@ FrameworkProfile hf() {
   p.grad_sync_overlap = true;
   p.grad_bucket_elements = 25.0 * 1024 * 1024 / 4;
   p.grad_reduce_bytes = 4;  // fp32 gradients under AMP
-  p.rmsnorm_kernels = 6;
+  p.glue = hf_model_code_glue(true);
   p.time_source = "PyTorch DDP docs (bucket_cap_mb 25, overlapped all-reduce); HF LlamaRMSNorm kernel count";
   p.source = "HF transformers docs 'Model training anatomy' (AMP: 4+4+8 bytes/param); PyTorch DDP docs (bucket copies)";
   return p;

@@ -4,6 +4,7 @@
 // framework_profile.cpp.
 #include <string>
 
+#include "model/operators.h"
 #include "sim/run_spec.h"
 
 namespace llmsim::sim {
@@ -33,10 +34,16 @@ struct FrameworkProfile {
   double grad_bucket_elements = 0;     // gradient elements per reduction bucket (0 = one per layer/unit)
   double grad_reduce_bytes = 2;        // bytes per gradient element on the wire
   bool zero3_overlap = true;           // ZeRO-3/FSDP parameter gathers prefetched ahead of compute
-  double rmsnorm_kernels = 1;          // kernels an RMSNorm runs as (1 = fused; each re-reads/writes the tensor)
+  // Memory-bound glue of the model code this framework runs (RMSNorm kernel count, RoPE kernels, AMP
+  // casts, …; model/operators.h). Default: fused kernels (Megatron-LM / Transformer Engine).
+  model::EagerGlue glue;
   std::string time_source;             // citations for the time fields
 };
 
 const FrameworkProfile& framework_profile(Framework f);
+
+// The memory-bound glue of Hugging Face transformers' Llama-family modelling code in eager PyTorch;
+// `amp`: run under torch.autocast over fp32 weights (fp32 residual stream, per-call casts).
+model::EagerGlue hf_model_code_glue(bool amp);
 
 }  // namespace llmsim::sim

@@ -41,6 +41,7 @@ InferResult simulate_inference(const model::ModelSpec& m, const hardware::System
   IterationOptions opt;
   opt.overhead_s = engine.iteration_overhead_s;
   opt.kernel_floor_s = engine.cuda_graphs ? kCudaGraphKernelFloor_s : -1;
+  opt.glue = engine.glue;
   const IterationCostModel model(m, sys, run.par, run.infer, opt);
   const auto& in = run.infer;
   r.replicas = run.par.gpus / (run.par.tp * run.par.pp);

@@ -112,6 +112,7 @@ IterationCost IterationCostModel::iteration(const std::vector<SequenceWork>& bat
   p.act_dtype = act;
   p.weight_dtype = packed_dtype(in_.weight_quant, act);
   p.training = false;
+  p.glue = opt_.glue;
 
   // Costs one op list (layers, embedding or head) `times` times.
   auto add_ops = [&](const std::vector<model::Operator>& ops, double times) {
@@ -144,7 +145,8 @@ IterationCost IterationCostModel::iteration(const std::vector<SequenceWork>& bat
         packed_weight_bytes = -1;
         continue;
       }
-      c.other_s += compute_.forward(op, act) * times;
+      const bool rms = op.kind == model::OpKind::Norm && m_.norm == model::NormKind::RmsNorm;
+      c.other_s += compute_.forward(op, act, rms ? opt_.glue.rmsnorm_kernels : 1.0) * times;
     }
   };
   std::int64_t dense_layers = 0, moe_layers = 0, first_dense = -1, first_moe = -1;

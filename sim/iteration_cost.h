@@ -30,6 +30,7 @@ struct SequenceWork {
 struct IterationOptions {
   double kernel_floor_s = -1;     // seconds per kernel at least (-1: the profile's launch overhead; CUDA graphs lower it)
   double overhead_s = 0;          // seconds of engine CPU work per iteration (scheduling, sampling, detokenising)
+  model::EagerGlue glue;          // the engine's model code: fused kernels, or HF eager glue (HF generate)
 };
 
 struct IterationCost {

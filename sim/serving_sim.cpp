@@ -677,6 +677,7 @@ ServingResult simulate_serving(const model::ModelSpec& m, const hardware::System
 
   IterationOptions eager;
   eager.overhead_s = e.iteration_overhead_s;
+  eager.glue = e.glue;
   auto eager_model = std::make_shared<IterationCostModel>(m, sys, run.par, run.infer, eager);
   std::shared_ptr<IterationCostModel> graph_model;
   if (e.cuda_graphs && e.cuda_graph_max_batch > 0) {

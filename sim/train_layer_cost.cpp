@@ -89,7 +89,7 @@ class Builder {
       const std::string module = breakdown_module(op);
       const bool weights_trainable = !frozen;
       const double norm_kernels = (op.kind == OpKind::Norm && in_.model.norm == model::NormKind::RmsNorm)
-                                      ? in_.framework.rmsnorm_kernels : 1.0;
+                                      ? in_.framework.glue.rmsnorm_kernels : 1.0;
       Interval f, b;
       if (op.kind == OpKind::TpComm || op.kind == OpKind::MoeComm) {
         const CommGroup& g = op.kind == OpKind::TpComm ? in_.groups.tp : in_.groups.ep;
@@ -194,6 +194,7 @@ class Builder {
 std::string breakdown_module(const model::Operator& op) {
   const std::string& n = op.name;
   if (ends_with(n, ".dequant")) return "dequantization";
+  if (ends_with(n, "_cast")) return "amp_casts";
   if (op.kind == OpKind::TpComm) return "communication.tp";
   if (op.kind == OpKind::MoeComm) return "communication.ep";
   if (op.kind == OpKind::Norm) return "norm";
@@ -226,6 +227,9 @@ LayerCost layer_cost(const LayerCostInputs& in, LayerKind kind, std::int64_t lay
   if (t.precision == DType::FP16) p.act_dtype = DType::FP16;
   p.weight_dtype = layer_weight_dtype(run);
   p.training = true;
+  p.glue = in.framework.glue;
+  // Autocast casts trainable fp32 weights; a LoRA base is loaded in the 16-bit (or quantized) dtype.
+  if (run.workload == Workload::Finetune && t.finetune != FinetuneKind::Full) p.glue.weight_cast_bytes = 0;
 
   const bool lora = run.workload == Workload::Finetune && t.finetune != FinetuneKind::Full;
   LayerCost out;

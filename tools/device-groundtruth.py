@@ -162,6 +162,90 @@ def train_step_fn(torch, model, opt, ids, amp):
     return step
 
 
+def kernel_class(name):
+    """Operator class of a CUDA kernel, by the library naming conventions of cuBLAS(Lt), FlashAttention
+    (PyTorch SDPA), PyTorch's fused optimizers and its elementwise/reduction templates."""
+    n = name.lower()
+    if any(k in n for k in ("gemm", "nvjet", "cutlass", "xmma", "cublas", "sm90_", "sm80_")):
+        return "gemm"
+    if "flash" in n or "fmha" in n or "attention" in n:
+        return "attention"
+    if "multi_tensor" in n or "adam" in n:
+        return "optimizer"
+    if "softmax" in n or "cross_entropy" in n or "nll_loss" in n:
+        return "softmax/loss"
+    if "reduce" in n or "norm" in n:
+        return "reduction"
+    if "elementwise" in n or "vectorized" in n or "unrolled" in n or "copy" in n or "cat" in n or "index" in n:
+        return "elementwise"
+    return "other"
+
+
+def profile_step(torch, step, out_dir, name, steps=3):
+    """Runs `steps` steps under torch.profiler; returns GPU time by kernel class, the busy union and the
+    wall time, from the Chrome trace PyTorch writes (kernel events, microseconds)."""
+    from torch.profiler import ProfilerActivity, profile
+    trace = os.path.join("/tmp", f"trace-{name}.json")
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        t0 = time.perf_counter()
+        for _ in range(steps):
+            step()
+        torch.cuda.synchronize()
+        wall = (time.perf_counter() - t0) / steps
+    prof.export_chrome_trace(trace)
+    with open(trace) as f:
+        ev = json.load(f)
+    ev = ev["traceEvents"] if isinstance(ev, dict) else ev
+    kernels = [e for e in ev if e.get("ph") == "X" and e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")]
+    by_class, by_name = {}, {}
+    for e in kernels:
+        c = kernel_class(e["name"]) if e["cat"] == "kernel" else e["cat"]
+        by_class[c] = by_class.get(c, 0.0) + e["dur"]
+        by_name[e["name"]] = by_name.get(e["name"], 0.0) + e["dur"]
+    spans = sorted((e["ts"], e["ts"] + e["dur"]) for e in kernels)
+    busy, end = 0.0, -1e300
+    for a, b in spans:
+        if b > end:
+            busy += b - max(a, end)
+            end = b
+    top = sorted(by_name.items(), key=lambda kv: -kv[1])[:25]
+    return dict(wall_s=wall, steps=steps, kernels_per_step=len(kernels) / steps,
+                gpu_busy_s=busy * 1e-6 / steps,
+                by_class_s={k: v * 1e-6 / steps for k, v in sorted(by_class.items(), key=lambda kv: -kv[1])},
+                top_kernels_s=[(n[:160], v * 1e-6 / steps) for n, v in top])
+
+
+def run_profiles(torch, wr):
+    """Kernel-level breakdown of two pre-training configurations and LoRA (where the time goes)."""
+    cfg = dict(model_type="llama", hidden_size=CUSTOM["hidden"], intermediate_size=CUSTOM["ffn"],
+               num_hidden_layers=CUSTOM["layers"], num_attention_heads=CUSTOM["heads"],
+               num_key_value_heads=CUSTOM["kv_heads"], vocab_size=CUSTOM["vocab"], max_position_embeddings=4096,
+               rms_norm_eps=1e-5, tie_word_embeddings=False)
+    out = {}
+    for name, mb, seq in (("pt-b4-s2048", 4, 2048), ("pt-b1-s2048", 1, 2048)):
+        model = opt = None
+        try:
+            reset(torch)
+            model = build_model(torch, cfg, "sdpa", torch.float32)
+            model.train()
+            opt = torch.optim.AdamW(model.parameters(), lr=1e-5, fused=True)
+            ids = torch.randint(0, CUSTOM["vocab"], (mb, seq), device="cuda")
+            step = train_step_fn(torch, model, opt, ids, True)
+            for _ in range(3):
+                step()
+            out[name] = profile_step(torch, step, wr.detail_path, name)
+            log(f"profile {name}: {json.dumps(out[name]['by_class_s'])} busy {out[name]['gpu_busy_s']:.4f} "
+                f"wall {out[name]['wall_s']:.4f} kernels/step {out[name]['kernels_per_step']:.0f}")
+            wr.save_detail("profiles", out)
+        except Exception as e:  # noqa: BLE001
+            log(f"profile {name}: FAILED {type(e).__name__}: {e}")
+            traceback.print_exc()
+        finally:
+            del model, opt
+            reset(torch)
+
+
 def reset(torch):
     import gc
     gc.collect()
@@ -305,6 +389,7 @@ def main():
     ap.add_argument("--system", default="hgx-h200")
     ap.add_argument("--steps", type=int, default=8)
     ap.add_argument("--only", default="", help="comma-separated configuration names")
+    ap.add_argument("--profile", action="store_true", help="only the kernel-level profiles (torch.profiler)")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     import torch
@@ -324,6 +409,10 @@ def main():
                                argv=sys.argv))
     only = set(x for x in a.only.split(",") if x)
     torch.backends.cuda.matmul.allow_tf32 = True
+    if a.profile:
+        run_profiles(torch, wr)
+        log(f"done: {wr.detail_path}")
+        return 0
     run_pretrain(torch, wr, a.system, a.steps, only)
     run_lora(torch, wr, a.system, a.steps, only)
     run_prefill(torch, wr, a.system, a.steps, only)

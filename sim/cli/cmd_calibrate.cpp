@@ -43,6 +43,8 @@ struct CalibrateCommand {
   std::vector<std::string> argv;
   // import-nccl-tests
   std::vector<std::string> logs;
+  // refit
+  std::string refit_dir;
 };
 
 std::vector<std::string> parse_only(const std::string& text) {
@@ -194,6 +196,26 @@ int run_import(CalibrateCommand& c) {
   return 0;
 }
 
+// Re-fits a calibration folder's samples with this build (a newer fit, or curves the measuring build
+// did not map yet) without measuring again: the profile is rewritten, the measurement's fingerprint is
+// kept and gains a note saying when and by which llmsim the refit was made.
+int run_refit(CalibrateCommand& c) {
+  if (c.system.empty()) throw_usage("--system", "--system is required: the preset or TOML the calibration refined");
+  const hardware::SystemSpec base = hardware::resolve_system(c.system, c.common.resolved_data_dir());
+  const std::filesystem::path dir = c.refit_dir;
+  const auto samples = cal::read_samples((dir / "samples.csv").string());
+  cal::Fingerprint fp = cal::read_fingerprint((dir / "fingerprint.json").string());
+  const cal::Fingerprint now = cal::host_fingerprint(c.argv);
+  fp.notes.push_back(fmt::format("refit on {} by llmsim {} ({}) from these samples as measured", now.date_utc,
+                                 now.tool_version, now.git_sha));
+  const auto fits = cal::fit_samples(samples, base);
+  const std::string profile = cal::write_profile(dir.string(), base, fits, fp);
+  std::cout << fmt::format("llmsim calibrate refit: {} samples from {}\n", samples.size(), (dir / "samples.csv").string());
+  print_summary(fits, base);
+  std::cout << fmt::format("\nprofile: {}\n", profile);
+  return 0;
+}
+
 }  // namespace
 
 Runner add_calibrate_command(CLI::App& app, int argc, char** argv) {
@@ -222,9 +244,15 @@ Runner add_calibrate_command(CLI::App& app, int argc, char** argv) {
   imp->add_option("--system", cmd->system, "preset or system TOML the calibration refines");
   imp->add_option("--out", cmd->out, "output folder (default calibration-YYYY-MM-DD)");
   imp->add_option("--data-dir", cmd->common.data_dir, "folder with models/ and hardware/ presets");
-  return [cmd, sub, imp]() -> int {
+  CLI::App* refit = sub->add_subcommand(
+      "refit", "fit a calibration folder's samples again with this build and rewrite its profile (no GPU needed)");
+  refit->add_option("DIR", cmd->refit_dir, "folder holding samples.csv and fingerprint.json of a calibration")->required();
+  refit->add_option("--system", cmd->system, "preset or system TOML the calibration refined");
+  refit->add_option("--data-dir", cmd->common.data_dir, "folder with models/ and hardware/ presets");
+  return [cmd, sub, imp, refit]() -> int {
     reject_extras(*sub);
     if (imp->parsed()) return run_import(*cmd);
+    if (refit->parsed()) return run_refit(*cmd);
     if (cmd->list) {
       print_families();
       return 0;

@@ -133,6 +133,7 @@ nlohmann::json system_json(const hardware::SystemSpec& s) {
             {"attention", fraction_json(s.efficiency.attention)},
             {"gemm_half_k", s.efficiency.gemm_half_k},
             {"memory_bandwidth", fraction_json(s.efficiency.memory_bandwidth)},
+            {"elementwise_bandwidth", fraction_json(s.efficiency.elementwise_bandwidth)},
             {"fabric_bandwidth", fraction_json(s.efficiency.fabric_bandwidth)},
             {"pcie_bandwidth", fraction_json(s.efficiency.pcie_bandwidth)},
             {"network_bandwidth", fraction_json(s.efficiency.network_bandwidth)},
@@ -168,6 +169,7 @@ void print_system(const hardware::SystemSpec& s) {
   };
   frac("attention kernel", s.efficiency.attention);
   frac("memory bandwidth", s.efficiency.memory_bandwidth);
+  frac("elementwise bandwidth", s.efficiency.elementwise_bandwidth);
   frac("fabric bandwidth", s.efficiency.fabric_bandwidth);
   frac("pcie bandwidth", s.efficiency.pcie_bandwidth);
   frac("network bandwidth", s.efficiency.network_bandwidth);

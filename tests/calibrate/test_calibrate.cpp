@@ -109,6 +109,30 @@ TEST_CASE("samples keep the SM clock and throttling; a file of the older format 
   REQUIRE(fp.notes.size() == 1);
   CHECK(fp.notes[0].find("1 of 2 GPU samples") != std::string::npos);
   CHECK(cal::fingerprint_json(fp).find("\"throttled_samples\": 1") != std::string::npos);
+
+  // fingerprint.json reads back into the same fingerprint (llmsim calibrate refit keeps it).
+  fp.tool_version = "0.1.0";
+  fp.git_sha = "abc1234";
+  fp.date_utc = "2026-11-29T22:47:57Z";
+  fp.argv = {"llmsim", "calibrate"};
+  fp.environment = {{"NCCL_DEBUG", "INFO"}};
+  cal::GpuInfo g;
+  g.name = "NVIDIA H200";
+  g.device_count = 1;
+  g.cc_major = 9;
+  g.sm_count = 132;
+  g.nccl_version = "2.28.3";
+  fp.gpu = g;
+  const std::string fp_path = dir + "/fingerprint.json";
+  std::ofstream(fp_path) << cal::fingerprint_json(fp);
+  const auto back = cal::read_fingerprint(fp_path);
+  CHECK(cal::fingerprint_json(back) == cal::fingerprint_json(fp));
+  REQUIRE(back.gpu.has_value());
+  CHECK(back.gpu->cc_major == 9);
+  std::ofstream(fp_path) << "{\"tool\": {\"version\": \"0.1.0\"}}";
+  const auto e = test::error_of([&] { cal::read_fingerprint(fp_path); });
+  CHECK(e.where().file == fp_path);
+  CHECK(e.where().key == "tool");
 }
 
 TEST_CASE("the plan follows --only, --quick and the GPU count") {
@@ -165,6 +189,10 @@ TEST_CASE("samples -> fits -> a calibrated profile the simulator loads") {
   // Device copy: 1.8 TB/s + 4 us.
   for (double b = 1 << 20; b <= double(1ull << 32); b *= 4)
     samples.push_back(sample("mem_copy", "", b, (4e-6 + b / 1.8e12) * (1 + noise(rng))));
+  // Elementwise kernels of two shapes: 1.5 TB/s + 3 us (pooled into one curve).
+  for (const char* kernel : {"rmsnorm", "silu_mul"})
+    for (double b = 1 << 20; b <= double(1ull << 30); b *= 4)
+      samples.push_back(sample("elementwise", kernel, b, (3e-6 + b / 1.5e12) * (1 + noise(rng))));
   // Pinned H2D: 24 GB/s + 10 us.
   for (double b = 1 << 16; b <= double(1 << 30); b *= 4)
     samples.push_back(sample("h2d_pinned", "", b, (10e-6 + b / 24e9) * (1 + noise(rng))));
@@ -195,6 +223,8 @@ TEST_CASE("samples -> fits -> a calibrated profile the simulator loads") {
   CHECK(fits.memory->bandwidth_Bps == doctest::Approx(1.8e12).epsilon(0.02));
   REQUIRE(fits.h2d.has_value());
   CHECK(fits.h2d->bandwidth_Bps == doctest::Approx(24e9).epsilon(0.02));
+  REQUIRE(fits.elementwise.has_value());
+  CHECK(fits.elementwise->bandwidth_Bps == doctest::Approx(1.5e12).epsilon(0.02));
   CHECK(!cal::summarize(fits, base).empty());
 
   const std::string dir = temp_dir("profile");
@@ -207,6 +237,8 @@ TEST_CASE("samples -> fits -> a calibrated profile the simulator loads") {
   CHECK(sys.efficiency.gemm.at(DType::BF16).value == doctest::Approx(fits.gemm.at("bf16").fraction).epsilon(1e-3));
   CHECK(sys.efficiency.gemm.at(DType::BF16).low <= sys.efficiency.gemm.at(DType::BF16).value);
   CHECK(sys.efficiency.memory_bandwidth.value == doctest::Approx(1.8e12 / base.gpu.memory_bandwidth_Bps).epsilon(0.02));
+  CHECK(sys.efficiency.elementwise_bandwidth.value ==
+        doctest::Approx(1.5e12 / base.gpu.memory_bandwidth_Bps).epsilon(0.02));
   CHECK(sys.efficiency.kernel_launch_s == doctest::Approx(3e-6).epsilon(1e-3));
   CHECK(sys.efficiency.cpu_adam_params_per_s == doctest::Approx((1 << 24) / 0.01).epsilon(1e-3));
   // Keys without samples keep their documented defaults.

@@ -376,7 +376,8 @@ TEST_CASE("an existing path wins over preset lookup") {
 TEST_CASE("default efficiency: every fraction is a cited band around its value") {
   const hw::Efficiency e = hw::default_efficiency();
   CHECK_FALSE(e.calibrated);
-  std::vector<hw::Fraction> all = {e.memory_bandwidth, e.fabric_bandwidth, e.pcie_bandwidth, e.network_bandwidth};
+  std::vector<hw::Fraction> all = {e.memory_bandwidth, e.elementwise_bandwidth, e.fabric_bandwidth, e.pcie_bandwidth,
+                                   e.network_bandwidth};
   for (DType d : {DType::FP32, DType::TF32, DType::FP16, DType::BF16, DType::FP8, DType::INT8}) {
     CAPTURE(llmsim::dtype_name(d));
     REQUIRE(e.gemm.count(d) == 1);

@@ -430,3 +430,65 @@ TEST_CASE("names of kinds, modules and collectives") {
   CHECK(inv.bwd_bytes() == b);
   CHECK(inv.fwd_flops() > gemm_fwd(inv));
 }
+
+TEST_CASE("eager glue (HF code under AMP): each pass adds the bytes derived by hand; fused is unchanged") {
+  const ModelSpec m = llama2_7b();
+  InventoryParams fused = prefill(2, 1024);
+  InventoryParams eager = fused;
+  eager.glue.rope_kernels = 5;
+  eager.glue.attn_output_copy = true;
+  eager.glue.split_gated_activation = true;
+  eager.glue.residual_bytes = 4;
+  eager.glue.cast_projection_inputs = true;
+  eager.glue.weight_cast_bytes = 4;
+  eager.glue.fp32_loss_upcast = true;
+  const auto f = layer_ops(m, fused, 0), e = layer_ops(m, eager, 0);
+  const double T = 2 * 1024, h = 4096, F = 11008;
+  const double E = T * h;  // elements of one activation
+  // Fused: no glue ops, bf16 residual add (read 2, write 1).
+  CHECK(!has(f, "attn.input_cast"));
+  CHECK(!has(f, "attn.output_copy"));
+  CHECK(!has(f, "layer.weight_cast"));
+  CHECK(find(f, "attn.residual").fwd_bytes == doctest::Approx(3 * E * 2));
+  // q, k, v each cast the fp32 normed input: 3 E (4 + 2); backward adds the fp32 sum of 3 gradients.
+  CHECK(find(e, "attn.input_cast").fwd_bytes == doctest::Approx(3 * E * 6));
+  CHECK(find(e, "attn.input_cast").bwd_bytes == doctest::Approx(3 * E * 6 + 2 * 3 * E * 4));
+  CHECK(find(e, "mlp.input_cast").fwd_bytes == doctest::Approx(2 * E * 6));  // gate and up
+  // fp32 residual stream: read 4 + 2, write 4.
+  CHECK(find(e, "attn.residual").fwd_bytes == doctest::Approx(10 * E));
+  // RoPE: 5 kernels over q and k instead of 1.
+  CHECK(find(e, "attn.rope").fwd_bytes == doctest::Approx(5 * find(f, "attn.rope").fwd_bytes));
+  // transpose(1, 2).contiguous() of the attention output: read and write T x q_dim bf16.
+  CHECK(find(e, "attn.output_copy").fwd_bytes == doctest::Approx(2 * E * 2));
+  // SiLU then the product: forward 5 passes of T x ffn instead of 3; backward 8 instead of 5.
+  CHECK(find(e, "mlp.act").fwd_bytes == doctest::Approx(5 * T * F * 2));
+  CHECK(find(e, "mlp.act").bwd_bytes == doctest::Approx(8 * T * F * 2));
+  CHECK(find(f, "mlp.act").fwd_bytes == doctest::Approx(3 * T * F * 2));
+  // fp32 norm in and out: twice the bf16 traffic of the activations.
+  const double params = h * 2 /* weight */ + T * 4 /* fp32 rstd */;
+  CHECK(find(e, "attn.norm").fwd_bytes == doctest::Approx(2 * E * 4 + params));
+  // Weight casts: every layer weight read in fp32 and written in bf16 once per forward (and the
+  // gradients back in backward): 202,383,360 params x 6 bytes.
+  const double layer_params = 4.0 * h * h + 3.0 * h * F;
+  CHECK(find(e, "layer.weight_cast").fwd_bytes == doctest::Approx(layer_params * 6));
+  CHECK(find(e, "layer.weight_cast").bwd_bytes == doctest::Approx(layer_params * 6));
+  // Glue moves bytes, not FLOPs.
+  CHECK(gemm_fwd(e) == doctest::Approx(gemm_fwd(f)));
+  // The head: one input cast, logits upcast to fp32 (read 2, write 4 per logit), its weight cast.
+  const auto he = head_ops(m, eager);
+  CHECK(find(he, "head.input_cast").fwd_bytes == doctest::Approx(E * 6));
+  CHECK(find(he, "head.loss_upcast").fwd_bytes == doctest::Approx(T * 32000 * 6));
+  CHECK(find(he, "head.weight_cast").fwd_bytes == doctest::Approx(32000 * h * 6));
+}
+
+TEST_CASE("eager glue: HF's unfused softmax chain (scale, mask, fp32 softmax, cast back)") {
+  const ModelSpec m = llama2_7b();
+  InventoryParams p = prefill(1, 512);
+  p.flash_attn = false;
+  const double scores = 32.0 * 512 * 512;
+  CHECK(find(layer_ops(m, p, 0), "attn.softmax").fwd_bytes == doctest::Approx(2 * scores * 2));
+  p.glue.eager_softmax_chain = true;
+  const auto inv = layer_ops(m, p, 0);
+  CHECK(find(inv, "attn.softmax").fwd_bytes == doctest::Approx(scores * (2 + 2 + 2 + 4 + 4 + 2 + 2 + 2)));
+  CHECK(find(inv, "attn.softmax").bwd_bytes == doctest::Approx(scores * (2 + 4 + 3 * 4 + 2 + 2)));
+}

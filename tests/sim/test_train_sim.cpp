@@ -202,6 +202,23 @@ TEST_CASE("techniques change time in the expected direction") {
     REQUIRE(r.valid());
     CHECK(share(r.by_module, "dequantization") > 0);
   }
+  SUBCASE("HF AMP (fp32 weights, autocast) pays casts and fp32 glue that DeepSpeed's bf16 run does not") {
+    auto amp = pretrain(1, 1, 1, 512);
+    amp.train.framework = sim::Framework::Hf;
+    auto ds = amp;
+    ds.train.framework = sim::Framework::DeepSpeed;
+    const auto h200 = preset_system("hgx-h200");
+    const auto r = sim::simulate_training(m, h200, amp), d = sim::simulate_training(m, h200, ds);
+    REQUIRE(r.valid());
+    REQUIRE(d.valid());
+    CHECK(share(r.by_module, "amp_casts") > 0);
+    CHECK(share(d.by_module, "amp_casts") == 0);
+    // Same GEMMs and FLOPs; more memory-bound time.
+    CHECK(r.model_flops_per_step == doctest::Approx(d.model_flops_per_step));
+    CHECK(share(r.by_op_class, "elementwise") > share(d.by_op_class, "elementwise"));
+    // Weight casts alone: 6.74e9 params x (4 + 2) bytes each way over at most the HBM bandwidth.
+    CHECK(share(r.by_module, "amp_casts") > 2 * 6.7e9 * 6 / h200.gpu.memory_bandwidth_Bps);
+  }
   SUBCASE("the unfused attention chain is slower than FlashAttention") {
     auto run = base;
     run.train.flash_attn = false;
