@@ -217,11 +217,8 @@ def profile_step(torch, step, out_dir, name, steps=3):
 
 
 def run_profiles(torch, wr):
-    """Kernel-level breakdown of two pre-training configurations and LoRA (where the time goes)."""
-    cfg = dict(model_type="llama", hidden_size=CUSTOM["hidden"], intermediate_size=CUSTOM["ffn"],
-               num_hidden_layers=CUSTOM["layers"], num_attention_heads=CUSTOM["heads"],
-               num_key_value_heads=CUSTOM["kv_heads"], vocab_size=CUSTOM["vocab"], max_position_embeddings=4096,
-               rms_norm_eps=1e-5, tie_word_embeddings=False)
+    """Kernel-level breakdown of two pre-training configurations (where the time goes)."""
+    cfg = custom_config()
     out = {}
     for name, mb, seq in (("pt-b4-s2048", 4, 2048), ("pt-b1-s2048", 1, 2048)):
         model = opt = None
@@ -246,6 +243,15 @@ def run_profiles(torch, wr):
             reset(torch)
 
 
+CONTEXT_BYTES = 0  # CUDA context and library handles: device memory in use that PyTorch's allocator does not own
+
+
+def peak_gib(torch):
+    """Peak device memory as the device sees it: the allocator's peak reservation (allocations plus its
+    cached, fragmented blocks) plus the CUDA context. max_memory_allocated alone is kept in the detail file."""
+    return (torch.cuda.max_memory_reserved() + CONTEXT_BYTES) / 2**30
+
+
 def reset(torch):
     import gc
     gc.collect()
@@ -253,11 +259,31 @@ def reset(torch):
     torch.cuda.reset_peak_memory_stats()
 
 
+def custom_config():
+    """The Hugging Face config of the CUSTOM pre-training model."""
+    return dict(model_type="llama", hidden_size=CUSTOM["hidden"], intermediate_size=CUSTOM["ffn"],
+                num_hidden_layers=CUSTOM["layers"], num_attention_heads=CUSTOM["heads"],
+                num_key_value_heads=CUSTOM["kv_heads"], vocab_size=CUSTOM["vocab"], max_position_embeddings=4096,
+                rms_norm_eps=1e-5, tie_word_embeddings=False)
+
+
+def record_training(torch, wr, name, base, mb, seq, timing, steps, what, extra):
+    """Writes one training configuration's rows (step time, tokens/s, peak memory) and its detail."""
+    med, spread, phases, walls = timing
+    peak = peak_gib(torch)
+    allocated = torch.cuda.max_memory_allocated() / 2**30
+    notes = (f"{what}; median of {steps} steps after 3 warm-up (spread {spread:.1%}); "
+             f"peak = torch.cuda.max_memory_reserved + CUDA context ({CONTEXT_BYTES / 2**30:.2f} GiB)")
+    wr.rows(dict(base, run_id=f"h200-{name}", num_gpus=1, micro_batch=mb, global_batch=mb, seq_len=seq),
+            {"step_time_s": med, "tokens_per_s": mb * seq / med, "peak_mem_gib": peak}, notes)
+    wr.detail["runs"][name] = dict(step_s=walls, phases_s=phases, peak_gib=peak, allocated_gib=allocated, **extra)
+    wr.save_detail("runs", wr.detail["runs"])
+    log(f"{name}: step {med*1e3:.1f} ms (spread {spread:.1%}) {mb*seq/med:.0f} tok/s peak {peak:.1f} GiB "
+        f"phases { {k: round(v*1e3, 1) for k, v in phases.items()} }")
+
+
 def run_pretrain(torch, wr, system, steps, only):
-    cfg = dict(model_type="llama", hidden_size=CUSTOM["hidden"], intermediate_size=CUSTOM["ffn"],
-               num_hidden_layers=CUSTOM["layers"], num_attention_heads=CUSTOM["heads"],
-               num_key_value_heads=CUSTOM["kv_heads"], vocab_size=CUSTOM["vocab"], max_position_embeddings=4096,
-               rms_norm_eps=1e-5, tie_word_embeddings=False)
+    cfg = custom_config()
     for name, mb, seq, attn, recompute in pretrain_configs():
         if only and name not in only:
             continue
@@ -271,24 +297,17 @@ def run_pretrain(torch, wr, system, steps, only):
                 model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
             opt = torch.optim.AdamW(model.parameters(), lr=1e-5, fused=True)
             ids = torch.randint(0, CUSTOM["vocab"], (mb, seq), device="cuda")
-            med, spread, phases, walls = time_steps(torch, train_step_fn(torch, model, opt, ids, True), steps, 3)
-            peak = torch.cuda.max_memory_allocated() / 2**30
+            timing = time_steps(torch, train_step_fn(torch, model, opt, ids, True), steps, 3)
             n_params = sum(p.numel() for p in model.parameters())
-            base = dict(run_id=f"h200-{name}", workload="pretrain", model="custom", arch=CUSTOM["arch"],
-                        layers=CUSTOM["layers"], hidden=CUSTOM["hidden"], heads=CUSTOM["heads"],
-                        kv_heads=CUSTOM["kv_heads"], ffn=CUSTOM["ffn"], vocab=CUSTOM["vocab"], system=system,
-                        num_gpus=1, micro_batch=mb, global_batch=mb, seq_len=seq, precision="bf16",
+            base = dict(workload="pretrain", model="custom", arch=CUSTOM["arch"], layers=CUSTOM["layers"],
+                        hidden=CUSTOM["hidden"], heads=CUSTOM["heads"], kv_heads=CUSTOM["kv_heads"],
+                        ffn=CUSTOM["ffn"], vocab=CUSTOM["vocab"], system=system, precision="bf16",
                         weight_quant="none", recompute=recompute, sequence_parallel="no",
                         flash_attn="yes" if attn == "sdpa" else "no", zero_stage=0, offload="none",
                         finetune="full", framework="hf")
-            notes = (f"PyTorch AMP (fp32 weights, bf16 autocast), fused AdamW, HF LlamaForCausalLM attn={attn}, "
-                     f"{n_params} params, random weights; median of {steps} steps after 3 warm-up "
-                     f"(spread {spread:.1%}); peak = torch.cuda.max_memory_allocated")
-            wr.rows(base, {"step_time_s": med, "tokens_per_s": mb * seq / med, "peak_mem_gib": peak}, notes)
-            wr.detail["runs"][name] = dict(step_s=walls, phases_s=phases, peak_gib=peak, params=n_params)
-            wr.save_detail("runs", wr.detail["runs"])
-            log(f"{name}: step {med*1e3:.1f} ms (spread {spread:.1%}) {mb*seq/med:.0f} tok/s peak {peak:.1f} GiB "
-                f"phases { {k: round(v*1e3, 1) for k, v in phases.items()} }")
+            what = (f"PyTorch AMP (fp32 weights, bf16 autocast), fused AdamW, HF LlamaForCausalLM attn={attn}, "
+                    f"{n_params} params, random weights")
+            record_training(torch, wr, name, base, mb, seq, timing, steps, what, dict(params=n_params))
         except Exception as e:  # noqa: BLE001 — a failed configuration is logged, not guessed
             log(f"{name}: FAILED {type(e).__name__}: {e}")
             traceback.print_exc()
@@ -324,19 +343,13 @@ def run_lora(torch, wr, system, steps, only):
         try:
             torch.cuda.reset_peak_memory_stats()
             ids = torch.randint(0, 32000, (mb, seq), device="cuda")
-            med, spread, phases, walls = time_steps(torch, train_step_fn(torch, model, opt, ids, True), steps, 3)
-            peak = torch.cuda.max_memory_allocated() / 2**30
-            base = dict(run_id=f"h200-{name}", workload="finetune", model="llama2-7b", system=system, num_gpus=1,
-                        micro_batch=mb, global_batch=mb, seq_len=seq, precision="bf16", weight_quant="none",
+            timing = time_steps(torch, train_step_fn(torch, model, opt, ids, True), steps, 3)
+            base = dict(workload="finetune", model="llama2-7b", system=system, precision="bf16", weight_quant="none",
                         recompute="none", sequence_parallel="no", flash_attn="yes", zero_stage=0, offload="none",
                         finetune="lora", lora_rank=16, framework="hf")
-            notes = (f"peft LoRA r=16 alpha=32 on q,k,v,o,gate,up,down; bf16 frozen base, adapters as peft makes "
-                     f"them ({trainable} trainable params), bf16 autocast, fused AdamW; random weights; median of "
-                     f"{steps} steps after 3 warm-up (spread {spread:.1%}); peak = max_memory_allocated")
-            wr.rows(base, {"step_time_s": med, "tokens_per_s": mb * seq / med, "peak_mem_gib": peak}, notes)
-            wr.detail["runs"][name] = dict(step_s=walls, phases_s=phases, peak_gib=peak, trainable=trainable)
-            wr.save_detail("runs", wr.detail["runs"])
-            log(f"{name}: step {med*1e3:.1f} ms (spread {spread:.1%}) peak {peak:.1f} GiB")
+            what = (f"peft LoRA r=16 alpha=32 on q,k,v,o,gate,up,down; bf16 frozen base, adapters as peft makes "
+                    f"them ({trainable} trainable params), bf16 autocast, fused AdamW; random weights")
+            record_training(torch, wr, name, base, mb, seq, timing, steps, what, dict(trainable=trainable))
         except Exception as e:  # noqa: BLE001
             log(f"{name}: FAILED {type(e).__name__}: {e}")
             traceback.print_exc()
@@ -408,6 +421,11 @@ def main():
                                cuda=torch.version.cuda, date_utc=date,
                                argv=sys.argv))
     only = set(x for x in a.only.split(",") if x)
+    global CONTEXT_BYTES
+    torch.zeros(1, device="cuda")  # creates the context and the allocator's first block
+    free, total = torch.cuda.mem_get_info()
+    CONTEXT_BYTES = total - free - torch.cuda.memory_reserved()
+    wr.save_detail("context_bytes", CONTEXT_BYTES)
     torch.backends.cuda.matmul.allow_tf32 = True
     if a.profile:
         run_profiles(torch, wr)
