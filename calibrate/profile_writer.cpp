@@ -67,6 +67,29 @@ std::string toml_escaped(const std::string& s) {
   return o;
 }
 
+// The fit of the largest group that fits in one node of `base` (the fabric fractions describe the
+// intra-node NVLink/NVSwitch; groups spanning nodes, e.g. from imported multi-node nccl-tests logs,
+// measure the network too and are reported only). nullopt when there is none or the base system's
+// fabric is not mapped (PCIe, or peer-to-peer off: the simulator models those paths separately).
+std::optional<std::pair<int, AlphaBetaFit>> in_node_fit(const std::map<int, AlphaBetaFit>& by_group,
+                                                        const hardware::SystemSpec& base) {
+  if (!base.node.p2p || base.node.fabric == hardware::Fabric::Pcie || base.node.fabric_bandwidth_Bps <= 0)
+    return std::nullopt;
+  std::optional<std::pair<int, AlphaBetaFit>> best;
+  for (const auto& [g, a] : by_group)
+    if (g > 1 && g <= std::max(1, base.node.gpus_per_node)) best = std::make_pair(g, a);
+  return best;
+}
+
+// f.links entries of one family by group size ("nccl_all_gather x8" -> 8).
+std::map<int, AlphaBetaFit> links_of(const CalibrationFits& f, const std::string& family) {
+  std::map<int, AlphaBetaFit> out;
+  const std::string prefix = family + " x";
+  for (const auto& [name, a] : f.links)
+    if (name.rfind(prefix, 0) == 0) out[std::stoi(name.substr(prefix.size()))] = a;
+  return out;
+}
+
 }  // namespace
 
 CalibrationFits fit_samples(const std::vector<Sample>& samples, const hardware::SystemSpec& base) {
@@ -202,15 +225,23 @@ std::string efficiency_table(const CalibrationFits& f, const hardware::SystemSpe
   if (f.h2d && pcie > 0)
     fraction("pcie_bandwidth_fraction", f.h2d->bandwidth_Bps / pcie, f.h2d->bandwidth_low_Bps / pcie,
              f.h2d->bandwidth_high_Bps / pcie, fmt::format("pinned host->device {} of {}", gbps(f.h2d->bandwidth_Bps), gbps(pcie)));
-  // The simulator's fabric fraction is the ring bus bandwidth over the whole node's NVLink/NVSwitch;
-  // take the largest measured group. (Staged PCIe without P2P is modelled separately, so it is not
-  // mapped here; the summary still shows it.)
+  // The simulator's fabric fraction is the ring bus bandwidth over the node's NVLink/NVSwitch; take
+  // the largest measured group within one node. All-reduce sets the general fraction; all-gather,
+  // reduce-scatter, all-to-all and send/recv (pipeline sends) set their own. (Staged PCIe without P2P
+  // is modelled separately, so it is not mapped here; the summary still shows it.)
   const double fabric = base.node.fabric_bandwidth_Bps;
-  if (!f.all_reduce.empty() && fabric > 0 && base.node.p2p && base.node.fabric != hardware::Fabric::Pcie) {
-    const auto& [g, a] = *f.all_reduce.rbegin();
-    fraction("fabric_bandwidth_fraction", a.bandwidth_Bps / fabric, a.bandwidth_low_Bps / fabric,
-             a.bandwidth_high_Bps / fabric, fmt::format("NCCL all-reduce bus bandwidth over {} GPUs", g));
-  }
+  const auto map_fabric = [&](const std::string& key, const std::map<int, AlphaBetaFit>& by_group,
+                              const std::string& what) {
+    if (const auto fit = in_node_fit(by_group, base))
+      fraction(key, fit->second.bandwidth_Bps / fabric, fit->second.bandwidth_low_Bps / fabric,
+               fit->second.bandwidth_high_Bps / fabric,
+               fmt::format("NCCL {} bus bandwidth over {} GPUs", what, fit->first));
+  };
+  map_fabric("fabric_bandwidth_fraction", f.all_reduce, "all-reduce");
+  map_fabric("fabric_bandwidth_fraction_all_gather", links_of(f, "nccl_all_gather"), "all-gather");
+  map_fabric("fabric_bandwidth_fraction_reduce_scatter", links_of(f, "nccl_reduce_scatter"), "reduce-scatter");
+  map_fabric("fabric_bandwidth_fraction_all_to_all", links_of(f, "nccl_all_to_all"), "all-to-all");
+  map_fabric("fabric_bandwidth_fraction_send_recv", links_of(f, "nccl_send_recv"), "send/recv");
   if (f.cpu_adam) {
     // Measured with every hardware thread of this host; a node of `cpu_cores` cores is assumed to be this host.
     o << fmt::format("cpu_adam_Mparams_per_s = {:.1f}   # fused AdamW, all host threads\n", f.cpu_adam->rate / 1e6);
@@ -232,9 +263,9 @@ std::string write_profile(const std::string& out_dir, const hardware::SystemSpec
   // The ring's per-step latency from the all-reduce fit over the largest group: alpha = 2(n-1) steps
   // (the simulator's ring model, sim/comm_cost.cpp), when the fabric fraction is mapped too.
   double step_latency_us = 0;
-  if (!fits.all_reduce.empty() && base.node.p2p && base.node.fabric != hardware::Fabric::Pcie) {
-    const auto& [g, a] = *fits.all_reduce.rbegin();
-    if (g > 1 && a.alpha_s > 0) step_latency_us = a.alpha_s / (2.0 * (g - 1)) * 1e6;
+  if (const auto fit = in_node_fit(fits.all_reduce, base)) {
+    const auto& [g, a] = *fit;
+    if (a.alpha_s > 0) step_latency_us = a.alpha_s / (2.0 * (g - 1)) * 1e6;
   }
   bool in_node = false;
   while (std::getline(in, line)) {

@@ -24,7 +24,8 @@ struct CalibrationFits {
   std::map<int, AlphaBetaFit> all_reduce;              // NCCL all-reduce by group size, on bus bytes
   // Every other link and collective, by "family xN" (nccl_all_gather x8, p2p x2, …), on bus bytes as
   // nccl-tests counts them (all-gather / reduce-scatter (n-1)/n x size, all-to-all (n-1)/n x size,
-  // broadcast / send-recv / p2p x size): reported, not yet mapped to a profile key.
+  // broadcast / send-recv / p2p x size). All-gather, reduce-scatter, all-to-all and send/recv within one
+  // node map to their fabric_bandwidth_fraction_<collective> keys; broadcast and p2p are reported only.
   std::map<std::string, AlphaBetaFit> links;
   std::optional<RateFit> cpu_adam;                     // parameters/s with all host threads
   std::optional<RateFit> host_bandwidth;               // host_triad bytes/s

@@ -3,6 +3,7 @@
 // Until a system is calibrated, every entry holds a documented default derived from published
 // achievable fractions, and `calibrated` says which one applies.
 #include <map>
+#include <optional>
 #include <string>
 
 #include "sim/base/dtype.h"
@@ -25,7 +26,11 @@ struct Efficiency {
                                          // streaming in GEMMs and attention)
   Fraction elementwise_bandwidth;        // memory-bound compute kernels (norms, activations, softmax, RoPE,
                                          // casts, the optimizer update) / datasheet HBM bandwidth
-  Fraction fabric_bandwidth;             // collective bus bandwidth / per-GPU fabric bandwidth
+  Fraction fabric_bandwidth;             // collective bus bandwidth / per-GPU fabric bandwidth (all-reduce, and
+                                         // every other collective without a fraction of its own below)
+  // Calibrated per-collective fractions of the NVLink/NVSwitch fabric (nccl-tests bus bandwidth of that
+  // collective); absent = fabric_bandwidth applies. send_recv: pipeline point-to-point sends.
+  std::optional<Fraction> fabric_all_gather, fabric_reduce_scatter, fabric_all_to_all, fabric_send_recv;
   Fraction pcie_bandwidth;               // host<->device copy bandwidth / PCIe datasheet
   Fraction network_bandwidth;            // inter-node bus bandwidth / NIC line rate
   double kernel_launch_s = 0;            // seconds per kernel launch (overhead floor)

@@ -54,6 +54,10 @@ const std::initializer_list<const char*> kEfficiencyKeys = {
     "attention_fraction",
     "memory_bandwidth_fraction",
     "elementwise_bandwidth_fraction",
+    "fabric_bandwidth_fraction_all_gather",
+    "fabric_bandwidth_fraction_reduce_scatter",
+    "fabric_bandwidth_fraction_all_to_all",
+    "fabric_bandwidth_fraction_send_recv",
     "fabric_bandwidth_fraction",
     "pcie_bandwidth_fraction",
     "network_bandwidth_fraction",
@@ -202,7 +206,9 @@ void override_fraction(TomlReader& t, const std::string& key, const std::string&
 const char* const kBandedFractions[] = {"gemm_fraction_bf16", "gemm_fraction_fp16", "gemm_fraction_fp32",
                                         "gemm_fraction_tf32", "gemm_fraction_fp8", "attention_fraction",
                                         "memory_bandwidth_fraction", "elementwise_bandwidth_fraction",
-                                        "fabric_bandwidth_fraction",
+                                        "fabric_bandwidth_fraction", "fabric_bandwidth_fraction_all_gather",
+                                        "fabric_bandwidth_fraction_reduce_scatter",
+                                        "fabric_bandwidth_fraction_all_to_all", "fabric_bandwidth_fraction_send_recv",
                                         "pcie_bandwidth_fraction", "network_bandwidth_fraction"};
 
 void read_efficiency(std::optional<TomlReader> t, Efficiency& e) {
@@ -224,6 +230,17 @@ void read_efficiency(std::optional<TomlReader> t, Efficiency& e) {
   override_fraction(*t, "memory_bandwidth_fraction", source, e.memory_bandwidth);
   override_fraction(*t, "elementwise_bandwidth_fraction", source, e.elementwise_bandwidth);
   override_fraction(*t, "fabric_bandwidth_fraction", source, e.fabric_bandwidth);
+  const std::pair<const char*, std::optional<Fraction>*> per_collective[] = {
+      {"fabric_bandwidth_fraction_all_gather", &e.fabric_all_gather},
+      {"fabric_bandwidth_fraction_reduce_scatter", &e.fabric_reduce_scatter},
+      {"fabric_bandwidth_fraction_all_to_all", &e.fabric_all_to_all},
+      {"fabric_bandwidth_fraction_send_recv", &e.fabric_send_recv}};
+  for (const auto& [key, slot] : per_collective) {
+    Fraction f{};
+    if (!t->has(key)) continue;
+    override_fraction(*t, key, source, f);
+    *slot = f;
+  }
   override_fraction(*t, "pcie_bandwidth_fraction", source, e.pcie_bandwidth);
   override_fraction(*t, "network_bandwidth_fraction", source, e.network_bandwidth);
   if (const auto v = t->opt_non_negative("kernel_launch_us")) e.kernel_launch_s = *v * units::us;

@@ -72,10 +72,26 @@ Interval alpha_beta(double steps, double bytes, const Link& l) {
 
 double or_default(double latency_s) { return latency_s > 0 ? latency_s : kDefaultLatency_s; }
 
-// Intra-node link a ring of `ranks` GPUs on one node runs over.
-Link intra_link(const hardware::SystemSpec& sys, int ranks) {
+// What a pipeline send is to the fabric-fraction choice below.
+enum class Traffic { Collective, Send };
+
+// The NVLink/NVSwitch efficiency of one kind of traffic: its calibrated fraction when the profile has
+// one (nccl-tests bus bandwidth of that collective), else the all-reduce-derived fabric fraction.
+const Fraction& fabric_fraction(const hardware::Efficiency& eff, model::Collective kind, Traffic traffic) {
+  const std::optional<Fraction>* own = nullptr;
+  if (traffic == Traffic::Send) own = &eff.fabric_send_recv;
+  else if (kind == model::Collective::AllGather) own = &eff.fabric_all_gather;
+  else if (kind == model::Collective::ReduceScatter) own = &eff.fabric_reduce_scatter;
+  else if (kind == model::Collective::AllToAll) own = &eff.fabric_all_to_all;
+  return own && *own ? **own : eff.fabric_bandwidth;
+}
+
+// Intra-node link a ring of `ranks` GPUs on one node runs over for `kind` of traffic.
+Link intra_link(const hardware::SystemSpec& sys, int ranks, model::Collective kind = model::Collective::AllReduce,
+                Traffic traffic = Traffic::Collective) {
   const auto& node = sys.node;
   const auto& eff = sys.efficiency;
+  const Fraction& fabric_eff = fabric_fraction(eff, kind, traffic);
   const double latency = or_default(node.fabric_latency_s);
   // Peer-to-peer disabled: only meaningful on PCIe, but whatever the fabric says, NCCL then stages
   // every transfer through host memory, so p2p = false on any fabric takes the staged PCIe path.
@@ -91,13 +107,13 @@ Link intra_link(const hardware::SystemSpec& sys, int ranks) {
     case Fabric::NvSwitch:
       // Every GPU reaches every other at its full NVLink rate through the switch: per rank
       // fabric_bandwidth * fabric efficiency (nccl-tests busbw over per-direction NVLink).
-      return Link{scaled(node.fabric_bandwidth_Bps, eff.fabric_bandwidth), latency};
+      return Link{scaled(node.fabric_bandwidth_Bps, fabric_eff), latency};
     case Fabric::NvLinkPairs:
       // NVLink bridges join GPUs in pairs only. A group of 2 is assumed to be one bridged pair (ranks
       // 2k, 2k+1; CommGroup does not record the stride, so a 2-rank group of stride 2 is treated the
       // same) and runs at the NVLink figure. A larger ring must cross PCIe between pairs, and a ring is
       // as fast as its slowest link, so it gets the PCIe path.
-      if (ranks <= 2) return Link{scaled(node.fabric_bandwidth_Bps, eff.fabric_bandwidth), latency};
+      if (ranks <= 2) return Link{scaled(node.fabric_bandwidth_Bps, fabric_eff), latency};
       return Link{scaled(node.pcie_bandwidth_Bps, eff.pcie_bandwidth), latency};
     case Fabric::Pcie:
       // Direct GPU peer-to-peer over PCIe: per rank pcie_bandwidth * pcie efficiency.
@@ -164,13 +180,12 @@ Interval CommCost::collective(model::Collective kind, double bytes, const CommGr
   if (kind == model::Collective::None || group.size <= 1 || bytes <= 0) return Interval{};
   const int n = group.size;
   const int nodes = group.nodes();
-  if (nodes <= 1) return ring(kind, bytes, n, intra_link(sys_, n));
+  if (nodes <= 1) return ring(kind, bytes, n, intra_link(sys_, n, kind));
 
   // Hierarchical (NCCL-style): g members per node on N nodes. An uneven last node (size not a
   // multiple of per_node) is approximated as if all nodes held g members.
   const int g = std::max(1, group.per_node);
   const int N = nodes;
-  const Link intra = intra_link(sys_, g);
   const Link inter = inter_link(sys_, N);
   switch (kind) {
     case model::Collective::None: return Interval{};
@@ -180,21 +195,22 @@ Interval CommCost::collective(model::Collective kind, double bytes, const CommGr
       // intra all-gather over g:           same as the reduce-scatter
       // (each node's g ranks run g concurrent inter-node rings on their 1/g shard; with g == 1 the
       // intra parts vanish and this is a flat ring over the network).
-      return ring(model::Collective::ReduceScatter, bytes, g, intra) +
+      return ring(model::Collective::ReduceScatter, bytes, g, intra_link(sys_, g, model::Collective::ReduceScatter)) +
              ring(model::Collective::AllReduce, bytes / g, N, inter) +
-             ring(model::Collective::AllGather, bytes, g, intra);
+             ring(model::Collective::AllGather, bytes, g, intra_link(sys_, g, model::Collective::AllGather));
     case model::Collective::ReduceScatter:
     case model::Collective::AllGather:
       // Intra (g-1) a_i + (g-1)/g * B / bw_i plus inter (N-1) a_n + (N-1)/N * (B/g) / bw_n: one
       // level within the node and one across nodes on the 1/g shard (order reversed for all-gather,
       // same time).
-      return ring(kind, bytes, g, intra) + ring(kind, bytes / g, N, inter);
+      return ring(kind, bytes, g, intra_link(sys_, g, kind)) + ring(kind, bytes / g, N, inter);
     case model::Collective::AllToAll: {
       // Of the B bytes a rank sends, (n-g)/n go to ranks on other nodes (over bw_n) and (g-1)/n to
       // ranks on its own node (over bw_i). The two proceed in parallel, so the time is the larger of
       // the two, plus (n-1) latency steps of the slower path (chosen on the best estimate, so the
       // latency term is the same in value, low and high).
       const Interval off = transfer(static_cast<double>(n - g) / n * bytes, inter.bw);
+      const Link intra = intra_link(sys_, g, kind);
       const Interval on = g > 1 ? transfer(static_cast<double>(g - 1) / n * bytes, intra.bw) : Interval{};
       const double alpha = off.value >= on.value ? inter.latency_s : intra.latency_s;
       return max(off, on) + Interval::exact((n - 1) * alpha);
@@ -209,7 +225,7 @@ Interval CommCost::collective(model::Collective kind, double bytes, const CommGr
 // because all stage pairs (one per TP/DP rank) send concurrently through the same NICs.
 Interval CommCost::p2p(double bytes, bool cross_node) const {
   if (bytes <= 0) return Interval{};
-  const Link l = cross_node ? inter_link(sys_, 2) : intra_link(sys_, 2);
+  const Link l = cross_node ? inter_link(sys_, 2) : intra_link(sys_, 2, model::Collective::None, Traffic::Send);
   return alpha_beta(1, bytes, l);
 }
 

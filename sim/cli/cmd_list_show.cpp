@@ -90,6 +90,22 @@ nlohmann::json fraction_json(const hardware::Fraction& f) {
   return {{"value", f.value}, {"low", f.low}, {"high", f.high}, {"source", f.source}};
 }
 
+// The calibrated per-collective fabric fractions a profile has, by collective.
+std::vector<std::pair<const char*, const hardware::Fraction*>> per_collective(const hardware::Efficiency& e) {
+  std::vector<std::pair<const char*, const hardware::Fraction*>> out;
+  for (const auto& [name, f] : {std::pair{"all_gather", &e.fabric_all_gather}, std::pair{"reduce_scatter", &e.fabric_reduce_scatter},
+                                std::pair{"all_to_all", &e.fabric_all_to_all}, std::pair{"send_recv", &e.fabric_send_recv}})
+    if (*f) out.emplace_back(name, &**f);
+  return out;
+}
+
+nlohmann::json per_collective_json(const hardware::Efficiency& e) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& [name, f] : per_collective(e)) j[name] = fraction_json(*f);
+  return j;
+}
+
+
 nlohmann::json system_json(const hardware::SystemSpec& s) {
   nlohmann::json peaks;
   for (const auto& [t, v] : s.gpu.peak_flops) peaks[std::string(dtype_name(t))] = v;
@@ -135,6 +151,7 @@ nlohmann::json system_json(const hardware::SystemSpec& s) {
             {"memory_bandwidth", fraction_json(s.efficiency.memory_bandwidth)},
             {"elementwise_bandwidth", fraction_json(s.efficiency.elementwise_bandwidth)},
             {"fabric_bandwidth", fraction_json(s.efficiency.fabric_bandwidth)},
+            {"fabric_bandwidth_by_collective", per_collective_json(s.efficiency)},
             {"pcie_bandwidth", fraction_json(s.efficiency.pcie_bandwidth)},
             {"network_bandwidth", fraction_json(s.efficiency.network_bandwidth)},
             {"kernel_launch_s", s.efficiency.kernel_launch_s},
@@ -171,6 +188,8 @@ void print_system(const hardware::SystemSpec& s) {
   frac("memory bandwidth", s.efficiency.memory_bandwidth);
   frac("elementwise bandwidth", s.efficiency.elementwise_bandwidth);
   frac("fabric bandwidth", s.efficiency.fabric_bandwidth);
+  for (const auto& [name, f] : per_collective(s.efficiency))
+    frac(fmt::format("fabric bandwidth, {}", name).c_str(), *f);
   frac("pcie bandwidth", s.efficiency.pcie_bandwidth);
   frac("network bandwidth", s.efficiency.network_bandwidth);
   std::cout << fmt::format("    GEMM half-efficiency contraction: k = {:.0f}; kernel launch {:.1f} us; CPU Adam {:.0f} Mparams/s ({})\n",

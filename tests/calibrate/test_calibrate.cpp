@@ -13,6 +13,7 @@
 #include "calibrate/profile_writer.h"
 #include "calibrate/sample.h"
 #include "hardware/system_toml.h"
+#include "sim/comm_cost.h"
 #include "sim/compute_cost.h"
 #include "test_util.h"
 
@@ -271,4 +272,47 @@ TEST_CASE("an NCCL all-reduce fit sets the fabric fraction and the ring's per-st
   const auto sys = hardware::load_system_toml(cal::write_profile(temp_dir("profile-nccl"), base, fits, cal::host_fingerprint({})));
   CHECK(sys.efficiency.fabric_bandwidth.value == doctest::Approx(240e9 / base.node.fabric_bandwidth_Bps).epsilon(1e-3));
   CHECK(sys.node.fabric_latency_s == doctest::Approx(28e-6 / 14).epsilon(1e-3));  // 2 (n-1) = 14 ring steps
+}
+
+TEST_CASE("all-gather, reduce-scatter, all-to-all and send/recv fits set their own fabric fractions; "
+          "groups spanning nodes are not mapped") {
+  const auto base = hardware::resolve_system("dgx-a100-80gb", LLMSIM_DATA_DIR);  // 8 GPUs per node
+  std::vector<cal::Sample> samples;
+  const auto add = [&](const char* fam, int n, double bus_fraction, double alpha, double Bps) {
+    for (double b = 1 << 16; b <= double(1 << 30); b *= 4)
+      samples.push_back(sample(fam, "bf16", b, alpha + b * bus_fraction / Bps, n));
+  };
+  add("nccl_all_reduce", 8, 2.0 * 7 / 8, 28e-6, 240e9);
+  add("nccl_all_reduce", 16, 2.0 * 15 / 16, 60e-6, 40e9);  // two nodes: the network, not NVSwitch
+  add("nccl_all_gather", 4, 3.0 / 4, 10e-6, 200e9);
+  add("nccl_all_gather", 8, 7.0 / 8, 12e-6, 220e9);
+  add("nccl_reduce_scatter", 8, 7.0 / 8, 12e-6, 210e9);
+  add("nccl_all_to_all", 8, 7.0 / 8, 15e-6, 150e9);
+  add("nccl_send_recv", 2, 1.0, 8e-6, 180e9);
+  const auto fits = cal::fit_samples(samples, base);
+  const auto sys = hardware::load_system_toml(cal::write_profile(temp_dir("profile-colls"), base, fits, cal::host_fingerprint({})));
+  const double fabric = base.node.fabric_bandwidth_Bps;
+  const auto& e = sys.efficiency;
+  CHECK(e.fabric_bandwidth.value == doctest::Approx(240e9 / fabric).epsilon(1e-3));  // the 8-GPU fit, not the 16
+  CHECK(sys.node.fabric_latency_s == doctest::Approx(28e-6 / 14).epsilon(1e-3));
+  REQUIRE(e.fabric_all_gather.has_value());
+  CHECK(e.fabric_all_gather->value == doctest::Approx(220e9 / fabric).epsilon(1e-3));  // the largest in-node group
+  REQUIRE(e.fabric_reduce_scatter.has_value());
+  CHECK(e.fabric_reduce_scatter->value == doctest::Approx(210e9 / fabric).epsilon(1e-3));
+  REQUIRE(e.fabric_all_to_all.has_value());
+  CHECK(e.fabric_all_to_all->value == doctest::Approx(150e9 / fabric).epsilon(1e-3));
+  REQUIRE(e.fabric_send_recv.has_value());
+  CHECK(e.fabric_send_recv->value == doctest::Approx(180e9 / fabric).epsilon(1e-3));
+
+  // The simulator uses each: an 8-GPU all-to-all of 1 GiB moves 7/8 of it at 150 GB/s.
+  const sim::CommCost comm(sys);
+  const sim::CommGroup g8{8, 8};
+  const double gib = double(1 << 30);
+  CHECK(comm.collective(model::Collective::AllToAll, gib, g8).value ==
+        doctest::Approx(7.0 / 8 * gib / 150e9 + 7 * sys.node.fabric_latency_s).epsilon(1e-6));
+  CHECK(comm.collective(model::Collective::AllReduce, gib, g8).value ==
+        doctest::Approx(2.0 * 7 / 8 * gib / 240e9 + 14 * sys.node.fabric_latency_s).epsilon(1e-6));
+  CHECK(comm.p2p(gib, false).value == doctest::Approx(gib / 180e9 + sys.node.fabric_latency_s).epsilon(1e-6));
+  // An uncalibrated preset has none: every collective uses the one fabric fraction.
+  CHECK(!base.efficiency.fabric_all_to_all.has_value());
 }
