@@ -329,14 +329,6 @@ void add_input_casts(const Ctx& c, std::vector<Operator>& ops, const std::string
                           bytes + (n - 1) * 3 * elems * c.r));
 }
 
-// Projections that read the attention block's normed input: Hugging Face's Llama, Mistral, Qwen2 and
-// Mixtral code runs q_proj, k_proj and v_proj separately; GPT-2 (c_attn), GPT-NeoX (query_key_value)
-// and Megatron-style models fuse them.
-int attention_input_projections(const ModelSpec& m) {
-  const std::string& t = m.model_type;
-  return (t == "gpt2" || t == "gpt_neox" || t == "custom-gpt") ? 1 : 3;
-}
-
 void add_attention(const Ctx& c, std::vector<Operator>& ops) {
   const ModelSpec& m = c.m;
   ops.push_back(norm_op(c, "attn.norm", c.Tn));
@@ -486,6 +478,11 @@ void finish(const Ctx& c, LayerInventory& inv) {
 }
 
 }  // namespace
+
+int attention_input_projections(const ModelSpec& m) {
+  const std::string& t = m.model_type;
+  return (t == "gpt2" || t == "gpt_neox" || t == "custom-gpt") ? 1 : 3;
+}
 
 std::string_view op_kind_name(OpKind k) {
   switch (k) {

@@ -113,6 +113,11 @@ struct LayerInventory {
   double bwd_bytes() const;
 };
 
+// Projections that read the attention block's normed input in the model's reference (Hugging Face)
+// code: q_proj, k_proj and v_proj separately (Llama, Mistral, Qwen2, Mixtral), or one fused QKV
+// (GPT-2 c_attn, GPT-NeoX query_key_value, Megatron-style custom GPT). Matters only for eager glue.
+int attention_input_projections(const ModelSpec& m);
+
 // One decoder layer (layer_index selects dense or MoE for interleaved MoE models).
 LayerInventory layer_ops(const ModelSpec& m, const InventoryParams& p, std::int64_t layer_index);
 // Token (and position) embedding lookup.

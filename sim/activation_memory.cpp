@@ -19,15 +19,27 @@ LayerActivations layer_activations(const model::ModelSpec& m, const ActivationPa
   const bool dropout = m.dropout > 0;
   const double mask = dropout ? 1.0 : 0.0;  // a dropout mask is one byte per element
 
+  // Eager glue (model::EagerGlue): the norm input lives in the residual stream's dtype (fp32 under AMP);
+  // an eager RMSNorm also saves its fp32 normalised tensor for the weight gradient; autocast saves each
+  // projection's own cast copy of the normed input; the attention output is saved by the attention
+  // kernel and again, made contiguous, by the output projection.
+  const auto& glue = p.glue;
+  const double resid = glue.residual_bytes > 0 ? glue.residual_bytes : beta;
+  const double eager_norm = (glue.rmsnorm_kernels > 1 && m.norm == model::NormKind::RmsNorm) ? 4.0 : 0.0;
+  const bool casts = glue.cast_projection_inputs && resid > beta;
+  const double attn_inputs = casts ? model::attention_input_projections(m) : 1.0;
+  const double mlp_inputs = casts ? (m.mlp == model::MlpKind::Gated ? 2.0 : 1.0) : 1.0;
+
   LayerActivations a;
   // Attention block. Replicated over TP: the norm input, the QKV GEMM input and the residual dropout mask.
-  a.replicated += beta * tokens * h       // norm input
-                  + beta * tokens * h     // QKV GEMM input (norm output)
-                  + mask * tokens * h;    // dropout mask after the output projection
+  a.replicated += (resid + eager_norm) * tokens * h  // norm input (and an eager norm's fp32 intermediate)
+                  + attn_inputs * beta * tokens * h  // QKV GEMM input (norm output; per projection when cast)
+                  + mask * tokens * h;               // dropout mask after the output projection
   // Split over TP: Q and K (scores GEMM or flash input), V, and the output-projection input.
   a.split += beta * tokens * (q_dim / t + kv_dim_per_rank)  // Q, K after RoPE
              + beta * tokens * kv_dim_per_rank              // V
-             + beta * tokens * q_dim / t;                   // context = out-projection input
+             + beta * tokens * q_dim / t                    // context = out-projection input
+             + (glue.attn_output_copy ? beta * tokens * q_dim / t : 0.0);  // + its contiguous copy
   if (p.flash_attn) {
     a.split += 4.0 * tokens * heads_per_rank;  // fp32 log-sum-exp per query and head
   } else {
@@ -35,10 +47,12 @@ LayerActivations layer_activations(const model::ModelSpec& m, const ActivationPa
     // with s_q = s / cp local queries against all s keys: Korthikanti's 5as^2b with dropout.
     const double scores = tokens * heads_per_rank * s;
     a.quadratic += beta * scores + (dropout ? (1.0 + beta) * scores : 0.0);
+    // HF's eager chain also keeps the fp32 softmax output (its cast back to 16 bits is the saved beta).
+    if (glue.eager_softmax_chain) a.quadratic += 4.0 * scores;
   }
 
   // MLP block: norm input and first-GEMM input replicated; intermediates split.
-  a.replicated += beta * tokens * h + beta * tokens * h + mask * tokens * h;
+  a.replicated += (resid + eager_norm) * tokens * h + mlp_inputs * beta * tokens * h + mask * tokens * h;
   const auto mlp_intermediates = [&](double ffn, double toks) {
     // Gated (SwiGLU): gate output, up output, act(gate), and their product (down input) = 4 tensors;
     // plain (GELU): activation input and output = 2 tensors (Korthikanti's 8sbh + 8sbh at ffn = 4h).
@@ -70,7 +84,9 @@ double stored_layer_bytes(const model::ModelSpec& m, const ActivationParams& p, 
     }
     case Recompute::Full: {
       const double tokens = static_cast<double>(p.micro_batch * p.seq_len) / static_cast<double>(p.cp);
-      const double input = p.act_bytes * tokens * static_cast<double>(m.hidden);
+      // The layer input, in the residual stream's dtype.
+      const double resid = p.glue.residual_bytes > 0 ? p.glue.residual_bytes : p.act_bytes;
+      const double input = resid * tokens * static_cast<double>(m.hidden);
       return p.sequence_parallel ? input / static_cast<double>(p.tp) : input;
     }
   }

@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "model/model_spec.h"
+#include "model/operators.h"
 #include "sim/run_spec.h"
 
 namespace llmsim::sim {
@@ -24,6 +25,7 @@ struct ActivationParams {
   bool sequence_parallel = false;
   bool flash_attn = true;
   double act_bytes = 2;  // bytes per activation element (bf16/fp16)
+  model::EagerGlue glue; // what eager model code saves beyond the fused kernels' tensors (default: fused)
 };
 
 // Everything a layer stores with no recomputation (sequence parallelism divides `replicated` by tp).

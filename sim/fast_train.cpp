@@ -406,7 +406,7 @@ FastMemory FastTrainEvaluator::memory(const RunSpec& run) {
   const std::int64_t micro_batches = t.global_batch / std::max<std::int64_t>(1, t.micro_batch * par.dp);
   const ActivationParams ap{.micro_batch = t.micro_batch, .seq_len = t.seq_len, .tp = par.tp, .cp = par.cp,
                             .sequence_parallel = par.sequence_parallel, .flash_attn = t.flash_attn,
-                            .act_bytes = act_bytes};
+                            .act_bytes = act_bytes, .glue = training_glue(fw, t)};
   // Per layer kind (layer_activations depends on the layer only through is_moe_layer).
   double stored[2] = {0, 0}, whole[2] = {0, 0};
   for (int k = 0; k < 2; ++k) {
@@ -473,11 +473,20 @@ FastMemory FastTrainEvaluator::memory(const RunSpec& run) {
     if (z >= 3 && dp > 1) add(gpu, fw.zero3_live_layers * largest * 2.0);
     if (fw.bucket_elements > 0 && z <= 2 && dp > 1) add(gpu, std::min(fw.bucket_elements, trainable) * fw.grad_bytes);
     if (fw.bucket_copies_all_grads && z == 0 && dp > 1) add(gpu, trainable * fw.grad_bytes);
-    add(gpu, per_mb * in_flight_factor(s, par.pp, par.vp, micro_batches));
+    const double acts = per_mb * in_flight_factor(s, par.pp, par.vp, micro_batches);
+    add(gpu, acts);
     if (t.recompute == Recompute::Full) add(gpu, biggest_act);
+    double logits = 0;
     if (is_last) {
       const double tokens = dbl(t.micro_batch * t.seq_len) / dbl(par.cp);
-      add(gpu, tokens * std::ceil(dbl(m_.vocab) / tp) * fw.logits_bytes);
+      logits = tokens * std::ceil(dbl(m_.vocab) / tp) * fw.logits_bytes;
+      add(gpu, logits);
+    }
+    const double amp_copies = ap.glue.weight_cast_bytes > act_bytes ? trainable * act_bytes / shard_w : 0.0;
+    add(gpu, amp_copies);
+    if (fw.grads_transient && z == 0 && micro_batches <= 1 && par.pp == 1) {
+      const double overlap = std::min(trainable * grad_b, acts + logits + amp_copies);
+      if (overlap > 0) gpu += -overlap;
     }
     add(gpu, sys_.runtime.cuda_context_bytes);
     add(gpu, reserve);

@@ -4,6 +4,16 @@
 
 namespace llmsim::sim {
 
+model::EagerGlue training_glue(const FrameworkProfile& fw, const TrainSpec& train) {
+  model::EagerGlue g = fw.glue;
+  if (train.finetune != FinetuneKind::Full) {
+    g.residual_bytes = 0;
+    g.cast_projection_inputs = false;
+    g.weight_cast_bytes = 0;
+  }
+  return g;
+}
+
 model::EagerGlue hf_model_code_glue(bool amp) {
   model::EagerGlue g;
   // transformers' Llama-family modelling code (modeling_llama.py and the models copied from it):
@@ -133,6 +143,9 @@ FrameworkProfile hf() {
   p.grad_bucket_elements = 25.0 * 1024 * 1024 / 4;
   p.grad_reduce_bytes = 4;  // fp32 gradients under AMP
   p.glue = hf_model_code_glue(true);
+  // Optimizer.zero_grad() sets gradients to None by default since PyTorch 2.0 (HF Trainer calls
+  // model.zero_grad()); each is allocated when its layer's backward runs.
+  p.grads_transient = true;
   p.time_source = "PyTorch DDP docs (bucket_cap_mb 25, overlapped all-reduce); HF LlamaRMSNorm kernel count";
   p.source = "HF transformers docs 'Model training anatomy' (AMP: 4+4+8 bytes/param); PyTorch DDP docs (bucket copies)";
   return p;

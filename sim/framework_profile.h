@@ -37,10 +37,18 @@ struct FrameworkProfile {
   // Memory-bound glue of the model code this framework runs (RMSNorm kernel count, RoPE kernels, AMP
   // casts, …; model/operators.h). Default: fused kernels (Megatron-LM / Transformer Engine).
   model::EagerGlue glue;
+  // Gradients are allocated during backward and freed after the step (PyTorch >= 2.0
+  // zero_grad(set_to_none=True)), not held in persistent buffers: with one micro-batch per step the
+  // gradient and the activation memory peaks do not coincide.
+  bool grads_transient = false;
   std::string time_source;             // citations for the time fields
 };
 
 const FrameworkProfile& framework_profile(Framework f);
+
+// The glue a training run executes: the profile's, without the AMP part for LoRA/QLoRA, whose base is
+// loaded in its 16-bit (or quantized) dtype, so the residual stream is 16-bit and nothing is cast.
+model::EagerGlue training_glue(const FrameworkProfile& fw, const TrainSpec& train);
 
 // The memory-bound glue of Hugging Face transformers' Llama-family modelling code in eager PyTorch;
 // `amp`: run under torch.autocast over fp32 weights (fp32 residual stream, per-call casts).

@@ -180,11 +180,12 @@ StageMemory training_stage(const model::ModelSpec& m, const hardware::SystemSpec
   if (fw.bucket_copies_all_grads && z == 0 && dp > 1)
     add(gpu, "comm_buckets", trainable * fw.grad_bytes, "DDP bucket buffers copy every gradient");
 
-  // Activations.
+  // Activations, with what the framework's model code saves beyond fused kernels (model::EagerGlue).
+  const model::EagerGlue glue = training_glue(fw, t);
   const std::int64_t micro_batches = t.global_batch / std::max<std::int64_t>(1, t.micro_batch * par.dp);
   const ActivationParams ap{.micro_batch = t.micro_batch, .seq_len = t.seq_len, .tp = par.tp, .cp = par.cp,
                             .sequence_parallel = par.sequence_parallel, .flash_attn = t.flash_attn,
-                            .act_bytes = act_bytes};
+                            .act_bytes = act_bytes, .glue = glue};
   double per_mb = 0, biggest_layer = 0;
   for (std::int64_t l = st.first_layer; l < st.first_layer + st.layers; ++l) {
     per_mb += stored_layer_bytes(m, ap, l, t.recompute);
@@ -197,10 +198,25 @@ StageMemory training_stage(const model::ModelSpec& m, const hardware::SystemSpec
                   par.sequence_parallel ? ", sequence parallel" : ""));
   if (t.recompute == Recompute::Full)
     add(gpu, "recompute_working_set", biggest_layer, "one layer's activations re-materialised in backward");
+  double logits = 0;
   if (st.last) {
     const double tokens = static_cast<double>(t.micro_batch * t.seq_len) / static_cast<double>(par.cp);
-    add(gpu, "logits_and_loss", tokens * std::ceil(static_cast<double>(m.vocab) / tp) * fw.logits_bytes,
-        fmt::format("{} B per logit ({})", fw.logits_bytes, fw.name));
+    logits = tokens * std::ceil(static_cast<double>(m.vocab) / tp) * fw.logits_bytes;
+    add(gpu, "logits_and_loss", logits, fmt::format("{} B per logit ({})", fw.logits_bytes, fw.name));
+  }
+  // Autocast's 16-bit copies of the fp32 weights: made in forward, saved for backward.
+  const double amp_copies = glue.weight_cast_bytes > act_bytes ? trainable * act_bytes / shard_w : 0.0;
+  add(gpu, "amp_weight_copies", amp_copies,
+      fmt::format("{} B/param: autocast's copy of each fp32 weight, held from forward to backward", act_bytes));
+  if (fw.grads_transient && z == 0 && micro_batches <= 1 && par.pp == 1) {
+    // Gradients grow during backward while the activations, logits and weight copies of the layers
+    // already done are freed: at the peak only about the larger of the two sets is live.
+    const double grads = trainable * grad_b;
+    const double freed = per_mb * held + logits + amp_copies;
+    if (const double overlap = std::min(grads, freed); overlap > 0)
+      gpu.push_back(MemoryItem{"gradient_overlap", -overlap,
+                               "gradients are allocated in backward as activations are freed (zero_grad(set_to_none=True)), "
+                               "one micro-batch per step"});
   }
   add_runtime(gpu, sys);
   return out;

@@ -227,9 +227,7 @@ LayerCost layer_cost(const LayerCostInputs& in, LayerKind kind, std::int64_t lay
   if (t.precision == DType::FP16) p.act_dtype = DType::FP16;
   p.weight_dtype = layer_weight_dtype(run);
   p.training = true;
-  p.glue = in.framework.glue;
-  // Autocast casts trainable fp32 weights; a LoRA base is loaded in the 16-bit (or quantized) dtype.
-  if (run.workload == Workload::Finetune && t.finetune != FinetuneKind::Full) p.glue.weight_cast_bytes = 0;
+  p.glue = training_glue(in.framework, t);
 
   const bool lora = run.workload == Workload::Finetune && t.finetune != FinetuneKind::Full;
   LayerCost out;

@@ -6,6 +6,7 @@
 #include "memory_test_util.h"
 #include "model/param_count.h"
 #include "sim/base/units.h"
+#include "sim/framework_profile.h"
 #include "sim/memory_advice.h"
 
 namespace lt = llmsim::test;
@@ -198,4 +199,48 @@ TEST_CASE("advice: a run that does not fit gets changes that do, each re-evaluat
   const auto fixes = sim::suggest_fits(m, sys, r);
   REQUIRE_FALSE(fixes.empty());
   for (const auto& f : fixes) CHECK(f.gpu_bytes <= sys.gpu.memory_bytes);
+}
+
+TEST_CASE("HF eager code under AMP saves 20 T h bytes more per Llama layer; gradients overlap activations") {
+  // Per layer (hidden h, q_dim = h, T tokens) beyond the fused Korthikanti count: two norm inputs in fp32
+  // (+2 each) with an eager RMSNorm's fp32 intermediate (+4 each), q, k and v each saving their own cast
+  // input (+2 x 2), gate and up likewise (+2), and the attention output's contiguous copy (+2).
+  const auto m = lt::preset_model("llama2-7b");
+  sim::ActivationParams fused{.micro_batch = 2, .seq_len = 1024};
+  sim::ActivationParams eager = fused;
+  eager.glue = sim::hf_model_code_glue(true);
+  const double T = 2048, h = 4096;
+  CHECK(sim::layer_activations(m, eager, 0).total() - sim::layer_activations(m, fused, 0).total() ==
+        doctest::Approx(20 * T * h));
+  // Full recomputation keeps the layer input, in the fp32 residual stream.
+  CHECK(sim::stored_layer_bytes(m, eager, 0, sim::Recompute::Full) == doctest::Approx(4 * T * h));
+  // DeepSpeed runs the same code in bf16: no casts, no fp32 stream; the eager norm and the copy remain.
+  sim::ActivationParams bf16 = fused;
+  bf16.glue = sim::hf_model_code_glue(false);
+  CHECK(sim::layer_activations(m, bf16, 0).total() - sim::layer_activations(m, fused, 0).total() ==
+        doctest::Approx((2 * 4 + 2) * T * h));
+
+  // One micro-batch per step on one GPU: gradients (4 B/param) are allocated during backward as the
+  // activations, logits and autocast's bf16 weight copies are freed.
+  auto r = train_run(1);
+  r.train.framework = sim::Framework::Hf;
+  r.train.micro_batch = 1;
+  r.train.global_batch = 1;
+  const auto sys = lt::preset_system("hgx-h200");
+  const auto res = sim::evaluate_memory(m, sys, r);
+  const double params = static_cast<double>(res.params_total);
+  CHECK(lt::item(res, "amp_weight_copies") == doctest::Approx(2 * params));
+  const double freed = lt::item(res, "activations") + lt::item(res, "logits_and_loss") + 2 * params;
+  CHECK(lt::item(res, "gradient_overlap") == doctest::Approx(-std::min(4 * params, freed)));
+  double sum = 0;
+  for (const auto& i : res.gpu) sum += i.bytes;
+  CHECK(res.gpu_bytes == doctest::Approx(sum));
+  // Gradient accumulation keeps gradients across micro-batches: no overlap.
+  r.train.global_batch = 4;
+  CHECK(lt::item(sim::evaluate_memory(m, sys, r), "gradient_overlap") == 0);
+  // LoRA on a 16-bit base: no autocast copies of the frozen weights.
+  r.workload = sim::Workload::Finetune;
+  r.train.finetune = sim::FinetuneKind::Lora;
+  r.train.lora_rank = 16;
+  CHECK(lt::item(sim::evaluate_memory(m, sys, r), "amp_weight_copies") == 0);
 }
