@@ -7,6 +7,7 @@
 
 #include "sim/base/suggest.h"
 #include "sim/base/units.h"
+#include "sim/memory_model.h"
 #include "sim/run_spec.h"
 
 namespace llmsim::cli {
@@ -102,6 +103,19 @@ std::string csv_field(const std::string& s) {
   std::string q = "\"";
   for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
   return q + "\"";
+}
+
+nlohmann::json run_header_json(const std::string& command, const std::string& model, const std::string& system,
+                               const sim::RunSpec& run, const std::vector<std::string>& problems) {
+  nlohmann::json j;
+  j["schema_version"] = sim::kResultSchemaVersion;
+  j["command"] = command;
+  j["model"] = model;
+  j["system"] = system;
+  j["run"] = describe_run(run);
+  j["valid"] = problems.empty();
+  j["problems"] = problems;
+  return j;
 }
 
 bool print_run_header(const std::string& command, const std::string& model, const std::string& system,

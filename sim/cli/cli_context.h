@@ -1,6 +1,7 @@
 #pragma once
 // Shared plumbing of the CLI front ends: output format, data directory, run flags.
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include <map>
 #include <string>
@@ -47,6 +48,10 @@ std::string csv_field(const std::string& s);
 // infeasible, "result: infeasible" with the reasons. Returns whether the run is feasible.
 bool print_run_header(const std::string& command, const std::string& model, const std::string& system,
                       const sim::RunSpec& run, const std::vector<std::string>& problems);
+
+// The same header as JSON: schema_version, command, model, system, run, valid (no problems) and problems.
+nlohmann::json run_header_json(const std::string& command, const std::string& model, const std::string& system,
+                               const sim::RunSpec& run, const std::vector<std::string>& problems);
 
 // "12.34" GiB with two decimals.
 std::string gib(double bytes);

@@ -104,14 +104,7 @@ Runner add_infer_command(CLI::App& app) {
     }
     switch (cmd->common.format()) {
       case Format::Json: {
-        nlohmann::json j;
-        j["schema_version"] = sim::kResultSchemaVersion;
-        j["command"] = "infer";
-        j["model"] = m.name;
-        j["system"] = sys.name;
-        j["run"] = describe_run(run);
-        j["valid"] = r.valid();
-        j["problems"] = r.problems;
+        nlohmann::json j = run_header_json("infer", m.name, sys.name, run, r.problems);
         j["fits"] = r.memory.fits();
         j["max_batch"] = r.memory.max_batch;
         if (r.valid()) {

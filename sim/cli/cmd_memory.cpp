@@ -30,15 +30,8 @@ nlohmann::json items_json(const std::vector<sim::MemoryItem>& items) {
 
 nlohmann::json to_json(const model::ModelSpec& m, const hardware::SystemSpec& sys, const sim::RunSpec& run,
                        const sim::MemoryResult& r, const std::vector<sim::FitSuggestion>& fixes) {
-  nlohmann::json j;
-  j["schema_version"] = sim::kResultSchemaVersion;
-  j["command"] = "memory";
-  j["model"] = m.name;
-  j["system"] = sys.name;
-  j["run"] = describe_run(run);
+  nlohmann::json j = run_header_json("memory", m.name, sys.name, run, r.problems);
   j["workload"] = sim::name_of(run.workload);
-  j["valid"] = r.valid();
-  j["problems"] = r.problems;
   j["fits"] = r.fits();
   j["params"] = {{"total", r.params_total}, {"trainable", r.params_trainable}, {"per_gpu", r.params_per_gpu}};
   j["gpu"] = {{"capacity_bytes", r.gpu_capacity_bytes}, {"total_bytes", r.gpu_bytes}, {"peak_stage", r.peak_stage},

@@ -39,14 +39,7 @@ nlohmann::json shares_json(const std::vector<sim::TimeShare>& v) {
 
 nlohmann::json to_json(const model::ModelSpec& m, const hardware::SystemSpec& sys, const sim::RunSpec& run,
                        const sim::TrainResult& r) {
-  nlohmann::json j;
-  j["schema_version"] = sim::kResultSchemaVersion;
-  j["command"] = "train";
-  j["model"] = m.name;
-  j["system"] = sys.name;
-  j["run"] = describe_run(run);
-  j["valid"] = r.valid();
-  j["problems"] = r.problems;
+  nlohmann::json j = run_header_json("train", m.name, sys.name, run, r.problems);
   j["fits"] = r.memory.fits();
   j["calibrated"] = sys.efficiency.calibrated;
   j["memory"] = {{"gpu_bytes", r.memory.gpu_bytes}, {"gpu_capacity_bytes", r.memory.gpu_capacity_bytes},
