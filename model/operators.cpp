@@ -455,9 +455,9 @@ Operator gather_op(const Ctx& c, std::string name, double rows, double rows_hit,
   return op;
 }
 
-// Autocast casting this inventory's stored (fp32) GEMM weights to the compute dtype each forward, and
-// backward casting their gradients back (autograd of the cast). One op for all of them: per step
-// traffic, independent of the tokens.
+// Autocast casting this inventory's stored (fp32) GEMM weights to the compute dtype in every forward
+// (each micro-batch: autocast's cache lasts one forward), and backward casting their gradients back
+// (autograd of the cast). One op for all of them; its bytes do not depend on the tokens.
 void add_weight_casts(const Ctx& c, LayerInventory& inv, const std::string& name, Module module) {
   const double wc = c.p.glue.weight_cast_bytes;
   if (wc <= c.a) return;
