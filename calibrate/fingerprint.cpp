@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/base/error.h"
+#include "sim/base/stats.h"
 
 extern char** environ;
 
@@ -185,10 +186,8 @@ void add_sample_quality(Fingerprint& f, const std::vector<Sample>& samples) {
   }
   f.clocked_samples = static_cast<int>(clocks.size());
   if (clocks.empty()) return;
-  std::sort(clocks.begin(), clocks.end());
-  f.sm_clock_MHz_min = clocks.front();
-  const std::size_t n = clocks.size();
-  f.sm_clock_MHz_median = n % 2 ? clocks[n / 2] : 0.5 * (clocks[n / 2 - 1] + clocks[n / 2]);
+  f.sm_clock_MHz_min = *std::min_element(clocks.begin(), clocks.end());
+  f.sm_clock_MHz_median = median(clocks);
   if (f.throttled_samples > 0)
     f.notes.push_back(fmt::format(
         "clock throttling: {} of {} GPU samples ended with a power or thermal clock reduction active (SM clock "

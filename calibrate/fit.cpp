@@ -14,6 +14,7 @@
 #include <string>
 
 #include "sim/base/error.h"
+#include "sim/base/stats.h"
 #include "sim/compute_cost.h"
 
 namespace llmsim::calibrate {
@@ -331,13 +332,12 @@ RateFit fit_rate(const std::vector<double>& amount, const std::vector<double>& s
       throw_input(where("fit_rate"), "sample " + std::to_string(i) + " has a non-positive amount");
     rates.push_back(amount[i] / seconds[i]);
   }
-  std::sort(rates.begin(), rates.end());
-  const std::size_t n = rates.size();
   RateFit fit;
-  fit.n = static_cast<int>(n);
-  fit.rate = n % 2 == 1 ? rates[n / 2] : 0.5 * (rates[n / 2 - 1] + rates[n / 2]);
-  fit.low = rates.front();
-  fit.high = rates.back();
+  fit.n = static_cast<int>(rates.size());
+  fit.rate = median(rates);
+  const auto [lo, hi] = std::minmax_element(rates.begin(), rates.end());
+  fit.low = *lo;
+  fit.high = *hi;
   return fit;
 }
 

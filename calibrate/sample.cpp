@@ -80,13 +80,16 @@ std::string BenchItem::key() const {
   return fmt::format("{}|{}|{}|{}|{}|{:.0f}|{}", bench, dtype, m, n, k, bytes, group);
 }
 
-std::vector<Sample> read_samples(const std::string& path) {
+namespace {
+
+// The rows of a samples file, and whether it has the older 12-column header.
+std::vector<Sample> read_samples_file(const std::string& path, bool& legacy) {
   std::ifstream in(path);
   if (!in) throw_not_found(Location{.file = path}, "cannot open the samples file");
   std::vector<Sample> out;
   std::string line;
   int ln = 0;
-  bool legacy = false;
+  legacy = false;
   while (std::getline(in, line)) {
     ++ln;
     if (!line.empty() && line.back() == '\r') line.pop_back();
@@ -102,8 +105,6 @@ std::vector<Sample> read_samples(const std::string& path) {
   return out;
 }
 
-namespace {
-
 std::string csv_row(const Sample& s) {
   // Full precision for times and byte counts: the fit reads these back.
   return fmt::format("{},{},{},{},{},{:.0f},{},{:.17g},{:.17g},{:.6g},{},{},{:.0f},{}\n", s.item.bench, s.item.dtype,
@@ -111,20 +112,18 @@ std::string csv_row(const Sample& s) {
                      s.noisy ? 1 : 0, s.sm_clock_MHz, s.throttled ? 1 : 0);
 }
 
-bool has_legacy_header(const std::string& path) {
-  std::ifstream in(path);
-  std::string first;
-  std::getline(in, first);
-  if (!first.empty() && first.back() == '\r') first.pop_back();
-  return first == kLegacyHeader;
-}
-
 }  // namespace
+
+std::vector<Sample> read_samples(const std::string& path) {
+  bool legacy = false;
+  return read_samples_file(path, legacy);
+}
 
 SampleLog::SampleLog(std::string path) : path_(std::move(path)) {
   const bool exists = std::filesystem::exists(path_) && std::filesystem::file_size(path_) > 0;
-  if (exists) samples_ = read_samples(path_);
-  if (exists && has_legacy_header(path_)) {
+  bool legacy = false;
+  if (exists) samples_ = read_samples_file(path_, legacy);
+  if (legacy) {
     // Upgrade in place (write a copy, then rename over) so that every row has the same columns.
     const std::string tmp = path_ + ".upgrade";
     {

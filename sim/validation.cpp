@@ -253,13 +253,6 @@ std::vector<ValidationRow> predict_rows(const std::vector<MeasuredRun>& runs, co
   return rows;
 }
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 namespace {
 
 GroupStats stats_of(const std::string& key, const std::vector<const ValidationRow*>& rows) {

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/base/stats.h"
 #include "sim/measured_runs.h"
 #include "sim/run_spec.h"
 
@@ -76,8 +77,8 @@ struct ValidationSummary {
   std::vector<Grouping> groupings;  // by workload, metric, system, feature (in that order)
 };
 
-// Median of the values (mean of the two middle ones for an even count); 0 for none.
-double median(std::vector<double> v);
+// Median of the values (sim/base/stats.h), used for the error summaries.
+using llmsim::median;
 
 ValidationSummary summarize(const std::vector<ValidationRow>& rows);
 
