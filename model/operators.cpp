@@ -84,7 +84,7 @@ Ctx make_ctx(const ModelSpec& m, const InventoryParams& p) {
   // Megatron requires s % tp == 0 with SP; ceil keeps odd decode batches usable (the largest shard).
   c.Tn = c.sp ? ceil_div(c.T, c.tp) : c.T;
   c.a = dtype_bytes(p.act_dtype);
-  c.r = p.glue.residual_bytes > 0 ? p.glue.residual_bytes : c.a;
+  c.r = p.glue.stream_bytes(c.a);
   c.quant = is_packed(p.weight_dtype);
   c.wdense = c.quant ? c.a : dtype_bytes(p.weight_dtype);
   c.wr = c.wdense;
@@ -322,7 +322,7 @@ void add_unfused_attention(const Ctx& c, std::vector<Operator>& ops) {
 // projections reading it; backward casts their input gradients back and sums them in fp32.
 void add_input_casts(const Ctx& c, std::vector<Operator>& ops, const std::string& prefix, Module module,
                      double rows, int projections) {
-  if (!c.p.glue.cast_projection_inputs || c.r <= c.a || projections <= 0) return;
+  if (!c.p.glue.casts_inputs(c.a) || projections <= 0) return;
   const double elems = rows * dbl(c.m.hidden), n = projections;
   const double bytes = n * elems * (c.r + c.a);
   ops.push_back(pointwise(prefix + ".input_cast", OpKind::Elementwise, module, 0, bytes, 0,
@@ -394,7 +394,7 @@ void add_mlp(const Ctx& c, std::vector<Operator>& ops) {
   if (c.m.ffn_hidden == 0) return;  // a dense layer without MLP (only possible in hand-made specs)
   ops.push_back(norm_op(c, "mlp.norm", c.Tn));
   add_sp_gather(c, ops, "mlp", Module::Mlp);
-  add_input_casts(c, ops, "mlp", Module::Mlp, dbl(c.T), c.m.mlp == MlpKind::Gated ? 2 : 1);  // gate, up
+  add_input_casts(c, ops, "mlp", Module::Mlp, dbl(c.T), mlp_input_projections(c.m));
   add_ffn(c, ops, "mlp.", Module::Mlp, c.m.ffn_hidden / c.tp, dbl(c.T), 1, 1);
   add_block_tail(c, ops, "mlp", Module::Mlp);
 }
@@ -459,8 +459,8 @@ Operator gather_op(const Ctx& c, std::string name, double rows, double rows_hit,
 // (each micro-batch: autocast's cache lasts one forward), and backward casting their gradients back
 // (autograd of the cast). One op for all of them; its bytes do not depend on the tokens.
 void add_weight_casts(const Ctx& c, LayerInventory& inv, const std::string& name, Module module) {
+  if (!c.p.glue.casts_weights(c.a)) return;
   const double wc = c.p.glue.weight_cast_bytes;
-  if (wc <= c.a) return;
   double params = 0;
   for (const Operator& op : inv.ops)
     if (op.kind == OpKind::Gemm) params += dbl(op.weight_params);
@@ -483,6 +483,8 @@ int attention_input_projections(const ModelSpec& m) {
   const std::string& t = m.model_type;
   return (t == "gpt2" || t == "gpt_neox" || t == "custom-gpt") ? 1 : 3;
 }
+
+int mlp_input_projections(const ModelSpec& m) { return m.mlp == MlpKind::Gated ? 2 : 1; }
 
 std::string_view op_kind_name(OpKind k) {
   switch (k) {

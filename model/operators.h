@@ -89,6 +89,15 @@ struct EagerGlue {
                                       // each forward (fp32: 4), their bf16 gradients cast back in backward;
                                       // 0 = weights already in the compute dtype
   bool fp32_loss_upcast = false;      // logits.float() before the cross-entropy (HF ForCausalLMLoss)
+
+  // The rules derived from the fields, for activations of `act` bytes per element (one place for the
+  // time inventory and the activation memory):
+  // bytes per element of the residual stream and the norms;
+  double stream_bytes(double act) const { return residual_bytes > 0 ? residual_bytes : act; }
+  // whether autocast casts each projection's input (only when the stream is wider than the activations);
+  bool casts_inputs(double act) const { return cast_projection_inputs && stream_bytes(act) > act; }
+  // whether autocast casts the stored weights (only when they are wider than the activations).
+  bool casts_weights(double act) const { return weight_cast_bytes > act; }
 };
 
 struct InventoryParams {
@@ -117,6 +126,8 @@ struct LayerInventory {
 // code: q_proj, k_proj and v_proj separately (Llama, Mistral, Qwen2, Mixtral), or one fused QKV
 // (GPT-2 c_attn, GPT-NeoX query_key_value, Megatron-style custom GPT). Matters only for eager glue.
 int attention_input_projections(const ModelSpec& m);
+// Projections that read the MLP's normed input: gate and up for a gated MLP, up for a plain one.
+int mlp_input_projections(const ModelSpec& m);
 
 // One decoder layer (layer_index selects dense or MoE for interleaved MoE models).
 LayerInventory layer_ops(const ModelSpec& m, const InventoryParams& p, std::int64_t layer_index);

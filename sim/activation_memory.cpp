@@ -24,11 +24,11 @@ LayerActivations layer_activations(const model::ModelSpec& m, const ActivationPa
   // projection's own cast copy of the normed input; the attention output is saved by the attention
   // kernel and again, made contiguous, by the output projection.
   const auto& glue = p.glue;
-  const double resid = glue.residual_bytes > 0 ? glue.residual_bytes : beta;
+  const double resid = glue.stream_bytes(beta);
   const double eager_norm = (glue.rmsnorm_kernels > 1 && m.norm == model::NormKind::RmsNorm) ? 4.0 : 0.0;
-  const bool casts = glue.cast_projection_inputs && resid > beta;
+  const bool casts = glue.casts_inputs(beta);
   const double attn_inputs = casts ? model::attention_input_projections(m) : 1.0;
-  const double mlp_inputs = casts ? (m.mlp == model::MlpKind::Gated ? 2.0 : 1.0) : 1.0;
+  const double mlp_inputs = casts ? model::mlp_input_projections(m) : 1.0;
 
   LayerActivations a;
   // Attention block. Replicated over TP: the norm input, the QKV GEMM input and the residual dropout mask.
@@ -85,8 +85,7 @@ double stored_layer_bytes(const model::ModelSpec& m, const ActivationParams& p, 
     case Recompute::Full: {
       const double tokens = static_cast<double>(p.micro_batch * p.seq_len) / static_cast<double>(p.cp);
       // The layer input, in the residual stream's dtype.
-      const double resid = p.glue.residual_bytes > 0 ? p.glue.residual_bytes : p.act_bytes;
-      const double input = resid * tokens * static_cast<double>(m.hidden);
+      const double input = p.glue.stream_bytes(p.act_bytes) * tokens * static_cast<double>(m.hidden);
       return p.sequence_parallel ? input / static_cast<double>(p.tp) : input;
     }
   }

@@ -482,12 +482,9 @@ FastMemory FastTrainEvaluator::memory(const RunSpec& run) {
       logits = tokens * std::ceil(dbl(m_.vocab) / tp) * fw.logits_bytes;
       add(gpu, logits);
     }
-    const double amp_copies = ap.glue.weight_cast_bytes > act_bytes ? trainable * act_bytes / shard_w : 0.0;
+    const double amp_copies = amp_weight_copy_bytes(ap.glue, act_bytes, trainable / shard_w);
     add(gpu, amp_copies);
-    if (fw.grads_transient && z == 0 && micro_batches <= 1 && par.pp == 1) {
-      const double overlap = std::min(trainable * grad_b, acts + logits + amp_copies);
-      if (overlap > 0) gpu += -overlap;
-    }
+    gpu -= gradient_overlap_bytes(fw, run, micro_batches, trainable * grad_b / shard_g, acts + logits + amp_copies);
     add(gpu, sys_.runtime.cuda_context_bytes);
     add(gpu, reserve);
     if (gpu > best) {

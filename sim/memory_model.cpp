@@ -116,6 +116,22 @@ struct StageMemory {
   double params = 0;
 };
 
+}  // namespace
+
+double amp_weight_copy_bytes(const model::EagerGlue& glue, double act_bytes, double params) {
+  return glue.casts_weights(act_bytes) ? params * act_bytes : 0.0;
+}
+
+double gradient_overlap_bytes(const FrameworkProfile& fw, const RunSpec& run, std::int64_t micro_batches,
+                              double gradients, double freed) {
+  // Gradients grow during backward while the activations, logits and weight copies of the layers already
+  // done are freed: at the peak only about the larger of the two sets is live.
+  if (!fw.grads_transient || run.train.zero_stage != 0 || micro_batches > 1 || run.par.pp != 1) return 0.0;
+  return std::max(0.0, std::min(gradients, freed));
+}
+
+namespace {
+
 StageMemory training_stage(const model::ModelSpec& m, const hardware::SystemSpec& sys, const RunSpec& run,
                            const Stage& st) {
   const auto& par = run.par;
@@ -204,20 +220,15 @@ StageMemory training_stage(const model::ModelSpec& m, const hardware::SystemSpec
     logits = tokens * std::ceil(static_cast<double>(m.vocab) / tp) * fw.logits_bytes;
     add(gpu, "logits_and_loss", logits, fmt::format("{} B per logit ({})", fw.logits_bytes, fw.name));
   }
-  // Autocast's 16-bit copies of the fp32 weights: made in forward, saved for backward.
-  const double amp_copies = glue.weight_cast_bytes > act_bytes ? trainable * act_bytes / shard_w : 0.0;
+  const double amp_copies = amp_weight_copy_bytes(glue, act_bytes, trainable / shard_w);
   add(gpu, "amp_weight_copies", amp_copies,
       fmt::format("{} B/param: autocast's copy of each fp32 weight, held from forward to backward", act_bytes));
-  if (fw.grads_transient && z == 0 && micro_batches <= 1 && par.pp == 1) {
-    // Gradients grow during backward while the activations, logits and weight copies of the layers
-    // already done are freed: at the peak only about the larger of the two sets is live.
-    const double grads = trainable * grad_b;
-    const double freed = per_mb * held + logits + amp_copies;
-    if (const double overlap = std::min(grads, freed); overlap > 0)
-      gpu.push_back(MemoryItem{"gradient_overlap", -overlap,
-                               "gradients are allocated in backward as activations are freed (zero_grad(set_to_none=True)), "
-                               "one micro-batch per step"});
-  }
+  if (const double overlap = gradient_overlap_bytes(fw, run, micro_batches, trainable * grad_b / shard_g,
+                                                    per_mb * held + logits + amp_copies);
+      overlap > 0)
+    gpu.push_back(MemoryItem{"gradient_overlap", -overlap,
+                             "gradients are allocated in backward as activations are freed (zero_grad(set_to_none=True)), "
+                             "one micro-batch per step"});
   add_runtime(gpu, sys);
   return out;
 }

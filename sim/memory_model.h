@@ -8,6 +8,7 @@
 
 #include "hardware/system_spec.h"
 #include "model/model_spec.h"
+#include "sim/framework_profile.h"
 #include "sim/run_spec.h"
 
 namespace llmsim::sim {
@@ -59,6 +60,15 @@ MemoryResult evaluate_stage_memory(const model::ModelSpec& m, const hardware::Sy
 // int8 per-channel, int4 (AWQ/GPTQ group 128 with fp16 scale and 4-bit zero), NF4 with double
 // quantization (Dettmers et al. 2023: 4 + 8/64 + 32/(64*256) bits), fp8 per-tensor.
 double quantized_weight_bytes(model::WeightQuant q, DType fallback);
+
+// Training terms shared with the fast estimator (sim/fast_train.cpp), bytes per GPU:
+// autocast's 16-bit copies of `params` fp32 weights, held from forward to backward (0 unless `glue` casts weights);
+double amp_weight_copy_bytes(const model::EagerGlue& glue, double act_bytes, double params);
+// what the gradients share with the activations, logits and weight copies freed in backward (`freed`), when
+// the framework allocates gradients in backward (grads_transient) and nothing keeps them across micro-batches
+// (ZeRO-0, one micro-batch per step, no pipeline); 0 otherwise. The memory model lists it as a negative item.
+double gradient_overlap_bytes(const FrameworkProfile& fw, const RunSpec& run, std::int64_t micro_batches,
+                              double gradients, double freed);
 
 // LoRA adapter parameters of one layer (dense, or MoE with adapters on every expert):
 // rank * (in + out) for each targeted projection; `targets` empty = all of them.
