@@ -89,8 +89,23 @@ std::string default_out_dir() {
   return "calibration-" + fp.date_utc.substr(0, 10);
 }
 
+// The system the calibration refines (--system is required by every path that writes a profile).
+hardware::SystemSpec base_system(const CalibrateCommand& c) {
+  if (c.system.empty()) throw_usage("--system", "--system is required: the preset or TOML the calibration refines");
+  return hardware::resolve_system(c.system, c.common.resolved_data_dir());
+}
+
+// Fits `samples`, writes the profile and fingerprint into `dir`, prints the summary; returns the profile's path.
+std::string fit_and_write(const std::string& dir, const hardware::SystemSpec& base,
+                          const std::vector<cal::Sample>& samples, const cal::Fingerprint& fp) {
+  const auto fits = cal::fit_samples(samples, base);
+  const std::string profile = cal::write_profile(dir, base, fits, fp);
+  print_summary(fits, base);
+  std::cout << fmt::format("\nprofile: {}\n", profile);
+  return profile;
+}
+
 int run_calibration(CalibrateCommand& c) {
-  const std::string data = c.common.resolved_data_dir();
   cal::PlanOptions plan_opts;
   plan_opts.only = parse_only(c.only);
   plan_opts.quick = c.quick;
@@ -101,8 +116,8 @@ int run_calibration(CalibrateCommand& c) {
   const bool want_gpu = needs_gpu(cal::make_plan(plan_opts));
   if (want_gpu) gpu = cal::probe_gpus(why);
   plan_opts.gpus = c.gpus > 0 ? c.gpus : gpu ? gpu->device_count : 8;
-  if (gpu && gpu->cc_major * 10 + gpu->cc_minor >= 89)  // fp8 right after the 16-bit types
-    plan_opts.dtypes.insert(plan_opts.dtypes.begin() + 2, "fp8");
+  if (gpu && gpu->cc_major * 10 + gpu->cc_minor >= 89)  // fp8 after the 16-bit types, before tf32 and fp32
+    plan_opts.dtypes.insert(std::find(plan_opts.dtypes.begin(), plan_opts.dtypes.end(), "tf32"), "fp8");
   const auto items = cal::make_plan(plan_opts);
 
   if (c.dry_run) {
@@ -121,8 +136,7 @@ int run_calibration(CalibrateCommand& c) {
   if (want_gpu && !gpu)
     throw Error(ErrorKind::NoDevice, Location{},
                 fmt::format("no usable GPU: {}. The host benchmarks run without one: llmsim calibrate --only cpu", why));
-  if (c.system.empty()) throw_usage("--system", "--system is required: the preset or TOML the calibration refines");
-  const hardware::SystemSpec base = hardware::resolve_system(c.system, data);
+  const hardware::SystemSpec base = base_system(c);
 
   const std::string dir = !c.resume.empty() ? c.resume : c.out.empty() ? default_out_dir() : c.out;
   if (!c.resume.empty() && !std::filesystem::exists(std::filesystem::path(dir) / "samples.csv"))
@@ -160,19 +174,16 @@ int run_calibration(CalibrateCommand& c) {
   fp.gpu = gpu;
   fp.notes = skipped;
   cal::add_sample_quality(fp, log.samples());
-  const auto fits = cal::fit_samples(log.samples(), base);
-  const std::string profile = cal::write_profile(dir, base, fits, fp);
   std::cout << fmt::format("llmsim calibrate: {} samples ({} new) in {}\n", log.samples().size(),
                            log.samples().size() - before, log.path());
-  print_summary(fits, base);
-  std::cout << fmt::format("\nprofile: {}\nuse it: llmsim train --system {} …\n", profile, profile);
+  const std::string profile = fit_and_write(dir, base, log.samples(), fp);
+  std::cout << fmt::format("use it: llmsim train --system {} …\n", profile);
   return 0;
 }
 
 int run_import(CalibrateCommand& c) {
   if (c.logs.empty()) throw_usage("LOG", "import-nccl-tests needs at least one nccl-tests output file");
-  if (c.system.empty()) throw_usage("--system", "--system is required: the preset or TOML the calibration refines");
-  const hardware::SystemSpec base = hardware::resolve_system(c.system, c.common.resolved_data_dir());
+  const hardware::SystemSpec base = base_system(c);
   const std::string dir = c.out.empty() ? default_out_dir() : c.out;
   std::filesystem::create_directories(dir);
   cal::SampleLog log((std::filesystem::path(dir) / "samples.csv").string());
@@ -189,10 +200,7 @@ int run_import(CalibrateCommand& c) {
   }
   cal::Fingerprint fp = cal::host_fingerprint(c.argv);
   fp.notes.push_back("collectives imported from nccl-tests logs: " + join(c.logs));
-  const auto fits = cal::fit_samples(log.samples(), base);
-  const std::string profile = cal::write_profile(dir, base, fits, fp);
-  print_summary(fits, base);
-  std::cout << fmt::format("\nprofile: {}\n", profile);
+  fit_and_write(dir, base, log.samples(), fp);
   return 0;
 }
 
@@ -200,19 +208,15 @@ int run_import(CalibrateCommand& c) {
 // did not map yet) without measuring again: the profile is rewritten, the measurement's fingerprint is
 // kept and gains a note saying when and by which llmsim the refit was made.
 int run_refit(CalibrateCommand& c) {
-  if (c.system.empty()) throw_usage("--system", "--system is required: the preset or TOML the calibration refined");
-  const hardware::SystemSpec base = hardware::resolve_system(c.system, c.common.resolved_data_dir());
+  const hardware::SystemSpec base = base_system(c);
   const std::filesystem::path dir = c.refit_dir;
   const auto samples = cal::read_samples((dir / "samples.csv").string());
   cal::Fingerprint fp = cal::read_fingerprint((dir / "fingerprint.json").string());
   const cal::Fingerprint now = cal::host_fingerprint(c.argv);
   fp.notes.push_back(fmt::format("refit on {} by llmsim {} ({}) from these samples as measured", now.date_utc,
                                  now.tool_version, now.git_sha));
-  const auto fits = cal::fit_samples(samples, base);
-  const std::string profile = cal::write_profile(dir.string(), base, fits, fp);
   std::cout << fmt::format("llmsim calibrate refit: {} samples from {}\n", samples.size(), (dir / "samples.csv").string());
-  print_summary(fits, base);
-  std::cout << fmt::format("\nprofile: {}\n", profile);
+  fit_and_write(dir.string(), base, samples, fp);
   return 0;
 }
 
