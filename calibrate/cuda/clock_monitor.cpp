@@ -13,8 +13,6 @@ namespace {
 using NvmlInit = int (*)();
 using NvmlShutdown = int (*)();
 using NvmlByPci = int (*)(const char*, void**);
-using NvmlClockInfo = int (*)(void*, int, unsigned*);
-using NvmlReasons = int (*)(void*, unsigned long long*);
 
 constexpr int kNvmlClockSm = 1;  // nvmlClockType_t NVML_CLOCK_SM
 // nvmlClocksEventReason* / nvmlClocksThrottleReason* bits that mean "held down by power or heat":
@@ -27,33 +25,28 @@ template <class F> F symbol(void* lib, const char* name) { return reinterpret_ca
 
 ClockMonitor::ClockMonitor(int cuda_device) {
   lib_ = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (!lib_) {
-    why_ = "libnvidia-ml.so.1 not found";
-    return;
-  }
+  if (!lib_) return;
   const auto init = symbol<NvmlInit>(lib_, "nvmlInit_v2");
   const auto by_pci = symbol<NvmlByPci>(lib_, "nvmlDeviceGetHandleByPciBusId_v2");
-  if (!init || !by_pci || init() != 0) {
-    why_ = "nvmlInit_v2 failed";
-    return;
-  }
+  if (!init || !by_pci || init() != 0) return;
+  initialized_ = true;
   char bus[32] = {};
   if (cudaDeviceGetPCIBusId(bus, sizeof bus, cuda_device) != cudaSuccess) {
     (void)cudaGetLastError();
-    why_ = "cudaDeviceGetPCIBusId failed";
     return;
   }
   void* dev = nullptr;
-  if (by_pci(bus, &dev) != 0 || !dev) {
-    why_ = std::string("NVML has no device at PCI bus id ") + bus;
-    return;
-  }
+  if (by_pci(bus, &dev) != 0 || !dev) return;
   device_ = dev;
+  clock_info_ = symbol<ClockInfoFn>(lib_, "nvmlDeviceGetClockInfo");
+  // The newer name first (NVML 12.x renamed "throttle" to "event" reasons; both stay exported).
+  reasons_ = symbol<ReasonsFn>(lib_, "nvmlDeviceGetCurrentClocksEventReasons");
+  if (!reasons_) reasons_ = symbol<ReasonsFn>(lib_, "nvmlDeviceGetCurrentClocksThrottleReasons");
 }
 
 ClockMonitor::~ClockMonitor() {
   if (!lib_) return;
-  if (device_)
+  if (initialized_)
     if (const auto shutdown = symbol<NvmlShutdown>(lib_, "nvmlShutdown")) (void)shutdown();
   dlclose(lib_);
 }
@@ -61,15 +54,10 @@ ClockMonitor::~ClockMonitor() {
 ClockReading ClockMonitor::read() const {
   ClockReading r;
   if (!device_) return r;
-  if (const auto clock = symbol<NvmlClockInfo>(lib_, "nvmlDeviceGetClockInfo")) {
-    unsigned mhz = 0;
-    if (clock(device_, kNvmlClockSm, &mhz) == 0) r.sm_MHz = mhz;
-  }
-  // The newer name first (NVML 12.x renamed "throttle" to "event" reasons; both stay exported).
-  auto reasons = symbol<NvmlReasons>(lib_, "nvmlDeviceGetCurrentClocksEventReasons");
-  if (!reasons) reasons = symbol<NvmlReasons>(lib_, "nvmlDeviceGetCurrentClocksThrottleReasons");
+  unsigned mhz = 0;
+  if (clock_info_ && clock_info_(device_, kNvmlClockSm, &mhz) == 0) r.sm_MHz = mhz;
   unsigned long long bits = 0;
-  if (reasons && reasons(device_, &bits) == 0) r.throttled = (bits & kPowerOrThermal) != 0;
+  if (reasons_ && reasons_(device_, &bits) == 0) r.throttled = (bits & kPowerOrThermal) != 0;
   return r;
 }
 

@@ -6,7 +6,6 @@
 //
 // NVML is loaded at run time (dlopen of the driver's libnvidia-ml.so.1): the CUDA toolkit of the build
 // machine need not ship nvml.h, and a machine without it still calibrates, only with unknown clocks.
-#include <string>
 
 namespace llmsim::calibrate::cuda {
 
@@ -23,14 +22,16 @@ class ClockMonitor {
   ClockMonitor(const ClockMonitor&) = delete;
   ClockMonitor& operator=(const ClockMonitor&) = delete;
 
-  ClockReading read() const;     // never throws; unknown when NVML is unavailable
-  bool available() const { return device_ != nullptr; }
-  const std::string& why_unavailable() const { return why_; }
+  ClockReading read() const;  // never throws; unknown when NVML is unavailable
 
  private:
-  void* lib_ = nullptr;      // dlopen handle
-  void* device_ = nullptr;   // nvmlDevice_t
-  std::string why_;
+  using ClockInfoFn = int (*)(void*, int, unsigned*);
+  using ReasonsFn = int (*)(void*, unsigned long long*);
+  void* lib_ = nullptr;          // dlopen handle
+  bool initialized_ = false;     // nvmlInit_v2 succeeded (nvmlShutdown owed)
+  void* device_ = nullptr;       // nvmlDevice_t
+  ClockInfoFn clock_info_ = nullptr;  // resolved once, called per sample
+  ReasonsFn reasons_ = nullptr;
 };
 
 }  // namespace llmsim::calibrate::cuda
