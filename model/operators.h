@@ -92,6 +92,8 @@ struct EagerGlue {
 
   // The rules derived from the fields, for activations of `act` bytes per element (one place for the
   // time inventory and the activation memory):
+  // kernels a norm of this kind runs as (only RMSNorm is split; LayerNorm is one kernel everywhere);
+  double norm_kernels(NormKind norm) const { return norm == NormKind::RmsNorm ? rmsnorm_kernels : 1.0; }
   // bytes per element of the residual stream and the norms;
   double stream_bytes(double act) const { return residual_bytes > 0 ? residual_bytes : act; }
   // whether autocast casts each projection's input (only when the stream is wider than the activations);

@@ -25,7 +25,7 @@ LayerActivations layer_activations(const model::ModelSpec& m, const ActivationPa
   // kernel and again, made contiguous, by the output projection.
   const auto& glue = p.glue;
   const double resid = glue.stream_bytes(beta);
-  const double eager_norm = (glue.rmsnorm_kernels > 1 && m.norm == model::NormKind::RmsNorm) ? 4.0 : 0.0;
+  const double eager_norm = glue.norm_kernels(m.norm) > 1 ? 4.0 : 0.0;
   const bool casts = glue.casts_inputs(beta);
   const double attn_inputs = casts ? model::attention_input_projections(m) : 1.0;
   const double mlp_inputs = casts ? model::mlp_input_projections(m) : 1.0;

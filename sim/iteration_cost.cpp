@@ -145,8 +145,8 @@ IterationCost IterationCostModel::iteration(const std::vector<SequenceWork>& bat
         packed_weight_bytes = -1;
         continue;
       }
-      const bool rms = op.kind == model::OpKind::Norm && m_.norm == model::NormKind::RmsNorm;
-      c.other_s += compute_.forward(op, act, rms ? opt_.glue.rmsnorm_kernels : 1.0) * times;
+      const double norm_kernels = op.kind == model::OpKind::Norm ? opt_.glue.norm_kernels(m_.norm) : 1.0;
+      c.other_s += compute_.forward(op, act, norm_kernels) * times;
     }
   };
   std::int64_t dense_layers = 0, moe_layers = 0, first_dense = -1, first_moe = -1;

@@ -88,8 +88,7 @@ class Builder {
       }
       const std::string module = breakdown_module(op);
       const bool weights_trainable = !frozen;
-      const double norm_kernels = (op.kind == OpKind::Norm && in_.model.norm == model::NormKind::RmsNorm)
-                                      ? in_.framework.glue.rmsnorm_kernels : 1.0;
+      const double norm_kernels = op.kind == OpKind::Norm ? in_.framework.glue.norm_kernels(in_.model.norm) : 1.0;
       Interval f, b;
       if (op.kind == OpKind::TpComm || op.kind == OpKind::MoeComm) {
         const CommGroup& g = op.kind == OpKind::TpComm ? in_.groups.tp : in_.groups.ep;
