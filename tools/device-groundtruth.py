@@ -181,7 +181,7 @@ def kernel_class(name):
     return "other"
 
 
-def profile_step(torch, step, out_dir, name, steps=3):
+def profile_step(torch, step, name, steps=3):
     """Runs `steps` steps under torch.profiler; returns GPU time by kernel class, the busy union and the
     wall time, from the Chrome trace PyTorch writes (kernel events, microseconds)."""
     from torch.profiler import ProfilerActivity, profile
@@ -216,22 +216,28 @@ def profile_step(torch, step, out_dir, name, steps=3):
                 top_kernels_s=[(n[:160], v * 1e-6 / steps) for n, v in top])
 
 
+def pretrain_model(torch, attn, recompute, mb, seq):
+    """The CUSTOM model under AMP (fp32 weights) with fused AdamW, and its training step over random tokens."""
+    model = build_model(torch, custom_config(), attn, torch.float32)
+    model.train()
+    if recompute == "full":
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-5, fused=True)
+    ids = torch.randint(0, CUSTOM["vocab"], (mb, seq), device="cuda")
+    return model, opt, train_step_fn(torch, model, opt, ids, True)
+
+
 def run_profiles(torch, wr):
     """Kernel-level breakdown of two pre-training configurations (where the time goes)."""
-    cfg = custom_config()
     out = {}
     for name, mb, seq in (("pt-b4-s2048", 4, 2048), ("pt-b1-s2048", 1, 2048)):
         model = opt = None
         try:
             reset(torch)
-            model = build_model(torch, cfg, "sdpa", torch.float32)
-            model.train()
-            opt = torch.optim.AdamW(model.parameters(), lr=1e-5, fused=True)
-            ids = torch.randint(0, CUSTOM["vocab"], (mb, seq), device="cuda")
-            step = train_step_fn(torch, model, opt, ids, True)
+            model, opt, step = pretrain_model(torch, "sdpa", "none", mb, seq)
             for _ in range(3):
                 step()
-            out[name] = profile_step(torch, step, wr.detail_path, name)
+            out[name] = profile_step(torch, step, name)
             log(f"profile {name}: {json.dumps(out[name]['by_class_s'])} busy {out[name]['gpu_busy_s']:.4f} "
                 f"wall {out[name]['wall_s']:.4f} kernels/step {out[name]['kernels_per_step']:.0f}")
             wr.save_detail("profiles", out)
@@ -283,7 +289,6 @@ def record_training(torch, wr, name, base, mb, seq, timing, steps, what, extra):
 
 
 def run_pretrain(torch, wr, system, steps, only):
-    cfg = custom_config()
     for name, mb, seq, attn, recompute in pretrain_configs():
         if only and name not in only:
             continue
@@ -291,13 +296,8 @@ def run_pretrain(torch, wr, system, steps, only):
         model = opt = None
         try:
             reset(torch)
-            model = build_model(torch, cfg, attn, torch.float32)
-            model.train()
-            if recompute == "full":
-                model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
-            opt = torch.optim.AdamW(model.parameters(), lr=1e-5, fused=True)
-            ids = torch.randint(0, CUSTOM["vocab"], (mb, seq), device="cuda")
-            timing = time_steps(torch, train_step_fn(torch, model, opt, ids, True), steps, 3)
+            model, opt, step = pretrain_model(torch, attn, recompute, mb, seq)
+            timing = time_steps(torch, step, steps, 3)
             n_params = sum(p.numel() for p in model.parameters())
             base = dict(workload="pretrain", model="custom", arch=CUSTOM["arch"], layers=CUSTOM["layers"],
                         hidden=CUSTOM["hidden"], heads=CUSTOM["heads"], kv_heads=CUSTOM["kv_heads"],
