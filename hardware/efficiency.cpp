@@ -59,6 +59,13 @@ Efficiency default_efficiency() {
       "theoretical maximum FLOP/s on A100, and training end to end up to 225 TFLOP/s per A100 (72% "
       "model FLOPs utilisation); the backward pass is less efficient than the forward, so the default "
       "sits at the low end of that range for forward and backward alike.");
+  e.attention_fa1 = fraction(
+      0.33, 0.25, 0.40,
+      "Dao 2023, 'FlashAttention-2' (arXiv:2307.08691) abstract: FlashAttention (v1) reaches only 25-40% "
+      "of the theoretical maximum FLOP/s on A100; the middle of that range. The Triton FlashAttention "
+      "kernel (flash-attn's flash_attn_triton.py, used by e.g. MosaicML llm-foundry's attn_impl: triton) "
+      "is in the same class: its header states that Triton forward + backward is slightly slower than the "
+      "CUDA (v1) kernels.");
   e.memory_bandwidth = fraction(
       0.88, 0.80, 0.93,
       "STREAM-like copy/triad kernels (BabelStream, Deakin et al.) typically reach ~85-92% of HBM "

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "sim/base/attention_kernel.h"
 #include "sim/base/dtype.h"
 
 namespace llmsim::hardware {
@@ -21,7 +22,8 @@ struct Fraction {
 struct Efficiency {
   bool calibrated = false;               // false: all values below are documented defaults
   std::map<DType, Fraction> gemm;        // large-GEMM throughput / peak, per precision
-  Fraction attention;                    // fused (Flash) attention kernel throughput / 16-bit tensor peak
+  Fraction attention;                    // FlashAttention-2 kernel throughput / 16-bit tensor peak
+  Fraction attention_fa1;                // FlashAttention-1-generation kernel (CUDA v1, Triton) likewise
   Fraction memory_bandwidth;             // streaming copy bandwidth / datasheet HBM bandwidth (weight and KV
                                          // streaming in GEMMs and attention)
   Fraction elementwise_bandwidth;        // memory-bound compute kernels (norms, activations, softmax, RoPE,
@@ -37,6 +39,9 @@ struct Efficiency {
   double gemm_half_k = 64;               // elements: GEMM contraction length at which the main loop runs at half efficiency
   double cpu_adam_params_per_s = 0;      // parameters/s of a CPU Adam update over the node's cores
   std::string cpu_adam_source;
+
+  // The fused-attention fraction of a kernel generation.
+  const Fraction& attention_for(AttentionKernel k) const { return k == AttentionKernel::Fa1 ? attention_fa1 : attention; }
 };
 
 // Defaults from published achievable fractions (sources in efficiency.cpp); used for uncalibrated presets.

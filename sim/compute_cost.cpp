@@ -41,7 +41,8 @@ double gemm_shape_factor(std::int64_t m, std::int64_t n, std::int64_t k, std::in
   return wave * edge * kfac;
 }
 
-ComputeCost::ComputeCost(const hardware::SystemSpec& sys) : sys_(sys) {}
+ComputeCost::ComputeCost(const hardware::SystemSpec& sys, AttentionKernel attention)
+    : sys_(sys), attention_kernel_(attention) {}
 
 bool ComputeCost::supports(DType precision) const { return sys_.gpu.peak(precision) > 0; }
 
@@ -74,7 +75,7 @@ Interval ComputeCost::gemm(std::int64_t m, std::int64_t n, std::int64_t k, std::
 }
 
 Interval ComputeCost::attention(double flops, double bytes, DType precision) const {
-  const auto& f = sys_.efficiency.attention;
+  const auto& f = sys_.efficiency.attention_for(attention_kernel_);
   // fp8 training recipes (Transformer Engine) keep attention in 16 bits: its FLOPs run at the bf16 peak.
   const DType p = precision == DType::FP8 ? DType::BF16 : precision;
   return roofline(flops, f.value, f.low, f.high, bytes, p, 1, sys_.efficiency.memory_bandwidth);

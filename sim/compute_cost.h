@@ -7,6 +7,7 @@
 
 #include "hardware/system_spec.h"
 #include "model/operators.h"
+#include "sim/base/attention_kernel.h"
 #include "sim/interval.h"
 
 namespace llmsim::sim {
@@ -21,7 +22,8 @@ double gemm_shape_factor(std::int64_t m, std::int64_t n, std::int64_t k, std::in
 
 class ComputeCost {
  public:
-  explicit ComputeCost(const hardware::SystemSpec& sys);
+  // `attention`: the fused-attention kernel generation whose fraction prices FlashAttn operators.
+  explicit ComputeCost(const hardware::SystemSpec& sys, AttentionKernel attention = AttentionKernel::Fa2);
 
   // Whether the GPU has a tensor (or fp32) path for this compute precision.
   bool supports(DType precision) const;
@@ -33,7 +35,7 @@ class ComputeCost {
   // One GEMM (or `batch` of them) of `flops` FLOPs moving `bytes` bytes, shape m x n x k.
   Interval gemm(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch, double flops, double bytes,
                 DType precision) const;
-  // A fused attention kernel of `flops` FLOPs and `bytes` bytes.
+  // A fused attention kernel of `flops` FLOPs and `bytes` bytes (at the constructor's kernel's fraction).
   Interval attention(double flops, double bytes, DType precision) const;
   // A memory-bound compute kernel (or `kernels` of them: norms, activations, casts, the optimizer update)
   // moving `bytes` bytes in total, at the elementwise bandwidth (below a plain copy's).
@@ -52,6 +54,7 @@ class ComputeCost {
   Interval roofline(double flops, double peak_fraction_value, double frac_low, double frac_high, double bytes,
                     DType precision, double kernels, const hardware::Fraction& memory) const;
   const hardware::SystemSpec& sys_;
+  AttentionKernel attention_kernel_;
 };
 
 }  // namespace llmsim::sim

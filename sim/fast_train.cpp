@@ -55,7 +55,8 @@ FastTrainEvaluator::FastTrainEvaluator(const model::ModelSpec& m, const hardware
 void FastTrainEvaluator::check_fixed_part(const RunSpec& run) {
   const auto& t = run.train;
   if (have_fixed_ && workload_ == run.workload && seq_len_ == t.seq_len && finetune_ == t.finetune &&
-      lora_rank_ == t.lora_rank && lora_targets_ == t.lora_targets && base_quant_ == t.base_quant)
+      lora_rank_ == t.lora_rank && lora_targets_ == t.lora_targets && base_quant_ == t.base_quant &&
+      attn_kernel_ == t.attn_kernel)
     return;
   cache_.clear();
   have_fixed_ = true;
@@ -65,6 +66,7 @@ void FastTrainEvaluator::check_fixed_part(const RunSpec& run) {
   lora_rank_ = t.lora_rank;
   lora_targets_ = t.lora_targets;
   base_quant_ = t.base_quant;
+  attn_kernel_ = t.attn_kernel;
   lora_dense_ = lora_layer_params(m_, false, t.lora_rank, t.lora_targets);
   lora_moe_ = lora_layer_params(m_, true, t.lora_rank, t.lora_targets);
 }
@@ -89,7 +91,8 @@ const FastTrainEvaluator::Costs& FastTrainEvaluator::costs(const RunSpec& run) {
   groups.tp = make_group(static_cast<int>(p.tp), 1, gpn);
   groups.cp = make_group(static_cast<int>(p.cp), static_cast<int>(p.tp), gpn);
   groups.ep = make_group(static_cast<int>(p.ep), static_cast<int>(p.tp * p.cp), gpn);
-  const LayerCostInputs li{m_, run, fw, compute_, comm_, groups};
+  const ComputeCost compute(sys_, t.attn_kernel);
+  const LayerCostInputs li{m_, run, fw, compute, comm_, groups};
   auto conv = [](const LayerCost& lc) {
     return Cost{lc.fwd.value,      lc.bwd.value,      lc.recompute.value, lc.fwd_comm.value,
                 lc.bwd_comm.value, lc.recompute_comm.value, lc.params,    lc.trainable_params};

@@ -13,6 +13,7 @@
 #include "model/custom_model.h"
 #include "model/presets.h"
 #include "sim/base/suggest.h"
+#include "sim/source_facts.h"
 
 namespace llmsim::sim {
 
@@ -251,6 +252,7 @@ struct FileContext {
   fs::path folder;                          // relative model/system paths are relative to it
   std::string data_dir;
   std::vector<std::string> system_presets;  // listed once per file
+  std::vector<SourceFact> facts;            // from the facts file beside the CSV (may be empty)
 };
 
 // A path relative to the CSV's folder when such a file exists there, otherwise nullopt.
@@ -372,9 +374,21 @@ class RowMapper {
     else note_default(fmt::format("seq_len={} (not stated)", t.seq_len));
     if (auto r = row_.named<Recompute>("recompute", recompute_names())) t.recompute = *r;
     else note_default(fmt::format("recompute={} (not stated)", name_of(t.recompute)));
-    // Only the field decides; notes such as "predates FlashAttention" are not interpreted.
-    if (auto fa = row_.yes_no("flash_attn")) t.flash_attn = *fa;
-    else note_default(fmt::format("flash_attn={} (not stated)", t.flash_attn ? "yes" : "no"));
+    // The field decides, then a source fact (facts file beside the CSV); free-text notes such as
+    // "predates FlashAttention" are never interpreted.
+    const SourceFact* fact = fact_for(ctx_.facts, out_.source);
+    if (auto fa = row_.yes_no("flash_attn")) {
+      t.flash_attn = *fa;
+    } else if (fact && fact->flash_attn) {
+      t.flash_attn = *fact->flash_attn;
+      note_default(fmt::format("flash_attn={} (source fact, {})", t.flash_attn ? "yes" : "no", fact_label(*fact)));
+    } else {
+      note_default(fmt::format("flash_attn={} (not stated)", t.flash_attn ? "yes" : "no"));
+    }
+    if (fact && fact->attn_kernel && t.flash_attn) {
+      t.attn_kernel = *fact->attn_kernel;
+      note_default(fmt::format("attn_kernel={} (source fact, {})", name_of(t.attn_kernel), fact_label(*fact)));
+    }
     if (auto z = row_.choice("zero_stage", {"0", "1", "2", "3"})) t.zero_stage = *z->c_str() - '0';
     else note_default(fmt::format("zero_stage={} (not stated)", t.zero_stage));
     if (auto o = row_.named<Offload>("offload", offload_names())) t.offload = *o;
@@ -412,6 +426,10 @@ class RowMapper {
     else note_default(fmt::format("output_len={} (not stated)", in.output_len));
     if (auto q = row_.choice("weight_quant", kWeightQuants)) model::parse_weight_quant(*q, in.weight_quant);
     else note_default("weight_quant=none (not stated)");
+    if (const SourceFact* fact = fact_for(ctx_.facts, out_.source); fact && fact->attn_kernel) {
+      in.attn_kernel = *fact->attn_kernel;
+      note_default(fmt::format("attn_kernel={} (source fact, {})", name_of(in.attn_kernel), fact_label(*fact)));
+    }
     // No column for it: the KV cache is stored at the compute precision (tf32 computes on fp32 data).
     in.kv_dtype = in.precision == DType::TF32 ? DType::FP32 : in.precision;
     note_default(fmt::format("kv_dtype={} (no column; the compute precision)", dtype_name(in.kv_dtype)));
@@ -491,14 +509,18 @@ class RowMapper {
 
 }  // namespace
 
-std::vector<MeasuredRun> load_measured_runs(const std::string& path, const std::string& data_dir) {
+std::vector<MeasuredRun> load_measured_runs(const std::string& path, const std::string& data_dir, bool use_facts) {
   const std::vector<Record> records = parse_csv(read_text(path), path);
   if (records.empty()) throw_input(Location{.file = path, .line = 1}, "empty file: the first line must be the header");
   const Header header = read_header(records.front(), path);
-  const FileContext ctx{.file = path,
-                        .folder = fs::path(path).parent_path(),
-                        .data_dir = data_dir,
-                        .system_presets = hardware::list_system_presets(data_dir)};
+  FileContext ctx{.file = path,
+                  .folder = fs::path(path).parent_path(),
+                  .data_dir = data_dir,
+                  .system_presets = hardware::list_system_presets(data_dir),
+                  .facts = {}};
+  const std::string facts_path = source_facts_path(path);
+  std::error_code ec;
+  if (use_facts && fs::exists(facts_path, ec)) ctx.facts = load_source_facts(facts_path);
   std::vector<MeasuredRun> runs;
   runs.reserve(records.size() - 1);
   for (std::size_t i = 1; i < records.size(); ++i) {
@@ -506,6 +528,15 @@ std::vector<MeasuredRun> load_measured_runs(const std::string& path, const std::
     MeasuredRun run;
     RowMapper(ctx, row, run).map();
     runs.push_back(std::move(run));
+  }
+  // A fact that covers no row is a typo in its prefix (or a stale fact): say so instead of ignoring it.
+  for (const SourceFact& f : ctx.facts) {
+    const bool used = std::any_of(runs.begin(), runs.end(),
+                                  [&](const MeasuredRun& r) { return fact_for(ctx.facts, r.source) == &f; });
+    if (!used)
+      throw_input(f.where, fmt::format("source_prefix '{}' covers no row of {} (rows are matched by the start of "
+                                       "their source column)",
+                                       f.source_prefix, path));
   }
   return runs;
 }

@@ -33,7 +33,10 @@ const std::vector<std::string>& measured_run_columns();
 const std::vector<std::string>& measured_run_metrics();
 
 // Parses the file (RFC 4180). Unknown columns, malformed numbers, unknown enum values and unknown
-// models are Input/NotFound errors naming file:line and the column.
-std::vector<MeasuredRun> load_measured_runs(const std::string& path, const std::string& data_dir);
+// models are Input/NotFound errors naming file:line and the column. With `use_facts`, the source facts
+// file beside it (sim/source_facts.h), when there is one, fills what the rows cannot state; each use is
+// listed in the row's `defaults`.
+std::vector<MeasuredRun> load_measured_runs(const std::string& path, const std::string& data_dir,
+                                            bool use_facts = true);
 
 }  // namespace llmsim::sim

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "model/model_spec.h"
+#include "sim/base/attention_kernel.h"
 #include "sim/base/dtype.h"
 
 namespace llmsim::sim {
@@ -67,6 +68,7 @@ struct TrainSpec {
   DType precision = DType::BF16;   // compute / activation precision
   Recompute recompute = Recompute::None;
   bool flash_attn = true;
+  AttentionKernel attn_kernel = AttentionKernel::Fa2;  // which fused kernel, when flash_attn
   int zero_stage = 0;              // 0..3 (FSDP FULL_SHARD = 3, SHARD_GRAD_OP = 2)
   Offload offload = Offload::None;
   Optimizer optimizer = Optimizer::Adam;
@@ -87,6 +89,7 @@ struct InferSpec {
   DType precision = DType::BF16;   // activation / compute precision
   model::WeightQuant weight_quant = model::WeightQuant::None;
   DType kv_dtype = DType::BF16;    // KV cache element type (bf16, fp16, fp8)
+  AttentionKernel attn_kernel = AttentionKernel::Fa2;  // the fused prefill attention kernel
   Framework framework = Framework::Hf;  // engine family for workspace rules (vllm etc. arrive with serving)
 };
 

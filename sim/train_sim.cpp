@@ -166,7 +166,7 @@ TrainResult simulate_training(const model::ModelSpec& m, const hardware::SystemS
 
   const auto& t = run.train;
   const FrameworkProfile& fw = framework_profile(t.framework);
-  const ComputeCost compute(sys);
+  const ComputeCost compute(sys, t.attn_kernel);
   const CommCost comm(sys);
   const TrainGraph tg = build_train_graph(TrainGraphInputs{m, sys, run, fw, compute, comm});
   const Schedule s = schedule(tg.graph);

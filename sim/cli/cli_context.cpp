@@ -88,7 +88,10 @@ std::string describe_run(const sim::RunSpec& r) {
                    sim::name_of(t.framework), t.micro_batch, t.global_batch, t.seq_len, dtype_name(t.precision),
                    t.zero_stage);
   if (t.offload != sim::Offload::None) s += fmt::format(", offload {}", sim::name_of(t.offload));
-  s += fmt::format(", recompute {}, {}", sim::name_of(t.recompute), t.flash_attn ? "flash-attn" : "no flash-attn");
+  s += fmt::format(", recompute {}, {}", sim::name_of(t.recompute),
+                   !t.flash_attn                            ? "no flash-attn"
+                   : t.attn_kernel == AttentionKernel::Fa2 ? "flash-attn"
+                                                            : fmt::format("flash-attn ({})", name_of(t.attn_kernel)));
   if (p.sequence_parallel) s += ", sequence parallel";
   if (p.pp > 1) s += fmt::format(", {} pipeline", sim::name_of(t.schedule));
   if (t.finetune != sim::FinetuneKind::Full) s += fmt::format(", {} rank {}", sim::name_of(t.finetune), t.lora_rank);

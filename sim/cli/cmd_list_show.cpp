@@ -147,6 +147,7 @@ nlohmann::json system_json(const hardware::SystemSpec& s) {
            {{"calibrated", s.efficiency.calibrated},
             {"gemm", gemm},
             {"attention", fraction_json(s.efficiency.attention)},
+            {"attention_fa1", fraction_json(s.efficiency.attention_fa1)},
             {"gemm_half_k", s.efficiency.gemm_half_k},
             {"memory_bandwidth", fraction_json(s.efficiency.memory_bandwidth)},
             {"elementwise_bandwidth", fraction_json(s.efficiency.elementwise_bandwidth)},
@@ -184,7 +185,8 @@ void print_system(const hardware::SystemSpec& s) {
   const auto frac = [](const char* what, const hardware::Fraction& f) {
     std::cout << fmt::format("    {}: {:.2f} [{:.2f}, {:.2f}]  ({})\n", what, f.value, f.low, f.high, f.source);
   };
-  frac("attention kernel", s.efficiency.attention);
+  frac("attention kernel (fa2)", s.efficiency.attention);
+  frac("attention kernel (fa1)", s.efficiency.attention_fa1);
   frac("memory bandwidth", s.efficiency.memory_bandwidth);
   frac("elementwise bandwidth", s.efficiency.elementwise_bandwidth);
   frac("fabric bandwidth", s.efficiency.fabric_bandwidth);

@@ -1,6 +1,8 @@
 // `llmsim validate FILE…`: predicts every row of measured-run CSV files and reports the errors, the
 // rows that cannot be predicted yet, and summaries by workload, metric, system and feature.
+#include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -14,6 +16,7 @@
 #include "sim/cli/cli_context.h"
 #include "sim/cli/commands.h"
 #include "sim/measured_runs.h"
+#include "sim/source_facts.h"
 #include "sim/memory_model.h"
 #include "sim/validation.h"
 
@@ -26,6 +29,7 @@ struct ValidateCommand {
   std::vector<std::string> files;
   std::string csv;                   // --csv FILE, or "-" for stdout
   double max_mape = -1;              // < 0: no threshold
+  bool no_facts = false;             // --no-source-facts
 };
 
 std::string shorten(const std::string& s, std::size_t n) {
@@ -202,14 +206,23 @@ Runner add_validate_command(CLI::App& app) {
       ->type_name("PERCENT")
       ->check(CLI::NonNegativeNumber);
   sub->add_option("--data-dir", cmd->common.data_dir, "folder with models/ and hardware/ presets")->type_name("DIR");
+  sub->add_flag("--no-source-facts", cmd->no_facts,
+                "ignore the <stem>.facts.toml beside each CSV (facts its sources state that rows cannot)");
   return [cmd, sub]() -> int {
     reject_extras(*sub);
     if (cmd->common.json && cmd->csv == "-") throw_usage("--csv", "--csv - and --json both want stdout; give one");
     const std::string data = cmd->common.resolved_data_dir();
     std::vector<sim::MeasuredRun> runs;
     for (const auto& f : cmd->files) {
-      auto v = sim::load_measured_runs(f, data);
+      auto v = sim::load_measured_runs(f, data, !cmd->no_facts);
       std::cerr << fmt::format("llmsim: validate: {} rows from {}\n", v.size(), f);
+      if (const std::string facts = sim::source_facts_path(f); !cmd->no_facts && std::filesystem::exists(facts)) {
+        const auto n = std::count_if(v.begin(), v.end(), [](const sim::MeasuredRun& r) {
+          return std::any_of(r.defaults.begin(), r.defaults.end(),
+                             [](const std::string& d) { return d.find("(source fact, ") != std::string::npos; });
+        });
+        std::cerr << fmt::format("llmsim: validate: source facts from {} apply to {} of its rows\n", facts, n);
+      }
       for (auto& r : v) runs.push_back(std::move(r));
     }
     const std::vector<sim::ValidationRow> rows = sim::predict_rows(runs, data);

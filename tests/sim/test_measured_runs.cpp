@@ -372,5 +372,70 @@ TEST_CASE("published runs: executed runs fit, runs reported out of memory do not
   }
 }
 
+TEST_CASE("source facts beside the CSV fill what its rows cannot state") {
+  const auto runs = load("facts/facts_ok.csv");
+  REQUIRE(runs.size() == 5);
+  const auto by_id = [&](const std::string& id) -> const sim::MeasuredRun& {
+    const auto it = std::find_if(runs.begin(), runs.end(), [&](const sim::MeasuredRun& r) { return r.run_id == id; });
+    REQUIRE(it != runs.end());
+    return *it;
+  };
+  SUBCASE("an empty flash_attn takes the fact, and the row says where it came from") {
+    const auto& r = by_id("old-unstated");
+    CHECK_FALSE(r.run.train.flash_attn);
+    CHECK(has_default(r, "flash_attn=no (source fact, facts_ok.facts.toml:4)"));
+  }
+  SUBCASE("a stated flash_attn wins over the fact") {
+    const auto& r = by_id("old-stated");
+    CHECK(r.run.train.flash_attn);
+    CHECK_FALSE(mentions(r.defaults, "flash_attn"));
+  }
+  SUBCASE("attn_kernel has no column: the fact sets it; the longest matching prefix wins") {
+    CHECK(by_id("harness").run.train.attn_kernel == AttentionKernel::Fa1);
+    CHECK(has_default(by_id("harness"), "attn_kernel=fa1 (source fact, facts_ok.facts.toml:9)"));
+    CHECK(by_id("harness-sub").run.train.attn_kernel == AttentionKernel::Fa2);
+  }
+  SUBCASE("rows no fact covers keep the plain defaults") {
+    const auto& r = by_id("other");
+    CHECK(r.run.train.flash_attn);
+    CHECK(r.run.train.attn_kernel == AttentionKernel::Fa2);
+    CHECK(has_default(r, "flash_attn=yes (not stated)"));
+  }
+  SUBCASE("use_facts = false ignores the file") {
+    const auto raw = sim::load_measured_runs(kRuns + "facts/facts_ok.csv", LLMSIM_DATA_DIR, false);
+    REQUIRE(raw.size() == 5);
+    CHECK(raw[0].run.train.flash_attn);
+    CHECK(raw[2].run.train.attn_kernel == AttentionKernel::Fa2);
+  }
+}
+
+TEST_CASE("bad source facts are errors naming the facts file, line and key") {
+  SUBCASE("a prefix that covers no row") {
+    const Error e = load_error("facts/facts_unused.csv");
+    CHECK(e.kind() == ErrorKind::Input);
+    CHECK(e.where().line == 3);
+    CHECK(std::string(e.what()).find("facts_unused.facts.toml:3") != std::string::npos);
+    CHECK(e.message().find("'Somewhere els3' covers no row") != std::string::npos);
+  }
+  SUBCASE("an unknown key, with did-you-mean") {
+    const Error e = load_error("facts/facts_bad_key.csv");
+    CHECK(e.kind() == ErrorKind::Input);
+    CHECK(e.where().line == 5);
+    CHECK(e.message().find("did you mean 'flash_attn'") != std::string::npos);
+  }
+  SUBCASE("a fact without evidence") {
+    const Error e = load_error("facts/facts_no_evidence.csv");
+    CHECK(e.kind() == ErrorKind::Input);
+    CHECK(e.where().key.find("evidence") != std::string::npos);
+  }
+  SUBCASE("an unknown kernel lists the known ones") {
+    const Error e = load_error("facts/facts_bad_kernel.csv");
+    CHECK(e.kind() == ErrorKind::Input);
+    CHECK(e.where().line == 5);
+    CHECK(e.message().find("'fa9'") != std::string::npos);
+    CHECK(e.message().find("fa2, fa1") != std::string::npos);
+  }
+}
+
 }  // TEST_SUITE
 }  // namespace llmsim

@@ -40,6 +40,10 @@ TEST_CASE("settings fill the run spec and imply the workload") {
   CHECK(i.run.workload == sim::Workload::Inference);
   set(i, "framework", "megatron-lm");  // measured-run alias
   CHECK(i.run.train.framework == sim::Framework::Megatron);
+  CHECK(i.run.train.attn_kernel == llmsim::AttentionKernel::Fa2);
+  set(i, "attn-kernel", "fa1");  // training and inference alike
+  CHECK(i.run.train.attn_kernel == llmsim::AttentionKernel::Fa1);
+  CHECK(i.run.infer.attn_kernel == llmsim::AttentionKernel::Fa1);
 }
 
 TEST_CASE("bad values name the flag, the value and the rule") {
@@ -55,6 +59,8 @@ TEST_CASE("bad values name the flag, the value and the rule") {
   CHECK(std::string(e.what()).find("did you mean 'full'") != std::string::npos);
   e = caught([&] { set(r, "zero-stage", "4"); });
   CHECK(std::string(e.what()).find("must be one of 0, 1, 2, 3") != std::string::npos);
+  e = caught([&] { set(r, "attn-kernel", "fa3"); });
+  CHECK(std::string(e.what()).find("must be one of fa2, fa1") != std::string::npos);
   e = caught([&] { set(r, "lora-targets", "q,vv"); });
   CHECK(std::string(e.what()).find("'vv'") != std::string::npos);
 }

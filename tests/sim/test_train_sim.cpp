@@ -64,6 +64,42 @@ TEST_CASE("a single large GEMM takes its FLOPs at the wave-quantised fraction of
   CHECK(skinny.value == doctest::Approx(bytes / (2039e9 * 0.88)).epsilon(1e-9));
 }
 
+TEST_CASE("a compute-bound fused attention kernel runs at its generation's fraction of the 16-bit peak") {
+  const auto sys = preset_system("a800-nvlink");
+  const sim::ComputeCost fa2(sys);
+  const sim::ComputeCost fa1(sys, AttentionKernel::Fa1);
+  // Causal FlashAttention forward of b=1, 32 heads x 128, s=4096: 4 * 32 * 128 * 4096^2 / 2 FLOPs over
+  // q, k, v and o in bf16 (4 * 4096 * 4096 * 2 bytes): compute bound by far.
+  const double flops = 4.0 * 32 * 128 * 4096.0 * 4096.0 / 2;
+  const double bytes = 4.0 * 4096 * 4096 * 2;
+  CHECK(fa2.attention(flops, bytes, DType::BF16).value == doctest::Approx(flops / (312e12 * 0.55)).epsilon(1e-9));
+  const auto t1 = fa1.attention(flops, bytes, DType::BF16);
+  CHECK(t1.value == doctest::Approx(flops / (312e12 * 0.33)).epsilon(1e-9));
+  CHECK(t1.low == doctest::Approx(flops / (312e12 * 0.40)).epsilon(1e-9));
+  CHECK(t1.high == doctest::Approx(flops / (312e12 * 0.25)).epsilon(1e-9));
+  // GEMMs do not depend on the attention kernel.
+  CHECK(fa1.gemm(4096, 4096, 4096, 1, 2.0 * 4096 * 4096 * 4096, 0, DType::BF16).value ==
+        fa2.gemm(4096, 4096, 4096, 1, 2.0 * 4096 * 4096 * 4096, 0, DType::BF16).value);
+}
+
+TEST_CASE("a slower attention kernel lengthens a long-sequence training step by its attention time") {
+  const auto m = preset_model("llama2-7b");
+  const auto sys = preset_system("a800-nvlink");
+  auto run = pretrain(8, 1, 8, 16384);
+  run.train.zero_stage = 3;
+  run.train.framework = sim::Framework::Fsdp;
+  const auto r2 = sim::simulate_training(m, sys, run);
+  run.train.attn_kernel = AttentionKernel::Fa1;
+  const auto r1 = sim::simulate_training(m, sys, run);
+  REQUIRE(r1.problems.empty());
+  const double attn2 = share(r2.by_module, "attention.core");
+  const double attn1 = share(r1.by_module, "attention.core");
+  // Compute-bound attention at s = 16384: the kernel time scales with 1 / fraction.
+  CHECK(attn1 / attn2 == doctest::Approx(0.55 / 0.33).epsilon(0.01));
+  CHECK(attn2 > 0);
+  CHECK(r1.step_time_s.value > r2.step_time_s.value);
+}
+
 TEST_CASE("FLOPs per token follow 6N + 12 L s h (Narayanan et al. 2021 Eq. 3 without recompute)") {
   const auto m = preset_model("llama2-7b");
   const auto sys = preset_system("a800-nvlink");

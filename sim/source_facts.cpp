@@ -1,0 +1,67 @@
+#include "sim/source_facts.h"
+
+#include <filesystem>
+
+#include "sim/base/toml_reader.h"
+
+namespace llmsim::sim {
+
+namespace fs = std::filesystem;
+
+std::string source_facts_path(const std::string& csv_path) {
+  const fs::path p(csv_path);
+  return (p.parent_path() / (p.stem().string() + ".facts.toml")).string();
+}
+
+std::vector<SourceFact> load_source_facts(const std::string& path) {
+  const toml::table root = parse_toml_file(path);
+  TomlReader top(root, path);
+  const std::int64_t version = top.integer("schema_version");
+  if (version != 1)
+    throw_input(top.where("schema_version"),
+                "schema_version = " + std::to_string(version) + ": this llmsim reads facts files of version 1");
+  top.ignore("fact");
+  top.finish();
+
+  std::vector<SourceFact> facts;
+  const toml::node* node = root.get("fact");
+  if (!node) return facts;
+  const toml::array* list = node->as_array();
+  if (!list || !list->is_array_of_tables())
+    throw_input(top.where("fact"), "'fact' must be an array of tables ([[fact]])");
+  for (std::size_t i = 0; i < list->size(); ++i) {
+    const toml::table& tbl = *list->get(i)->as_table();
+    TomlReader r(tbl, path, "fact[" + std::to_string(i) + "]");
+    SourceFact f;
+    f.where = Location{.file = path, .line = static_cast<int>(tbl.source().begin.line)};
+    f.source_prefix = r.string("source_prefix");
+    if (f.source_prefix.empty()) throw_input(r.where("source_prefix"), "source_prefix must not be empty");
+    f.evidence = r.string("evidence");
+    if (f.evidence.empty()) throw_input(r.where("evidence"), "evidence must cite why the fact holds");
+    f.flash_attn = r.opt_boolean("flash_attn");
+    if (auto k = r.opt_choice("attn_kernel", attention_kernel_names())) {
+      AttentionKernel kernel{};
+      parse_name(*k, kernel);
+      f.attn_kernel = kernel;
+    }
+    r.finish();
+    if (!f.flash_attn && !f.attn_kernel)
+      throw_input(f.where, "the fact sets nothing: give flash_attn or attn_kernel");
+    facts.push_back(std::move(f));
+  }
+  return facts;
+}
+
+const SourceFact* fact_for(const std::vector<SourceFact>& facts, const std::string& source) {
+  const SourceFact* best = nullptr;
+  for (const SourceFact& f : facts)
+    if (source.starts_with(f.source_prefix) && (!best || f.source_prefix.size() > best->source_prefix.size()))
+      best = &f;
+  return best;
+}
+
+std::string fact_label(const SourceFact& f) {
+  return fs::path(f.where.file).filename().string() + ":" + std::to_string(f.where.line);
+}
+
+}  // namespace llmsim::sim

@@ -1,0 +1,44 @@
+#pragma once
+// Facts about a measured-run source that its rows cannot state: the schema has no column for them
+// (which FlashAttention generation a benchmark harness ran), or the source states them outside the
+// row (a run published before FlashAttention existed). They live in `<csv stem>.facts.toml` beside
+// the CSV, each fact naming the rows it covers by a prefix of their `source` column and citing its
+// evidence, so that the CSV itself stays an unchanged copy of the published collection.
+//
+//   schema_version = 1
+//   [[fact]]
+//   source_prefix = "Narayanan et al. 2021"
+//   flash_attn = false          # applies only where the row leaves flash_attn empty
+//   attn_kernel = "fa1"         # fused attention kernel generation (no schema column)
+//   evidence = "why this is so, with its citation"
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/base/attention_kernel.h"
+#include "sim/base/error.h"
+
+namespace llmsim::sim {
+
+struct SourceFact {
+  Location where;                               // the [[fact]] table in its file
+  std::string source_prefix;                    // rows whose `source` starts with this
+  std::optional<bool> flash_attn;               // for rows that leave flash_attn empty
+  std::optional<AttentionKernel> attn_kernel;   // for every covered row that uses fused attention
+  std::string evidence;                         // citation (required)
+};
+
+// "<folder>/<stem>.facts.toml" for "<folder>/<stem>.csv".
+std::string source_facts_path(const std::string& csv_path);
+
+// Reads a facts file. Unknown keys, a missing evidence, an empty prefix, an unknown kernel name or a
+// fact that sets nothing are Input errors naming file:line.
+std::vector<SourceFact> load_source_facts(const std::string& path);
+
+// The fact with the longest prefix of `source`, or nullptr.
+const SourceFact* fact_for(const std::vector<SourceFact>& facts, const std::string& source);
+
+// "published.facts.toml:12" for messages and row notes.
+std::string fact_label(const SourceFact& f);
+
+}  // namespace llmsim::sim
