@@ -297,6 +297,12 @@ class RowMapper {
     quiet_ = false;
     map_model();
     map_system();
+    if (const SourceFact* fact = fact_for(ctx_.facts, out_.source); fact && fact->peak_mem_tensors_only) {
+      out_.peak_mem_tensors_only = *fact->peak_mem_tensors_only;
+      if (out_.metric == "peak_mem_gib")
+        note_default(fmt::format("peak_mem={} (source fact, {})", out_.peak_mem_tensors_only ? "tensors" : "device",
+                                 fact_label(*fact)));
+    }
   }
 
  private:

@@ -24,6 +24,7 @@ struct MeasuredRun {
   double value = 0;
   double request_rate = 0;             // serving: requests per second; 0 = closed loop (not stated)
   std::string notes;                   // free text, kept for reports; never interpreted
+  bool peak_mem_tensors_only = false;  // peak_mem_gib counts tensors only (a source fact; default device memory)
   std::vector<std::string> defaults;   // "recompute=none (not stated)", … for every empty field a default filled
 };
 

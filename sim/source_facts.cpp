@@ -44,9 +44,10 @@ std::vector<SourceFact> load_source_facts(const std::string& path) {
       parse_name(*k, kernel);
       f.attn_kernel = kernel;
     }
+    if (auto pm = r.opt_choice("peak_mem", {"device", "tensors"})) f.peak_mem_tensors_only = *pm == "tensors";
     r.finish();
-    if (!f.flash_attn && !f.attn_kernel)
-      throw_input(f.where, "the fact sets nothing: give flash_attn or attn_kernel");
+    if (!f.flash_attn && !f.attn_kernel && !f.peak_mem_tensors_only)
+      throw_input(f.where, "the fact sets nothing: give flash_attn, attn_kernel or peak_mem");
     facts.push_back(std::move(f));
   }
   return facts;

@@ -10,6 +10,7 @@
 //   source_prefix = "Narayanan et al. 2021"
 //   flash_attn = false          # applies only where the row leaves flash_attn empty
 //   attn_kernel = "fa1"         # fused attention kernel generation (no schema column)
+//   peak_mem = "tensors"        # peak_mem_gib counts tensor allocations only (max_memory_allocated)
 //   evidence = "why this is so, with its citation"
 #include <optional>
 #include <string>
@@ -25,6 +26,9 @@ struct SourceFact {
   std::string source_prefix;                    // rows whose `source` starts with this
   std::optional<bool> flash_attn;               // for rows that leave flash_attn empty
   std::optional<AttentionKernel> attn_kernel;   // for every covered row that uses fused attention
+  // true: the source's peak_mem_gib counts tensor allocations only (torch.cuda.max_memory_allocated),
+  // without the CUDA context and the caching allocator's unused reserve; false: device memory in use.
+  std::optional<bool> peak_mem_tensors_only;
   std::string evidence;                         // citation (required)
 };
 

@@ -78,14 +78,23 @@ std::string oom_note(const MemoryResult& m) {
 }
 
 // fits / peak_mem_gib from the memory model (any workload). False when the metric is not a memory one.
-bool predict_memory_metric(ValidationRow& row, const MemoryResult& m) {
+// A source that measured tensor allocations only (torch.cuda.max_memory_allocated) is compared with the
+// peak less the CUDA context and the allocator reserve, which such a measurement cannot see.
+bool predict_memory_metric(ValidationRow& row, const MemoryResult& m, bool tensors_only) {
   if (row.metric != "fits" && row.metric != "peak_mem_gib") return false;
   if (!m.valid()) {
     set_unsupported(row, m.problems.front());
     return true;
   }
-  if (row.metric == "fits") set_fits(row, m.fits());
-  else set_prediction(row, Interval::exact(m.gpu_bytes / units::GiB));
+  if (row.metric == "fits") {
+    set_fits(row, m.fits());
+    return true;
+  }
+  double bytes = m.gpu_bytes;
+  if (tensors_only)
+    for (const MemoryItem& i : m.gpu)
+      if (i.name == "cuda_context" || i.name == "allocator_reserve") bytes -= i.bytes;
+  set_prediction(row, Interval::exact(bytes / units::GiB));
   return true;
 }
 
@@ -105,7 +114,7 @@ void predict_training(ValidationRow& row, const MeasuredRun& mr, const hardware:
   const TrainResult r = simulate_training(mr.model, sys, mr.run);
   // Memory metrics need only the memory model; a framework or schedule problem of the time simulator
   // does not stop them (a structural problem does: the memory model reports it).
-  if (predict_memory_metric(row, r.memory)) return;
+  if (predict_memory_metric(row, r.memory, mr.peak_mem_tensors_only)) return;
   if (!r.valid()) return set_unsupported(row, r.problems.front());
   const std::string& k = row.metric;
   if (k == "step_time_s") set_prediction(row, r.step_time_s);
@@ -164,7 +173,7 @@ void predict_serving(ValidationRow& row, const MeasuredRun& mr, const hardware::
 // rows (request streams) through the serving simulator.
 void predict_inference(ValidationRow& row, const MeasuredRun& mr, const hardware::SystemSpec& sys) {
   if (row.metric == "fits" || row.metric == "peak_mem_gib") {
-    predict_memory_metric(row, evaluate_memory(mr.model, sys, mr.run));
+    predict_memory_metric(row, evaluate_memory(mr.model, sys, mr.run), mr.peak_mem_tensors_only);
     return;
   }
   if (mr.workload == "serving") return predict_serving(row, mr, sys);

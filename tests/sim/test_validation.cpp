@@ -240,6 +240,21 @@ TEST_CASE("an error while predicting a row is a status, not an exception") {
   CHECK(row.status.find("/nonexistent/system.toml") != std::string::npos);
 }
 
+TEST_CASE("a tensors-only peak (source fact) is compared without the CUDA context and allocator reserve") {
+  const std::string csv = LLMSIM_TEST_DATA_DIR "/runs/facts/facts_peak_mem.csv";
+  const auto with = sim::predict_rows(sim::load_measured_runs(csv, LLMSIM_DATA_DIR), LLMSIM_DATA_DIR);
+  const auto without = sim::predict_rows(sim::load_measured_runs(csv, LLMSIM_DATA_DIR, false), LLMSIM_DATA_DIR);
+  REQUIRE(with.size() == 2);
+  REQUIRE(without.size() == 2);
+  REQUIRE(with[0].status == sim::kValidationOk);
+  // dgx-a100-80gb: 1 GiB of context plus 5 % of 80 GiB of allocator reserve (its runtime section).
+  CHECK(without[0].predicted - with[0].predicted == doctest::Approx(1.0 + 0.05 * 80.0).epsilon(1e-6));
+  CHECK(has(with[0].defaults, "peak_mem=tensors (source fact, facts_peak_mem.facts.toml:3)"));
+  // fits compares against device memory either way, and its row does not mention the fact.
+  CHECK(with[1].error_pct == without[1].error_pct);
+  CHECK_FALSE(has(with[1].defaults, "peak_mem=tensors (source fact, facts_peak_mem.facts.toml:3)"));
+}
+
 TEST_CASE("every published row gets a prediction or a reason, and the summary counts them all") {
   const auto runs = sim::load_measured_runs(LLMSIM_DATA_DIR "/validation/published.csv", LLMSIM_DATA_DIR);
   const auto rows = sim::predict_rows(runs, LLMSIM_DATA_DIR);
