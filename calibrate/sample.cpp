@@ -12,10 +12,16 @@ namespace llmsim::calibrate {
 
 namespace {
 
-constexpr int kColumns = 14;
-// The format before sm_clock_MHz and throttled were recorded (still read, upgraded on append).
-constexpr int kLegacyColumns = 12;
-constexpr const char* kLegacyHeader = "bench,dtype,m,n,k,bytes,group,flops,time_s,spread,repeats,noisy";
+// Older formats, still read (and upgraded on append): before sm_clock_MHz and throttled were recorded,
+// and before nodes.
+constexpr const char* kHeaderV1 = "bench,dtype,m,n,k,bytes,group,flops,time_s,spread,repeats,noisy";
+constexpr const char* kHeaderV2 = "bench,dtype,m,n,k,bytes,group,flops,time_s,spread,repeats,noisy,sm_clock_MHz,throttled";
+constexpr const char* kHeader = "bench,dtype,m,n,k,bytes,group,flops,time_s,spread,repeats,noisy,sm_clock_MHz,throttled,nodes";
+// Columns of each format version (1-based index = version).
+constexpr int kColumnsOf[] = {0, 12, 14, 15};
+constexpr int kCurrentVersion = 3;
+
+const char* header_of(int version) { return version == 1 ? kHeaderV1 : version == 2 ? kHeaderV2 : kHeader; }
 
 std::vector<std::string> split(const std::string& line) {
   std::vector<std::string> out;
@@ -43,13 +49,12 @@ T number(const std::string& s, const std::string& path, int line, const char* co
   throw_input(Location{.file = path, .line = line, .key = column}, fmt::format("'{}' is not a number", s));
 }
 
-Sample parse_row(const std::string& line, const std::string& path, int ln, bool legacy) {
+Sample parse_row(const std::string& line, const std::string& path, int ln, int version) {
   const auto c = split(line);
-  const int want = legacy ? kLegacyColumns : kColumns;
+  const int want = kColumnsOf[version];
   if (static_cast<int>(c.size()) != want)
     throw_input(Location{.file = path, .line = ln},
-                fmt::format("expected {} columns ({}), found {}", want, legacy ? kLegacyHeader : sample_csv_header(),
-                            c.size()));
+                fmt::format("expected {} columns ({}), found {}", want, header_of(version), c.size()));
   Sample s;
   s.item.bench = c[0];
   s.item.dtype = c[1];
@@ -63,9 +68,13 @@ Sample parse_row(const std::string& line, const std::string& path, int ln, bool 
   s.spread = number<double>(c[9], path, ln, "spread");
   s.repeats = number<int>(c[10], path, ln, "repeats");
   s.noisy = c[11] == "1";
-  if (!legacy) {
+  if (version >= 2) {
     s.sm_clock_MHz = number<double>(c[12], path, ln, "sm_clock_MHz");
     s.throttled = c[13] == "1";
+  }
+  if (version >= 3) {
+    s.item.nodes = number<int>(c[14], path, ln, "nodes");
+    if (s.item.nodes < 1) throw_input(Location{.file = path, .line = ln, .key = "nodes"}, "nodes must be >= 1");
   }
   if (s.item.bench.empty()) throw_input(Location{.file = path, .line = ln, .key = "bench"}, "empty benchmark name");
   if (!(s.time_s > 0)) throw_input(Location{.file = path, .line = ln, .key = "time_s"}, "time must be > 0");
@@ -74,56 +83,59 @@ Sample parse_row(const std::string& line, const std::string& path, int ln, bool 
 
 }  // namespace
 
-const char* sample_csv_header() { return "bench,dtype,m,n,k,bytes,group,flops,time_s,spread,repeats,noisy,sm_clock_MHz,throttled"; }
+const char* sample_csv_header() { return kHeader; }
 
 std::string BenchItem::key() const {
-  return fmt::format("{}|{}|{}|{}|{}|{:.0f}|{}", bench, dtype, m, n, k, bytes, group);
+  const std::string k = fmt::format("{}|{}|{}|{}|{}|{:.0f}|{}", bench, dtype, m, n, this->k, bytes, group);
+  return nodes > 1 ? k + fmt::format("|n{}", nodes) : k;
 }
 
 namespace {
 
-// The rows of a samples file, and whether it has the older 12-column header.
-std::vector<Sample> read_samples_file(const std::string& path, bool& legacy) {
+// The rows of a samples file, and its format version (kCurrentVersion, or an older one).
+std::vector<Sample> read_samples_file(const std::string& path, int& version) {
   std::ifstream in(path);
   if (!in) throw_not_found(Location{.file = path}, "cannot open the samples file");
   std::vector<Sample> out;
   std::string line;
   int ln = 0;
-  legacy = false;
+  version = kCurrentVersion;
   while (std::getline(in, line)) {
     ++ln;
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.empty()) continue;
     if (ln == 1) {
-      legacy = line == kLegacyHeader;
-      if (line != sample_csv_header() && !legacy)
+      version = 0;
+      for (int v = 1; v <= kCurrentVersion; ++v)
+        if (line == header_of(v)) version = v;
+      if (version == 0)
         throw_input(Location{.file = path, .line = 1}, fmt::format("header must be '{}'", sample_csv_header()));
       continue;
     }
-    out.push_back(parse_row(line, path, ln, legacy));
+    out.push_back(parse_row(line, path, ln, version));
   }
   return out;
 }
 
 std::string csv_row(const Sample& s) {
   // Full precision for times and byte counts: the fit reads these back.
-  return fmt::format("{},{},{},{},{},{:.0f},{},{:.17g},{:.17g},{:.6g},{},{},{:.0f},{}\n", s.item.bench, s.item.dtype,
-                     s.item.m, s.item.n, s.item.k, s.item.bytes, s.item.group, s.flops, s.time_s, s.spread, s.repeats,
-                     s.noisy ? 1 : 0, s.sm_clock_MHz, s.throttled ? 1 : 0);
+  return fmt::format("{},{},{},{},{},{:.0f},{},{:.17g},{:.17g},{:.6g},{},{},{:.0f},{},{}\n", s.item.bench,
+                     s.item.dtype, s.item.m, s.item.n, s.item.k, s.item.bytes, s.item.group, s.flops, s.time_s,
+                     s.spread, s.repeats, s.noisy ? 1 : 0, s.sm_clock_MHz, s.throttled ? 1 : 0, s.item.nodes);
 }
 
 }  // namespace
 
 std::vector<Sample> read_samples(const std::string& path) {
-  bool legacy = false;
-  return read_samples_file(path, legacy);
+  int version = 0;
+  return read_samples_file(path, version);
 }
 
 SampleLog::SampleLog(std::string path) : path_(std::move(path)) {
   const bool exists = std::filesystem::exists(path_) && std::filesystem::file_size(path_) > 0;
-  bool legacy = false;
-  if (exists) samples_ = read_samples_file(path_, legacy);
-  if (legacy) {
+  int version = kCurrentVersion;
+  if (exists) samples_ = read_samples_file(path_, version);
+  if (version != kCurrentVersion) {
     // Upgrade in place (write a copy, then rename over) so that every row has the same columns.
     const std::string tmp = path_ + ".upgrade";
     {

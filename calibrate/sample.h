@@ -16,7 +16,10 @@ struct BenchItem {
   std::int64_t m = 0, n = 0, k = 0;  // GEMM shape (0 otherwise)
   double bytes = 0;         // message / buffer size in bytes (the family's convention, see plan.h)
   int group = 1;            // ranks taking part (collectives, p2p), threads (host benchmarks)
-  std::string key() const;  // stable identity: "gemm|bf16|4096|4096|4096|0|1"
+  int nodes = 1;            // hosts the group spans (collectives across nodes through MPI, imported logs)
+  // Stable identity: "gemm|bf16|4096|4096|4096|0|1", with "|n<nodes>" appended when nodes > 1 (so the
+  // keys of single-node samples, and resume of older folders, are unchanged).
+  std::string key() const;
 };
 
 // One measurement of an item.
@@ -52,8 +55,9 @@ class SampleLog {
 // Reads a samples CSV (the SampleLog format) without opening it for writing.
 std::vector<Sample> read_samples(const std::string& path);
 
-// The CSV header SampleLog writes. Files with the older header (without sm_clock_MHz and throttled) are
-// still read, and SampleLog rewrites such a file in the current format before appending to it.
+// The CSV header SampleLog writes. Files with an older header (without nodes; without sm_clock_MHz and
+// throttled too) are still read, and SampleLog rewrites such a file in the current format before
+// appending to it.
 const char* sample_csv_header();
 
 }  // namespace llmsim::calibrate

@@ -63,10 +63,41 @@ TEST_CASE("the sample log appends as it measures and resumes where it stopped") 
   CHECK(all[1].time_s == doctest::Approx(1e-4).epsilon(1e-15));
   CHECK(all[1].item.key() == b.item.key());
   // A damaged file is an error naming its line.
-  const auto bad = test::write_temp("samples-bad.csv", std::string(cal::sample_csv_header()) + "\nmem_copy,,0,0,0,x,1,0,1e-5,0,5,0,0,0\n");
+  const auto bad = test::write_temp("samples-bad.csv", std::string(cal::sample_csv_header()) + "\nmem_copy,,0,0,0,x,1,0,1e-5,0,5,0,0,0,1\n");
   const auto e = test::error_of([&] { cal::read_samples(bad); });
   CHECK(e.where().line == 2);
   CHECK(std::string(e.what()).find("bytes") != std::string::npos);
+}
+
+TEST_CASE("samples keep the nodes a collective spans; the 14-column format is read as one node") {
+  const std::string dir = temp_dir("samplelog-nodes");
+  const std::string path = dir + "/samples.csv";
+  {
+    std::ofstream old(path);
+    old << "bench,dtype,m,n,k,bytes,group,flops,time_s,spread,repeats,noisy,sm_clock_MHz,throttled\n"
+        << "nccl_all_reduce,fp32,0,0,0,1048576,8,0,1e-4,0.01,5,0,1980,0\n";
+  }
+  auto across = sample("nccl_all_reduce", "fp32", 1 << 20, 3e-4);
+  across.item.group = 16;
+  across.item.nodes = 2;
+  CHECK(across.item.key() == "nccl_all_reduce|fp32|0|0|0|1048576|16|n2");
+  {
+    cal::SampleLog log(path);
+    REQUIRE(log.samples().size() == 1);
+    CHECK(log.samples()[0].item.nodes == 1);
+    CHECK(log.samples()[0].item.key() == "nccl_all_reduce|fp32|0|0|0|1048576|8");  // unchanged: resume still works
+    CHECK(!log.done(across.item));
+    log.append(across);
+    CHECK(log.done(across.item));
+  }
+  const auto all = cal::read_samples(path);
+  REQUIRE(all.size() == 2);
+  CHECK(all[1].item.nodes == 2);
+  CHECK(all[1].item.group == 16);
+  const auto bad = test::write_temp("samples-nodes0.csv",
+                                    std::string(cal::sample_csv_header()) + "\nmem_copy,,0,0,0,1024,1,0,1e-5,0,5,0,0,0,0\n");
+  const auto e = test::error_of([&] { cal::read_samples(bad); });
+  CHECK(e.where().key == "nodes");
 }
 
 TEST_CASE("samples keep the SM clock and throttling; a file of the older format is read and upgraded") {
