@@ -37,12 +37,20 @@ using Progress = std::function<void(const BenchItem& item, std::size_t index, st
 // items measured so far stay in the log and a later --resume continues with the rest.
 using StopCheck = std::function<bool()>;
 
+class ProcessGroup;  // process_group.h
+
 // Measures every GPU item of `items` not already in `log`, appending each sample as it completes.
 // Items of families that need something this build lacks (e.g. NCCL) are skipped with a note in
 // `skipped`; so is an item whose CUDA/cuBLAS/NCCL call fails (the note names the call), unless the
 // failure means the GPU is gone. Returns false when `stop` ended the run early.
 // Throws llmsim::Error (NoDevice) when no GPU is usable.
-bool run_gpu_items(const std::vector<BenchItem>& items, SampleLog& log, const Progress& progress,
-                   std::vector<std::string>& skipped, const StopCheck& stop = {});
+//
+// With a multi-process `group` (calibrate --mpi) every rank calls this with the same `items`: rank 0
+// (the only one with a `log`; the others pass nullptr) decides which items remain and when to stop,
+// and sends that to the others; NCCL items run on every rank, everything else on rank 0 alone. A
+// rank without a usable GPU makes every rank throw NoDevice; a failing collective ends every rank
+// (what was measured is in the log; --resume continues).
+bool run_gpu_items(const std::vector<BenchItem>& items, SampleLog* log, const Progress& progress,
+                   std::vector<std::string>& skipped, const StopCheck& stop, ProcessGroup& group);
 
 }  // namespace llmsim::calibrate

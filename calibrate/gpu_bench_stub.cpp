@@ -17,8 +17,8 @@ std::optional<GpuInfo> probe_gpus(std::string& why) {
   return std::nullopt;
 }
 
-bool run_gpu_items(const std::vector<BenchItem>&, SampleLog&, const Progress&, std::vector<std::string>&,
-                   const StopCheck&) {
+bool run_gpu_items(const std::vector<BenchItem>&, SampleLog*, const Progress&, std::vector<std::string>&,
+                   const StopCheck&, ProcessGroup&) {
   throw Error(ErrorKind::NoDevice, Location{}, kNoCuda);
 }
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <thread>
 
+#include "calibrate/process_group.h"
+
 namespace llmsim::calibrate {
 
 const std::vector<Family>& families() {
@@ -134,15 +136,23 @@ std::vector<BenchItem> make_plan(const PlanOptions& o) {
   if (wanted(o, "p2p") && o.gpus >= 2)
     for (double s : o.quick ? std::vector<double>{MiB, 256 * MiB} : sizes(64 * KiB, GiB, 4))
       out.push_back(item("p2p", "", s, 2));
-  if (wanted(o, "nccl") && o.gpus >= 2) {
+  // Collectives over this process's GPUs, or over the ranks of an MPI run (one GPU each).
+  const bool ranks = o.rank_hosts.size() >= 2;
+  const int members = ranks ? static_cast<int>(o.rank_hosts.size()) : o.gpus;
+  if (wanted(o, "nccl") && members >= 2) {
     std::vector<int> groups;
-    for (int g = 2; g <= o.gpus; g *= 2) groups.push_back(g);
-    if (groups.back() != o.gpus) groups.push_back(o.gpus);
+    for (int g = 2; g <= members; g *= 2) groups.push_back(g);
+    if (groups.back() != members) groups.push_back(members);
     const auto msg = o.quick ? std::vector<double>{MiB, 64 * MiB, 512 * MiB} : sizes(8 * KiB, GiB, 4);
+    const auto nccl = [&](const char* f, double s, int g) {
+      BenchItem i = item(f, "bf16", s, g);
+      if (ranks) i.nodes = nodes_spanned(o.rank_hosts, g);
+      return i;
+    };
     for (const char* f : {"nccl_all_reduce", "nccl_all_gather", "nccl_reduce_scatter", "nccl_all_to_all", "nccl_broadcast"})
       for (int g : groups)
-        for (double s : msg) out.push_back(item(f, "bf16", s, g));
-    for (double s : msg) out.push_back(item("nccl_send_recv", "bf16", s, 2));
+        for (double s : msg) out.push_back(nccl(f, s, g));
+    for (double s : msg) out.push_back(nccl("nccl_send_recv", s, 2));
   }
   if (wanted(o, "cpu")) {
     const int threads = o.host_threads > 0 ? o.host_threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));

@@ -12,7 +12,8 @@
 //   h2d_pinned, d2h_pinned, h2d_pageable, d2h_pageable   host<->device copies; bytes copied
 //   p2p             peer copy between two GPUs; bytes copied
 //   nccl_all_reduce, nccl_all_gather, nccl_reduce_scatter, nccl_all_to_all, nccl_broadcast, nccl_send_recv
-//                   NCCL collectives over `group` GPUs; bytes = the nccl-tests "size" (per-rank buffer)
+//                   NCCL collectives over `group` GPUs (or MPI ranks, spanning `nodes` hosts); bytes = the
+//                   nccl-tests "size" (per-rank buffer)
 //   cpu_adam        fused AdamW over `bytes / 4` fp32 parameters with `group` threads
 //   host_copy, host_triad   host memory bandwidth (STREAM-like) with `group` threads; bytes touched
 #include <string>
@@ -43,6 +44,10 @@ struct PlanOptions {
   // short by --time-budget-s has measured them.
   std::vector<std::string> dtypes = {"bf16", "fp16", "tf32", "fp32"};
   int host_threads = 0;                // threads for host benchmarks (0 = hardware concurrency)
+  // calibrate --mpi: the host of every rank, in rank order. With two or more ranks the NCCL families
+  // run over the first 2, 4, 8, … and all ranks (one GPU each), each item recording the nodes its
+  // group spans; `gpus` still sizes the single-process families (p2p) of rank 0.
+  std::vector<std::string> rank_hosts;
 };
 
 std::vector<BenchItem> make_plan(const PlanOptions& opts);

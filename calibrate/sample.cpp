@@ -86,8 +86,8 @@ Sample parse_row(const std::string& line, const std::string& path, int ln, int v
 const char* sample_csv_header() { return kHeader; }
 
 std::string BenchItem::key() const {
-  const std::string k = fmt::format("{}|{}|{}|{}|{}|{:.0f}|{}", bench, dtype, m, n, this->k, bytes, group);
-  return nodes > 1 ? k + fmt::format("|n{}", nodes) : k;
+  const std::string id = fmt::format("{}|{}|{}|{}|{}|{:.0f}|{}", bench, dtype, m, n, k, bytes, group);
+  return nodes > 1 ? id + fmt::format("|n{}", nodes) : id;
 }
 
 namespace {

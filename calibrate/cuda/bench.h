@@ -10,6 +10,7 @@
 #include <string>
 
 #include "calibrate/cuda/cuda_util.h"
+#include "calibrate/cuda/runner.h"
 #include "calibrate/cuda/timing.h"
 #include "calibrate/gpu_bench.h"
 #include "calibrate/sample.h"
@@ -28,14 +29,15 @@ namespace llmsim::calibrate::cuda {
 struct NcclGroup;  // nccl_bench.cpp
 struct NcclGroupDeleter { void operator()(NcclGroup* g) const; };
 
-// Per-run state. Single-GPU benchmarks run on device 0.
+// Per-run state. Single-GPU benchmarks run on `device` (0, or the local rank under --mpi).
 struct Context {
-  explicit Context(const GpuInfo& info);
+  Context(const GpuInfo& info, Peers peers);
   ~Context();
   Context(const Context&) = delete;
   Context& operator=(const Context&) = delete;
 
   GpuInfo info;
+  Peers peers;                 // size > 1: collectives span the ranks of an MPI run
   int device = 0;
   int cc = 0;                  // 10 * major + minor
   int sm_count = 0;

@@ -1,8 +1,13 @@
-// NCCL collectives, single process, over the first `group` GPUs (ncclCommInitAll, one stream per
-// device; communicators are kept per group size for the whole run). One operation = one collective on
-// every rank inside ncclGroupStart/End. Timed like nccl-tests: host clock around the batch and a
+// NCCL collectives over `group` ranks, timed like nccl-tests: host clock around the batch and a
 // synchronize of every rank's stream, divided by the operation count. No buffer rotation (nccl-tests
-// does none either, and the imported nccl-tests data must compare).
+// does none either, and the imported nccl-tests data must compare). Communicators are kept per group
+// size for the whole run.
+//  * One process (default): the first `group` GPUs of this process (ncclCommInitAll, one stream per
+//    device); one operation = one collective on every rank inside ncclGroupStart/End.
+//  * MPI run (calibrate --mpi, Context::peers.size > 1): ranks 0 .. group-1, one GPU each
+//    (ncclCommInitRank with rank 0's unique id broadcast to all). Every rank runs measure() with batch
+//    times agreed to the slowest rank's, so all take the same decisions; ranks outside the group run
+//    no-op batches.
 //
 // `bytes` is the nccl-tests "size" (per-rank buffer); dtype bf16 / fp16 / fp32 (default fp32, nccl-tests'
 // float); sum reduction; counts rounded down to a multiple of the rank count where the collective splits:
@@ -12,6 +17,8 @@
 //   nccl_all_to_all      send = recv = size, size / ranks to and from each peer (grouped ncclSend/ncclRecv)
 //   nccl_broadcast       size from rank 0
 //   nccl_send_recv       size from each rank to the next (ring), as nccl-tests' sendrecv
+#include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -44,33 +51,85 @@ namespace {
 }  // namespace
 
 struct NcclGroup {
+  // One process: every device 0 .. n-1.
   explicit NcclGroup(int n) : comms(static_cast<std::size_t>(n)) {
-    std::vector<int> devs(static_cast<std::size_t>(n));
-    for (int i = 0; i < n; ++i) devs[static_cast<std::size_t>(i)] = i;
-    LLMSIM_NCCL_CHECK(ncclCommInitAll(comms.data(), n, devs.data()));
-    for (int i = 0; i < n; ++i) {
-      DeviceGuard g(i);
-      streams.push_back(std::make_unique<Stream>());
-    }
+    for (int i = 0; i < n; ++i) devices.push_back(i);
+    LLMSIM_NCCL_CHECK(ncclCommInitAll(comms.data(), n, devices.data()));
+    make_streams();
+  }
+  // One rank of a multi-process group of the first n ranks (a member when peers.rank < n). Collective
+  // over every rank: all of them take part in the broadcast of the unique id.
+  NcclGroup(int n, const Peers& peers) {
+    ncclUniqueId id{};
+    if (peers.rank == 0) LLMSIM_NCCL_CHECK(ncclGetUniqueId(&id));
+    std::string bytes(reinterpret_cast<const char*>(&id), sizeof(id));
+    peers.broadcast(bytes);
+    if (bytes.size() != sizeof(id)) throw Error(ErrorKind::Internal, Location{}, "NCCL unique id lost in the broadcast");
+    std::memcpy(&id, bytes.data(), sizeof(id));
+    if (peers.rank >= n) return;
+    DeviceGuard g(peers.device);
+    comms.resize(1);
+    devices.push_back(peers.device);
+    LLMSIM_NCCL_CHECK(ncclCommInitRank(&comms[0], n, id, peers.rank));
+    make_streams();
   }
   ~NcclGroup() {
     for (std::size_t i = 0; i < comms.size(); ++i) {
-      (void)cudaSetDevice(static_cast<int>(i));
+      (void)cudaSetDevice(devices[i]);
       (void)cudaStreamSynchronize(streams.size() > i ? streams[i]->get() : nullptr);
       (void)ncclCommDestroy(comms[i]);
     }
   }
-  int size() const { return static_cast<int>(comms.size()); }
-  std::vector<ncclComm_t> comms;
+  void make_streams() {
+    for (int d : devices) {
+      DeviceGuard g(d);
+      streams.push_back(std::make_unique<Stream>());
+    }
+  }
+  std::vector<ncclComm_t> comms;  // this process's ranks of the group (none: not a member)
+  std::vector<int> devices;       // the device of each
   std::vector<std::unique_ptr<Stream>> streams;
 };
 
 void NcclGroupDeleter::operator()(NcclGroup* g) const { delete g; }
 
+namespace {
+
+// One operation of family `b` by rank `r` of `ranks` on communicator `c`: `send`/`recv` are this
+// rank's buffers of `send_count`/`recv_count` elements of `es` bytes, `part` = count / ranks.
+void issue(const std::string& b, ncclComm_t c, cudaStream_t s, unsigned char* send, unsigned char* recv, std::size_t count,
+           std::size_t part, std::size_t es, ncclDataType_t dt, int r, int ranks) {
+  if (b == "nccl_all_reduce") {
+    LLMSIM_NCCL_CHECK(ncclAllReduce(send, recv, count, dt, ncclSum, c, s));
+  } else if (b == "nccl_all_gather") {
+    LLMSIM_NCCL_CHECK(ncclAllGather(send, recv, part, dt, c, s));
+  } else if (b == "nccl_reduce_scatter") {
+    LLMSIM_NCCL_CHECK(ncclReduceScatter(send, recv, part, dt, ncclSum, c, s));
+  } else if (b == "nccl_broadcast") {
+    LLMSIM_NCCL_CHECK(ncclBroadcast(send, recv, count, dt, 0, c, s));
+  } else if (b == "nccl_send_recv") {
+    LLMSIM_NCCL_CHECK(ncclSend(send, count, dt, (r + 1) % ranks, c, s));
+    LLMSIM_NCCL_CHECK(ncclRecv(recv, count, dt, (r + ranks - 1) % ranks, c, s));
+  } else {  // all_to_all
+    for (int p = 0; p < ranks; ++p) {
+      const std::size_t off = part * static_cast<std::size_t>(p) * es;
+      LLMSIM_NCCL_CHECK(ncclSend(send + off, part, dt, p, c, s));
+      LLMSIM_NCCL_CHECK(ncclRecv(recv + off, part, dt, p, c, s));
+    }
+  }
+}
+
+}  // namespace
+
 Sample bench_nccl(Context& ctx, const BenchItem& item) {
   const int ranks = item.group;
+  const bool multi = ctx.peers.size > 1;
   if (ranks < 1) throw Skip{"group must be at least 1"};
-  if (ranks > ctx.info.device_count)
+  // Every Skip before the communicator exists holds on every rank alike (same item, same build), so no
+  // rank is left waiting in a collective.
+  if (multi && ranks > ctx.peers.size)
+    throw Skip{"needs " + std::to_string(ranks) + " ranks, mpirun started " + std::to_string(ctx.peers.size)};
+  if (!multi && ranks > ctx.info.device_count)
     throw Skip{"needs " + std::to_string(ranks) + " GPUs, this machine has " + std::to_string(ctx.info.device_count)};
 
   ncclDataType_t dt = ncclFloat;
@@ -98,64 +157,46 @@ Sample bench_nccl(Context& ctx, const BenchItem& item) {
     throw Skip{"unknown NCCL family", true};
 
   auto& slot = ctx.nccl[ranks];
-  if (!slot) slot.reset(new NcclGroup(ranks));
+  if (!slot) slot.reset(multi ? new NcclGroup(ranks, ctx.peers) : new NcclGroup(ranks));
   NcclGroup& g = *slot;
 
+  // This process's ranks of the group: all of them (one process), one or none (MPI run).
+  const std::size_t mine = g.comms.size();
+  const int first_rank = multi ? ctx.peers.rank : 0;
   std::vector<DeviceBuffer> send, recv;
-  for (int r = 0; r < ranks; ++r) {
-    DeviceGuard dg(r);
+  for (std::size_t i = 0; i < mine; ++i) {
+    DeviceGuard dg(g.devices[i]);
     require_free_memory((send_count + recv_count) * es, b.c_str());
     send.emplace_back(send_count * es);
     recv.emplace_back(recv_count * es);
-    fill_random(send.back().get(), send.back().size(), elem, 51u + static_cast<std::uint32_t>(r), nullptr);
-    fill_random(recv.back().get(), recv.back().size(), elem, 71u + static_cast<std::uint32_t>(r), nullptr);
+    const auto seed = static_cast<std::uint32_t>(first_rank) + static_cast<std::uint32_t>(i);
+    fill_random(send.back().get(), send.back().size(), elem, 51u + seed, nullptr);
+    fill_random(recv.back().get(), recv.back().size(), elem, 71u + seed, nullptr);
     LLMSIM_CUDA_CHECK(cudaDeviceSynchronize());
   }
-  const auto at = [&](std::vector<DeviceBuffer>& v, int r, std::size_t elems) {
-    return static_cast<void*>(v[static_cast<std::size_t>(r)].bytes() + elems * es);
-  };
 
   TimedOp op;
   op.clock = Clock::Host;
-  op.stream = g.streams[0]->get();
+  op.stream = mine > 0 ? g.streams[0]->get() : nullptr;
   op.sync = [&] {
-    for (int r = 0; r < ranks; ++r) {
-      DeviceGuard dg(r);
-      LLMSIM_CUDA_CHECK(cudaStreamSynchronize(g.streams[static_cast<std::size_t>(r)]->get()));
+    for (std::size_t i = 0; i < mine; ++i) {
+      DeviceGuard dg(g.devices[i]);
+      LLMSIM_CUDA_CHECK(cudaStreamSynchronize(g.streams[i]->get()));
     }
   };
   op.enqueue = [&](long n) {
-    for (long i = 0; i < n; ++i) {
+    for (long k = 0; k < n; ++k) {
       LLMSIM_NCCL_CHECK(ncclGroupStart());
-      for (int r = 0; r < ranks; ++r) {
-        ncclComm_t c = g.comms[static_cast<std::size_t>(r)];
-        cudaStream_t s = g.streams[static_cast<std::size_t>(r)]->get();
-        void* sb = at(send, r, 0);
-        void* rb = at(recv, r, 0);
-        if (b == "nccl_all_reduce") {
-          LLMSIM_NCCL_CHECK(ncclAllReduce(sb, rb, count, dt, ncclSum, c, s));
-        } else if (b == "nccl_all_gather") {
-          LLMSIM_NCCL_CHECK(ncclAllGather(sb, rb, part, dt, c, s));
-        } else if (b == "nccl_reduce_scatter") {
-          LLMSIM_NCCL_CHECK(ncclReduceScatter(sb, rb, part, dt, ncclSum, c, s));
-        } else if (b == "nccl_broadcast") {
-          LLMSIM_NCCL_CHECK(ncclBroadcast(sb, rb, count, dt, 0, c, s));
-        } else if (b == "nccl_send_recv") {
-          LLMSIM_NCCL_CHECK(ncclSend(sb, count, dt, (r + 1) % ranks, c, s));
-          LLMSIM_NCCL_CHECK(ncclRecv(rb, count, dt, (r + ranks - 1) % ranks, c, s));
-        } else {  // all_to_all
-          for (int p = 0; p < ranks; ++p) {
-            LLMSIM_NCCL_CHECK(ncclSend(at(send, r, part * static_cast<std::size_t>(p)), part, dt, p, c, s));
-            LLMSIM_NCCL_CHECK(ncclRecv(at(recv, r, part * static_cast<std::size_t>(p)), part, dt, p, c, s));
-          }
-        }
-      }
+      for (std::size_t i = 0; i < mine; ++i)
+        issue(b, g.comms[i], g.streams[i]->get(), send[i].bytes(), recv[i].bytes(), count, part, es, dt,
+              first_rank + static_cast<int>(i), ranks);
       LLMSIM_NCCL_CHECK(ncclGroupEnd());
     }
   };
+  if (multi) op.agree = ctx.peers.max;
   TimingOptions opts = ctx.timing;
   opts.max_ops_per_batch = 1000;
-  const Sample s = make_sample(item, 0, measure(op, opts));
+  Sample s = make_sample(item, 0, measure(op, opts));
   LLMSIM_CUDA_CHECK(cudaSetDevice(ctx.device));
   return s;
 }

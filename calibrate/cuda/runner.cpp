@@ -2,6 +2,7 @@
 #include <cmath>
 #include <set>
 #include <string>
+#include <utility>
 
 #include "calibrate/cuda/bench.h"
 #include "calibrate/cuda/clock_monitor.h"
@@ -18,7 +19,7 @@ void throw_cublas(cublasStatus_t st, const char* call, const char* file, int lin
                   cublasGetStatusString(st) + ") [" + where + ":" + std::to_string(line) + "]");
 }
 
-Context::Context(const GpuInfo& gpu) : info(gpu) {
+Context::Context(const GpuInfo& gpu, Peers p) : info(gpu), peers(std::move(p)), device(peers.device) {
   LLMSIM_CUDA_CHECK(cudaSetDevice(device));
   cc = 10 * info.cc_major + info.cc_minor;
   int v = 0;
@@ -110,12 +111,12 @@ Sample dispatch(Context& ctx, const BenchItem& item) {
 }  // namespace
 
 struct Runner::Impl {
-  explicit Impl(const GpuInfo& info) : ctx(info), clocks(ctx.device) {}
+  Impl(const GpuInfo& info, Peers peers) : ctx(info, std::move(peers)), clocks(ctx.device) {}
   Context ctx;
   ClockMonitor clocks;
 };
 
-Runner::Runner(const GpuInfo& info) : impl_(std::make_unique<Impl>(info)) {}
+Runner::Runner(const GpuInfo& info, Peers peers) : impl_(std::make_unique<Impl>(info, std::move(peers))) {}
 Runner::~Runner() = default;
 
 std::optional<Sample> Runner::measure(const BenchItem& item, SkipNote& skip) {

@@ -1,6 +1,7 @@
 #pragma once
 // The CUDA-free face of llmsim_calibrate_cuda, used by gpu_bench.cpp (compiled into llmsim_calibrate,
 // which owns SampleLog). Nothing here names a CUDA type.
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -23,10 +24,20 @@ struct SkipNote {
   bool family_wide = false;
 };
 
-// Owns the per-run state (device 0 context, stream, cuBLAS(Lt) handles, NCCL communicators).
+// The other processes of an MPI run (calibrate --mpi), as the CUDA code needs them; no MPI type here.
+// The default is this process alone, measuring collectives over its own GPUs.
+struct Peers {
+  int rank = 0;
+  int size = 1;
+  int device = 0;                                // the GPU this process measures on (its local rank)
+  std::function<void(std::string&)> broadcast;  // rank 0's bytes to every rank
+  std::function<double(double)> max;            // the largest value of all ranks, on every rank
+};
+
+// Owns the per-run state (the device's context, stream, cuBLAS(Lt) handles, NCCL communicators).
 class Runner {
  public:
-  explicit Runner(const GpuInfo& info);
+  explicit Runner(const GpuInfo& info, Peers peers = {});
   ~Runner();
   Runner(const Runner&) = delete;
   Runner& operator=(const Runner&) = delete;

@@ -44,8 +44,8 @@ Timing measure(const TimedOp& op, const TimingOptions& o) {
     start.emplace();
     stop.emplace();
   }
-  // Seconds for a batch of n operations.
-  const auto time_batch = [&](long n) -> double {
+  // Seconds for a batch of n operations on this rank.
+  const auto time_local = [&](long n) -> double {
     if (op.clock == Clock::Events) {
       LLMSIM_CUDA_CHECK(cudaEventRecord(start->get(), op.stream));
       op.enqueue(n);
@@ -60,6 +60,10 @@ Timing measure(const TimedOp& op, const TimingOptions& o) {
     op.enqueue(n);
     op.sync();
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
+  const auto time_batch = [&](long n) -> double {
+    const double t = time_local(n);
+    return op.agree ? op.agree(t) : t;
   };
 
   // Warm-up and batch sizing: at least two batches and warmup_s of work, growing the batch 8x until it

@@ -51,6 +51,11 @@ struct TimedOp {
   std::function<void()> sync;
   cudaStream_t stream = nullptr;
   Clock clock = Clock::Events;
+  // Multi-process collectives (calibrate --mpi): maps this rank's batch time to the one every rank
+  // uses (the slowest rank's). All of measure()'s decisions are functions of the batch times, so with
+  // agreed times every rank runs the same batches, and hence the same number of collectives; a rank
+  // outside the communicator runs no-op batches and contributes 0.
+  std::function<double(double)> agree;
 };
 
 Timing measure(const TimedOp& op, const TimingOptions& opts = {});

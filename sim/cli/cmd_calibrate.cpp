@@ -1,10 +1,13 @@
 // `llmsim calibrate`: runs the microbenchmarks of calibrate/ (GPU: GEMM, memory, host<->device, p2p,
 // NCCL; host: CPU Adam, memory bandwidth), fits them and writes a calibrated hardware profile, or
 // imports nccl-tests logs. --list and --dry-run work without a GPU.
+#include <algorithm>
 #include <chrono>
+#include <exception>
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <memory>
 #include <sstream>
 
@@ -15,6 +18,7 @@
 #include "calibrate/host_bench.h"
 #include "calibrate/nccl_tests_import.h"
 #include "calibrate/plan.h"
+#include "calibrate/process_group.h"
 #include "calibrate/profile_writer.h"
 #include "hardware/system_toml.h"
 #include "sim/base/error.h"
@@ -40,6 +44,7 @@ struct CalibrateCommand {
   int gpus = 0;
   int threads = 0;
   double time_budget_s = 0;  // s; 0 = no limit
+  bool mpi = false;          // one process per GPU under an MPI launcher
   std::vector<std::string> argv;
   // import-nccl-tests
   std::vector<std::string> logs;
@@ -105,11 +110,48 @@ std::string fit_and_write(const std::string& dir, const hardware::SystemSpec& ba
   return profile;
 }
 
+// Runs `prepare` on rank 0 and makes every rank agree on whether it worked: rank 0 rethrows its error,
+// the other ranks throw one that points at rank 0's message (a rank left behind would wait forever in
+// the next collective).
+template <typename F>
+void on_root_agreed(cal::ProcessGroup& group, F&& prepare) {
+  std::exception_ptr failed;
+  if (group.rank() == 0) {
+    try {
+      prepare();
+    } catch (...) {
+      failed = std::current_exception();
+    }
+  }
+  if (group.all(!failed)) return;
+  if (failed) std::rethrow_exception(failed);
+  throw Error(ErrorKind::Input, Location{}, "rank 0 stopped before measuring (its message says why)");
+}
+
+// "2 ranks on 1 host (vm x2)" / "16 ranks on 2 hosts (a x8, b x8)".
+std::string describe_ranks(const cal::ProcessGroup& group) {
+  std::vector<std::pair<std::string, int>> per_host;
+  for (const auto& h : group.hosts()) {
+    auto it = std::find_if(per_host.begin(), per_host.end(), [&](const auto& p) { return p.first == h; });
+    if (it == per_host.end()) per_host.emplace_back(h, 1);
+    else ++it->second;
+  }
+  std::vector<std::string> parts;
+  for (const auto& [h, n] : per_host) parts.push_back(fmt::format("{} x{}", h, n));
+  return fmt::format("{} ranks on {} host{} ({})", group.size(), per_host.size(), per_host.size() == 1 ? "" : "s",
+                     join(parts));
+}
+
 int run_calibration(CalibrateCommand& c) {
+  // Under mpirun (--mpi) every rank runs this; rank 0 alone prints, decides and writes.
+  const std::unique_ptr<cal::ProcessGroup> group = c.mpi ? cal::mpi_process_group() : cal::single_process();
+  const bool root = group->rank() == 0;
+
   cal::PlanOptions plan_opts;
   plan_opts.only = parse_only(c.only);
   plan_opts.quick = c.quick;
   plan_opts.host_threads = c.threads;
+  if (group->multi_process()) plan_opts.rank_hosts = group->hosts();
 
   std::string why;
   std::optional<cal::GpuInfo> gpu;
@@ -121,36 +163,60 @@ int run_calibration(CalibrateCommand& c) {
   const auto items = cal::make_plan(plan_opts);
 
   if (c.dry_run) {
+    if (!root) return 0;
     std::map<std::string, int> count;
     for (const auto& i : items) ++count[i.bench];
     std::cout << fmt::format("llmsim calibrate --dry-run: {} measurements{}\n", items.size(), c.quick ? " (quick)" : "");
     std::cout << fmt::format("GPU: {}\n", !want_gpu ? std::string("not needed (host benchmarks only)")
                                           : gpu     ? fmt::format("{} x{}", gpu->name, gpu->device_count)
                                                     : "none usable: " + why + fmt::format(" (plan assumes {} GPUs)", plan_opts.gpus));
+    if (c.mpi) {
+      std::map<std::pair<int, int>, int> spans;  // (group, nodes) of the collectives
+      for (const auto& i : items)
+        if (i.bench.starts_with("nccl_")) ++spans[{i.group, i.nodes}];
+      std::vector<std::string> g;
+      for (const auto& [k, n] : spans) g.push_back(fmt::format("{} ranks on {} node{}", k.first, k.second, k.second == 1 ? "" : "s"));
+      std::cout << fmt::format("MPI: {}; NCCL groups: {}\n", describe_ranks(*group), g.empty() ? "none" : join(g));
+    }
     for (const auto& f : cal::families())
       if (count[f.name] > 0) std::cout << fmt::format("  {:<20} {:>5}  {}\n", f.name, count[f.name], f.what);
     std::cout << fmt::format("would write: {}/samples.csv, the calibrated profile and fingerprint.json\n",
                              c.resume.empty() ? (c.out.empty() ? default_out_dir() : c.out) : c.resume);
     return 0;
   }
-  if (want_gpu && !gpu)
+  if (want_gpu && !group->all(gpu.has_value()))
     throw Error(ErrorKind::NoDevice, Location{},
-                fmt::format("no usable GPU: {}. The host benchmarks run without one: llmsim calibrate --only cpu", why));
-  const hardware::SystemSpec base = base_system(c);
+                gpu ? std::string("another rank has no usable GPU (see its message)")
+                    : fmt::format("{}no usable GPU: {}. The host benchmarks run without one: llmsim calibrate --only cpu",
+                                  group->multi_process() ? fmt::format("rank {} on {}: ", group->rank(),
+                                                                       group->hosts()[static_cast<std::size_t>(group->rank())])
+                                                         : "",
+                                  why));
 
-  const std::string dir = !c.resume.empty() ? c.resume : c.out.empty() ? default_out_dir() : c.out;
-  if (!c.resume.empty() && !std::filesystem::exists(std::filesystem::path(dir) / "samples.csv"))
-    throw_not_found(Location{.file = dir}, "--resume needs a folder holding samples.csv from an earlier run");
-  std::filesystem::create_directories(dir);
-  cal::SampleLog log((std::filesystem::path(dir) / "samples.csv").string());
-  const std::size_t before = log.samples().size();
-  std::cerr << fmt::format("llmsim calibrate: {} measurements, {} already in {}\n", items.size(), before, log.path());
+  // Rank 0's output folder and log (the other ranks write nothing).
+  std::optional<hardware::SystemSpec> base;
+  std::string dir;
+  std::unique_ptr<cal::SampleLog> log;
+  on_root_agreed(*group, [&] {
+    base = base_system(c);
+    dir = !c.resume.empty() ? c.resume : c.out.empty() ? default_out_dir() : c.out;
+    if (!c.resume.empty() && !std::filesystem::exists(std::filesystem::path(dir) / "samples.csv"))
+      throw_not_found(Location{.file = dir}, "--resume needs a folder holding samples.csv from an earlier run");
+    std::filesystem::create_directories(dir);
+    log = std::make_unique<cal::SampleLog>((std::filesystem::path(dir) / "samples.csv").string());
+  });
+  const std::size_t before = root ? log->samples().size() : 0;
+  if (root) {
+    std::cerr << fmt::format("llmsim calibrate: {} measurements, {} already in {}\n", items.size(), before, log->path());
+    if (group->multi_process()) std::cerr << fmt::format("llmsim calibrate: MPI: {}\n", describe_ranks(*group));
+  }
   const cal::Progress progress = [](const cal::BenchItem& item, std::size_t i, std::size_t n) {
-    std::cerr << fmt::format("\r[{}/{}] {} {} {}x{}x{} {:.0f} B x{}        ", i, n, item.bench, item.dtype, item.m, item.n,
-                             item.k, item.bytes, item.group)
+    std::cerr << fmt::format("\r[{}/{}] {} {} {}x{}x{} {:.0f} B x{}{}        ", i, n, item.bench, item.dtype, item.m,
+                             item.n, item.k, item.bytes, item.group,
+                             item.nodes > 1 ? fmt::format(" ({} nodes)", item.nodes) : "")
               << std::flush;
   };
-  cal::run_host_items(items, log, progress);
+  if (root) cal::run_host_items(items, *log, progress);
   std::vector<std::string> skipped;
   const auto started = std::chrono::steady_clock::now();
   const cal::StopCheck out_of_time = [&] {
@@ -158,11 +224,12 @@ int run_calibration(CalibrateCommand& c) {
            std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count() > c.time_budget_s;
   };
   bool finished = true;
-  if (want_gpu) finished = cal::run_gpu_items(items, log, progress, skipped, out_of_time);
+  if (want_gpu) finished = cal::run_gpu_items(items, log.get(), progress, skipped, out_of_time, *group);
+  if (!root) return 0;
   std::cerr << "\n";
   if (!finished) {
     std::size_t done = 0;
-    for (const auto& i : items) done += log.done(i) ? 1 : 0;
+    for (const auto& i : items) done += log->done(i) ? 1 : 0;
     const std::string stop_note = fmt::format(
         "stopped by --time-budget-s {:g}: {} of {} planned items measured; continue with --resume {}",
         c.time_budget_s, done, items.size(), dir);
@@ -173,10 +240,14 @@ int run_calibration(CalibrateCommand& c) {
   cal::Fingerprint fp = cal::host_fingerprint(c.argv);
   fp.gpu = gpu;
   fp.notes = skipped;
-  cal::add_sample_quality(fp, log.samples());
-  std::cout << fmt::format("llmsim calibrate: {} samples ({} new) in {}\n", log.samples().size(),
-                           log.samples().size() - before, log.path());
-  const std::string profile = fit_and_write(dir, base, log.samples(), fp);
+  if (group->multi_process())
+    fp.notes.insert(fp.notes.begin(), fmt::format("MPI run: {}; NCCL collectives over ranks 0..g-1, one GPU per rank "
+                                                  "(host facts above are rank 0's)",
+                                                  describe_ranks(*group)));
+  cal::add_sample_quality(fp, log->samples());
+  std::cout << fmt::format("llmsim calibrate: {} samples ({} new) in {}\n", log->samples().size(),
+                           log->samples().size() - before, log->path());
+  const std::string profile = fit_and_write(dir, *base, log->samples(), fp);
   std::cout << fmt::format("use it: llmsim train --system {} …\n", profile);
   return 0;
 }
@@ -243,6 +314,9 @@ Runner add_calibrate_command(CLI::App& app, int argc, char** argv) {
                   "stop starting new GPU measurements after this many seconds, then fit what was measured "
                   "(--resume continues later)")
       ->check(CLI::PositiveNumber);
+  sub->add_flag("--mpi", cmd->mpi,
+                "run under an MPI launcher (mpirun -np N llmsim calibrate --mpi …): one process per GPU, NCCL "
+                "collectives over 2, 4, … and all ranks, across nodes; rank 0 measures the rest and writes the output");
   CLI::App* imp = sub->add_subcommand("import-nccl-tests", "import nccl-tests output as collective measurements");
   imp->add_option("LOG", cmd->logs, "nccl-tests output files (all_reduce_perf …)")->required();
   imp->add_option("--system", cmd->system, "preset or system TOML the calibration refines");

@@ -5,11 +5,14 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <random>
+#include <set>
 
 #include "calibrate/fingerprint.h"
 #include "calibrate/host_bench.h"
 #include "calibrate/plan.h"
+#include "calibrate/process_group.h"
 #include "calibrate/profile_writer.h"
 #include "calibrate/sample.h"
 #include "hardware/system_toml.h"
@@ -190,6 +193,63 @@ TEST_CASE("the plan follows --only, --quick and the GPU count") {
     CHECK(families.count(i.bench) == 1);
     CHECK(keys.insert(i.key()).second);
   }
+}
+
+TEST_CASE("under MPI the plan runs collectives over the ranks and records the nodes each group spans") {
+  cal::PlanOptions o;
+  o.only = {"nccl"};
+  o.quick = true;
+  o.gpus = 8;  // rank 0's own GPUs: irrelevant for the NCCL families once ranks are given
+  // 2 hosts x 8 ranks, then a 3rd host with 4: groups 2, 4, 8 (one node), 16 (two), 20 (three).
+  for (int r = 0; r < 8; ++r) o.rank_hosts.push_back("a");
+  for (int r = 0; r < 8; ++r) o.rank_hosts.push_back("b");
+  for (int r = 0; r < 4; ++r) o.rank_hosts.push_back("c");
+  std::map<int, std::set<int>> nodes_by_group;
+  for (const auto& i : cal::make_plan(o)) nodes_by_group[i.group].insert(i.nodes);
+  CHECK(nodes_by_group == std::map<int, std::set<int>>{{2, {1}}, {4, {1}}, {8, {1}}, {16, {2}}, {20, {3}}});
+  // Without ranks (one process) every item is one node.
+  o.rank_hosts.clear();
+  for (const auto& i : cal::make_plan(o)) CHECK(i.nodes == 1);
+
+  CHECK(cal::nodes_spanned({"a", "a", "b", "a"}, 2) == 1);
+  CHECK(cal::nodes_spanned({"a", "a", "b", "a"}, 3) == 2);
+  CHECK(cal::nodes_spanned({"a", "a", "b", "a"}, 9) == 2);  // clamped to the ranks there are
+}
+
+TEST_CASE("the work list rank 0 sends survives the trip exactly") {
+  std::vector<cal::BenchItem> items;
+  items.push_back(cal::BenchItem{"gemm", "bf16", 4096, 11008, 4096, 1.5e8, 1, 1});
+  items.push_back(cal::BenchItem{"nccl_all_reduce", "bf16", 0, 0, 0, 1073741824, 16, 2});
+  items.push_back(cal::BenchItem{"launch", "", 0, 0, 0, 0, 1, 1});  // empty dtype
+  const auto back = cal::unpack_items(cal::pack_items(items));
+  REQUIRE(back.size() == items.size());
+  for (std::size_t i = 0; i < items.size(); ++i) CHECK(back[i].key() == items[i].key());
+  CHECK(back[1].nodes == 2);
+  CHECK(cal::unpack_items("").empty());
+  const auto e = test::error_of([] { cal::unpack_items("gemm\tbf16\t1\n"); });
+  CHECK(e.kind() == ErrorKind::Internal);
+}
+
+TEST_CASE("one process is rank 0 of 1 on this host; --mpi needs a build with MPI") {
+  const auto g = cal::single_process();
+  CHECK(g->rank() == 0);
+  CHECK(g->size() == 1);
+  CHECK(!g->multi_process());
+  CHECK(g->local_rank() == 0);
+  REQUIRE(g->hosts().size() == 1);
+  CHECK(!g->hosts()[0].empty());
+  std::string bytes = "unchanged";
+  g->broadcast(bytes);
+  CHECK(bytes == "unchanged");
+  CHECK(g->max(3.5) == 3.5);
+  CHECK(g->all(true));
+  CHECK(!g->all(false));
+  CHECK(cal::mpi_built() == (LLMSIM_HAS_MPI == 1));
+#if !LLMSIM_HAS_MPI
+  const auto e = test::error_of([] { cal::mpi_process_group(); });
+  CHECK(e.kind() == ErrorKind::Usage);
+  CHECK(std::string(e.what()).find("--mpi") != std::string::npos);
+#endif
 }
 
 TEST_CASE("host benchmarks measure CPU Adam and host bandwidth on any machine") {

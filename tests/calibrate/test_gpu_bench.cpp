@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "calibrate/gpu_bench.h"
+#include "calibrate/process_group.h"
 
 using namespace llmsim::calibrate;
 
@@ -59,7 +60,8 @@ TEST_CASE("probe, a bf16 GEMM and a device copy on the local GPU") {
   SampleLog log(fresh_log_path());
   std::vector<std::string> skipped;
   int progressed = 0;
-  run_gpu_items({gemm, copy, host}, log, [&](const BenchItem&, std::size_t, std::size_t) { ++progressed; }, skipped);
+  run_gpu_items({gemm, copy, host}, &log, [&](const BenchItem&, std::size_t, std::size_t) { ++progressed; }, skipped,
+                {}, *single_process());
   for (const auto& s : skipped) MESSAGE("skipped: " << s);
   CHECK(skipped.empty());
   REQUIRE(log.samples().size() == 2);
@@ -87,7 +89,8 @@ TEST_CASE("probe, a bf16 GEMM and a device copy on the local GPU") {
   CHECK(GBps < 20000);
 
   // Resume: measured items are not measured again.
-  run_gpu_items({gemm, copy}, log, [&](const BenchItem&, std::size_t, std::size_t) { ++progressed; }, skipped);
+  run_gpu_items({gemm, copy}, &log, [&](const BenchItem&, std::size_t, std::size_t) { ++progressed; }, skipped, {},
+                *single_process());
   CHECK(log.samples().size() == 2);
   CHECK(progressed == 2);
 }

@@ -1,9 +1,11 @@
 cmake_minimum_required(VERSION 3.25)
 # Runs one llmsim command line and checks its exit code and output.
 #   -DLLMSIM=<exe> -DARGS="a|b|c" -DEXPECT_RC=<n> -DSTDOUT="regex|regex" -DSTDERR="regex|regex"
+#   [-DLAUNCHER="mpiexec|-n|2"]  (a command that starts llmsim, e.g. an MPI launcher)
 # '|' separates list items so that arguments may contain ';' and spaces.
 string(REPLACE "|" ";" args "${ARGS}")
-execute_process(COMMAND ${LLMSIM} ${args} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+string(REPLACE "|" ";" launcher "${LAUNCHER}")
+execute_process(COMMAND ${launcher} ${LLMSIM} ${args} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 set(context "command: llmsim ${args}\n--- stdout ---\n${out}\n--- stderr ---\n${err}")
 if(NOT "${rc}" STREQUAL "${EXPECT_RC}")
   message(FATAL_ERROR "exit code ${rc}, expected ${EXPECT_RC}\n${context}")
