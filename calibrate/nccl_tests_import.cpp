@@ -24,8 +24,13 @@
 // Old alltoall/broadcast headers have no root / no redop column. Per-iteration columns (-P) and
 // timestamps (-S) only follow the first time/algbw/busbw block, which is all that is read here.
 //
+// The host names of the "#  Rank" lines (JSON: of the "devices" entries) tell how many nodes the run
+// spanned: an MPI run of 2 hosts x 8 GPUs gives 16 ranks on 2 nodes, which the fits keep apart from a
+// 16-GPU run on one node.
+//
 // The JSON output (-J file.json, util.cu, JSON_FILE_VERSION 2): {"version", "args": [argv...], "config":
-// {"nthreads", "ngpus", "iterations", ..., "devices": [{"rank", "group", ...} one per process]},
+// {"nthreads", "ngpus", "iterations", ..., "devices": [{"rank", "group", "pid", "hostname", ...} one
+// per process]},
 // "results": [{"size", "count", "type", "redop", "root" (a "%6i" string), "out_of_place": {"time" |
 // "cpu_time", "alg_bw", "bus_bw", "nwrong"} or null, "in_place": {...}, ...}], ...}.
 #include "calibrate/nccl_tests_import.h"
@@ -181,13 +186,29 @@ std::string strip_launcher_prefix(const std::string& line) {
 
 struct RunInfo {
   int nthread = 0, ngpus = 0, iters = 0;
-  std::map<int, int> ranks_per_group;  // from "#  Rank" lines / JSON devices
+  std::map<int, int> ranks_per_group;                  // from "#  Rank" lines / JSON devices
+  std::map<int, std::set<std::string>> hosts_per_group;  // host names of the same
   int ranks() const {
     int r = 0;
     for (const auto& [g, c] : ranks_per_group) r = std::max(r, c);
     return std::max(r, nthread * ngpus);
   }
+  // Hosts the measured group spans: every group of a run has the same layout, so the largest count
+  // is taken; 1 when no line names a host.
+  int nodes() const {
+    std::size_t n = 1;
+    for (const auto& [g, hosts] : hosts_per_group) n = std::max(n, hosts.size());
+    return static_cast<int>(n);
+  }
 };
+
+// The host of a "Rank" line's tokens: "... Pid 12345 on HOST device 0 ..." ("" when absent). The
+// format is "on %10s device", so the host is the one token between "on" and "device".
+std::string host_of_rank_line(const std::vector<std::string>& tok) {
+  for (std::size_t i = 0; i + 2 < tok.size(); ++i)
+    if (tok[i] == "on" && tok[i + 2] == "device") return tok[i + 1];
+  return {};
+}
 
 // Picks the collective: the binary the log names, else the file name. Throws when neither tells.
 std::string choose_family(const std::string& path, const std::string& starting, const std::set<std::string>& in_log) {
@@ -300,6 +321,7 @@ NcclTestsLog import_text(const std::string& path, const std::string& text) {
         if (tok.size() >= 4 && tok[2] == "Group")
           if (const auto g = parse_int(tok[3])) group = static_cast<int>(*g);
         ++run.ranks_per_group[group];
+        if (const std::string host = host_of_rank_line(tok); !host.empty()) run.hosts_per_group[group].insert(host);
         continue;
       }
       if (std::find(tok.begin(), tok.end(), "size") != tok.end() &&
@@ -375,6 +397,7 @@ NcclTestsLog import_text(const std::string& path, const std::string& text) {
   NcclTestsLog log;
   log.collective = choose_family(path, starting, named);
   log.ranks = run.ranks();
+  log.nodes = run.nodes();
   if (log.ranks <= 0)
     throw_input(Location{.file = path},
                 "cannot tell how many GPUs ran: the log lacks both the '#  Rank …' lines and the "
@@ -386,6 +409,7 @@ NcclTestsLog import_text(const std::string& path, const std::string& text) {
                       " test always prints: the log comes from another test (check the file name)");
     r.sample.item.bench = log.collective;
     r.sample.item.group = log.ranks;
+    r.sample.item.nodes = log.nodes;
     log.samples.push_back(r.sample);
   }
   return log;
@@ -409,10 +433,15 @@ NcclTestsLog import_json(const std::string& path) {
     run.ngpus = get_int("ngpus");
     run.iters = get_int("iterations");
     // One device entry per process (the first rank of each), so a group's ranks = entries x threads x GPUs.
+    // Each entry names its process's host ("hostname"); an output without them counts as one node.
     if (c.contains("devices") && c["devices"].is_array()) {
       for (const auto& d : c["devices"]) {
         const int g = d.is_object() && d.contains("group") && d["group"].is_number_integer() ? d["group"].get<int>() : 0;
         run.ranks_per_group[g] += std::max(1, run.nthread) * std::max(1, run.ngpus);
+        if (d.is_object() && d.contains("hostname") && d["hostname"].is_string()) {
+          const std::string host = trim(d["hostname"].get<std::string>());
+          if (!host.empty()) run.hosts_per_group[g].insert(host);
+        }
       }
     }
   }
@@ -424,6 +453,7 @@ NcclTestsLog import_json(const std::string& path) {
   NcclTestsLog log;
   log.collective = choose_family(path, starting, {});
   log.ranks = run.ranks();
+  log.nodes = run.nodes();
   if (log.ranks <= 0)
     throw_input(doc.where("config"), "cannot tell how many GPUs ran: no config.nthreads / config.ngpus");
 
@@ -456,6 +486,7 @@ NcclTestsLog import_json(const std::string& path) {
     if (time_us <= 0) continue;
     Sample s = make_sample(log.collective, size, r["type"].get<std::string>(), time_us, run.iters);
     s.item.group = log.ranks;
+    s.item.nodes = log.nodes;
     log.samples.push_back(s);
   }
   if (log.samples.empty()) throw_input(Location{.file = path}, "the nccl-tests output has no result rows");

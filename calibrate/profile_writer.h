@@ -5,6 +5,8 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "calibrate/fingerprint.h"
@@ -14,6 +16,17 @@
 
 namespace llmsim::calibrate {
 
+// network_bandwidth_fraction derived from a multi-node all-reduce fit by inverting the simulator's
+// hierarchical all-reduce (how: profile_writer.cpp, derive_network_fraction).
+struct NetworkFractionFit {
+  double value = 0, low = 0, high = 0;  // network_bandwidth_fraction and its band (unclamped)
+  double bandwidth_Bps = 0;             // bytes/s: the per-GPU inter-node bus bandwidth solved for
+  double share_Bps = 0;                 // bytes/s: a GPU's share of its node's NICs (the datasheet it is a fraction of)
+  int group = 0, nodes = 0;             // the fit it came from: ranks, hosts
+  double rel_rms = 0;                   // that fit's relative RMS residual
+  std::string why;                      // the source comment written beside the key
+};
+
 struct CalibrationFits {
   std::map<std::string, GemmFit> gemm;                 // by dtype ("bf16", …)
   std::optional<AlphaBetaFit> memory;                  // mem_copy: bytes read + written
@@ -21,12 +34,20 @@ struct CalibrationFits {
   std::optional<double> launch_s;                      // empty-kernel launch
   std::optional<AlphaBetaFit> h2d;                     // h2d_pinned
   std::optional<AlphaBetaFit> d2h;                     // d2h_pinned
-  std::map<int, AlphaBetaFit> all_reduce;              // NCCL all-reduce by group size, on bus bytes
-  // Every other link and collective, by "family xN" (nccl_all_gather x8, p2p x2, …), on bus bytes as
+  std::map<int, AlphaBetaFit> all_reduce;              // NCCL all-reduce by group size, on bus bytes (nodes = 1)
+  // Every other link and collective with nodes = 1, by "family xN" (nccl_all_gather x8, p2p x2, …), on bus bytes as
   // nccl-tests counts them (all-gather / reduce-scatter (n-1)/n x size, all-to-all (n-1)/n x size,
   // broadcast / send-recv / p2p x size). All-gather, reduce-scatter, all-to-all and send/recv within one
   // node map to their fabric_bandwidth_fraction_<collective> keys; broadcast and p2p are reported only.
   std::map<std::string, AlphaBetaFit> links;
+  // The same for groups spanning nodes (samples with nodes > 1: imported multi-node nccl-tests logs), kept
+  // apart from single-node groups of the same size: all-reduce by (group, nodes), the rest by (family,
+  // group, nodes), e.g. {"nccl_all_gather", 16, 2} (reported as "nccl_all_gather x16 over 2 nodes"). They
+  // cross the network, so none maps to a fabric fraction; the all-reduce with the most nodes sets
+  // network_bandwidth_fraction (`network`).
+  std::map<std::pair<int, int>, AlphaBetaFit> all_reduce_across_nodes;
+  std::map<std::tuple<std::string, int, int>, AlphaBetaFit> links_across_nodes;
+  std::optional<NetworkFractionFit> network;
   std::optional<RateFit> cpu_adam;                     // parameters/s with all host threads
   std::optional<RateFit> host_bandwidth;               // host_triad bytes/s
   std::vector<std::string> notes;                      // what could not be fitted, and why

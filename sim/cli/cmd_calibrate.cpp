@@ -81,10 +81,13 @@ bool needs_gpu(const std::vector<cal::BenchItem>& items) {
 
 void print_summary(const cal::CalibrationFits& fits, const hardware::SystemSpec& base) {
   const auto rows = cal::summarize(fits, base);
-  std::cout << fmt::format("\n{:<44} {:>22} {:>16} {:>26} {:>8}\n", "curve", "measured", "datasheet",
+  // The curve column fits the longest name (multi-node rows: "NCCL all-gather x16 over 2 nodes (bus bandwidth)").
+  std::size_t w = 44;
+  for (const auto& r : rows) w = std::max(w, r.curve.size());
+  std::cout << fmt::format("\n{:<{}} {:>22} {:>16} {:>26} {:>8}\n", "curve", w, "measured", "datasheet",
                            "fraction [band]", "fit err");
   for (const auto& r : rows)
-    std::cout << fmt::format("{:<44} {:>22} {:>16} {:>26} {:>8}\n", r.curve, r.measured, r.datasheet, r.fraction,
+    std::cout << fmt::format("{:<{}} {:>22} {:>16} {:>26} {:>8}\n", r.curve, w, r.measured, r.datasheet, r.fraction,
                              r.fit_error);
   for (const auto& n : fits.notes) std::cout << "note: " << n << "\n";
 }
@@ -266,8 +269,9 @@ int run_import(CalibrateCommand& c) {
         log.append(s);
         ++added;
       }
-    std::cerr << fmt::format("llmsim: {}: {} over {} ranks, {} sizes ({} new)\n", path, parsed.collective, parsed.ranks,
-                             parsed.samples.size(), added);
+    std::cerr << fmt::format("llmsim: {}: {} over {} ranks{}, {} sizes ({} new)\n", path, parsed.collective, parsed.ranks,
+                             parsed.nodes > 1 ? fmt::format(" on {} nodes", parsed.nodes) : "", parsed.samples.size(),
+                             added);
   }
   cal::Fingerprint fp = cal::host_fingerprint(c.argv);
   fp.notes.push_back("collectives imported from nccl-tests logs: " + join(c.logs));

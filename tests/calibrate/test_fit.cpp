@@ -2,13 +2,24 @@
 // noise must give the parameters back, with a band that covers them.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <numbers>
 #include <random>
+#include <sstream>
+#include <string>
 #include <vector>
 
+#include "calibrate/fingerprint.h"
 #include "calibrate/fit.h"
+#include "calibrate/profile_writer.h"
+#include "hardware/system_toml.h"
+#include "sim/comm_cost.h"
 #include "sim/compute_cost.h"
 #include "test_util.h"
 
@@ -261,4 +272,222 @@ TEST_CASE("rate: median, min and max of amount / time") {
   CHECK(lt::error_of([] { cal::fit_rate({1e9}, {0.0}); }).kind() == ErrorKind::Input);
   CHECK(lt::error_of([] { cal::fit_rate({1e9, 1e9}, {1.0}); }).kind() == ErrorKind::Input);
   CHECK(lt::error_of([] { cal::fit_rate({-1.0}, {1.0}); }).kind() == ErrorKind::Input);
+}
+
+// --- multi-node collectives ------------------------------------------------------------------------------
+
+namespace {
+
+namespace hw = llmsim::hardware;
+namespace sim = llmsim::sim;
+using llmsim::model::Collective;
+
+std::string temp_dir(const std::string& name) {
+  const auto p = std::filesystem::temp_directory_path() / ("llmsim-test-" + name);
+  std::filesystem::remove_all(p);
+  std::filesystem::create_directories(p);
+  return p.string();
+}
+
+hw::Fraction exact(double f) { return hw::Fraction{.value = f, .low = f, .high = f, .source = "test truth"}; }
+
+// A system whose collectives the simulator prices with the given fabric and network fractions.
+hw::SystemSpec with_fractions(hw::SystemSpec sys, double fabric, double network) {
+  sys.efficiency.fabric_bandwidth = exact(fabric);
+  sys.efficiency.network_bandwidth = exact(network);
+  return sys;
+}
+
+// `bench` samples of `ranks` ranks on `nodes` nodes (ranks / nodes per node), 256 KiB .. 2 GiB in steps
+// of sqrt(2), 3 repeats each, timed by the simulator's own model on `truth` with 1 % noise.
+void add_samples(std::vector<cal::Sample>& out, const hw::SystemSpec& truth, const char* bench, Collective kind,
+                 int ranks, int nodes, Noise& noise) {
+  const sim::CommCost comm(truth);
+  const sim::CommGroup group{ranks, ranks / nodes};
+  for (int e2 = 36; e2 <= 62; ++e2) {
+    const double bytes = std::round(std::pow(2.0, e2 / 2.0));
+    for (int r = 0; r < 3; ++r) {
+      cal::Sample s;
+      s.item.bench = bench;
+      s.item.dtype = "bf16";
+      s.item.bytes = bytes;
+      s.item.group = ranks;
+      s.item.nodes = nodes;
+      s.time_s = comm.collective(kind, bytes, group).value * noise.factor(0.01);
+      s.repeats = 20;
+      out.push_back(s);
+    }
+  }
+}
+
+bool same_fit(const cal::AlphaBetaFit& a, const cal::AlphaBetaFit& b) {
+  return a.alpha_s == b.alpha_s && a.bandwidth_Bps == b.bandwidth_Bps && a.bandwidth_low_Bps == b.bandwidth_low_Bps &&
+         a.bandwidth_high_Bps == b.bandwidth_high_Bps && a.rel_rms == b.rel_rms && a.n == b.n;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);) out.push_back(l);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("multi-node all-reduce: the network fraction comes back through the hierarchical model, "
+          "single-node fits stay as they were") {
+  const auto base = hw::resolve_system("dgx-a100-80gb", LLMSIM_DATA_DIR);
+  REQUIRE(base.node.gpus_per_node == 8);
+  REQUIRE(base.network.nics_per_node == 8);
+  // Truth: NVSwitch at 0.70 of 300 GB/s, the network at 0.80 of a GPU's 25 GB/s NIC share.
+  const double fabric = 0.70, network = 0.80;
+  const auto truth = with_fractions(base, fabric, network);
+  Noise noise(424242);
+  std::vector<cal::Sample> single;
+  add_samples(single, truth, "nccl_all_reduce", Collective::AllReduce, 8, 1, noise);
+  add_samples(single, truth, "nccl_all_gather", Collective::AllGather, 8, 1, noise);
+  add_samples(single, truth, "nccl_reduce_scatter", Collective::ReduceScatter, 8, 1, noise);
+  // 16 ranks on ONE node (a hypothetical 16-GPU box, or an older import without host names): a
+  // single-node curve of its own, with an NVSwitch-like 200 GB/s.
+  for (double b = 1 << 20; b <= double(1 << 30); b *= 4)
+    for (int r = 0; r < 2; ++r) {
+      cal::Sample s;
+      s.item.bench = "nccl_all_reduce";
+      s.item.dtype = "bf16";
+      s.item.bytes = b;
+      s.item.group = 16;
+      s.time_s = (20e-6 + 2.0 * 15 / 16 * b / 200e9) * noise.factor(0.01);
+      single.push_back(s);
+    }
+  std::vector<cal::Sample> all = single;
+  // The same group size across 2 nodes, at a different network fraction (a decoy: the fraction must come
+  // from the fit with the most nodes), and 32 ranks on 4 nodes at the truth.
+  add_samples(all, with_fractions(base, fabric, 0.5), "nccl_all_reduce", Collective::AllReduce, 16, 2, noise);
+  add_samples(all, truth, "nccl_all_reduce", Collective::AllReduce, 32, 4, noise);
+  add_samples(all, truth, "nccl_all_gather", Collective::AllGather, 16, 2, noise);
+
+  const auto alone = cal::fit_samples(single, base);
+  const auto fits = cal::fit_samples(all, base);
+
+  // Single-node results: the same curves, bit for bit; no network fraction without multi-node samples.
+  REQUIRE(fits.all_reduce.size() == alone.all_reduce.size());
+  for (const auto& [g, a] : alone.all_reduce) {
+    CAPTURE(g);
+    REQUIRE(fits.all_reduce.count(g) == 1);
+    CHECK(same_fit(fits.all_reduce.at(g), a));
+  }
+  CHECK(fits.all_reduce.at(16).bandwidth_Bps == doctest::Approx(200e9).epsilon(0.02));  // not merged with 2 nodes
+  REQUIRE(fits.links.size() == alone.links.size());
+  for (const auto& [name, a] : alone.links) {
+    CAPTURE(name);
+    REQUIRE(fits.links.count(name) == 1);
+    CHECK(same_fit(fits.links.at(name), a));
+  }
+  CHECK(!alone.network.has_value());
+  CHECK(alone.all_reduce_across_nodes.empty());
+
+  // Multi-node curves, apart.
+  CHECK(fits.all_reduce_across_nodes.size() == 2);
+  CHECK(fits.all_reduce_across_nodes.count({16, 2}) == 1);
+  CHECK(fits.all_reduce_across_nodes.count({32, 4}) == 1);
+  CHECK(fits.links_across_nodes.count({"nccl_all_gather", 16, 2}) == 1);
+  CHECK(fits.links.count("nccl_all_gather x16") == 0);
+
+  // Every line the single-node samples write into [efficiency] is written the same with the multi-node
+  // samples present (the source line aside, which is the same argument here).
+  const auto table_alone = lines_of(cal::efficiency_table(alone, base, "test"));
+  const auto table_all = lines_of(cal::efficiency_table(fits, base, "test"));
+  for (const auto& line : table_alone) {
+    CAPTURE(line);
+    CHECK(std::find(table_all.begin(), table_all.end(), line) != table_all.end());
+  }
+
+  // The network fraction: from the 4-node fit, within 2 % of the truth, its band covering it.
+  REQUIRE(fits.network.has_value());
+  CHECK(fits.network->nodes == 4);
+  CHECK(fits.network->group == 32);
+  const std::string profile = cal::write_profile(temp_dir("profile-network"), base, fits, cal::host_fingerprint({}));
+  const auto sys = hw::load_system_toml(profile);
+  const auto& net = sys.efficiency.network_bandwidth;
+  CAPTURE(net.value);
+  CAPTURE(net.low);
+  CAPTURE(net.high);
+  CHECK(within(net.value, network, 0.02));
+  CHECK(net.low <= network);
+  CHECK(net.high >= network);
+  CHECK(net.low < net.value);
+  CHECK(net.high > net.value);
+  CHECK(net.high - net.low < 0.1);  // a confidence band of the fit, not the default's 0.75-0.92
+  CHECK(sys.efficiency.fabric_bandwidth.value == doctest::Approx(fabric).epsilon(0.01));
+  // The key's comment names the fit it came from.
+  std::ifstream in(profile);
+  const std::string text((std::istreambuf_iterator<char>(in)), {});
+  const auto key = text.find("\nnetwork_bandwidth_fraction = ");
+  REQUIRE(key != std::string::npos);
+  CHECK(text.substr(key, text.find('\n', key + 1) - key).find("over 4 nodes x 8 GPUs") != std::string::npos);
+
+  // The calibrated profile prices the 4-node and 2-node all-reduce of 1 GiB as the truth did (both use
+  // the network fraction; the 2-node one was measured at 0.5, so only the 4-node one matches).
+  const sim::CommCost calibrated(sys), actual(truth);
+  const double gib = double(1 << 30);
+  CHECK(within(calibrated.collective(Collective::AllReduce, gib, {32, 8}).value,
+               actual.collective(Collective::AllReduce, gib, {32, 8}).value, 0.01));
+
+  // The summary shows the multi-node rings against the node's NICs (8 x 200 Gb/s = 200 GB/s), and the
+  // network fraction against a GPU's share of them (25 GB/s).
+  bool row32 = false, row_net = false;
+  for (const auto& r : cal::summarize(fits, base)) {
+    if (r.curve.rfind("NCCL all-reduce x32 over 4 nodes", 0) == 0) {
+      row32 = true;
+      CHECK(r.datasheet == "200.0 GB/s");
+    }
+    if (r.curve.rfind("network", 0) == 0) {
+      row_net = true;
+      CHECK(r.datasheet == "25.0 GB/s");
+      char expected[32];
+      std::snprintf(expected, sizeof expected, "%.1f GB/s", fits.network->value * 25.0);
+      CHECK(r.measured == expected);
+    }
+  }
+  CHECK(row32);
+  CHECK(row_net);
+}
+
+TEST_CASE("multi-node all-reduce: no network fraction without a network, an uneven split or an impossible fit") {
+  Noise noise(99);
+  const auto notes_about = [](const cal::CalibrationFits& f, const std::string& what) {
+    for (const auto& n : f.notes)
+      if (n.find("network_bandwidth_fraction not mapped") != std::string::npos && n.find(what) != std::string::npos)
+        return true;
+    return false;
+  };
+  {  // a800-nvlink: one node, no [network]
+    const auto base = hw::resolve_system("a800-nvlink", LLMSIM_DATA_DIR);
+    REQUIRE(base.network.nics_per_node == 0);
+    const auto dgx = hw::resolve_system("dgx-a100-80gb", LLMSIM_DATA_DIR);
+    std::vector<cal::Sample> samples;
+    add_samples(samples, with_fractions(dgx, 0.7, 0.8), "nccl_all_reduce", Collective::AllReduce, 16, 2, noise);
+    const auto fits = cal::fit_samples(samples, base);
+    CHECK(fits.all_reduce_across_nodes.count({16, 2}) == 1);  // fitted and reported all the same
+    CHECK(!fits.network.has_value());
+    CHECK(notes_about(fits, "no scale-out network"));
+    CHECK(cal::efficiency_table(fits, base, "t").find("network_bandwidth_fraction") == std::string::npos);
+  }
+  const auto base = hw::resolve_system("dgx-a100-80gb", LLMSIM_DATA_DIR);
+  {  // 20 ranks over 3 nodes: no whole number per node
+    std::vector<cal::Sample> samples;
+    add_samples(samples, with_fractions(base, 0.7, 0.8), "nccl_all_reduce", Collective::AllReduce, 24, 3, noise);
+    for (auto& s : samples) s.item.group = 20;
+    const auto fits = cal::fit_samples(samples, base);
+    CHECK(!fits.network.has_value());
+    CHECK(notes_about(fits, "do not split evenly"));
+  }
+  {  // faster than the intra-node steps alone at the profile's fabric fraction: nothing to invert
+    std::vector<cal::Sample> samples;
+    add_samples(samples, with_fractions(base, 0.7, 0.8), "nccl_all_reduce", Collective::AllReduce, 16, 2, noise);
+    for (auto& s : samples) s.time_s *= 0.3;
+    const auto fits = cal::fit_samples(samples, base);
+    CHECK(!fits.network.has_value());
+    CHECK(notes_about(fits, "intra-node"));
+  }
 }

@@ -7,6 +7,8 @@
 
 #include "calibrate/fit.h"
 #include "calibrate/nccl_tests_import.h"
+#include "calibrate/profile_writer.h"
+#include "hardware/system_toml.h"
 #include "test_util.h"
 
 namespace cal = llmsim::calibrate;
@@ -46,12 +48,14 @@ TEST_CASE("nccl-tests: all_reduce_perf on 8 GPUs (classic layout, collective fro
   const auto log = cal::import_nccl_tests(data("all_reduce_perf_8xA100.txt"));
   CHECK(log.collective == "nccl_all_reduce");
   CHECK(log.ranks == 8);
+  CHECK(log.nodes == 1);  // every rank on dgx-a100-01
   REQUIRE(log.samples.size() == 25);  // 8 B .. 128 MiB, factor 2
   const auto& first = log.samples.front();
   CHECK(first.item.bench == "nccl_all_reduce");
   CHECK(first.item.dtype == "fp32");
   CHECK(first.item.bytes == 8);
   CHECK(first.item.group == 8);
+  CHECK(first.item.nodes == 1);
   CHECK(first.time_s == doctest::Approx(28.00e-6));
   CHECK(first.repeats == 20);
   CHECK(first.flops == 0);
@@ -84,7 +88,54 @@ TEST_CASE("nccl-tests: alltoall_perf over MPI, 2 x 8 GPUs (newer layout, collect
   CHECK(log.samples.back().item.bytes == 1073741824.0);
   CHECK(log.samples.back().time_s == doctest::Approx(28301.4e-6));
   CHECK(log.samples.back().item.group == 16);
+  CHECK(log.nodes == 2);  // h100-node-a and h100-node-b
+  CHECK(log.samples.back().item.nodes == 2);
   CHECK(log.samples.back().repeats == 50);
+}
+
+TEST_CASE("nccl-tests: all_reduce_perf over MPI on 2 hosts x 8 GPUs imports as 16 ranks on 2 nodes") {
+  const auto log = cal::import_nccl_tests(data("all_reduce_perf_2x8xA100.txt"));
+  CHECK(log.collective == "nccl_all_reduce");
+  CHECK(log.ranks == 16);
+  CHECK(log.nodes == 2);
+  REQUIRE(log.samples.size() == 28);  // 8 B .. 1 GiB, factor 2
+  for (const auto& s : log.samples) {
+    CHECK(s.item.group == 16);
+    CHECK(s.item.nodes == 2);
+  }
+  CHECK(log.samples.back().item.bytes == 1073741824.0);
+  CHECK(log.samples.back().time_s == doctest::Approx(15513e-6));
+  // The key keeps it apart from a 16-GPU run on one node (resume, SampleLog::done).
+  CHECK(log.samples.back().item.key().ends_with("|16|n2"));
+
+  // The rank lines decide the node count: the same log with every rank on one host is one node.
+  const std::string text = slurp(data("all_reduce_perf_2x8xA100.txt"));
+  std::string one_host = text;
+  for (auto pos = one_host.find("dgx-a100-02"); pos != std::string::npos; pos = one_host.find("dgx-a100-02"))
+    one_host.replace(pos, 11, "dgx-a100-01");
+  const auto single = cal::import_nccl_tests(lt::write_temp("all_reduce_perf_1x16.txt", one_host));
+  CHECK(single.ranks == 16);
+  CHECK(single.nodes == 1);
+  CHECK(single.samples.front().item.nodes == 1);
+
+  // Fitted against a DGX A100 profile: a multi-node curve, not an NVSwitch one, and it sets the network
+  // fraction. Expected value: the hierarchical all-reduce of sim/comm_cost.cpp solved by hand here, with
+  // the intra-node parts at the default fabric fraction (no in-node fit in these samples).
+  const auto base = llmsim::hardware::resolve_system("dgx-a100-80gb", LLMSIM_DATA_DIR);
+  const auto fits = cal::fit_samples(log.samples, base);
+  CHECK(fits.all_reduce.empty());
+  REQUIRE(fits.all_reduce_across_nodes.count({16, 2}) == 1);
+  REQUIRE(fits.network.has_value());
+  const double busbw = fits.all_reduce_across_nodes.at({16, 2}).bandwidth_Bps;
+  CHECK(busbw == doctest::Approx(130e9).epsilon(0.02));  // the fixture's large-message bus bandwidth
+  const double fabric = base.node.fabric_bandwidth_Bps * base.efficiency.fabric_bandwidth.value;
+  const double share = base.network.nics_per_node * base.network.nic_bandwidth_Bps / base.node.gpus_per_node;
+  const double intra = 2 * (7.0 / 8) / fabric;          // reduce-scatter + all-gather over 8, s per byte
+  const double measured = 2 * (15.0 / 16) / busbw;      // s per byte of the all-reduced tensor
+  const double network = 2 * (1.0 / 2) / 8 / (measured - intra);  // inter all-reduce of B/8 over 2 nodes
+  CHECK(fits.network->value == doctest::Approx(network / share).epsilon(1e-6));
+  CHECK(fits.network->value > 0.5);
+  CHECK(fits.network->value < 1.0);
 }
 
 TEST_CASE("nccl-tests: sendrecv_perf JSON output (-J)") {
@@ -99,6 +150,23 @@ TEST_CASE("nccl-tests: sendrecv_perf JSON output (-J)") {
   CHECK(log.samples.back().time_s == doctest::Approx((9.5 + 134217728 / 22e3) * 1e-6));
   CHECK(log.samples.back().item.group == 2);
   CHECK(log.samples.back().repeats == 20);
+  CHECK(log.nodes == 1);  // one device entry, on gpu-box
+  CHECK(log.samples.back().item.nodes == 1);
+
+  // Two processes of one GPU each on two hosts: the device entries' host names give the nodes.
+  const std::string text = slurp(data("sendrecv_perf_2xRTX4090.json"));
+  const std::string device0 = R"({"rank":0,"group":0,"pid":5120,"hostname":"gpu-box","device":0,)"
+                              R"("device_hex":"0000:01:00","device_info":"NVIDIA GeForce RTX 4090"})";
+  const std::string device1 = R"({"rank":1,"group":0,"pid":7345,"hostname":"gpu-box-2","device":0,)"
+                              R"("device_hex":"0000:01:00","device_info":"NVIDIA GeForce RTX 4090"})";
+  const std::string two_hosts = replace(replace(text, device0, device0 + "," + device1), "\"ngpus\":2", "\"ngpus\":1");
+  const auto across = cal::import_nccl_tests(lt::write_temp("sendrecv_perf_2hosts.json", two_hosts));
+  CHECK(across.ranks == 2);
+  CHECK(across.nodes == 2);
+  CHECK(across.samples.front().item.nodes == 2);
+  // Without host names (older JSON writers) the run counts as one node.
+  const std::string no_host = replace(text, R"("hostname":"gpu-box",)", "");
+  CHECK(cal::import_nccl_tests(lt::write_temp("sendrecv_perf_nohost.json", no_host)).nodes == 1);
 }
 
 TEST_CASE("nccl-tests: the collective comes from the log, else the file name, else an error saying how") {
