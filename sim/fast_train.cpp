@@ -56,7 +56,7 @@ void FastTrainEvaluator::check_fixed_part(const RunSpec& run) {
   const auto& t = run.train;
   if (have_fixed_ && workload_ == run.workload && seq_len_ == t.seq_len && finetune_ == t.finetune &&
       lora_rank_ == t.lora_rank && lora_targets_ == t.lora_targets && base_quant_ == t.base_quant &&
-      attn_kernel_ == t.attn_kernel)
+      attn_kernel_ == t.attn_kernel && fused_loss_ == t.fused_loss)
     return;
   cache_.clear();
   have_fixed_ = true;
@@ -67,6 +67,7 @@ void FastTrainEvaluator::check_fixed_part(const RunSpec& run) {
   lora_targets_ = t.lora_targets;
   base_quant_ = t.base_quant;
   attn_kernel_ = t.attn_kernel;
+  fused_loss_ = t.fused_loss;
   lora_dense_ = lora_layer_params(m_, false, t.lora_rank, t.lora_targets);
   lora_moe_ = lora_layer_params(m_, true, t.lora_rank, t.lora_targets);
 }
@@ -482,7 +483,7 @@ FastMemory FastTrainEvaluator::memory(const RunSpec& run) {
     double logits = 0;
     if (is_last) {
       const double tokens = dbl(t.micro_batch * t.seq_len) / dbl(par.cp);
-      logits = tokens * std::ceil(dbl(m_.vocab) / tp) * fw.logits_bytes;
+      logits = tokens * std::ceil(dbl(m_.vocab) / tp) * loss_logits_bytes(fw, t);
       add(gpu, logits);
     }
     const double amp_copies = amp_weight_copy_bytes(ap.glue, act_bytes, trainable / shard_w);

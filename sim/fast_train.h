@@ -97,6 +97,7 @@ class FastTrainEvaluator {
   std::vector<std::string> lora_targets_;
   model::WeightQuant base_quant_ = model::WeightQuant::None;
   AttentionKernel attn_kernel_ = AttentionKernel::Fa2;
+  bool fused_loss_ = false;
   double lora_dense_ = 0, lora_moe_ = 0;  // LoRA adapter parameters of one dense / MoE layer (memory model)
 };
 

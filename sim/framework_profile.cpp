@@ -1,5 +1,6 @@
 #include "sim/framework_profile.h"
 
+#include <algorithm>
 #include <array>
 
 namespace llmsim::sim {
@@ -11,7 +12,15 @@ model::EagerGlue training_glue(const FrameworkProfile& fw, const TrainSpec& trai
     g.cast_projection_inputs = false;
     g.weight_cast_bytes = 0;
   }
+  if (train.fused_loss) g.fp32_loss_upcast = false;
   return g;
+}
+
+double loss_logits_bytes(const FrameworkProfile& fw, const TrainSpec& train) {
+  // flash-attn's CrossEntropyLoss (flash_attn/losses/cross_entropy.py) saves the input logits and a
+  // per-row log-sum-exp for backward and returns a gradient of the logits' dtype.
+  constexpr double kFused = 2 + 2;
+  return train.fused_loss ? std::min(fw.logits_bytes, kFused) : fw.logits_bytes;
 }
 
 model::EagerGlue hf_model_code_glue(bool amp) {

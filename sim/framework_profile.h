@@ -47,8 +47,13 @@ struct FrameworkProfile {
 const FrameworkProfile& framework_profile(Framework f);
 
 // The glue a training run executes: the profile's, without the AMP part for LoRA/QLoRA, whose base is
-// loaded in its 16-bit (or quantized) dtype, so the residual stream is 16-bit and nothing is cast.
+// loaded in its 16-bit (or quantized) dtype, so the residual stream is 16-bit and nothing is cast, and
+// without the fp32 logits copy under a fused cross-entropy.
 model::EagerGlue training_glue(const FrameworkProfile& fw, const TrainSpec& train);
+
+// Bytes per logit element held for the loss: the profile's, or with a fused cross-entropy at most the
+// 16-bit logits and their 16-bit gradient (2 + 2; the kernel upcasts inside registers).
+double loss_logits_bytes(const FrameworkProfile& fw, const TrainSpec& train);
 
 // The memory-bound glue of Hugging Face transformers' Llama-family modelling code in eager PyTorch;
 // `amp`: run under torch.autocast over fp32 weights (fp32 residual stream, per-call casts).

@@ -297,11 +297,26 @@ class RowMapper {
     quiet_ = false;
     map_model();
     map_system();
-    if (const SourceFact* fact = fact_for(ctx_.facts, out_.source); fact && fact->peak_mem_tensors_only) {
+    apply_run_facts();
+  }
+
+  // Facts without a schema column that describe the run itself (source_facts.h).
+  void apply_run_facts() {
+    const SourceFact* fact = fact_for(ctx_.facts, out_.source);
+    if (!fact) return;
+    if (fact->peak_mem_tensors_only) {
       out_.peak_mem_tensors_only = *fact->peak_mem_tensors_only;
       if (out_.metric == "peak_mem_gib")
         note_default(fmt::format("peak_mem={} (source fact, {})", out_.peak_mem_tensors_only ? "tensors" : "device",
                                  fact_label(*fact)));
+    }
+    if (fact->fused_loss && out_.run.workload != Workload::Inference) {
+      out_.run.train.fused_loss = *fact->fused_loss;
+      note_default(fmt::format("fused_loss={} (source fact, {})", *fact->fused_loss ? "yes" : "no", fact_label(*fact)));
+    }
+    if (fact->dropout) {
+      out_.model.dropout = *fact->dropout;
+      note_default(fmt::format("dropout={:g} (source fact, {})", *fact->dropout, fact_label(*fact)));
     }
   }
 

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "sim/framework_profile.h"
+
 namespace llmsim::sim {
 
 namespace {
@@ -15,6 +17,11 @@ struct Candidate {
 std::vector<Candidate> training_candidates(const model::ModelSpec& m) {
   return {
       {"--flash-attn", [](RunSpec& r) { return !r.train.flash_attn && (r.train.flash_attn = true); }},
+      {"--fused-loss",
+       [](RunSpec& r) {
+         return !r.train.fused_loss && framework_profile(r.train.framework).logits_bytes > 4 &&
+                (r.train.fused_loss = true);
+       }},
       {"--recompute selective",
        [](RunSpec& r) { return r.train.recompute == Recompute::None && ((r.train.recompute = Recompute::Selective), true); }},
       {"--sequence-parallel",

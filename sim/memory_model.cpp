@@ -217,8 +217,10 @@ StageMemory training_stage(const model::ModelSpec& m, const hardware::SystemSpec
   double logits = 0;
   if (st.last) {
     const double tokens = static_cast<double>(t.micro_batch * t.seq_len) / static_cast<double>(par.cp);
-    logits = tokens * std::ceil(static_cast<double>(m.vocab) / tp) * fw.logits_bytes;
-    add(gpu, "logits_and_loss", logits, fmt::format("{} B per logit ({})", fw.logits_bytes, fw.name));
+    const double per_logit = loss_logits_bytes(fw, t);
+    logits = tokens * std::ceil(static_cast<double>(m.vocab) / tp) * per_logit;
+    add(gpu, "logits_and_loss", logits,
+        fmt::format("{} B per logit ({}{})", per_logit, fw.name, t.fused_loss ? ", fused cross-entropy" : ""));
   }
   const double amp_copies = amp_weight_copy_bytes(glue, act_bytes, trainable / shard_w);
   add(gpu, "amp_weight_copies", amp_copies,

@@ -86,6 +86,8 @@ const std::vector<Setting>& table() {
       {{"attn-kernel", K::Choice, "fused attention kernel generation (fa1: flash-attn 1.x or Triton FlashAttention)",
         attention_kernel_names()},
        [](RunRequest& r, const std::string& v) { r.run.train.attn_kernel = r.run.infer.attn_kernel = to_enum<AttentionKernel>(v); }},
+      {{"fused-loss", K::Flag, "fused cross-entropy (flash-attn, Liger): no fp32 copy of the logits"},
+       [](RunRequest& r, const std::string& v) { r.run.train.fused_loss = v == "true"; }},
       {{"zero-stage", K::Choice, "ZeRO / FSDP sharding stage", {"0", "1", "2", "3"}},
        [](RunRequest& r, const std::string& v) { r.run.train.zero_stage = static_cast<int>(to_int(v)); }},
       {{"offload", K::Choice, "ZeRO-Offload to host memory", offload_names()},

@@ -69,6 +69,9 @@ struct TrainSpec {
   Recompute recompute = Recompute::None;
   bool flash_attn = true;
   AttentionKernel attn_kernel = AttentionKernel::Fa2;  // which fused kernel, when flash_attn
+  // Fused cross-entropy (flash-attn's CrossEntropyLoss, Liger, Megatron's vocab-parallel loss): the
+  // logits stay in the compute dtype and are never copied to fp32; false = the framework's own loss.
+  bool fused_loss = false;
   int zero_stage = 0;              // 0..3 (FSDP FULL_SHARD = 3, SHARD_GRAD_OP = 2)
   Offload offload = Offload::None;
   Optimizer optimizer = Optimizer::Adam;

@@ -45,9 +45,13 @@ std::vector<SourceFact> load_source_facts(const std::string& path) {
       f.attn_kernel = kernel;
     }
     if (auto pm = r.opt_choice("peak_mem", {"device", "tensors"})) f.peak_mem_tensors_only = *pm == "tensors";
+    f.fused_loss = r.opt_boolean("fused_loss");
+    f.dropout = r.opt_non_negative("dropout");
+    if (f.dropout && *f.dropout >= 1)
+      throw_input(r.where("dropout"), "dropout = " + std::to_string(*f.dropout) + ": must be a probability below 1");
     r.finish();
-    if (!f.flash_attn && !f.attn_kernel && !f.peak_mem_tensors_only)
-      throw_input(f.where, "the fact sets nothing: give flash_attn, attn_kernel or peak_mem");
+    if (!f.flash_attn && !f.attn_kernel && !f.peak_mem_tensors_only && !f.fused_loss && !f.dropout)
+      throw_input(f.where, "the fact sets nothing: give flash_attn, attn_kernel, peak_mem, fused_loss or dropout");
     facts.push_back(std::move(f));
   }
   return facts;

@@ -11,6 +11,8 @@
 //   flash_attn = false          # applies only where the row leaves flash_attn empty
 //   attn_kernel = "fa1"         # fused attention kernel generation (no schema column)
 //   peak_mem = "tensors"        # peak_mem_gib counts tensor allocations only (max_memory_allocated)
+//   fused_loss = true           # a fused cross-entropy (no fp32 logits copy; no schema column)
+//   dropout = 0.0               # the model's training dropout probability (no schema column)
 //   evidence = "why this is so, with its citation"
 #include <optional>
 #include <string>
@@ -29,6 +31,8 @@ struct SourceFact {
   // true: the source's peak_mem_gib counts tensor allocations only (torch.cuda.max_memory_allocated),
   // without the CUDA context and the caching allocator's unused reserve; false: device memory in use.
   std::optional<bool> peak_mem_tensors_only;
+  std::optional<bool> fused_loss;               // TrainSpec::fused_loss of every covered row
+  std::optional<double> dropout;                // ModelSpec::dropout of every covered row, in [0, 1)
   std::string evidence;                         // citation (required)
 };
 

@@ -92,6 +92,7 @@ std::string describe_run(const sim::RunSpec& r) {
                    !t.flash_attn                            ? "no flash-attn"
                    : t.attn_kernel == AttentionKernel::Fa2 ? "flash-attn"
                                                             : fmt::format("flash-attn ({})", name_of(t.attn_kernel)));
+  if (t.fused_loss) s += ", fused loss";
   if (p.sequence_parallel) s += ", sequence parallel";
   if (p.pp > 1) s += fmt::format(", {} pipeline", sim::name_of(t.schedule));
   if (t.finetune != sim::FinetuneKind::Full) s += fmt::format(", {} rank {}", sim::name_of(t.finetune), t.lora_rank);

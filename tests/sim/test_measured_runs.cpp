@@ -199,12 +199,6 @@ namespace {
 constexpr const char* kRecomputeNotStated =
     "source used full activation recomputation (Megatron-LM paper runs) that the row leaves empty -> none; "
     "with full recompute it fits (19-77 GiB)";
-constexpr const char* kMptDropoutAndLoss =
-    "MPT has no dropout and llm-foundry's fused cross-entropy keeps ~2 B/logit; llmsim's custom gpt stores "
-    "dropout masks (p=0.1) and the fsdp profile 10 B/logit (HF fp32 upcast); without both it fits";
-constexpr const char* kMpt13bLogits =
-    "within 1% of capacity under full recompute: fsdp's 10 B/logit (15-23 GiB) and gpt dropout masks "
-    "overstate MPT-13B (no dropout, fused cross-entropy)";
 constexpr const char* kTrtReserve =
     "over by 1-2 GiB: the 5% allocator_reserve (4 GiB) models PyTorch's caching allocator, which "
     "TensorRT-LLM does not use; without it it fits";
@@ -237,57 +231,6 @@ const std::vector<KnownDisagreement>& known_disagreements() {
       {"narayanan21-t2-zero3-530b-g640-mb4", kRecomputeNotStated},   // 597.4 GiB, activations 558.2
       {"narayanan21-t2-zero3-530b-g1120-mb2", kRecomputeNotStated},  // 311.6 GiB, activations 279.1
       {"narayanan21-t2-zero3-530b-g2240-mb1", kRecomputeNotStated},  // 167.7 GiB, activations 139.6
-      {"mpt-a100-80-13b-s16384-mb3", kMpt13bLogits},                 // 80.0 vs 80.0, logits 23.1
-      {"mpt-a100-40-13b-s2048-mb16-g64", kMpt13bLogits},             // 40.4 vs 40.0, logits 15.4
-      {"mpt-a100-80-3b-s8192-mb3", kMptDropoutAndLoss},              // 85.6 / 80: act 63.8, logits 11.5
-      {"mpt-a100-80-760m-s16384-mb3", kMptDropoutAndLoss},           // 87.0 / 80: act 57.4, logits 23.1
-      {"mpt-a100-80-760m-s8192-mb6", kMptDropoutAndLoss},
-      {"mpt-a100-80-760m-s4096-mb12", kMptDropoutAndLoss},
-      {"mpt-a100-80-760m-s2048-mb24", kMptDropoutAndLoss},
-      {"mpt-a100-80-760m-s1024-mb48", kMptDropoutAndLoss},
-      {"mpt-a100-80-760m-s512-mb96", kMptDropoutAndLoss},
-      {"mpt-a100-80-350m-s65536-mb1", kMptDropoutAndLoss},           // 87.7 / 80: act 51.1, logits 30.7
-      {"mpt-a100-80-350m-s32768-mb2", kMptDropoutAndLoss},
-      {"mpt-a100-80-350m-s16384-mb4", kMptDropoutAndLoss},
-      {"mpt-a100-80-350m-s8192-mb8", kMptDropoutAndLoss},
-      {"mpt-a100-80-350m-s4096-mb16", kMptDropoutAndLoss},
-      {"mpt-a100-80-350m-s2048-mb32", kMptDropoutAndLoss},
-      {"mpt-a100-80-350m-s1024-mb64", kMptDropoutAndLoss},
-      {"mpt-a100-80-350m-s512-mb128", kMptDropoutAndLoss},
-      {"mpt-a100-40-3b-s2048-mb6-g128", kMptDropoutAndLoss},         // 41.3 / 40: act 31.9, logits 5.8
-      {"mpt-a100-40-3b-s2048-mb6-g64", kMptDropoutAndLoss},
-      {"mpt-a100-40-3b-s2048-mb6-g32", kMptDropoutAndLoss},
-      {"mpt-a100-40-1b-s2048-mb10-g128", kMptDropoutAndLoss},        // 44.9 / 40: act 31.9, logits 9.6
-      {"mpt-a100-40-1b-s2048-mb10-g64", kMptDropoutAndLoss},
-      {"mpt-a100-40-1b-s2048-mb10-g32", kMptDropoutAndLoss},
-      {"mpt-a100-40-760m-s8192-mb3", kMptDropoutAndLoss},            // 44.8 / 40: act 28.7, logits 11.5
-      {"mpt-a100-40-760m-s4096-mb6", kMptDropoutAndLoss},
-      {"mpt-a100-40-760m-s2048-mb12-g128", kMptDropoutAndLoss},
-      {"mpt-a100-40-760m-s2048-mb12-g64", kMptDropoutAndLoss},
-      {"mpt-a100-40-760m-s2048-mb12-g32", kMptDropoutAndLoss},
-      {"mpt-a100-40-760m-s2048-mb12-g16", kMptDropoutAndLoss},
-      {"mpt-a100-40-760m-s2048-mb12", kMptDropoutAndLoss},
-      {"mpt-a100-40-760m-s1024-mb24", kMptDropoutAndLoss},
-      {"mpt-a100-40-760m-s512-mb48", kMptDropoutAndLoss},
-      {"mpt-a100-40-350m-s32768-mb1", kMptDropoutAndLoss},           // 44.7 / 40: act 25.5, logits 15.4
-      {"mpt-a100-40-350m-s16384-mb2", kMptDropoutAndLoss},
-      {"mpt-a100-40-350m-s8192-mb4", kMptDropoutAndLoss},
-      {"mpt-a100-40-350m-s4096-mb8", kMptDropoutAndLoss},
-      {"mpt-a100-40-350m-s2048-mb18-g128", kMptDropoutAndLoss},      // 49.1 / 40: act 28.7, logits 17.3
-      {"mpt-a100-40-350m-s2048-mb18-g64", kMptDropoutAndLoss},
-      {"mpt-a100-40-350m-s2048-mb18-g32", kMptDropoutAndLoss},
-      {"mpt-a100-40-350m-s2048-mb18-g16", kMptDropoutAndLoss},
-      {"mpt-a100-40-350m-s2048-mb16", kMptDropoutAndLoss},
-      {"mpt-a100-40-350m-s1024-mb32", kMptDropoutAndLoss},
-      {"mpt-a100-40-350m-s512-mb64", kMptDropoutAndLoss},
-      {"mpt-a100-40-125m-s4096-mb13", kMptDropoutAndLoss},           // 43.8 / 40: logits 25.0, act 15.6
-      {"mpt-a100-40-125m-s2048-mb26-g128", kMptDropoutAndLoss},
-      {"mpt-a100-40-125m-s2048-mb26-g64", kMptDropoutAndLoss},
-      {"mpt-a100-40-125m-s2048-mb26-g32", kMptDropoutAndLoss},
-      {"mpt-a100-40-125m-s2048-mb26-g16", kMptDropoutAndLoss},
-      {"mpt-a100-40-125m-s2048-mb26", kMptDropoutAndLoss},
-      {"mpt-a100-40-125m-s1024-mb52", kMptDropoutAndLoss},
-      {"mpt-a100-40-125m-s512-mb104", kMptDropoutAndLoss},
       {"trtllm061-thr-a100-gptj6b-tp1-bs60-2048-128", kTrtReserve},      // 81.1 / 80: kv 55.8, workspace 9.4
       {"trtllm061-thr-a100-llama2-7b-tp1-bs60-128-2048", kTrtReserve},   // 81.9 / 80: kv 63.8, weights 12.6
       {"trtllm061-thr-a100-llama2-7b-tp1-bs52-2048-128", kTrtReserve},   // 81.0 / 80: kv 55.2, workspace 8.2
@@ -307,7 +250,7 @@ const std::vector<KnownDisagreement>& known_disagreements() {
 }
 
 // Rows that agree today (of 280); the count may only grow.
-constexpr int kAgreeingRows = 201;
+constexpr int kAgreeingRows = 252;
 
 const char* known_reason(const std::string& run_id) {
   for (const auto& k : known_disagreements())
@@ -395,6 +338,15 @@ TEST_CASE("source facts beside the CSV fill what its rows cannot state") {
     CHECK(has_default(by_id("harness"), "attn_kernel=fa1 (source fact, facts_ok.facts.toml:9)"));
     CHECK(by_id("harness-sub").run.train.attn_kernel == AttentionKernel::Fa2);
   }
+  SUBCASE("fused_loss and dropout describe the run and the model code") {
+    const auto& r = by_id("harness");
+    CHECK(r.run.train.fused_loss);
+    CHECK(r.model.dropout == doctest::Approx(0.05));
+    CHECK(has_default(r, "fused_loss=yes (source fact, facts_ok.facts.toml:9)"));
+    CHECK(has_default(r, "dropout=0.05 (source fact, facts_ok.facts.toml:9)"));
+    CHECK_FALSE(by_id("harness-sub").run.train.fused_loss);  // its own, longer-prefix fact says nothing of it
+    CHECK(by_id("other").model.dropout == 0.0);
+  }
   SUBCASE("rows no fact covers keep the plain defaults") {
     const auto& r = by_id("other");
     CHECK(r.run.train.flash_attn);
@@ -427,6 +379,12 @@ TEST_CASE("bad source facts are errors naming the facts file, line and key") {
     const Error e = load_error("facts/facts_no_evidence.csv");
     CHECK(e.kind() == ErrorKind::Input);
     CHECK(e.where().key.find("evidence") != std::string::npos);
+  }
+  SUBCASE("a dropout that is not a probability") {
+    const Error e = load_error("facts/facts_bad_dropout.csv");
+    CHECK(e.kind() == ErrorKind::Input);
+    CHECK(e.where().line == 5);
+    CHECK(e.message().find("below 1") != std::string::npos);
   }
   SUBCASE("an unknown kernel lists the known ones") {
     const Error e = load_error("facts/facts_bad_kernel.csv");

@@ -103,6 +103,26 @@ TEST_CASE("recomputation and FlashAttention shrink activations in the expected o
   CHECK(lt::item(full, "activations") == doctest::Approx(2.0 * 2048 * 5120 * 40));
 }
 
+TEST_CASE("a fused cross-entropy keeps 2 + 2 bytes per logit instead of the framework's loss") {
+  const auto m = lt::preset_model("llama2-7b");
+  const auto sys = lt::preset_system("a800-nvlink");
+  auto r = train_run(8);
+  r.train.framework = sim::Framework::Fsdp;
+  r.train.zero_stage = 3;
+  r.train.micro_batch = 2;
+  // HF model code: bf16 logits, their fp32 copy and its fp32 gradient = 10 B for 2 x 2048 x 32000 logits.
+  const double logits = 2.0 * 2048 * 32000;
+  CHECK(lt::item(sim::evaluate_memory(m, sys, r), "logits_and_loss") == doctest::Approx(logits * 10));
+  r.train.fused_loss = true;
+  CHECK(lt::item(sim::evaluate_memory(m, sys, r), "logits_and_loss") == doctest::Approx(logits * 4));
+  // Megatron's vocab-parallel loss is already 4 B/logit: nothing to gain.
+  r.train.framework = sim::Framework::Megatron;
+  r.train.zero_stage = 1;
+  const double megatron = lt::item(sim::evaluate_memory(m, sys, r), "logits_and_loss");
+  r.train.fused_loss = false;
+  CHECK(lt::item(sim::evaluate_memory(m, sys, r), "logits_and_loss") == doctest::Approx(megatron));
+}
+
 TEST_CASE("LoRA freezes the base: adapters only in gradients and optimizer states") {
   const auto m = lt::preset_model("llama2-7b");
   const auto sys = lt::preset_system("a800-nvlink");
