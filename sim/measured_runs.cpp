@@ -410,8 +410,14 @@ class RowMapper {
       t.attn_kernel = *fact->attn_kernel;
       note_default(fmt::format("attn_kernel={} (source fact, {})", name_of(t.attn_kernel), fact_label(*fact)));
     }
-    if (auto z = row_.choice("zero_stage", {"0", "1", "2", "3"})) t.zero_stage = *z->c_str() - '0';
-    else note_default(fmt::format("zero_stage={} (not stated)", t.zero_stage));
+    if (auto z = row_.choice("zero_stage", {"0", "1", "2", "3"})) {
+      t.zero_stage = *z->c_str() - '0';
+    } else if (fact && fact->zero_stage) {
+      t.zero_stage = *fact->zero_stage;
+      note_default(fmt::format("zero_stage={} (source fact, {})", t.zero_stage, fact_label(*fact)));
+    } else {
+      note_default(fmt::format("zero_stage={} (not stated)", t.zero_stage));
+    }
     if (auto o = row_.named<Offload>("offload", offload_names())) t.offload = *o;
     else note_default(fmt::format("offload={} (not stated)", name_of(t.offload)));
     map_finetune();

@@ -39,6 +39,11 @@ std::vector<SourceFact> load_source_facts(const std::string& path) {
     f.evidence = r.string("evidence");
     if (f.evidence.empty()) throw_input(r.where("evidence"), "evidence must cite why the fact holds");
     f.flash_attn = r.opt_boolean("flash_attn");
+    if (auto z = r.opt_integer("zero_stage")) {
+      if (*z < 0 || *z > 3)
+        throw_input(r.where("zero_stage"), "zero_stage = " + std::to_string(*z) + ": must be 0, 1, 2 or 3");
+      f.zero_stage = static_cast<int>(*z);
+    }
     if (auto k = r.opt_choice("attn_kernel", attention_kernel_names())) {
       AttentionKernel kernel{};
       parse_name(*k, kernel);
@@ -50,8 +55,9 @@ std::vector<SourceFact> load_source_facts(const std::string& path) {
     if (f.dropout && *f.dropout >= 1)
       throw_input(r.where("dropout"), "dropout = " + std::to_string(*f.dropout) + ": must be a probability below 1");
     r.finish();
-    if (!f.flash_attn && !f.attn_kernel && !f.peak_mem_tensors_only && !f.fused_loss && !f.dropout)
-      throw_input(f.where, "the fact sets nothing: give flash_attn, attn_kernel, peak_mem, fused_loss or dropout");
+    if (!f.flash_attn && !f.zero_stage && !f.attn_kernel && !f.peak_mem_tensors_only && !f.fused_loss && !f.dropout)
+      throw_input(f.where,
+                  "the fact sets nothing: give flash_attn, zero_stage, attn_kernel, peak_mem, fused_loss or dropout");
     facts.push_back(std::move(f));
   }
   return facts;

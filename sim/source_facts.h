@@ -9,6 +9,7 @@
 //   [[fact]]
 //   source_prefix = "Narayanan et al. 2021"
 //   flash_attn = false          # applies only where the row leaves flash_attn empty
+//   zero_stage = 1              # likewise (e.g. a framework recipe's distributed optimizer)
 //   attn_kernel = "fa1"         # fused attention kernel generation (no schema column)
 //   peak_mem = "tensors"        # peak_mem_gib counts tensor allocations only (max_memory_allocated)
 //   fused_loss = true           # a fused cross-entropy (no fp32 logits copy; no schema column)
@@ -27,6 +28,7 @@ struct SourceFact {
   Location where;                               // the [[fact]] table in its file
   std::string source_prefix;                    // rows whose `source` starts with this
   std::optional<bool> flash_attn;               // for rows that leave flash_attn empty
+  std::optional<int> zero_stage;                // for rows that leave zero_stage empty (0..3)
   std::optional<AttentionKernel> attn_kernel;   // for every covered row that uses fused attention
   // true: the source's peak_mem_gib counts tensor allocations only (torch.cuda.max_memory_allocated),
   // without the CUDA context and the caching allocator's unused reserve; false: device memory in use.

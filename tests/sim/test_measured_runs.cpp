@@ -208,9 +208,6 @@ constexpr const char* kBloomHfPrompt =
 constexpr const char* kDsKvPrealloc =
     "deepspeed profile reserves KV for 1024 tokens/sequence (max_out_tokens); ran at bs128 fp16 and "
     "bs256 int8 but OOM at bs256 fp16 bounds DS-Inference's real reservation to ~280-450 tokens";
-constexpr const char* kNemoDistOpt =
-    "NeMo trains with Megatron's distributed optimizer (ZeRO-1) by default; zero_stage empty -> 0 "
-    "keeps all 12 optimizer B/param; with ZeRO-1 it fits";
 constexpr const char* kNemo70b =
     "TP4 PP4 DP1: Megatron's 18 B/param for 4.3B params/GPU is 72.8 GiB before activations; NeMo "
     "must hold less per param (unstated: bf16 grads/param remainders, SP, recompute)";
@@ -238,8 +235,6 @@ const std::vector<KnownDisagreement>& known_disagreements() {
       {"bloom176b-inf-ds-inference-fp16-bs128", kDsKvPrealloc},          // 112.6 / 80: kv 61.2, weights 41.1
       {"bloom176b-inf-ds-inference-int8-bs128", kDsKvPrealloc},          // 92.5 / 80: kv 61.2, weights 21.0
       {"bloom176b-inf-ds-inference-int8-bs256", kDsKvPrealloc},          // 159.0 / 80: kv 122.5, weights 21.0
-      {"nemo2407-ft-sft-llama2-7b-g8", kNemoDistOpt},                    // 137.2 / 79.6: optimizer 75.3
-      {"nemo2407-ft-sft-llama2-13b-g8", kNemoDistOpt},                   // 90.3 / 79.6: optimizer 37.3
       {"nemo2407-ft-sft-llama2-70b-g16", kNemo70b},                      // 118.1 / 79.6: opt 48.5, act 40.3
       {"nim-llama3.3-70b-h100-tp2-c100", kServingQueue},                 // 107.5 / 79.6: kv 42.0, ws 27.7
       {"nim-llama3.3-70b-h100-tp2-c150", kServingQueue},                 // 142.3 / 79.6: kv 62.9, ws 41.5
@@ -250,7 +245,7 @@ const std::vector<KnownDisagreement>& known_disagreements() {
 }
 
 // Rows that agree today (of 280); the count may only grow.
-constexpr int kAgreeingRows = 252;
+constexpr int kAgreeingRows = 254;
 
 const char* known_reason(const std::string& run_id) {
   for (const auto& k : known_disagreements())
@@ -327,6 +322,8 @@ TEST_CASE("source facts beside the CSV fill what its rows cannot state") {
     const auto& r = by_id("old-unstated");
     CHECK_FALSE(r.run.train.flash_attn);
     CHECK(has_default(r, "flash_attn=no (source fact, facts_ok.facts.toml:4)"));
+    CHECK(r.run.train.zero_stage == 2);
+    CHECK(has_default(r, "zero_stage=2 (source fact, facts_ok.facts.toml:4)"));
   }
   SUBCASE("a stated flash_attn wins over the fact") {
     const auto& r = by_id("old-stated");
@@ -335,15 +332,15 @@ TEST_CASE("source facts beside the CSV fill what its rows cannot state") {
   }
   SUBCASE("attn_kernel has no column: the fact sets it; the longest matching prefix wins") {
     CHECK(by_id("harness").run.train.attn_kernel == AttentionKernel::Fa1);
-    CHECK(has_default(by_id("harness"), "attn_kernel=fa1 (source fact, facts_ok.facts.toml:9)"));
+    CHECK(has_default(by_id("harness"), "attn_kernel=fa1 (source fact, facts_ok.facts.toml:10)"));
     CHECK(by_id("harness-sub").run.train.attn_kernel == AttentionKernel::Fa2);
   }
   SUBCASE("fused_loss and dropout describe the run and the model code") {
     const auto& r = by_id("harness");
     CHECK(r.run.train.fused_loss);
     CHECK(r.model.dropout == doctest::Approx(0.05));
-    CHECK(has_default(r, "fused_loss=yes (source fact, facts_ok.facts.toml:9)"));
-    CHECK(has_default(r, "dropout=0.05 (source fact, facts_ok.facts.toml:9)"));
+    CHECK(has_default(r, "fused_loss=yes (source fact, facts_ok.facts.toml:10)"));
+    CHECK(has_default(r, "dropout=0.05 (source fact, facts_ok.facts.toml:10)"));
     CHECK_FALSE(by_id("harness-sub").run.train.fused_loss);  // its own, longer-prefix fact says nothing of it
     CHECK(by_id("other").model.dropout == 0.0);
   }
