@@ -7,6 +7,8 @@ own model presets (data/models/*/config.json), so nothing is downloaded:
     autocast, fused AdamW): the `hf` framework profile of llmsim; SDPA (flash) or eager attention,
     with and without full recomputation (gradient checkpointing);
   * LoRA fine-tuning steps of llama2-7b (bf16 frozen base, rank-16 adapters on every linear projection);
+  * QLoRA fine-tuning steps of llama2-7b as the QLoRA repository sets them up (needs bitsandbytes; skipped
+    with a note without it), and the memory of the 4-bit base alone;
   * prefill (time to first token) of llama2-7b in bf16.
 Each configuration warms up, then times `--steps` steps with CUDA synchronisation around each step
 (wall clock = what a user sees) and records the median; forward / backward / optimizer are timed
@@ -57,6 +59,11 @@ def pretrain_configs():
 
 def lora_configs():
     return [("lora7b-b1-s2048", 1, 2048), ("lora7b-b4-s2048", 4, 2048)]
+
+
+def qlora_configs():
+    # The QLoRA paper's memory setting: micro-batch 1, 512 tokens, gradient checkpointing, r = 64.
+    return [("qlora7b-b1-s512", 1, 512), ("qlora7b-b4-s512", 4, 512)]
 
 
 def prefill_configs():
@@ -357,6 +364,99 @@ def run_lora(torch, wr, system, steps, only):
     reset(torch)
 
 
+def quantize_to_nf4(torch, model):
+    """Every linear projection of the decoder layers becomes a bitsandbytes Linear4bit (NF4, double
+    quantization, bf16 compute) -- what BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type="nf4",
+    bnb_4bit_use_double_quant=True) does on loading; the embeddings and lm_head stay 16-bit. Params4bit
+    quantizes when it is moved to the GPU, so each weight goes through host memory once."""
+    import bitsandbytes as bnb
+    for layer in model.model.layers:
+        for parent in (layer.self_attn, layer.mlp):
+            for name, child in list(parent.named_children()):
+                if not isinstance(child, torch.nn.Linear):
+                    continue
+                q = bnb.nn.Linear4bit(child.in_features, child.out_features, bias=child.bias is not None,
+                                      compute_dtype=torch.bfloat16, compress_statistics=True, quant_type="nf4")
+                q.weight = bnb.nn.Params4bit(child.weight.data.to("cpu"), requires_grad=False,
+                                             compress_statistics=True, quant_type="nf4")
+                setattr(parent, name, q.to("cuda"))
+                del child
+    return model
+
+
+def run_qlora(torch, wr, system, steps, only):
+    """QLoRA as the QLoRA repository's qlora.py sets it up for bf16: NF4 + double-quantized base, norms in
+    fp32, embeddings / lm_head and the LoRA adapters (r = 64, alpha 16, every linear projection) in bf16,
+    gradient checkpointing, paged AdamW 32-bit. Also records what the quantized base alone holds (the
+    paper's "the 4-bit base model consumes 5,048 MB" for LLaMA-7B) in the detail file."""
+    todo = [c for c in qlora_configs() if not only or c[0] in only]
+    if not todo:
+        return
+    try:
+        import bitsandbytes as bnb
+        from peft import LoraConfig, get_peft_model
+        from peft.tuners.lora import LoraLayer
+    except ImportError as e:
+        log(f"QLoRA skipped: {e}")
+        wr.detail.setdefault("failed", {})["qlora"] = f"skipped: {e}"
+        wr.save_detail("failed", wr.detail["failed"])
+        return
+    model = opt = None
+    try:
+        reset(torch)
+        log("llama2-7b QLoRA: building and quantizing")
+        model = quantize_to_nf4(torch, build_model(torch, load_config("llama2-7b"), "sdpa", torch.bfloat16))
+        reset(torch)
+        base = dict(allocated_bytes=torch.cuda.memory_allocated(), reserved_bytes=torch.cuda.memory_reserved(),
+                    context_bytes=CONTEXT_BYTES, bitsandbytes=getattr(bnb, "__version__", "?"))
+        wr.save_detail("qlora_base", base)
+        log(f"4-bit base: {base['allocated_bytes'] / 1e6:.0f} MB allocated, "
+            f"{(base['reserved_bytes'] + CONTEXT_BYTES) / 1e6:.0f} MB on the device with the context")
+        for p in model.parameters():
+            p.requires_grad = False
+        for name, module in model.named_modules():
+            if "norm" in name:
+                module.to(torch.float32)
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+        model.enable_input_require_grads()
+        lcfg = LoraConfig(r=64, lora_alpha=16, lora_dropout=0.0, task_type="CAUSAL_LM",
+                          target_modules=["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj",
+                                          "down_proj"])
+        model = get_peft_model(model, lcfg)
+        for module in model.modules():
+            if isinstance(module, LoraLayer):
+                module.to(torch.bfloat16)
+        model.train()
+        params = [p for p in model.parameters() if p.requires_grad]
+        trainable = sum(p.numel() for p in params)
+        opt = bnb.optim.PagedAdamW32bit(params, lr=2e-4)
+    except Exception as e:  # noqa: BLE001
+        log(f"QLoRA setup FAILED {type(e).__name__}: {e}")
+        traceback.print_exc()
+        wr.detail.setdefault("failed", {})["qlora"] = f"{type(e).__name__}: {e}"
+        wr.save_detail("failed", wr.detail["failed"])
+        del model, opt
+        reset(torch)
+        return
+    for name, mb, seq in todo:
+        try:
+            torch.cuda.reset_peak_memory_stats()
+            ids = torch.randint(0, 32000, (mb, seq), device="cuda")
+            timing = time_steps(torch, train_step_fn(torch, model, opt, ids, True), steps, 3)
+            row = dict(workload="finetune", model="llama2-7b", system=system, precision="bf16", weight_quant="nf4",
+                       recompute="full", sequence_parallel="no", flash_attn="yes", zero_stage=0, offload="none",
+                       finetune="qlora", lora_rank=64, framework="hf")
+            what = (f"QLoRA as qlora.py sets it up: bitsandbytes NF4 + double quantization base, fp32 norms, bf16 "
+                    f"embeddings/lm_head and adapters (r=64 alpha=16 on q,k,v,o,gate,up,down; {trainable} trainable "
+                    f"params), gradient checkpointing, paged AdamW 32-bit, bf16 autocast; random weights")
+            record_training(torch, wr, name, row, mb, seq, timing, steps, what, dict(trainable=trainable))
+        except Exception as e:  # noqa: BLE001
+            log(f"{name}: FAILED {type(e).__name__}: {e}")
+            traceback.print_exc()
+    del model, opt
+    reset(torch)
+
+
 def run_prefill(torch, wr, system, steps, only):
     todo = [c for c in prefill_configs() if not only or c[0] in only]
     if not todo:
@@ -433,6 +533,7 @@ def main():
         return 0
     run_pretrain(torch, wr, a.system, a.steps, only)
     run_lora(torch, wr, a.system, a.steps, only)
+    run_qlora(torch, wr, a.system, a.steps, only)
     run_prefill(torch, wr, a.system, a.steps, only)
     log(f"done: {wr.path}")
     return 0
