@@ -145,6 +145,30 @@ std::string describe_ranks(const cal::ProcessGroup& group) {
                      join(parts));
 }
 
+// --dry-run: the plan by family, the GPU it would use, and under --mpi the groups and nodes they span.
+void print_dry_run(const CalibrateCommand& c, const std::vector<cal::BenchItem>& items, bool want_gpu,
+                   const std::optional<cal::GpuInfo>& gpu, const std::string& why, int planned_gpus,
+                   const cal::ProcessGroup& group) {
+  std::map<std::string, int> count;
+  for (const auto& i : items) ++count[i.bench];
+  std::cout << fmt::format("llmsim calibrate --dry-run: {} measurements{}\n", items.size(), c.quick ? " (quick)" : "");
+  std::cout << fmt::format("GPU: {}\n", !want_gpu ? std::string("not needed (host benchmarks only)")
+                                        : gpu     ? fmt::format("{} x{}", gpu->name, gpu->device_count)
+                                                  : "none usable: " + why + fmt::format(" (plan assumes {} GPUs)", planned_gpus));
+  if (c.mpi) {
+    std::map<std::pair<int, int>, int> spans;  // (group, nodes) of the collectives
+    for (const auto& i : items)
+      if (i.bench.starts_with("nccl_")) ++spans[{i.group, i.nodes}];
+    std::vector<std::string> g;
+    for (const auto& [k, n] : spans) g.push_back(fmt::format("{} ranks on {} node{}", k.first, k.second, k.second == 1 ? "" : "s"));
+    std::cout << fmt::format("MPI: {}; NCCL groups: {}\n", describe_ranks(group), g.empty() ? "none" : join(g));
+  }
+  for (const auto& f : cal::families())
+    if (count[f.name] > 0) std::cout << fmt::format("  {:<20} {:>5}  {}\n", f.name, count[f.name], f.what);
+  std::cout << fmt::format("would write: {}/samples.csv, the calibrated profile and fingerprint.json\n",
+                           c.resume.empty() ? (c.out.empty() ? default_out_dir() : c.out) : c.resume);
+}
+
 int run_calibration(CalibrateCommand& c) {
   // Under mpirun (--mpi) every rank runs this; rank 0 alone prints, decides and writes.
   const std::unique_ptr<cal::ProcessGroup> group = c.mpi ? cal::mpi_process_group() : cal::single_process();
@@ -166,25 +190,7 @@ int run_calibration(CalibrateCommand& c) {
   const auto items = cal::make_plan(plan_opts);
 
   if (c.dry_run) {
-    if (!root) return 0;
-    std::map<std::string, int> count;
-    for (const auto& i : items) ++count[i.bench];
-    std::cout << fmt::format("llmsim calibrate --dry-run: {} measurements{}\n", items.size(), c.quick ? " (quick)" : "");
-    std::cout << fmt::format("GPU: {}\n", !want_gpu ? std::string("not needed (host benchmarks only)")
-                                          : gpu     ? fmt::format("{} x{}", gpu->name, gpu->device_count)
-                                                    : "none usable: " + why + fmt::format(" (plan assumes {} GPUs)", plan_opts.gpus));
-    if (c.mpi) {
-      std::map<std::pair<int, int>, int> spans;  // (group, nodes) of the collectives
-      for (const auto& i : items)
-        if (i.bench.starts_with("nccl_")) ++spans[{i.group, i.nodes}];
-      std::vector<std::string> g;
-      for (const auto& [k, n] : spans) g.push_back(fmt::format("{} ranks on {} node{}", k.first, k.second, k.second == 1 ? "" : "s"));
-      std::cout << fmt::format("MPI: {}; NCCL groups: {}\n", describe_ranks(*group), g.empty() ? "none" : join(g));
-    }
-    for (const auto& f : cal::families())
-      if (count[f.name] > 0) std::cout << fmt::format("  {:<20} {:>5}  {}\n", f.name, count[f.name], f.what);
-    std::cout << fmt::format("would write: {}/samples.csv, the calibrated profile and fingerprint.json\n",
-                             c.resume.empty() ? (c.out.empty() ? default_out_dir() : c.out) : c.resume);
+    if (root) print_dry_run(c, items, want_gpu, gpu, why, plan_opts.gpus, *group);
     return 0;
   }
   if (want_gpu && !group->all(gpu.has_value()))
