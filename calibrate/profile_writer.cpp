@@ -139,7 +139,7 @@ std::optional<hardware::Fraction> pcie_fraction_of(const CalibrationFits& f, con
 // table, so whatever this calibration does not map falls back to the documented defaults (which is
 // what every shipped preset carries anyway).
 hardware::Efficiency carried_link_efficiency(const CalibrationFits& f, const hardware::SystemSpec& base) {
-  hardware::Efficiency e = hardware::default_efficiency();
+  hardware::Efficiency e = hardware::default_efficiency(base.gpu.compute_capability);
   if (const auto fr = fabric_fraction_of(f.all_reduce, base)) e.fabric_bandwidth = fr->second;
   if (const auto fr = fabric_fraction_of(links_of(f, "nccl_all_gather"), base)) e.fabric_all_gather = fr->second;
   if (const auto fr = fabric_fraction_of(links_of(f, "nccl_reduce_scatter"), base)) e.fabric_reduce_scatter = fr->second;

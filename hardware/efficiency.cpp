@@ -49,16 +49,27 @@ std::map<DType, Fraction> default_gemm() {
 
 }  // namespace
 
-Efficiency default_efficiency() {
+Efficiency default_efficiency(int compute_capability) {
   Efficiency e;
   e.calibrated = false;
   e.gemm = default_gemm();
-  e.attention = fraction(
-      0.55, 0.40, 0.70,
-      "Dao 2023, 'FlashAttention-2' (arXiv:2307.08691) abstract: the forward pass reaches 50-73% of the "
-      "theoretical maximum FLOP/s on A100, and training end to end up to 225 TFLOP/s per A100 (72% "
-      "model FLOPs utilisation); the backward pass is less efficient than the forward, so the default "
-      "sits at the low end of that range for forward and backward alike.");
+  e.attention = is_hopper(compute_capability)
+                    ? fraction(0.35, 0.30, 0.45,
+                               "Shah et al. 2024, 'FlashAttention-3' (arXiv:2407.08608) abstract: FlashAttention-2 "
+                               "achieves only 35% utilization on H100 (its kernels do not use Hopper's TMA and "
+                               "asynchronous WGMMA); the band reaches up to the ~45% PyTorch's cuDNN attention "
+                               "showed in a training step on an H200 (data/calibration/h200-2026-11-29).")
+                    : fraction(0.55, 0.40, 0.70,
+                               "Dao 2023, 'FlashAttention-2' (arXiv:2307.08691) abstract: the forward pass reaches "
+                               "50-73% of the theoretical maximum FLOP/s on A100, and training end to end up to 225 "
+                               "TFLOP/s per A100 (72% model FLOPs utilisation); the backward pass is less efficient "
+                               "than the forward, so the default sits at the low end of that range for forward and "
+                               "backward alike.");
+  e.attention_fa3 = fraction(
+      0.60, 0.45, 0.75,
+      "Shah et al. 2024, 'FlashAttention-3' (arXiv:2407.08608) abstract: 1.5-2.0x faster than "
+      "FlashAttention-2 on H100, FP16 reaching up to 740 TFLOP/s (75% utilization) in the forward pass; the "
+      "backward pass is slower (its own section), so forward and backward together sit lower. Hopper only.");
   e.attention_fa1 = fraction(
       0.33, 0.25, 0.40,
       "Dao 2023, 'FlashAttention-2' (arXiv:2307.08691) abstract: FlashAttention (v1) reaches only 25-40% "

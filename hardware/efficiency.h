@@ -24,6 +24,7 @@ struct Efficiency {
   std::map<DType, Fraction> gemm;        // large-GEMM throughput / peak, per precision
   Fraction attention;                    // FlashAttention-2 kernel throughput / 16-bit tensor peak
   Fraction attention_fa1;                // FlashAttention-1-generation kernel (CUDA v1, Triton) likewise
+  Fraction attention_fa3;                // FlashAttention-3 (Hopper only) likewise
   Fraction memory_bandwidth;             // streaming copy bandwidth / datasheet HBM bandwidth (weight and KV
                                          // streaming in GEMMs and attention)
   Fraction elementwise_bandwidth;        // memory-bound compute kernels (norms, activations, softmax, RoPE,
@@ -41,10 +42,17 @@ struct Efficiency {
   std::string cpu_adam_source;
 
   // The fused-attention fraction of a kernel generation.
-  const Fraction& attention_for(AttentionKernel k) const { return k == AttentionKernel::Fa1 ? attention_fa1 : attention; }
+  const Fraction& attention_for(AttentionKernel k) const {
+    return k == AttentionKernel::Fa1 ? attention_fa1 : k == AttentionKernel::Fa3 ? attention_fa3 : attention;
+  }
 };
 
 // Defaults from published achievable fractions (sources in efficiency.cpp); used for uncalibrated presets.
-Efficiency default_efficiency();
+// `compute_capability` (10 x major + minor; 0 = unknown) selects the attention kernels' figures, which
+// differ by GPU generation (FlashAttention-2 reaches far less of Hopper's peak than of Ampere's).
+Efficiency default_efficiency(int compute_capability = 0);
+
+// Hopper (compute capability 9.0): the only generation FlashAttention-3 runs on.
+inline bool is_hopper(int compute_capability) { return compute_capability == 90; }
 
 }  // namespace llmsim::hardware

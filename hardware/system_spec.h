@@ -20,6 +20,7 @@ struct GpuSpec {
   int sm_count = 0;                        // streaming multiprocessors
   double boost_clock_Hz = 0;               // Hz
   double tdp_W = 0;                        // watts
+  int compute_capability = 0;              // 10 x major + minor (90 = Hopper); 0 = not stated
 
   // Peak for a precision; 0 when the GPU has no such tensor path (e.g. fp8 before Hopper/Ada).
   double peak(DType precision) const;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <filesystem>
 #include <initializer_list>
@@ -37,7 +38,7 @@ const std::initializer_list<const char*> kRootKeys = {
 const std::initializer_list<const char*> kGpuKeys = {
     "name",           "peak_fp32_TFLOPs", "peak_tf32_TFLOPs", "peak_fp16_TFLOPs", "peak_bf16_TFLOPs",
     "peak_fp8_TFLOPs", "peak_int8_TOPs",  "memory_GiB",       "hbm_bandwidth_GBps", "l2_MiB",
-    "sm_count",       "boost_clock_MHz",  "tdp_W"};
+    "sm_count",       "boost_clock_MHz",  "tdp_W",            "compute_capability"};
 const std::initializer_list<const char*> kNodeKeys = {
     "gpus_per_node", "fabric",     "fabric_bandwidth_GBps", "fabric_latency_us",
     "p2p",           "pcie_gen",   "pcie_lanes",            "pcie_bandwidth_GBps",
@@ -53,6 +54,7 @@ const std::initializer_list<const char*> kEfficiencyKeys = {
     "gemm_fraction_fp8",
     "attention_fraction",
     "attention_fraction_fa1",
+    "attention_fraction_fa3",
     "memory_bandwidth_fraction",
     "elementwise_bandwidth_fraction",
     "fabric_bandwidth_fraction_all_gather",
@@ -119,6 +121,13 @@ GpuSpec read_gpu(TomlReader t) {
   g.sm_count = at_least(t, "sm_count", 1);
   g.boost_clock_Hz = t.positive("boost_clock_MHz") * units::MHz;
   g.tdp_W = t.positive("tdp_W");
+  if (auto cc = t.opt_positive("compute_capability")) {
+    // Written as CUDA does, major.minor (8.0, 8.9, 9.0); kept as 10 x major + minor.
+    const double tenths = *cc * 10;
+    if (std::abs(tenths - std::round(tenths)) > 1e-6 || *cc < 3 || *cc >= 20)
+      broken_rule(t, "compute_capability", show(*cc), "must be a CUDA compute capability major.minor, e.g. 8.0 or 9.0");
+    g.compute_capability = static_cast<int>(std::lround(tenths));
+  }
   return g;
 }
 
@@ -205,7 +214,7 @@ void override_fraction(TomlReader& t, const std::string& key, const std::string&
 
 // Fractions that may carry a calibrated band: `<key>_low` and `<key>_high` beside `<key>`.
 const char* const kBandedFractions[] = {"gemm_fraction_bf16", "gemm_fraction_fp16", "gemm_fraction_fp32",
-                                        "gemm_fraction_tf32", "gemm_fraction_fp8", "attention_fraction", "attention_fraction_fa1",
+                                        "gemm_fraction_tf32", "gemm_fraction_fp8", "attention_fraction", "attention_fraction_fa1", "attention_fraction_fa3",
                                         "memory_bandwidth_fraction", "elementwise_bandwidth_fraction",
                                         "fabric_bandwidth_fraction", "fabric_bandwidth_fraction_all_gather",
                                         "fabric_bandwidth_fraction_reduce_scatter",
@@ -229,6 +238,7 @@ void read_efficiency(std::optional<TomlReader> t, Efficiency& e) {
   for (const auto& [key, dtype] : gemm_keys) override_fraction(*t, key, source, e.gemm[dtype]);
   override_fraction(*t, "attention_fraction", source, e.attention);
   override_fraction(*t, "attention_fraction_fa1", source, e.attention_fa1);
+  override_fraction(*t, "attention_fraction_fa3", source, e.attention_fa3);
   override_fraction(*t, "memory_bandwidth_fraction", source, e.memory_bandwidth);
   override_fraction(*t, "elementwise_bandwidth_fraction", source, e.elementwise_bandwidth);
   override_fraction(*t, "fabric_bandwidth_fraction", source, e.fabric_bandwidth);
@@ -279,7 +289,7 @@ SystemSpec load_system_toml(const std::string& path) {
   s.node = read_node(r.table("node"));
   s.network = read_network(r.table("network"));
   s.runtime = read_runtime(r.opt_table("runtime"), s.gpu.memory_bytes);
-  s.efficiency = default_efficiency();
+  s.efficiency = default_efficiency(s.gpu.compute_capability);
   read_efficiency(r.opt_table("efficiency"), s.efficiency);
   return s;
 }

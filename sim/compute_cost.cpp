@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include <fmt/format.h>
+
 namespace llmsim::sim {
 
 // Physical default model of kernel time (refined by calibration, issue 6):
@@ -39,6 +41,15 @@ double gemm_shape_factor(std::int64_t m, std::int64_t n, std::int64_t k, std::in
   const double edge = (dbl(m) * dbl(n)) / (dbl(padded(m)) * dbl(padded(n)));
   const double kfac = dbl(k) / (dbl(k) + std::max(0.0, half_k));
   return wave * edge * kfac;
+}
+
+std::string attention_kernel_problem(const hardware::SystemSpec& sys, AttentionKernel kernel) {
+  if (kernel != AttentionKernel::Fa3 || hardware::is_hopper(sys.gpu.compute_capability)) return "";
+  const int cc = sys.gpu.compute_capability;
+  return fmt::format("--attn-kernel fa3 (FlashAttention-3) runs on Hopper GPUs (compute capability 9.0) only; {} {}",
+                     sys.gpu.name,
+                     cc > 0 ? fmt::format("is {}.{}", cc / 10, cc % 10)
+                            : std::string("has no compute_capability in its system profile"));
 }
 
 ComputeCost::ComputeCost(const hardware::SystemSpec& sys, AttentionKernel attention)

@@ -4,6 +4,7 @@
 // bandwidth) and a launch floor per kernel. Every time is an Interval from the efficiency bands of the
 // system profile (calibrated values, or the documented defaults of hardware/efficiency.cpp).
 #include <cstdint>
+#include <string>
 
 #include "hardware/system_spec.h"
 #include "model/operators.h"
@@ -19,6 +20,10 @@ inline constexpr std::int64_t kGemmTile = 128;     // output tile edge (elements
 // quantisation x edge padding x k / (k + half_k). Shared by the simulator and the calibration fit.
 double gemm_shape_factor(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch, int sm_count,
                          double half_k);
+
+// Why the GPU cannot run this fused-attention kernel ("" when it can): FlashAttention-3 exists for
+// Hopper (compute capability 9.0) only.
+std::string attention_kernel_problem(const hardware::SystemSpec& sys, AttentionKernel kernel);
 
 class ComputeCost {
  public:

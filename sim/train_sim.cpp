@@ -132,6 +132,8 @@ std::vector<std::string> training_problems(const model::ModelSpec& m, const hard
   if (sys.gpu.peak(t.precision) <= 0)
     why.push_back(fmt::format("{} has no {} compute path in its system profile (no peak given)", sys.gpu.name,
                               dtype_name(t.precision)));
+  if (t.flash_attn)
+    if (auto k = attention_kernel_problem(sys, t.attn_kernel); !k.empty()) why.push_back(std::move(k));
   if (is_engine(t.framework))
     why.push_back(fmt::format("{} is an inference engine; train with megatron, deepspeed, fsdp or hf",
                               name_of(t.framework)));

@@ -123,7 +123,8 @@ nlohmann::json system_json(const hardware::SystemSpec& s) {
             {"l2_bytes", s.gpu.l2_bytes},
             {"sm_count", s.gpu.sm_count},
             {"boost_clock_Hz", s.gpu.boost_clock_Hz},
-            {"tdp_W", s.gpu.tdp_W}}},
+            {"tdp_W", s.gpu.tdp_W},
+            {"compute_capability", s.gpu.compute_capability}}},
           {"node",
            {{"gpus_per_node", s.node.gpus_per_node},
             {"fabric", hardware::fabric_name(s.node.fabric)},
@@ -148,6 +149,7 @@ nlohmann::json system_json(const hardware::SystemSpec& s) {
             {"gemm", gemm},
             {"attention", fraction_json(s.efficiency.attention)},
             {"attention_fa1", fraction_json(s.efficiency.attention_fa1)},
+            {"attention_fa3", fraction_json(s.efficiency.attention_fa3)},
             {"gemm_half_k", s.efficiency.gemm_half_k},
             {"memory_bandwidth", fraction_json(s.efficiency.memory_bandwidth)},
             {"elementwise_bandwidth", fraction_json(s.efficiency.elementwise_bandwidth)},
@@ -162,9 +164,12 @@ nlohmann::json system_json(const hardware::SystemSpec& s) {
 void print_system(const hardware::SystemSpec& s) {
   const auto& g = s.gpu;
   std::cout << fmt::format("system {}: {}\n", s.name, s.description);
-  std::cout << fmt::format("  GPU {}: {} GiB at {:.0f} GB/s, L2 {:.0f} MiB, {} SMs at {:.0f} MHz, {:.0f} W\n", g.name,
+  std::cout << fmt::format("  GPU {}: {} GiB at {:.0f} GB/s, L2 {:.0f} MiB, {} SMs at {:.0f} MHz, {:.0f} W{}\n", g.name,
                            gib(g.memory_bytes), g.memory_bandwidth_Bps / 1e9, g.l2_bytes / units::MiB, g.sm_count,
-                           g.boost_clock_Hz / 1e6, g.tdp_W);
+                           g.boost_clock_Hz / 1e6, g.tdp_W,
+                           g.compute_capability > 0
+                               ? fmt::format(", compute capability {}.{}", g.compute_capability / 10, g.compute_capability % 10)
+                               : "");
   std::cout << "  dense peak TFLOP/s:";
   for (const auto& [t, v] : g.peak_flops) std::cout << fmt::format(" {} {:.1f}", dtype_name(t), v / 1e12);
   std::cout << "\n";
@@ -187,6 +192,7 @@ void print_system(const hardware::SystemSpec& s) {
   };
   frac("attention kernel (fa2)", s.efficiency.attention);
   frac("attention kernel (fa1)", s.efficiency.attention_fa1);
+  if (hardware::is_hopper(s.gpu.compute_capability)) frac("attention kernel (fa3)", s.efficiency.attention_fa3);
   frac("memory bandwidth", s.efficiency.memory_bandwidth);
   frac("elementwise bandwidth", s.efficiency.elementwise_bandwidth);
   frac("fabric bandwidth", s.efficiency.fabric_bandwidth);

@@ -74,6 +74,9 @@ TEST_CASE("every preset loads and has physically sane values") {
     CHECK(s.source_file == preset_path(name));
     CHECK_FALSE(s.description.empty());
     CHECK_FALSE(s.gpu.name.empty());
+    // Every preset states its CUDA compute capability (it selects the attention kernels' figures).
+    CHECK(s.gpu.compute_capability >= 70);
+    CHECK(s.gpu.compute_capability <= 90);
 
     // Magnitudes that catch unit slips (GB vs GiB, TB/s vs GB/s, TFLOPs vs FLOPs).
     CHECK(s.gpu.memory_bytes >= 16 * units::GiB);
@@ -318,6 +321,13 @@ TEST_CASE("type, range and required-key violations are Input errors at the offen
     CHECK(e.where().key == "efficiency.gemm_fraction_bf16");
     CHECK(contains(e.what(), at("bad_fraction.toml", "gemm_fraction_bf16")));
     CHECK(contains(e.message(), "value 1.5 breaks the rule: must be a fraction in (0, 1]"));
+  }
+  SUBCASE("compute capability that is not major.minor") {
+    const Error e = rejection("bad_compute_capability.toml");
+    CHECK(e.where().key == "gpu.compute_capability");
+    CHECK(contains(e.what(), at("bad_compute_capability.toml", "compute_capability")));
+    CHECK(contains(e.message(), "8.95"));
+    CHECK(contains(e.message(), "major.minor"));
   }
   SUBCASE("runtime reserve larger than the GPU") {
     const Error e = rejection("runtime_too_big.toml");

@@ -82,6 +82,27 @@ TEST_CASE("a compute-bound fused attention kernel runs at its generation's fract
         fa2.gemm(4096, 4096, 4096, 1, 2.0 * 4096 * 4096 * 4096, 0, DType::BF16).value);
 }
 
+TEST_CASE("on Hopper FlashAttention-2 reaches 35 % of the peak and FlashAttention-3 60 %; fa3 needs Hopper") {
+  const auto h100 = preset_system("dgx-h100");
+  REQUIRE(h100.gpu.compute_capability == 90);
+  const double flops = 4.0 * 32 * 128 * 8192.0 * 8192.0 / 2;  // compute-bound causal forward, s = 8192
+  const double bytes = 4.0 * 8192 * 4096 * 2;
+  const double peak = h100.gpu.peak(DType::BF16);
+  CHECK(sim::ComputeCost(h100).attention(flops, bytes, DType::BF16).value ==
+        doctest::Approx(flops / (peak * 0.35)).epsilon(1e-9));
+  CHECK(sim::ComputeCost(h100, AttentionKernel::Fa3).attention(flops, bytes, DType::BF16).value ==
+        doctest::Approx(flops / (peak * 0.60)).epsilon(1e-9));
+  CHECK(sim::attention_kernel_problem(h100, AttentionKernel::Fa3).empty());
+  const auto a100 = preset_system("a800-nvlink");
+  CHECK(a100.gpu.compute_capability == 80);
+  CHECK(a100.efficiency.attention.value == 0.55);  // Ampere keeps the FlashAttention-2 paper's figure
+  CHECK(sim::attention_kernel_problem(a100, AttentionKernel::Fa3).find("Hopper") != std::string::npos);
+  CHECK(sim::attention_kernel_problem(a100, AttentionKernel::Fa2).empty());
+  auto run = pretrain(8, 1, 8, 2048);
+  run.train.attn_kernel = AttentionKernel::Fa3;
+  CHECK(mentions(sim::simulate_training(preset_model("llama2-7b"), a100, run).problems, "FlashAttention-3"));
+}
+
 TEST_CASE("a slower attention kernel lengthens a long-sequence training step by its attention time") {
   const auto m = preset_model("llama2-7b");
   const auto sys = preset_system("a800-nvlink");
