@@ -79,9 +79,10 @@ std::string describe_run(const sim::RunSpec& r) {
                               p.vp > 1 ? fmt::format(", vp {}", p.vp) : "");
   if (r.workload == sim::Workload::Inference) {
     const auto& i = r.infer;
-    return s + fmt::format(", inference, batch {}, {} + {} tokens, {} weights {}, kv {}, {}", i.batch, i.input_len,
+    return s + fmt::format(", inference, batch {}, {} + {} tokens, {} weights {}, kv {}, {}{}", i.batch, i.input_len,
                            i.output_len, dtype_name(i.precision), model::weight_quant_name(i.weight_quant),
-                           dtype_name(i.kv_dtype), sim::name_of(i.framework));
+                           dtype_name(i.kv_dtype), sim::name_of(i.framework),
+                           i.attn_kernel == AttentionKernel::Fa2 ? "" : fmt::format(", attention {}", name_of(i.attn_kernel)));
   }
   const auto& t = r.train;
   s += fmt::format(", {}, {}, micro-batch {}, global batch {}, seq {}, {}, ZeRO-{}", sim::name_of(r.workload),
