@@ -2,6 +2,8 @@
 
 #include <filesystem>
 
+#include <fmt/format.h>
+
 #include "sim/base/toml_reader.h"
 
 namespace llmsim::sim {
@@ -13,13 +15,48 @@ std::string source_facts_path(const std::string& csv_path) {
   return (p.parent_path() / (p.stem().string() + ".facts.toml")).string();
 }
 
+namespace {
+
+// One [[fact]] table: its prefix and evidence, and at least one setting.
+SourceFact read_fact(const toml::table& tbl, const std::string& path, std::size_t index) {
+  TomlReader r(tbl, path, "fact[" + std::to_string(index) + "]");
+  SourceFact f;
+  f.where = Location{.file = path, .line = static_cast<int>(tbl.source().begin.line)};
+  f.source_prefix = r.string("source_prefix");
+  if (f.source_prefix.empty()) throw_input(r.where("source_prefix"), "source_prefix must not be empty");
+  f.evidence = r.string("evidence");
+  if (f.evidence.empty()) throw_input(r.where("evidence"), "evidence must cite why the fact holds");
+  f.flash_attn = r.opt_boolean("flash_attn");
+  if (auto z = r.opt_integer("zero_stage")) {
+    if (*z < 0 || *z > 3)
+      throw_input(r.where("zero_stage"), fmt::format("zero_stage = {}: must be 0, 1, 2 or 3", *z));
+    f.zero_stage = static_cast<int>(*z);
+  }
+  if (auto k = r.opt_choice("attn_kernel", attention_kernel_names())) {
+    AttentionKernel kernel{};
+    parse_name(*k, kernel);
+    f.attn_kernel = kernel;
+  }
+  if (auto pm = r.opt_choice("peak_mem", {"device", "tensors"})) f.peak_mem_tensors_only = *pm == "tensors";
+  f.fused_loss = r.opt_boolean("fused_loss");
+  f.dropout = r.opt_non_negative("dropout");
+  if (f.dropout && *f.dropout >= 1)
+    throw_input(r.where("dropout"), fmt::format("dropout = {}: must be a probability below 1", *f.dropout));
+  r.finish();
+  if (!f.flash_attn && !f.zero_stage && !f.attn_kernel && !f.peak_mem_tensors_only && !f.fused_loss && !f.dropout)
+    throw_input(f.where, "the fact sets nothing: give flash_attn, zero_stage, attn_kernel, peak_mem, fused_loss or dropout");
+  return f;
+}
+
+}  // namespace
+
 std::vector<SourceFact> load_source_facts(const std::string& path) {
   const toml::table root = parse_toml_file(path);
   TomlReader top(root, path);
   const std::int64_t version = top.integer("schema_version");
   if (version != 1)
     throw_input(top.where("schema_version"),
-                "schema_version = " + std::to_string(version) + ": this llmsim reads facts files of version 1");
+                fmt::format("schema_version = {}: this llmsim reads facts files of version 1", version));
   top.ignore("fact");
   top.finish();
 
@@ -29,37 +66,7 @@ std::vector<SourceFact> load_source_facts(const std::string& path) {
   const toml::array* list = node->as_array();
   if (!list || !list->is_array_of_tables())
     throw_input(top.where("fact"), "'fact' must be an array of tables ([[fact]])");
-  for (std::size_t i = 0; i < list->size(); ++i) {
-    const toml::table& tbl = *list->get(i)->as_table();
-    TomlReader r(tbl, path, "fact[" + std::to_string(i) + "]");
-    SourceFact f;
-    f.where = Location{.file = path, .line = static_cast<int>(tbl.source().begin.line)};
-    f.source_prefix = r.string("source_prefix");
-    if (f.source_prefix.empty()) throw_input(r.where("source_prefix"), "source_prefix must not be empty");
-    f.evidence = r.string("evidence");
-    if (f.evidence.empty()) throw_input(r.where("evidence"), "evidence must cite why the fact holds");
-    f.flash_attn = r.opt_boolean("flash_attn");
-    if (auto z = r.opt_integer("zero_stage")) {
-      if (*z < 0 || *z > 3)
-        throw_input(r.where("zero_stage"), "zero_stage = " + std::to_string(*z) + ": must be 0, 1, 2 or 3");
-      f.zero_stage = static_cast<int>(*z);
-    }
-    if (auto k = r.opt_choice("attn_kernel", attention_kernel_names())) {
-      AttentionKernel kernel{};
-      parse_name(*k, kernel);
-      f.attn_kernel = kernel;
-    }
-    if (auto pm = r.opt_choice("peak_mem", {"device", "tensors"})) f.peak_mem_tensors_only = *pm == "tensors";
-    f.fused_loss = r.opt_boolean("fused_loss");
-    f.dropout = r.opt_non_negative("dropout");
-    if (f.dropout && *f.dropout >= 1)
-      throw_input(r.where("dropout"), "dropout = " + std::to_string(*f.dropout) + ": must be a probability below 1");
-    r.finish();
-    if (!f.flash_attn && !f.zero_stage && !f.attn_kernel && !f.peak_mem_tensors_only && !f.fused_loss && !f.dropout)
-      throw_input(f.where,
-                  "the fact sets nothing: give flash_attn, zero_stage, attn_kernel, peak_mem, fused_loss or dropout");
-    facts.push_back(std::move(f));
-  }
+  for (std::size_t i = 0; i < list->size(); ++i) facts.push_back(read_fact(*list->get(i)->as_table(), path, i));
   return facts;
 }
 
