@@ -31,6 +31,15 @@ std::string lower(std::string s) {
 }
 
 // The system's name for grouping: the preset name, or the file name without .toml for a path.
+// The document a row cites, for grouping: its source column cut before the first " @" (commit),
+// " (" (details) or "," (section), e.g. "Narayanan et al. 2021 (arXiv:2104.04473) Table 1" -> "Narayanan
+// et al. 2021".
+std::string source_document(const std::string& source) {
+  std::size_t cut = source.size();
+  for (const char* sep : {" @", " (", ","}) cut = std::min(cut, source.find(sep));
+  return source.substr(0, cut);
+}
+
 std::string system_label(const std::string& system) {
   if (system.find('/') == std::string::npos && !system.ends_with(".toml")) return system;
   return std::filesystem::path(system).stem().string();
@@ -239,6 +248,7 @@ ValidationRow predict_row(const MeasuredRun& mr, const std::string& data_dir) {
   row.metric = mr.metric;
   row.system = system_label(mr.system);
   row.framework = mr.framework;
+  row.source = source_document(mr.source);
   row.measured = mr.value;
   row.defaults = mr.defaults;
   try {
@@ -314,6 +324,7 @@ ValidationSummary summarize(const std::vector<ValidationRow>& rows) {
       {"workload", [](const ValidationRow& r) { return std::vector<std::string>{r.workload}; }},
       {"metric", [](const ValidationRow& r) { return std::vector<std::string>{r.metric}; }},
       {"system", [](const ValidationRow& r) { return std::vector<std::string>{r.system}; }},
+      {"source", [](const ValidationRow& r) { return std::vector<std::string>{r.source.empty() ? "-" : r.source}; }},
       {"feature",
        [](const ValidationRow& r) { return r.features.empty() ? std::vector<std::string>{"none"} : r.features; }},
   };

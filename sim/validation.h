@@ -18,6 +18,7 @@ struct ValidationRow {
   std::string file;                   // measured-run CSV
   int line = 0;                       // 1-based line of the row in it
   std::string run_id, workload, metric, system, framework;
+  std::string source;                 // the document the row cites: its source column up to " @", " (" or ","
   double measured = 0;
   double predicted = 0, low = 0, high = 0;  // best estimate and band (only when ok)
   double error_pct = 0;               // (predicted - measured) / measured * 100; fits: 0 agree, 100 disagree

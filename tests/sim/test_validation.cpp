@@ -157,6 +157,12 @@ TEST_CASE("median") {
   CHECK(sim::median({4.0, 1.0, 3.0, 2.0}) == 2.5);
 }
 
+TEST_CASE("rows group by the document they cite") {
+  const auto rows = predict_small();
+  const auto s = sim::summarize(rows);
+  CHECK(group(s, "source", "hand-made").rows == static_cast<std::size_t>(rows.size()));
+}
+
 TEST_CASE("summary: median, MAPE, worst rows, fits agreement and unsupported counts") {
   const std::vector<sim::ValidationRow> rows = {
       made("a", "pretrain", "tokens_per_s_per_gpu", 10.0, {"tp"}),
@@ -185,11 +191,13 @@ TEST_CASE("summary: median, MAPE, worst rows, fits agreement and unsupported cou
   CHECK(s.overall.worst[1].run_id == "c");
   CHECK(s.overall.worst[3].run_id == "a");
 
-  REQUIRE(s.groupings.size() == 4);
+  REQUIRE(s.groupings.size() == 5);
   CHECK(s.groupings[0].by == "workload");
   CHECK(s.groupings[1].by == "metric");
   CHECK(s.groupings[2].by == "system");
-  CHECK(s.groupings[3].by == "feature");
+  CHECK(s.groupings[3].by == "source");
+  CHECK(s.groupings[4].by == "feature");
+  CHECK(group(s, "source", "-").rows == 7);  // made() rows cite no source
 
   // pretrain: 10, 20, 30 -> median 20, MAPE 20; two fits rows.
   const auto& pre = group(s, "workload", "pretrain");
