@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <set>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -280,6 +281,7 @@ class RowMapper {
     out_.line = row_.line();
     out_.run_id = row_.required("run_id");
     out_.source = row_.text("source");
+    fact_ = fact_for(ctx_.facts, out_.source);
     out_.notes = row_.text("notes");
     out_.workload = *required_choice("workload", kWorkloads);
     out_.run.workload = to_workload(out_.workload);
@@ -302,27 +304,30 @@ class RowMapper {
 
   // Facts without a schema column that describe the run itself (source_facts.h).
   void apply_run_facts() {
-    const SourceFact* fact = fact_for(ctx_.facts, out_.source);
-    if (!fact) return;
-    if (fact->peak_mem_tensors_only) {
-      out_.peak_mem_tensors_only = *fact->peak_mem_tensors_only;
-      if (out_.metric == "peak_mem_gib")
-        note_default(fmt::format("peak_mem={} (source fact, {})", out_.peak_mem_tensors_only ? "tensors" : "device",
-                                 fact_label(*fact)));
+    if (!fact_) return;
+    if (fact_->peak_mem_tensors_only) {
+      out_.peak_mem_tensors_only = *fact_->peak_mem_tensors_only;
+      if (out_.metric == "peak_mem_gib") note_fact(fmt::format("peak_mem={}", out_.peak_mem_tensors_only ? "tensors" : "device"));
     }
-    if (fact->fused_loss && out_.run.workload != Workload::Inference) {
-      out_.run.train.fused_loss = *fact->fused_loss;
-      note_default(fmt::format("fused_loss={} (source fact, {})", *fact->fused_loss ? "yes" : "no", fact_label(*fact)));
+    if (fact_->fused_loss && out_.run.workload != Workload::Inference) {
+      out_.run.train.fused_loss = *fact_->fused_loss;
+      note_fact(fmt::format("fused_loss={}", *fact_->fused_loss ? "yes" : "no"));
     }
-    if (fact->dropout) {
-      out_.model.dropout = *fact->dropout;
-      note_default(fmt::format("dropout={:g} (source fact, {})", *fact->dropout, fact_label(*fact)));
+    if (fact_->dropout) {
+      out_.model.dropout = *fact_->dropout;
+      note_fact(fmt::format("dropout={:g}", *fact_->dropout));
     }
   }
 
  private:
   void note_default(const std::string& text) {
     if (!quiet_) out_.defaults.push_back(text);
+  }
+  // A setting taken from the row's source fact (fact_ is set): "flash_attn=no (source fact, file:line)".
+  void note_fact(const std::string& setting) {
+    if (quiet_) return;
+    note_default(fmt::format("{} (source fact, {})", setting, fact_label(*fact_)));
+    ++out_.source_facts;
   }
 
   std::optional<std::string> required_choice(const std::string& col, const std::vector<std::string>& allowed) {
@@ -397,24 +402,23 @@ class RowMapper {
     else note_default(fmt::format("recompute={} (not stated)", name_of(t.recompute)));
     // The field decides, then a source fact (facts file beside the CSV); free-text notes such as
     // "predates FlashAttention" are never interpreted.
-    const SourceFact* fact = fact_for(ctx_.facts, out_.source);
     if (auto fa = row_.yes_no("flash_attn")) {
       t.flash_attn = *fa;
-    } else if (fact && fact->flash_attn) {
-      t.flash_attn = *fact->flash_attn;
-      note_default(fmt::format("flash_attn={} (source fact, {})", t.flash_attn ? "yes" : "no", fact_label(*fact)));
+    } else if (fact_ && fact_->flash_attn) {
+      t.flash_attn = *fact_->flash_attn;
+      note_fact(fmt::format("flash_attn={}", t.flash_attn ? "yes" : "no"));
     } else {
       note_default(fmt::format("flash_attn={} (not stated)", t.flash_attn ? "yes" : "no"));
     }
-    if (fact && fact->attn_kernel && t.flash_attn) {
-      t.attn_kernel = *fact->attn_kernel;
-      note_default(fmt::format("attn_kernel={} (source fact, {})", name_of(t.attn_kernel), fact_label(*fact)));
+    if (fact_ && fact_->attn_kernel && t.flash_attn) {
+      t.attn_kernel = *fact_->attn_kernel;
+      note_fact(fmt::format("attn_kernel={}", name_of(t.attn_kernel)));
     }
     if (auto z = row_.choice("zero_stage", {"0", "1", "2", "3"})) {
       t.zero_stage = *z->c_str() - '0';
-    } else if (fact && fact->zero_stage) {
-      t.zero_stage = *fact->zero_stage;
-      note_default(fmt::format("zero_stage={} (source fact, {})", t.zero_stage, fact_label(*fact)));
+    } else if (fact_ && fact_->zero_stage) {
+      t.zero_stage = *fact_->zero_stage;
+      note_fact(fmt::format("zero_stage={}", t.zero_stage));
     } else {
       note_default(fmt::format("zero_stage={} (not stated)", t.zero_stage));
     }
@@ -453,9 +457,9 @@ class RowMapper {
     else note_default(fmt::format("output_len={} (not stated)", in.output_len));
     if (auto q = row_.choice("weight_quant", kWeightQuants)) model::parse_weight_quant(*q, in.weight_quant);
     else note_default("weight_quant=none (not stated)");
-    if (const SourceFact* fact = fact_for(ctx_.facts, out_.source); fact && fact->attn_kernel) {
-      in.attn_kernel = *fact->attn_kernel;
-      note_default(fmt::format("attn_kernel={} (source fact, {})", name_of(in.attn_kernel), fact_label(*fact)));
+    if (fact_ && fact_->attn_kernel) {
+      in.attn_kernel = *fact_->attn_kernel;
+      note_fact(fmt::format("attn_kernel={}", name_of(in.attn_kernel)));
     }
     // No column for it: the KV cache is stored at the compute precision (tf32 computes on fp32 data).
     in.kv_dtype = in.precision == DType::TF32 ? DType::FP32 : in.precision;
@@ -532,6 +536,7 @@ class RowMapper {
   const RowReader& row_;
   MeasuredRun& out_;
   bool quiet_ = false;  // reading the other workload's columns: check them, note nothing
+  const SourceFact* fact_ = nullptr;  // the facts file's entry for this row's source, if any
 };
 
 }  // namespace
@@ -557,10 +562,10 @@ std::vector<MeasuredRun> load_measured_runs(const std::string& path, const std::
     runs.push_back(std::move(run));
   }
   // A fact that covers no row is a typo in its prefix (or a stale fact): say so instead of ignoring it.
+  std::set<const SourceFact*> used;
+  for (const MeasuredRun& r : runs) used.insert(fact_for(ctx.facts, r.source));
   for (const SourceFact& f : ctx.facts) {
-    const bool used = std::any_of(runs.begin(), runs.end(),
-                                  [&](const MeasuredRun& r) { return fact_for(ctx.facts, r.source) == &f; });
-    if (!used)
+    if (!used.contains(&f))
       throw_input(f.where, fmt::format("source_prefix '{}' covers no row of {} (rows are matched by the start of "
                                        "their source column)",
                                        f.source_prefix, path));

@@ -25,6 +25,7 @@ struct MeasuredRun {
   double request_rate = 0;             // serving: requests per second; 0 = closed loop (not stated)
   std::string notes;                   // free text, kept for reports; never interpreted
   bool peak_mem_tensors_only = false;  // peak_mem_gib counts tensors only (a source fact; default device memory)
+  int source_facts = 0;                // settings taken from the source facts file (each also in `defaults`)
   std::vector<std::string> defaults;   // "recompute=none (not stated)", … for every empty field a default filled
 };
 

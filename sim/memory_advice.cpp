@@ -19,8 +19,13 @@ std::vector<Candidate> training_candidates(const model::ModelSpec& m) {
       {"--flash-attn", [](RunSpec& r) { return !r.train.flash_attn && (r.train.flash_attn = true); }},
       {"--fused-loss",
        [](RunSpec& r) {
-         return !r.train.fused_loss && framework_profile(r.train.framework).logits_bytes > 4 &&
-                (r.train.fused_loss = true);
+         const FrameworkProfile& fw = framework_profile(r.train.framework);
+         TrainSpec fused = r.train;
+         fused.fused_loss = true;
+         // Only where it saves bytes (Megatron's loss is already as small).
+         if (loss_logits_bytes(fw, fused) >= loss_logits_bytes(fw, r.train)) return false;
+         r.train.fused_loss = true;
+         return true;
        }},
       {"--recompute selective",
        [](RunSpec& r) { return r.train.recompute == Recompute::None && ((r.train.recompute = Recompute::Selective), true); }},

@@ -217,10 +217,7 @@ Runner add_validate_command(CLI::App& app) {
       auto v = sim::load_measured_runs(f, data, !cmd->no_facts);
       std::cerr << fmt::format("llmsim: validate: {} rows from {}\n", v.size(), f);
       if (const std::string facts = sim::source_facts_path(f); !cmd->no_facts && std::filesystem::exists(facts)) {
-        const auto n = std::count_if(v.begin(), v.end(), [](const sim::MeasuredRun& r) {
-          return std::any_of(r.defaults.begin(), r.defaults.end(),
-                             [](const std::string& d) { return d.find("(source fact, ") != std::string::npos; });
-        });
+        const auto n = std::count_if(v.begin(), v.end(), [](const sim::MeasuredRun& r) { return r.source_facts > 0; });
         std::cerr << fmt::format("llmsim: validate: source facts from {} apply to {} of its rows\n", facts, n);
       }
       for (auto& r : v) runs.push_back(std::move(r));
