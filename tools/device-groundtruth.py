@@ -41,6 +41,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CUSTOM = dict(arch="llama", layers=8, hidden=4096, heads=32, kv_heads=32, ffn=11008, vocab=32000)
 
 
+# Every linear projection of a Llama layer: where the LoRA and QLoRA runs put adapters.
+LORA_TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
+
+
 def log(msg):
     print(f"[groundtruth {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
 
@@ -280,6 +284,26 @@ def custom_config():
                 rms_norm_eps=1e-5, tie_word_embeddings=False)
 
 
+def note_failure(wr, key, text):
+    """Keeps why a configuration did not run in the detail file (a failure is logged, never guessed)."""
+    wr.detail.setdefault("failed", {})[key] = text
+    wr.save_detail("failed", wr.detail["failed"])
+
+
+def time_adapter_runs(torch, wr, model, opt, todo, steps, row, what, trainable):
+    """Times each (name, micro_batch, seq_len) of `todo` on an adapter model (LoRA, QLoRA) and records its
+    rows; `row` holds the schema fields they share, `what` the notes' description."""
+    for name, mb, seq in todo:
+        try:
+            torch.cuda.reset_peak_memory_stats()
+            ids = torch.randint(0, 32000, (mb, seq), device="cuda")
+            timing = time_steps(torch, train_step_fn(torch, model, opt, ids, True), steps, 3)
+            record_training(torch, wr, name, row, mb, seq, timing, steps, what, dict(trainable=trainable))
+        except Exception as e:  # noqa: BLE001
+            log(f"{name}: FAILED {type(e).__name__}: {e}")
+            traceback.print_exc()
+
+
 def record_training(torch, wr, name, base, mb, seq, timing, steps, what, extra):
     """Writes one training configuration's rows (step time, tokens/s, peak memory) and its detail."""
     med, spread, phases, walls = timing
@@ -318,8 +342,7 @@ def run_pretrain(torch, wr, system, steps, only):
         except Exception as e:  # noqa: BLE001 — a failed configuration is logged, not guessed
             log(f"{name}: FAILED {type(e).__name__}: {e}")
             traceback.print_exc()
-            wr.detail.setdefault("failed", {})[name] = f"{type(e).__name__}: {e}"
-            wr.save_detail("failed", wr.detail["failed"])
+            note_failure(wr, name, f"{type(e).__name__}: {e}")
         finally:
             del model, opt
             reset(torch)
@@ -336,8 +359,7 @@ def run_lora(torch, wr, system, steps, only):
         log("llama2-7b LoRA: building")
         model = build_model(torch, load_config("llama2-7b"), "sdpa", torch.bfloat16)
         lcfg = LoraConfig(r=16, lora_alpha=32, lora_dropout=0.0, task_type="CAUSAL_LM",
-                          target_modules=["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj",
-                                          "down_proj"])
+                          target_modules=LORA_TARGETS)
         model = get_peft_model(model, lcfg)
         model.train()
         trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
@@ -346,20 +368,12 @@ def run_lora(torch, wr, system, steps, only):
         log(f"LoRA setup FAILED {type(e).__name__}: {e}")
         traceback.print_exc()
         return
-    for name, mb, seq in todo:
-        try:
-            torch.cuda.reset_peak_memory_stats()
-            ids = torch.randint(0, 32000, (mb, seq), device="cuda")
-            timing = time_steps(torch, train_step_fn(torch, model, opt, ids, True), steps, 3)
-            base = dict(workload="finetune", model="llama2-7b", system=system, precision="bf16", weight_quant="none",
-                        recompute="none", sequence_parallel="no", flash_attn="yes", zero_stage=0, offload="none",
-                        finetune="lora", lora_rank=16, framework="hf")
-            what = (f"peft LoRA r=16 alpha=32 on q,k,v,o,gate,up,down; bf16 frozen base, adapters as peft makes "
-                    f"them ({trainable} trainable params), bf16 autocast, fused AdamW; random weights")
-            record_training(torch, wr, name, base, mb, seq, timing, steps, what, dict(trainable=trainable))
-        except Exception as e:  # noqa: BLE001
-            log(f"{name}: FAILED {type(e).__name__}: {e}")
-            traceback.print_exc()
+    row = dict(workload="finetune", model="llama2-7b", system=system, precision="bf16", weight_quant="none",
+               recompute="none", sequence_parallel="no", flash_attn="yes", zero_stage=0, offload="none",
+               finetune="lora", lora_rank=16, framework="hf")
+    what = (f"peft LoRA r=16 alpha=32 on q,k,v,o,gate,up,down; bf16 frozen base, adapters as peft makes "
+            f"them ({trainable} trainable params), bf16 autocast, fused AdamW; random weights")
+    time_adapter_runs(torch, wr, model, opt, todo, steps, row, what, trainable)
     del model, opt
     reset(torch)
 
@@ -398,8 +412,7 @@ def run_qlora(torch, wr, system, steps, only):
         from peft.tuners.lora import LoraLayer
     except ImportError as e:
         log(f"QLoRA skipped: {e}")
-        wr.detail.setdefault("failed", {})["qlora"] = f"skipped: {e}"
-        wr.save_detail("failed", wr.detail["failed"])
+        note_failure(wr, "qlora", f"skipped: {e}")
         return
     model = opt = None
     try:
@@ -420,8 +433,7 @@ def run_qlora(torch, wr, system, steps, only):
         model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
         model.enable_input_require_grads()
         lcfg = LoraConfig(r=64, lora_alpha=16, lora_dropout=0.0, task_type="CAUSAL_LM",
-                          target_modules=["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj",
-                                          "down_proj"])
+                          target_modules=LORA_TARGETS)
         model = get_peft_model(model, lcfg)
         for module in model.modules():
             if isinstance(module, LoraLayer):
@@ -433,26 +445,17 @@ def run_qlora(torch, wr, system, steps, only):
     except Exception as e:  # noqa: BLE001
         log(f"QLoRA setup FAILED {type(e).__name__}: {e}")
         traceback.print_exc()
-        wr.detail.setdefault("failed", {})["qlora"] = f"{type(e).__name__}: {e}"
-        wr.save_detail("failed", wr.detail["failed"])
+        note_failure(wr, "qlora", f"{type(e).__name__}: {e}")
         del model, opt
         reset(torch)
         return
-    for name, mb, seq in todo:
-        try:
-            torch.cuda.reset_peak_memory_stats()
-            ids = torch.randint(0, 32000, (mb, seq), device="cuda")
-            timing = time_steps(torch, train_step_fn(torch, model, opt, ids, True), steps, 3)
-            row = dict(workload="finetune", model="llama2-7b", system=system, precision="bf16", weight_quant="nf4",
-                       recompute="full", sequence_parallel="no", flash_attn="yes", zero_stage=0, offload="none",
-                       finetune="qlora", lora_rank=64, framework="hf")
-            what = (f"QLoRA as qlora.py sets it up: bitsandbytes NF4 + double quantization base, fp32 norms, bf16 "
-                    f"embeddings/lm_head and adapters (r=64 alpha=16 on q,k,v,o,gate,up,down; {trainable} trainable "
-                    f"params), gradient checkpointing, paged AdamW 32-bit, bf16 autocast; random weights")
-            record_training(torch, wr, name, row, mb, seq, timing, steps, what, dict(trainable=trainable))
-        except Exception as e:  # noqa: BLE001
-            log(f"{name}: FAILED {type(e).__name__}: {e}")
-            traceback.print_exc()
+    row = dict(workload="finetune", model="llama2-7b", system=system, precision="bf16", weight_quant="nf4",
+               recompute="full", sequence_parallel="no", flash_attn="yes", zero_stage=0, offload="none",
+               finetune="qlora", lora_rank=64, framework="hf")
+    what = (f"QLoRA as qlora.py sets it up: bitsandbytes NF4 + double quantization base, fp32 norms, bf16 "
+            f"embeddings/lm_head and adapters (r=64 alpha=16 on q,k,v,o,gate,up,down; {trainable} trainable "
+            f"params), gradient checkpointing, paged AdamW 32-bit, bf16 autocast; random weights")
+    time_adapter_runs(torch, wr, model, opt, todo, steps, row, what, trainable)
     del model, opt
     reset(torch)
 
