@@ -147,14 +147,6 @@ hardware::Efficiency carried_link_efficiency(const CalibrationFits& f, const har
   return e;
 }
 
-// A GPU's share of its node's scale-out bandwidth, the simulator's inter-node datasheet
-// (sim/comm_cost.cpp, inter_link): nics_per_node x nic_bandwidth / gpus_per_node; 0 without a network.
-double nic_share_Bps(const hardware::SystemSpec& base) {
-  const auto& net = base.network;
-  if (net.nics_per_node <= 0 || net.nic_bandwidth_Bps <= 0) return 0;
-  return net.nics_per_node * net.nic_bandwidth_Bps / std::max(1, base.node.gpus_per_node);
-}
-
 // Seconds per byte of the tensor the simulator spends in one collective at large messages (a difference
 // of two sizes, so the latency terms cancel).
 double sim_seconds_per_byte(const sim::CommCost& comm, model::Collective kind, const sim::CommGroup& group) {
@@ -190,7 +182,7 @@ std::optional<NetworkFractionFit> derive_network_fraction(const CalibrationFits&
     notes.push_back(fmt::format("{}: network_bandwidth_fraction not mapped ({})", what, why));
     return std::nullopt;
   };
-  const double share = nic_share_Bps(base);
+  const double share = hardware::nic_share_per_gpu_Bps(base);
   if (share <= 0)
     return skip(fmt::format("the base system '{}' has no scale-out network ([network] nics_per_node)", base.name));
   if (n % nodes != 0) return skip(fmt::format("{} ranks do not split evenly over {} nodes", n, nodes));
@@ -342,7 +334,7 @@ std::vector<SummaryRow> summarize(const CalibrationFits& f, const hardware::Syst
   // nccl-tests users compare multi-node busbw with. An all-to-all rank sends (n-g)/n of its buffer off
   // the node through its share of the NICs while its bus bytes count (n-1)/n, so its bound is
   // share x (n-1)/(n-g); send/recv and p2p go through one GPU's share.
-  const double share = nic_share_Bps(base);
+  const double share = hardware::nic_share_per_gpu_Bps(base);
   const double node_nics = share * std::max(1, base.node.gpus_per_node);
   for (const auto& [key, a] : f.all_reduce_across_nodes)
     link(fmt::format("NCCL all-reduce x{} over {} nodes (bus bandwidth)", key.first, key.second), a, node_nics);

@@ -1,5 +1,6 @@
 #include "hardware/system_spec.h"
 
+#include <algorithm>
 #include <array>
 
 #include "sim/base/units.h"
@@ -59,6 +60,12 @@ double derived_pcie_bandwidth_Bps(int gen, int lanes) {
     default: return 0;
   }
   return per_lane_GBps * units::GBps * lanes;
+}
+
+double nic_share_per_gpu_Bps(const SystemSpec& sys) {
+  const auto& net = sys.network;
+  if (net.nics_per_node <= 0 || net.nic_bandwidth_Bps <= 0) return 0;
+  return net.nics_per_node * net.nic_bandwidth_Bps / std::max(1, sys.node.gpus_per_node);
 }
 
 }  // namespace llmsim::hardware

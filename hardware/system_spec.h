@@ -73,4 +73,8 @@ struct SystemSpec {
   Efficiency efficiency;     // calibrated curves or documented defaults
 };
 
+// bytes/s: one GPU's share of its node's scale-out NICs at line rate (nics_per_node x nic_bandwidth /
+// gpus_per_node), because every GPU of a node communicates across nodes at once; 0 without a network.
+double nic_share_per_gpu_Bps(const SystemSpec& sys);
+
 }  // namespace llmsim::hardware

@@ -135,9 +135,7 @@ Link inter_link(const hardware::SystemSpec& sys, int nodes) {
                     std::to_string(nodes) + " nodes; use at most " + std::to_string(sys.node.gpus_per_node) +
                     " GPUs or describe the network in the system's [network] table");
   }
-  const int gpus = std::max(1, sys.node.gpus_per_node);
-  const double peak = net.nics_per_node * net.nic_bandwidth_Bps / gpus;
-  return Link{scaled(peak, sys.efficiency.network_bandwidth), or_default(net.latency_s)};
+  return Link{scaled(hardware::nic_share_per_gpu_Bps(sys), sys.efficiency.network_bandwidth), or_default(net.latency_s)};
 }
 
 // Ring collective of `n` ranks over one link class (single node, or one level of a hierarchy).
