@@ -5,6 +5,7 @@
 
 #include "sim/activation_memory.h"
 #include "sim/framework_profile.h"
+#include "sim/train_state_bytes.h"
 #include "sim/memory_model.h"
 #include "sim/train_layer_cost.h"
 
@@ -32,15 +33,6 @@ std::pair<std::int64_t, std::int64_t> chunk_of(std::int64_t s, std::int64_t c, s
   }
   const std::int64_t per = layers / (pp * vp);
   return {(c * pp + s) * per, per};
-}
-
-double optimizer_state_bytes(Optimizer o) {
-  switch (o) {
-    case Optimizer::Adam: return 8.0;
-    case Optimizer::Adam8bit: return 2.0;
-    case Optimizer::Sgd: return 0.0;
-  }
-  return 8.0;
 }
 
 
@@ -145,7 +137,7 @@ FastTrainEstimate FastTrainEvaluator::estimate(const RunSpec& run) {
   const Interval h1 = comm_.host_copy(1 << 20), h2 = comm_.host_copy(1 << 30);
   const double h_slope = (h2.value - h1.value) / ((1 << 30) - (1 << 20));
   const Affine pcie{h1.value - h_slope * (1 << 20), h_slope};
-  const double grb = fw.grad_reduce_bytes;
+  const double grb = std::min(fw.grad_reduce_bytes, train_state_bytes(fw, t).grad);  // as train_graph
   const double dpd = dbl(dp);
 
   // Pipeline send of one micro-batch's activations (or their gradients) between neighbouring stages.
@@ -358,9 +350,7 @@ FastTrainEstimate FastTrainEvaluator::estimate(const RunSpec& run) {
       const double rate = sys_.efficiency.cpu_adam_params_per_s;
       off = S.pcie_tail + (rate > 0 ? shard * node_gpus / rate : 0.0) + pcie(shard * 2.0);
     } else {
-      const double states = t.optimizer == Optimizer::Adam ? 8.0 : t.optimizer == Optimizer::Adam8bit ? 2.0 : 0.0;
-      const double bpp = fw.grad_bytes + 2.0 * (4.0 + states) + (fw.master_bytes > 0 ? fw.weight_bytes : 0.0);
-      opt = compute_.memory_bound(shard * bpp, 2).value;
+      opt = compute_.memory_bound(shard * train_state_bytes(fw, t).update_traffic(), 2).value;
     }
     const double ag = t.zero_stage >= 1 && t.zero_stage <= 2 && dp > 1 ? gather(S.trainable * 2.0) : 0.0;
     const double end = end_compute + comm_tail + opt + off + ag;
@@ -396,17 +386,8 @@ FastMemory FastTrainEvaluator::memory(const RunSpec& run) {
   const double shard_w = z >= 3 ? dp : 1.0, shard_g = z >= 2 ? dp : 1.0, shard_o = z >= 1 ? dp : 1.0;
   const bool offload_opt = t.offload != Offload::None;
   const bool offload_params = t.offload == Offload::OptimizerParams;
-  const bool qlora = t.finetune == FinetuneKind::Qlora;
-  const double weight_b = qlora ? 2.0 : fw.weight_bytes, grad_b = qlora ? 2.0 : fw.grad_bytes;
-  const double master_b = qlora ? 0.0 : fw.master_bytes;
-  const double opt_per_param = master_b + optimizer_state_bytes(t.optimizer);
-  double linear_b = 2.0;
-  if (lora) {
-    const model::WeightQuant q = t.base_quant != model::WeightQuant::None ? t.base_quant
-                                 : qlora                               ? model::WeightQuant::Nf4
-                                                                       : model::WeightQuant::None;
-    linear_b = q != model::WeightQuant::None ? quantized_weight_bytes(q, DType::BF16) : 2.0;
-  }
+  const TrainStateBytes b = train_state_bytes(fw, t);
+  const double linear_b = frozen_linear_bytes(t);
   const std::int64_t micro_batches = t.global_batch / std::max<std::int64_t>(1, t.micro_batch * par.dp);
   const ActivationParams ap{.micro_batch = t.micro_batch, .seq_len = t.seq_len, .tp = par.tp, .cp = par.cp,
                             .sequence_parallel = par.sequence_parallel, .flash_attn = t.flash_attn,
@@ -464,10 +445,12 @@ FastMemory FastTrainEvaluator::memory(const RunSpec& run) {
       if (bytes > 0) sum += bytes;
     };
     if (lora) add(gpu, offload_params ? 0.0 : (sp_linear * linear_b + sp_other * 2.0) / shard_w);
-    const double w_bytes = trainable * weight_b / shard_w;
+    const double w_bytes = trainable * b.weight / shard_w;
     add(gpu, offload_params ? 0.0 : w_bytes);
-    add(gpu, trainable * grad_b / shard_g);
-    const double opt_bytes = trainable * opt_per_param / shard_o;
+    const double largest_tensor = largest_trainable_tensor(m_, t, par.tp, is_first || is_last);
+    const double grads = live_gradient_params(t, trainable, largest_tensor) * b.grad / shard_g;
+    add(gpu, grads);
+    const double opt_bytes = trainable * b.optimizer() / shard_o;
     add(gpu, offload_opt ? 0.0 : opt_bytes);
     if (offload_opt) {
       add(host, opt_bytes * gpus_on_node);
@@ -475,8 +458,8 @@ FastMemory FastTrainEvaluator::memory(const RunSpec& run) {
     }
     if (offload_params) add(host, w_bytes * gpus_on_node);
     if (z >= 3 && dp > 1) add(gpu, fw.zero3_live_layers * largest * 2.0);
-    if (fw.bucket_elements > 0 && z <= 2 && dp > 1) add(gpu, std::min(fw.bucket_elements, trainable) * fw.grad_bytes);
-    if (fw.bucket_copies_all_grads && z == 0 && dp > 1) add(gpu, trainable * fw.grad_bytes);
+    if (fw.bucket_elements > 0 && z <= 2 && dp > 1) add(gpu, std::min(fw.bucket_elements, trainable) * b.grad);
+    if (fw.bucket_copies_all_grads && z == 0 && dp > 1 && !t.optimizer_in_backward) add(gpu, trainable * b.grad);
     const double acts = per_mb * in_flight_factor(s, par.pp, par.vp, micro_batches);
     add(gpu, acts);
     if (t.recompute == Recompute::Full) add(gpu, biggest_act);
@@ -488,7 +471,7 @@ FastMemory FastTrainEvaluator::memory(const RunSpec& run) {
     }
     const double amp_copies = amp_weight_copy_bytes(ap.glue, act_bytes, trainable / shard_w);
     add(gpu, amp_copies);
-    gpu -= gradient_overlap_bytes(fw, run, micro_batches, trainable * grad_b / shard_g, acts + logits + amp_copies);
+    gpu -= gradient_overlap_bytes(fw, run, micro_batches, grads, acts + logits + amp_copies);
     add(gpu, sys_.runtime.cuda_context_bytes);
     add(gpu, reserve);
     if (gpu > best) {

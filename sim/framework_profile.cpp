@@ -130,6 +130,10 @@ FrameworkProfile fsdp() {
   // HF LlamaRMSNorm for Llama models; the rest of the glue stays fused: the FSDP runs llmsim is checked
   // against are llm-foundry MPT (its own fused LayerNorm and attention code).
   p.glue.rmsnorm_kernels = 6;
+  // torchtune's FSDP recipes train in pure bf16 (dtype: bf16, no master copy) and can step inside
+  // backward (optimizer_in_bwd: True, via Tensor.register_post_accumulate_grad_hook).
+  p.pure_16bit = true;
+  p.optimizer_in_backward = true;
   p.time_source = "PyTorch FSDP docs (per-unit reduce-scatter, backward prefetch); HF LlamaRMSNorm kernel count";
   p.source = "PyTorch FSDP docs (MixedPrecision, flat fp32 sharded params, forward/backward prefetch of one unit)";
   return p;
@@ -155,6 +159,11 @@ FrameworkProfile hf() {
   // Optimizer.zero_grad() sets gradients to None by default since PyTorch 2.0 (HF Trainer calls
   // model.zero_grad()); each is allocated when its layer's backward runs.
   p.grads_transient = true;
+  // A model loaded with torch_dtype=bfloat16 and trained without AMP is pure bf16; HF Trainer's
+  // layer-wise optimizers (LOMO, GaLore "layerwise") and PyTorch's post-accumulate-grad hooks step
+  // inside backward.
+  p.pure_16bit = true;
+  p.optimizer_in_backward = true;
   p.time_source = "PyTorch DDP docs (bucket_cap_mb 25, overlapped all-reduce); HF LlamaRMSNorm kernel count";
   p.source = "HF transformers docs 'Model training anatomy' (AMP: 4+4+8 bytes/param); PyTorch DDP docs (bucket copies)";
   return p;

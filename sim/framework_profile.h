@@ -41,6 +41,10 @@ struct FrameworkProfile {
   // zero_grad(set_to_none=True)), not held in persistent buffers: with one micro-batch per step the
   // gradient and the activation memory peaks do not coincide.
   bool grads_transient = false;
+  // Optimizer precision recipes the framework offers beyond mixed precision with fp32 master weights:
+  // pure 16-bit training (no master copy) and stepping each parameter inside backward.
+  bool pure_16bit = false;
+  bool optimizer_in_backward = false;
   std::string time_source;             // citations for the time fields
 };
 

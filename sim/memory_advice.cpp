@@ -40,6 +40,30 @@ std::vector<Candidate> training_candidates(const model::ModelSpec& m) {
       {"--zero-stage 3", [](RunSpec& r) { return r.par.dp > 1 && r.train.zero_stage < 3 && ((r.train.zero_stage = 3), true); }},
       {"--optimizer adam8bit",
        [](RunSpec& r) { return r.train.optimizer == Optimizer::Adam && ((r.train.optimizer = Optimizer::Adam8bit), true); }},
+      {"--optimizer-state-dtype bf16",  // Megatron-LM's precision-aware optimizer
+       [](RunSpec& r) {
+         if (r.train.framework != Framework::Megatron || r.train.optimizer != Optimizer::Adam ||
+             r.train.optimizer_state_dtype)
+           return false;
+         r.train.optimizer_state_dtype = DType::BF16;
+         return true;
+       }},
+      {"--master-weights none",
+       [](RunSpec& r) {
+         if (!framework_profile(r.train.framework).pure_16bit || !r.train.master_weights ||
+             r.train.precision == DType::FP32 || r.train.finetune == FinetuneKind::Qlora)
+           return false;
+         r.train.master_weights = false;
+         return true;
+       }},
+      {"--optimizer-in-backward",
+       [](RunSpec& r) {
+         if (!framework_profile(r.train.framework).optimizer_in_backward || r.train.optimizer_in_backward ||
+             r.train.offload != Offload::None || r.train.global_batch != r.train.micro_batch * r.par.dp)
+           return false;
+         r.train.optimizer_in_backward = true;
+         return true;
+       }},
       {"--zero-stage 2 --offload optimizer",
        [](RunSpec& r) {
          if (r.train.offload != Offload::None) return false;

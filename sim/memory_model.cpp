@@ -9,6 +9,7 @@
 #include "sim/activation_memory.h"
 #include "sim/base/units.h"
 #include "sim/framework_profile.h"
+#include "sim/train_state_bytes.h"
 
 namespace llmsim::sim {
 
@@ -84,15 +85,6 @@ double lora_params(const model::ModelSpec& m, std::int64_t first, std::int64_t c
   return n;
 }
 
-double optimizer_state_bytes(Optimizer o) {
-  switch (o) {
-    case Optimizer::Adam: return 8.0;      // fp32 m and v
-    case Optimizer::Adam8bit: return 2.0;  // 8-bit m and v (Dettmers et al. 2022, block-wise; stats negligible)
-    case Optimizer::Sgd: return 0.0;       // plain SGD keeps no state
-  }
-  return 8.0;
-}
-
 void add(std::vector<MemoryItem>& items, std::string name, double bytes, std::string note) {
   if (bytes > 0) items.push_back(MemoryItem{std::move(name), bytes, std::move(note)});
 }
@@ -156,31 +148,28 @@ StageMemory training_stage(const model::ModelSpec& m, const hardware::SystemSpec
   if (lora) {
     // Frozen base: 16-bit for LoRA; NF4 with double quantization on linear layers for QLoRA
     // (embeddings, norms and the LM head stay 16-bit, as bitsandbytes leaves them).
-    const model::WeightQuant q = t.base_quant != model::WeightQuant::None ? t.base_quant
-                                 : t.finetune == FinetuneKind::Qlora   ? model::WeightQuant::Nf4
-                                                                       : model::WeightQuant::None;
-    const double linear_b = q != model::WeightQuant::None ? quantized_weight_bytes(q, DType::BF16) : 2.0;
+    const double linear_b = frozen_linear_bytes(t);
     const double base = (sp.linear * linear_b + sp.other * 2.0) / shard_w;
     add(gpu, "frozen_weights", offload_params ? 0.0 : base,
         fmt::format("{:.3g} params: linear at {:.4g} B, rest at 2 B{}", sp.total(), linear_b,
                     z >= 3 ? ", ZeRO-3 sharded" : ""));
   }
-  // QLoRA's recipe keeps the adapters, their gradients and no master copy in bf16, with 32-bit
-  // (paged) optimizer states (Dettmers et al. 2023 Sec. 4, qlora.py: LoRA layers cast to bf16).
-  const bool qlora = t.finetune == FinetuneKind::Qlora;
-  const double weight_b = qlora ? 2.0 : fw.weight_bytes, grad_b = qlora ? 2.0 : fw.grad_bytes;
-  const double master_b = qlora ? 0.0 : fw.master_bytes;
-  const std::string recipe = qlora ? "qlora recipe" : fw.name;
-  const double w_bytes = trainable * weight_b / shard_w;
+  const TrainStateBytes b = train_state_bytes(fw, t);
+  const double w_bytes = trainable * b.weight / shard_w;
   add(gpu, lora ? "adapter_weights" : "weights", offload_params ? 0.0 : w_bytes,
-      fmt::format("{:.4g} params x {} B ({}){}", trainable, weight_b, recipe, z >= 3 ? " / dp" : ""));
-  add(gpu, "gradients", trainable * grad_b / shard_g,
-      fmt::format("{} B/param ({}){}", grad_b, recipe, z >= 2 ? " / dp" : ""));
-  const double opt_per_param = master_b + optimizer_state_bytes(t.optimizer);
-  const double opt_bytes = trainable * opt_per_param / shard_o;
+      fmt::format("{:.4g} params x {} B ({}){}", trainable, b.weight, b.recipe, z >= 3 ? " / dp" : ""));
+  const double largest = largest_trainable_tensor(m, t, par.tp, st.first || st.last);
+  const double grads = live_gradient_params(t, trainable, largest) * b.grad / shard_g;
+  add(gpu, "gradients", grads,
+      t.optimizer_in_backward
+          ? fmt::format("{} B/param of the largest tensor: stepped and freed during backward{}", b.grad,
+                        z >= 2 ? " / dp" : "")
+          : fmt::format("{} B/param ({}){}", b.grad, b.recipe, z >= 2 ? " / dp" : ""));
+  const double opt_bytes = trainable * b.optimizer() / shard_o;
   add(gpu, "optimizer_states", offload_opt ? 0.0 : opt_bytes,
-      fmt::format("{} ({} B/param: master {} + states {}){}", name_of(t.optimizer), opt_per_param, master_b,
-                  optimizer_state_bytes(t.optimizer), z >= 1 ? " / dp" : ""));
+      fmt::format("{} ({} B/param: master {} + states {}{}){}", name_of(t.optimizer), b.optimizer(), b.master,
+                  b.states, t.optimizer == Optimizer::Adam ? fmt::format(" {}", dtype_name(b.state_dtype)) : "",
+                  z >= 1 ? " / dp" : ""));
   if (offload_opt) {
     // ZeRO-Offload keeps the fp32 optimizer states and an fp32 gradient partition in host memory.
     add(out.host, "offloaded_optimizer", opt_bytes, "optimizer states moved to host (ZeRO-Offload)");
@@ -191,10 +180,10 @@ StageMemory training_stage(const model::ModelSpec& m, const hardware::SystemSpec
     add(gpu, "zero3_gathered_params", fw.zero3_live_layers * sp.largest_layer * 2.0,
         fmt::format("{} layers gathered in 16-bit (current + prefetch)", fw.zero3_live_layers));
   if (fw.bucket_elements > 0 && z <= 2 && dp > 1)
-    add(gpu, "comm_buckets", std::min(fw.bucket_elements, trainable) * fw.grad_bytes,
+    add(gpu, "comm_buckets", std::min(fw.bucket_elements, trainable) * b.grad,
         fmt::format("reduce bucket of {:.3g} elements ({})", fw.bucket_elements, fw.name));
-  if (fw.bucket_copies_all_grads && z == 0 && dp > 1)
-    add(gpu, "comm_buckets", trainable * fw.grad_bytes, "DDP bucket buffers copy every gradient");
+  if (fw.bucket_copies_all_grads && z == 0 && dp > 1 && !t.optimizer_in_backward)
+    add(gpu, "comm_buckets", trainable * b.grad, "DDP bucket buffers copy every gradient");
 
   // Activations, with what the framework's model code saves beyond fused kernels (model::EagerGlue).
   const model::EagerGlue glue = training_glue(fw, t);
@@ -225,7 +214,7 @@ StageMemory training_stage(const model::ModelSpec& m, const hardware::SystemSpec
   const double amp_copies = amp_weight_copy_bytes(glue, act_bytes, trainable / shard_w);
   add(gpu, "amp_weight_copies", amp_copies,
       fmt::format("{} B/param: autocast's copy of each fp32 weight, held from forward to backward", act_bytes));
-  if (const double overlap = gradient_overlap_bytes(fw, run, micro_batches, trainable * grad_b / shard_g,
+  if (const double overlap = gradient_overlap_bytes(fw, run, micro_batches, grads,
                                                     per_mb * held + logits + amp_copies);
       overlap > 0)
     gpu.push_back(MemoryItem{"gradient_overlap", -overlap,

@@ -94,6 +94,16 @@ const std::vector<Setting>& table() {
        [](RunRequest& r, const std::string& v) { r.run.train.offload = to_enum<Offload>(v); }},
       {{"optimizer", K::Choice, "optimizer (adam = AdamW with fp32 master weights)", optimizer_names()},
        [](RunRequest& r, const std::string& v) { r.run.train.optimizer = to_enum<Optimizer>(v); }},
+      {{"optimizer-state-dtype", K::Choice,
+        "element type of Adam's m and v (default fp32, or the weights' type with --master-weights none)",
+        {"fp32", "bf16", "fp16"}},
+       [](RunRequest& r, const std::string& v) { r.run.train.optimizer_state_dtype = to_dtype(v); }},
+      {{"master-weights", K::Choice, "fp32 master copy (mixed precision) or none (pure 16-bit training)",
+        {"fp32", "none"}},
+       [](RunRequest& r, const std::string& v) { r.run.train.master_weights = v == "fp32"; }},
+      {{"optimizer-in-backward", K::Flag,
+        "step each parameter during backward and free its gradient (torchtune optimizer_in_bwd)"},
+       [](RunRequest& r, const std::string& v) { r.run.train.optimizer_in_backward = v == "true"; }},
       {{"finetune", K::Choice, "kind of fine-tuning (implies workload finetune)", finetune_names()},
        [](RunRequest& r, const std::string& v) {
          r.run.train.finetune = to_enum<FinetuneKind>(v);

@@ -143,6 +143,15 @@ std::vector<std::string> structural_problems(const RunSpec& run, const model::Mo
     if (t.base_quant != model::WeightQuant::None && t.finetune == FinetuneKind::Full)
       why.push_back(fmt::format("a {} quantized base needs frozen weights (--finetune lora or --qlora)",
                                 model::weight_quant_name(t.base_quant)));
+    if (t.optimizer_state_dtype && t.optimizer != Optimizer::Adam)
+      why.push_back(fmt::format("--optimizer-state-dtype applies to adam; {} keeps its own state format",
+                                name_of(t.optimizer)));
+    if (t.optimizer_in_backward && t.global_batch != t.micro_batch * p.dp)
+      why.push_back(fmt::format("--optimizer-in-backward steps on each micro-batch's gradients, so it cannot "
+                                "accumulate {} micro-batches per step (global batch must be micro-batch {} x dp {})",
+                                t.global_batch / std::max<std::int64_t>(1, t.micro_batch * p.dp), t.micro_batch, p.dp));
+    if (t.optimizer_in_backward && t.offload != Offload::None)
+      why.push_back("--optimizer-in-backward runs the optimizer on the GPU during backward; it cannot be offloaded");
     if (t.offload != Offload::None && t.zero_stage == 0)
       why.push_back("offload needs ZeRO stage 1, 2 or 3 (DeepSpeed ZeRO-Offload)");
     if (t.offload == Offload::OptimizerParams && t.zero_stage != 3)

@@ -3,6 +3,7 @@
 // built at the edge from CLI flags, a run TOML or a measured-run row. Evaluators take it with the
 // model and system specs and return results.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -75,6 +76,17 @@ struct TrainSpec {
   int zero_stage = 0;              // 0..3 (FSDP FULL_SHARD = 3, SHARD_GRAD_OP = 2)
   Offload offload = Offload::None;
   Optimizer optimizer = Optimizer::Adam;
+  // Element type of Adam's m and v; unset = fp32, or under pure 16-bit training the weights' own type
+  // (torch.optim.AdamW allocates states like the parameters). bf16 with master weights is Megatron-LM's
+  // precision-aware optimizer (--exp-avg-dtype / --exp-avg-sq-dtype bf16).
+  std::optional<DType> optimizer_state_dtype;
+  // false = pure 16-bit training: no fp32 master copy; the optimizer updates the 16-bit weights in place
+  // and gradients are kept in the compute dtype (torchtune dtype=bf16, HF models loaded in bf16).
+  bool master_weights = true;
+  // The optimizer steps each parameter inside backward as soon as its gradient is complete and frees
+  // that gradient (torchtune optimizer_in_bwd via register_post_accumulate_grad_hook): about one
+  // tensor's gradient is live at a time. Needs one micro-batch per step (no gradient accumulation).
+  bool optimizer_in_backward = false;
   FinetuneKind finetune = FinetuneKind::Full;
   std::int64_t lora_rank = 0;      // > 0 for lora / qlora
   std::vector<std::string> lora_targets;  // empty = all linear projections

@@ -8,6 +8,7 @@
 
 #include "sim/base/error.h"
 #include "sim/pipeline_order.h"
+#include "sim/train_state_bytes.h"
 
 namespace llmsim::sim {
 
@@ -59,7 +60,8 @@ class GraphBuilder {
     dp_group_ = make_group(static_cast<int>(dp_), static_cast<int>(par.tp * par.cp), gpn_);
     pp_cross_node_ = par.tp * par.cp * par.dp >= gpn_;
     lora_ = run_.workload == Workload::Finetune && t_.finetune != FinetuneKind::Full;
-    grad_reduce_bytes_ = fw_.grad_reduce_bytes;
+    // Gradients go on the wire in the framework's reduce dtype, never wider than they are stored.
+    grad_reduce_bytes_ = std::min(fw_.grad_reduce_bytes, train_state_bytes(fw_, t_).grad);
 
     make_costs();
     const auto order = pipeline_order(pp_, vp_, m_, t_.schedule);
@@ -312,15 +314,6 @@ class GraphBuilder {
     }
   }
 
-  // Optimizer bytes per trainable parameter for one fused update: read the gradient, read and write
-  // the fp32 master weights and the optimizer states, write the 16-bit working copy when it is separate.
-  double optimizer_bytes_per_param() const {
-    const double states = t_.optimizer == Optimizer::Adam ? 8.0 : t_.optimizer == Optimizer::Adam8bit ? 2.0 : 0.0;
-    const double master = 4.0;
-    const double copy = fw_.master_bytes > 0 ? fw_.weight_bytes : 0.0;
-    return fw_.grad_bytes + 2.0 * (master + states) + copy;
-  }
-
   void emit_step_tail(int s, StageState& st) {
     const double trainable = out_.stage_trainable[static_cast<std::size_t>(s)];
     const double shard = t_.zero_stage >= 1 ? trainable / dbl(dp_) : trainable;
@@ -342,7 +335,7 @@ class GraphBuilder {
                   NodeInfo{.module = "offload.pcie"});
       out_.graph.add_edge(cpu, ready);
     } else {
-      const Interval d = in_.compute.memory_bound(shard * optimizer_bytes_per_param(), 2);
+      const Interval d = in_.compute.memory_bound(shard * train_state_bytes(fw_, t_).update_traffic(), 2);
       ready = add(StepNode{"optimizer", st.compute, d, Phase::Optimizer, OpClass::Elementwise, s, -1},
                   NodeInfo{.module = "optimizer"});
       for (NodeId r : st.reduces) out_.graph.add_edge(r, ready);

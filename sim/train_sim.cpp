@@ -145,6 +145,15 @@ std::vector<std::string> training_problems(const model::ModelSpec& m, const hard
   if (t.offload != Offload::None && t.framework != Framework::DeepSpeed && t.framework != Framework::Fsdp)
     why.push_back(fmt::format("offload is a DeepSpeed (ZeRO-Offload) / FSDP (CPUOffload) feature, not {}",
                               name_of(t.framework)));
+  const FrameworkProfile& fw = framework_profile(t.framework);
+  if (t.optimizer_in_backward && !fw.optimizer_in_backward)
+    why.push_back(fmt::format("{} has no optimizer-in-backward step; it is a PyTorch recipe (torchtune "
+                              "optimizer_in_bwd): use --framework fsdp or hf",
+                              name_of(t.framework)));
+  if (!t.master_weights && !fw.pure_16bit && t.finetune != FinetuneKind::Qlora)
+    why.push_back(fmt::format("{} always keeps fp32 master weights; pure 16-bit training is a PyTorch recipe "
+                              "(torchtune, a model loaded in bf16): use --framework fsdp or hf",
+                              name_of(t.framework)));
   if (p.vp > 1 && m.num_layers % (p.pp * p.vp) != 0)
     why.push_back(fmt::format("interleaving needs pp {} x vp {} to divide the {} layers", p.pp, p.vp, m.num_layers));
   if (p.dp > 0 && t.micro_batch > 0 && t.global_batch % (t.micro_batch * p.dp) == 0 && p.pp > 1) {

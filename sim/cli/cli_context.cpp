@@ -100,6 +100,9 @@ std::string describe_run(const sim::RunSpec& r) {
   if (t.base_quant != model::WeightQuant::None)
     s += fmt::format(", {} base", model::weight_quant_name(t.base_quant));
   if (t.optimizer != sim::Optimizer::Adam) s += fmt::format(", {}", sim::name_of(t.optimizer));
+  if (!t.master_weights) s += ", no master weights";
+  if (t.optimizer_state_dtype) s += fmt::format(", {} optimizer states", dtype_name(*t.optimizer_state_dtype));
+  if (t.optimizer_in_backward) s += ", optimizer in backward";
   return s;
 }
 

@@ -157,6 +157,13 @@ TEST_CASE("the fast memory model equals the memory model") {
       r.train.finetune = sim::FinetuneKind::Lora;
       r.train.lora_rank = 16;
     }
+    // Optimizer precision options (sim/train_state_bytes.h).
+    if (rng() % 4 == 0) r.train.master_weights = false;
+    if (rng() % 5 == 0) r.train.optimizer_state_dtype = llmsim::DType::BF16;
+    if (rng() % 5 == 0) {
+      r.train.optimizer_in_backward = true;
+      r.train.global_batch = r.train.micro_batch * r.par.dp;
+    }
     r = sim::with_defaults(r);
     if (!sim::structural_problems(r, m).empty() || !sim::training_problems(m, sys, r).empty()) continue;
     sim::FastTrainEvaluator fe(m, sys);
