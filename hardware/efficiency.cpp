@@ -1,5 +1,7 @@
 #include "hardware/efficiency.h"
 
+#include <fmt/format.h>
+
 #include "sim/base/units.h"
 
 namespace llmsim::hardware {
@@ -47,6 +49,34 @@ std::map<DType, Fraction> default_gemm() {
   return g;
 }
 
+// cuDNN fused attention on Hopper, where it is the fastest kernel Transformer Engine and PyTorch pick.
+Fraction hopper_cudnn_attention() {
+  return fraction(0.45, 0.40, 0.62,
+                  "measured on one H200 (data/calibration/h200-2026-11-29/kernel-profile.json): PyTorch SDPA's cuDNN "
+                  "kernels (cudnn_generated_fort_native_sdpa_sm90_flash_fprop/bprop) ran a causal 32-head, head dim "
+                  "128, 2,048-token forward + backward at 0.40 (batch 1) and 0.45 (batch 4) of the 989 TFLOP/s bf16 "
+                  "peak, counting the backward as 2.5x the forward; the band's top is the forward alone in Shah et "
+                  "al. 2024 'FlashAttention-3' Fig. 5 (H100 SXM5, head dim 128: cuDNN 497-617 TFLOP/s, 0.50-0.62).");
+}
+
+// Before Hopper cuDNN's attention is no faster than FlashAttention-2: Hugging Face measured cuDNN SDPA
+// against FlashAttention SDPA at training shapes on six GPUs (huggingface/transformers PR #48163):
+// 0.82x on A100, 0.93x on A10G (sm86), 1.00x on L40S (Ada), 0.88x on RTX PRO 6000 (Blackwell, sm120).
+Fraction cudnn_attention_before_hopper(const Fraction& fa2, int compute_capability) {
+  double ratio = 1.0;
+  std::string why = "no measurement for this generation; taken equal to FlashAttention-2 (engineering assumption)";
+  const std::pair<int, double> measured[] = {{80, 0.82}, {86, 0.93}, {89, 1.00}, {120, 0.88}};
+  for (const auto& [cc, r] : measured)
+    if (cc == compute_capability) {
+      ratio = r;
+      why = fmt::format("{:.2f}x FlashAttention-2 on compute capability {}.{}", r, cc / 10, cc % 10);
+    }
+  return fraction(fa2.value * ratio, fa2.low * ratio, fa2.high * ratio,
+                  "huggingface/transformers PR #48163 (cuDNN vs FlashAttention SDPA at training shapes: 0.82x on A100, "
+                  "0.93x on A10G, 1.00x on L40S, 0.88x on RTX PRO 6000; 1.7-2.3x on H100): " + why +
+                  ", applied to the FlashAttention-2 default.");
+}
+
 }  // namespace
 
 Efficiency default_efficiency(int compute_capability) {
@@ -54,11 +84,11 @@ Efficiency default_efficiency(int compute_capability) {
   e.calibrated = false;
   e.gemm = default_gemm();
   e.attention = is_hopper(compute_capability)
-                    ? fraction(0.35, 0.30, 0.45,
+                    ? fraction(0.35, 0.30, 0.40,
                                "Shah et al. 2024, 'FlashAttention-3' (arXiv:2407.08608) abstract: FlashAttention-2 "
                                "achieves only 35% utilization on H100 (its kernels do not use Hopper's TMA and "
-                               "asynchronous WGMMA); the band reaches up to the ~45% PyTorch's cuDNN attention "
-                               "showed in a training step on an H200 (data/calibration/h200-2026-11-29).")
+                               "asynchronous WGMMA); its Fig. 5 (forward, head dim 128, H100 SXM5) has FlashAttention-2 "
+                               "at 309-370 TFLOP/s of 989 (0.31-0.37) from 512 to 16k tokens.")
                     : fraction(0.55, 0.40, 0.70,
                                "Dao 2023, 'FlashAttention-2' (arXiv:2307.08691) abstract: the forward pass reaches "
                                "50-73% of the theoretical maximum FLOP/s on A100, and training end to end up to 225 "
@@ -70,6 +100,7 @@ Efficiency default_efficiency(int compute_capability) {
       "Shah et al. 2024, 'FlashAttention-3' (arXiv:2407.08608) abstract: 1.5-2.0x faster than "
       "FlashAttention-2 on H100, FP16 reaching up to 740 TFLOP/s (75% utilization) in the forward pass; the "
       "backward pass is slower (its own section), so forward and backward together sit lower. Hopper only.");
+  e.attention_cudnn = is_hopper(compute_capability) ? hopper_cudnn_attention() : cudnn_attention_before_hopper(e.attention, compute_capability);
   e.attention_fa1 = fraction(
       0.33, 0.25, 0.40,
       "Dao 2023, 'FlashAttention-2' (arXiv:2307.08691) abstract: FlashAttention (v1) reaches only 25-40% "

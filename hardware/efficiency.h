@@ -25,6 +25,7 @@ struct Efficiency {
   Fraction attention;                    // FlashAttention-2 kernel throughput / 16-bit tensor peak
   Fraction attention_fa1;                // FlashAttention-1-generation kernel (CUDA v1, Triton) likewise
   Fraction attention_fa3;                // FlashAttention-3 (Hopper only) likewise
+  Fraction attention_cudnn;              // cuDNN fused attention (TE FusedAttention, SDPA cuDNN) likewise
   Fraction memory_bandwidth;             // streaming copy bandwidth / datasheet HBM bandwidth (weight and KV
                                          // streaming in GEMMs and attention)
   Fraction elementwise_bandwidth;        // memory-bound compute kernels (norms, activations, softmax, RoPE,
@@ -43,7 +44,13 @@ struct Efficiency {
 
   // The fused-attention fraction of a kernel generation.
   const Fraction& attention_for(AttentionKernel k) const {
-    return k == AttentionKernel::Fa1 ? attention_fa1 : k == AttentionKernel::Fa3 ? attention_fa3 : attention;
+    switch (k) {
+      case AttentionKernel::Fa1: return attention_fa1;
+      case AttentionKernel::Fa3: return attention_fa3;
+      case AttentionKernel::Cudnn: return attention_cudnn;
+      case AttentionKernel::Fa2: break;
+    }
+    return attention;
   }
 };
 

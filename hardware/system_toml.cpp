@@ -55,6 +55,7 @@ const std::initializer_list<const char*> kEfficiencyKeys = {
     "attention_fraction",
     "attention_fraction_fa1",
     "attention_fraction_fa3",
+    "attention_fraction_cudnn",
     "memory_bandwidth_fraction",
     "elementwise_bandwidth_fraction",
     "fabric_bandwidth_fraction_all_gather",
@@ -214,7 +215,7 @@ void override_fraction(TomlReader& t, const std::string& key, const std::string&
 
 // Fractions that may carry a calibrated band: `<key>_low` and `<key>_high` beside `<key>`.
 const char* const kBandedFractions[] = {"gemm_fraction_bf16", "gemm_fraction_fp16", "gemm_fraction_fp32",
-                                        "gemm_fraction_tf32", "gemm_fraction_fp8", "attention_fraction", "attention_fraction_fa1", "attention_fraction_fa3",
+                                        "gemm_fraction_tf32", "gemm_fraction_fp8", "attention_fraction", "attention_fraction_fa1", "attention_fraction_fa3", "attention_fraction_cudnn",
                                         "memory_bandwidth_fraction", "elementwise_bandwidth_fraction",
                                         "fabric_bandwidth_fraction", "fabric_bandwidth_fraction_all_gather",
                                         "fabric_bandwidth_fraction_reduce_scatter",
@@ -239,6 +240,7 @@ void read_efficiency(std::optional<TomlReader> t, Efficiency& e) {
   override_fraction(*t, "attention_fraction", source, e.attention);
   override_fraction(*t, "attention_fraction_fa1", source, e.attention_fa1);
   override_fraction(*t, "attention_fraction_fa3", source, e.attention_fa3);
+  override_fraction(*t, "attention_fraction_cudnn", source, e.attention_cudnn);
   override_fraction(*t, "memory_bandwidth_fraction", source, e.memory_bandwidth);
   override_fraction(*t, "elementwise_bandwidth_fraction", source, e.elementwise_bandwidth);
   override_fraction(*t, "fabric_bandwidth_fraction", source, e.fabric_bandwidth);

@@ -44,8 +44,12 @@ double gemm_shape_factor(std::int64_t m, std::int64_t n, std::int64_t k, std::in
 }
 
 std::string attention_kernel_problem(const hardware::SystemSpec& sys, AttentionKernel kernel) {
-  if (kernel != AttentionKernel::Fa3 || hardware::is_hopper(sys.gpu.compute_capability)) return "";
   const int cc = sys.gpu.compute_capability;
+  // cuDNN's fused flash attention needs sm80+ (Transformer Engine disables FusedAttention below it).
+  if (kernel == AttentionKernel::Cudnn && cc > 0 && cc < 80)
+    return fmt::format("--attn-kernel cudnn (cuDNN fused attention) needs compute capability 8.0 or newer; {} is {}.{}",
+                       sys.gpu.name, cc / 10, cc % 10);
+  if (kernel != AttentionKernel::Fa3 || hardware::is_hopper(cc)) return "";
   return fmt::format("--attn-kernel fa3 (FlashAttention-3) runs on Hopper GPUs (compute capability 9.0) only; {} {}",
                      sys.gpu.name,
                      cc > 0 ? fmt::format("is {}.{}", cc / 10, cc % 10)

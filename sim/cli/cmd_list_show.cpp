@@ -150,6 +150,7 @@ nlohmann::json system_json(const hardware::SystemSpec& s) {
             {"attention", fraction_json(s.efficiency.attention)},
             {"attention_fa1", fraction_json(s.efficiency.attention_fa1)},
             {"attention_fa3", fraction_json(s.efficiency.attention_fa3)},
+            {"attention_cudnn", fraction_json(s.efficiency.attention_cudnn)},
             {"gemm_half_k", s.efficiency.gemm_half_k},
             {"memory_bandwidth", fraction_json(s.efficiency.memory_bandwidth)},
             {"elementwise_bandwidth", fraction_json(s.efficiency.elementwise_bandwidth)},
@@ -193,6 +194,7 @@ void print_system(const hardware::SystemSpec& s) {
   frac("attention kernel (fa2)", s.efficiency.attention);
   frac("attention kernel (fa1)", s.efficiency.attention_fa1);
   if (hardware::is_hopper(s.gpu.compute_capability)) frac("attention kernel (fa3)", s.efficiency.attention_fa3);
+  frac("attention kernel (cudnn)", s.efficiency.attention_cudnn);
   frac("memory bandwidth", s.efficiency.memory_bandwidth);
   frac("elementwise bandwidth", s.efficiency.elementwise_bandwidth);
   frac("fabric bandwidth", s.efficiency.fabric_bandwidth);

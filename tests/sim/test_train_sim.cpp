@@ -103,6 +103,29 @@ TEST_CASE("on Hopper FlashAttention-2 reaches 35 % of the peak and FlashAttentio
   CHECK(mentions(sim::simulate_training(preset_model("llama2-7b"), a100, run).problems, "FlashAttention-3"));
 }
 
+TEST_CASE("cuDNN fused attention: 45 % of the peak on Hopper (measured on an H200), at most FlashAttention-2's before it, sm80+") {
+  const auto h100 = preset_system("dgx-h100");
+  const double flops = 4.0 * 32 * 128 * 8192.0 * 8192.0 / 2;
+  const double bytes = 4.0 * 8192 * 4096 * 2;
+  CHECK(sim::ComputeCost(h100, AttentionKernel::Cudnn).attention(flops, bytes, DType::BF16).value ==
+        doctest::Approx(flops / (h100.gpu.peak(DType::BF16) * 0.45)).epsilon(1e-9));
+  CHECK(h100.efficiency.attention_cudnn.low == 0.40);
+  CHECK(h100.efficiency.attention_cudnn.high == 0.62);
+  CHECK(sim::attention_kernel_problem(h100, AttentionKernel::Cudnn).empty());
+  const auto a100 = preset_system("a800-nvlink");
+  // Before Hopper, Hugging Face's cuDNN-vs-FlashAttention SDPA ratios scale the FlashAttention-2 figure.
+  CHECK(a100.efficiency.attention_cudnn.value == doctest::Approx(0.82 * a100.efficiency.attention.value));
+  const auto l40s = preset_system("l40s-pcie");
+  REQUIRE(l40s.gpu.compute_capability == 89);
+  CHECK(l40s.efficiency.attention_cudnn.value == doctest::Approx(l40s.efficiency.attention.value));
+  CHECK(sim::attention_kernel_problem(a100, AttentionKernel::Cudnn).empty());
+  const auto v100 = preset_system("dgx2-v100");
+  REQUIRE(v100.gpu.compute_capability == 70);
+  CHECK(sim::attention_kernel_problem(v100, AttentionKernel::Cudnn) ==
+        "--attn-kernel cudnn (cuDNN fused attention) needs compute capability 8.0 or newer; " + v100.gpu.name +
+            " is 7.0");
+}
+
 TEST_CASE("a slower attention kernel lengthens a long-sequence training step by its attention time") {
   const auto m = preset_model("llama2-7b");
   const auto sys = preset_system("a800-nvlink");
