@@ -21,8 +21,6 @@ std::vector<std::string> inference_problems(const model::ModelSpec& m, const har
   const DType compute = in.weight_quant == model::WeightQuant::Fp8 ? DType::FP8 : in.precision;
   if (sys.gpu.peak(compute) <= 0)
     why.push_back(fmt::format("{} has no {} compute path in its system profile", sys.gpu.name, dtype_name(compute)));
-  if (run.par.gpus % (run.par.tp * run.par.pp) != 0)
-    why.push_back(fmt::format("gpus {} is not a multiple of tp {} x pp {}", run.par.gpus, run.par.tp, run.par.pp));
   if (auto k = attention_kernel_problem(sys, in.attn_kernel); !k.empty()) why.push_back(std::move(k));
   if (in.kv_dtype == DType::FP8 && sys.gpu.peak(DType::FP8) <= 0)
     why.push_back(fmt::format("an fp8 KV cache needs fp8 support, which {} lacks in its profile", sys.gpu.name));

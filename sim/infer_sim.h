@@ -30,8 +30,9 @@ struct InferResult {
   bool valid() const { return problems.empty(); }
 };
 
-// Problems specific to inference: context beyond the model's maximum, precision the GPU lacks, tp*pp not
-// dividing the GPUs.
+// Problems specific to inference, beyond structural_problems (which every caller adds: GPUs not a
+// multiple of tp*pp, heads not divisible, …): context beyond the model's maximum, a precision, KV type
+// or attention kernel the GPU lacks.
 std::vector<std::string> inference_problems(const model::ModelSpec& m, const hardware::SystemSpec& sys, const RunSpec& run);
 
 InferResult simulate_inference(const model::ModelSpec& m, const hardware::SystemSpec& sys, const RunSpec& run);

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "sim/framework_profile.h"
+#include "sim/run_problems.h"
 
 namespace llmsim::sim {
 
@@ -143,7 +144,7 @@ std::vector<FitSuggestion> suggest_fits(const model::ModelSpec& m, const hardwar
   for (const auto& c : candidates) {
     if (out.size() >= limit) break;
     RunSpec changed = base;
-    if (!c.apply(changed)) continue;
+    if (!c.apply(changed) || !run_problems(m, sys, changed).empty()) continue;
     const MemoryResult r = evaluate_memory(m, sys, changed);
     if (r.fits()) out.push_back({c.change, r.gpu_bytes, r.host_bytes});
   }

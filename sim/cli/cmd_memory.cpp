@@ -12,6 +12,7 @@
 #include "sim/cli/cli_context.h"
 #include "sim/cli/commands.h"
 #include "sim/memory_advice.h"
+#include "sim/run_problems.h"
 
 namespace llmsim::cli {
 
@@ -123,7 +124,9 @@ Runner add_memory_command(CLI::App& app) {
     if (!req.was_given("gpus")) req.run.par.gpus = req.run.par.tp * req.run.par.pp * req.run.par.cp *
                                                    std::max<std::int64_t>(1, req.run.par.dp);
     const sim::RunSpec run = sim::with_defaults(req.run);
-    const sim::MemoryResult r = sim::evaluate_memory(m, sys, run);
+    sim::MemoryResult r = sim::evaluate_memory(m, sys, run);
+    // What the framework, engine or GPU cannot run is infeasible here too, as in `train` and `infer`.
+    if (r.valid()) r.problems = sim::run_problems(m, sys, run);
     const auto fixes = r.valid() && !r.fits() ? sim::suggest_fits(m, sys, run) : std::vector<sim::FitSuggestion>{};
     switch (cmd->common.format()) {
       case Format::Json: std::cout << to_json(m, sys, run, r, fixes).dump(2) << "\n"; break;

@@ -221,6 +221,31 @@ TEST_CASE("advice: a run that does not fit gets changes that do, each re-evaluat
   for (const auto& f : fixes) CHECK(f.gpu_bytes <= sys.gpu.memory_bytes);
 }
 
+TEST_CASE("advice offers only changes the framework can run") {
+  // Megatron shards only the optimizer state: ZeRO-2/3, offload and pure bf16 are not offered, while
+  // DeepSpeed gets its ZeRO stages. llama2-7b on 8 A800s at 4k tokens: 18 B/param of Megatron state
+  // alone (113 GiB) does not fit, its distributed optimizer (ZeRO-1) does.
+  const auto m = lt::preset_model("llama2-7b");
+  const auto sys = lt::preset_system("a800-nvlink");
+  auto r = train_run(8);
+  r.train.micro_batch = 1;
+  r.train.seq_len = 4096;
+  const auto names = [&](sim::Framework f) {
+    r.train.framework = f;
+    REQUIRE_FALSE(sim::evaluate_memory(m, sys, r).fits());
+    std::string all;
+    for (const auto& fix : sim::suggest_fits(m, sys, r, 20)) all += fix.change + ";";
+    return all;
+  };
+  const std::string megatron = names(sim::Framework::Megatron);
+  CHECK(megatron.find("--zero-stage 2") == std::string::npos);
+  CHECK(megatron.find("--zero-stage 3") == std::string::npos);
+  CHECK(megatron.find("--offload") == std::string::npos);
+  CHECK(megatron.find("--master-weights") == std::string::npos);
+  CHECK(megatron.find("--zero-stage 1;") != std::string::npos);
+  CHECK(names(sim::Framework::DeepSpeed).find("--zero-stage 3") != std::string::npos);
+}
+
 TEST_CASE("HF eager code under AMP saves 20 T h bytes more per Llama layer; gradients overlap activations") {
   // Per layer (hidden h, q_dim = h, T tokens) beyond the fused Korthikanti count: two norm inputs in fp32
   // (+2 each) with an eager RMSNorm's fp32 intermediate (+4 each), q, k and v each saving their own cast
