@@ -368,6 +368,7 @@ ResolvedTrainSpace resolve_train_space(const TrainSpace& space, const model::Mod
   if (out.global_batch_min <= 0) {
     const std::int64_t seq = std::max<std::int64_t>(1, space.base.train.seq_len);
     out.global_batch_min = out.global_batch_max = std::max<std::int64_t>(1, (4LL << 20) / seq);
+    out.one_micro_batch_per_step = space.base.train.optimizer_in_backward;
   }
   for (const std::int64_t sys_index : space.axis(TrainAxis::System).values) {
     const auto& sys = systems[static_cast<std::size_t>(sys_index)];
@@ -553,7 +554,9 @@ bool TrainGenerator::check(const TrainCursor& c, TrainCandidate& out, std::strin
     return fail("ZeRO stage > 0 with dp 1 (same as stage 0: nothing to shard)",
                 [&] { return fmt::format("ZeRO-{} with dp 1", r.train.zero_stage); });
   const std::int64_t unit = r.train.micro_batch * p.dp;
-  if (resolved_.global_batch_min == resolved_.global_batch_max) {
+  if (resolved_.one_micro_batch_per_step) {
+    r.train.global_batch = unit;
+  } else if (resolved_.global_batch_min == resolved_.global_batch_max) {
     r.train.global_batch = resolved_.global_batch_min;
   } else {
     r.train.global_batch = resolved_.global_batch_max / unit * unit;

@@ -132,6 +132,9 @@ struct ResolvedTrainSpace {
   std::vector<Slice> slices;
   std::uint64_t size = 0;
   std::int64_t global_batch_min = 0, global_batch_max = 0;  // resolved (defaults applied)
+  // No --global-batch and the optimizer steps inside backward: every configuration takes one micro-batch
+  // per step (global batch = micro-batch x dp), the only batch that recipe can run.
+  bool one_micro_batch_per_step = false;
 };
 
 // `systems` are the resolved specs of space.systems (same order). Free axes take their natural sets:

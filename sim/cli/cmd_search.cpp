@@ -611,7 +611,10 @@ void clear_progress() {
 
 std::string header_line(const sim::SearchProblem& p, const sim::ResolvedTrainSpace& rs) {
   const auto& b = p.space.base;
-  std::string gb = rs.global_batch_min == rs.global_batch_max
+  std::string gb = rs.one_micro_batch_per_step
+                       ? std::string("global batch = micro-batch x dp (the optimizer steps in backward: one "
+                                     "micro-batch per step; set --global-batch to fix it)")
+                   : rs.global_batch_min == rs.global_batch_max
                        ? fmt::format("global batch {} ({:.3g} M tokens per step{})", rs.global_batch_min,
                                      static_cast<double>(rs.global_batch_min * b.train.seq_len) / 1e6,
                                      p.space.global_batch_min > 0 ? "" : ", the default; set --global-batch")

@@ -520,3 +520,27 @@ TEST_CASE("planning: the fewest GPUs that meet the deadline") {
     CHECK(u.fastest->run.par.gpus <= 40);
   }
 }
+
+TEST_CASE("with the optimizer in backward and no --global-batch, every configuration steps on one micro-batch") {
+  const auto m = preset_model("llama2-7b");
+  sim::SearchProblem p = problem(m, {"a800-nvlink"},
+                                 {{"gpus", "8"}, {"tp", "1,2"}, {"pp", "1"}, {"micro-batch", "1,2"},
+                                  {"zero-stage", "3"}, {"framework", "fsdp"}});
+  p.space.base.train.optimizer_in_backward = true;
+  const auto rs = sim::resolve_train_space(p.space, m, p.systems);
+  CHECK(rs.one_micro_batch_per_step);
+  const sim::TrainGenerator gen(p.space, rs, m, p.systems);
+  int decoded = 0;
+  for (std::uint64_t i = 0; i < rs.size; ++i) {
+    sim::TrainCandidate c;
+    std::string key, msg;
+    if (!gen.decode(i, c, key, msg)) continue;
+    CHECK(c.run.train.global_batch == c.run.train.micro_batch * c.run.par.dp);
+    ++decoded;
+  }
+  CHECK(decoded >= 4);
+  CHECK(sim::search_training(p, fast_only(2)).status == sim::SearchStatus::Ok);
+  // A given global batch is kept: then only configurations with one micro-batch per step remain.
+  sim::set_train_axis(p.space, "global-batch", "8");
+  CHECK_FALSE(sim::resolve_train_space(p.space, m, p.systems).one_micro_batch_per_step);
+}
