@@ -309,8 +309,9 @@ Built build_problem(const CLI::App& app, SearchCommand& c) {
     if (p.deadline_s <= 0) throw_usage("--deadline", "llmsim plan train needs --deadline (e.g. 30d)");
     if (!c.objective.empty()) throw_usage("--objective", "plan minimises GPUs, then cost (or time without prices)");
     p.objective = p.price_per_gpu_hour.empty() ? sim::Objective::Time : sim::Objective::Cost;
-    if (p.space.global_batch_min <= 0) {
-      // Default: 2-4 Mi tokens per step, so that GPU counts that are not powers of two find a batch.
+    if (p.space.global_batch_min <= 0 && !p.space.base.train.optimizer_in_backward) {
+      // Default: 2-4 Mi tokens per step, so that GPU counts that are not powers of two find a batch
+      // (with the optimizer in backward each configuration takes micro-batch x dp instead).
       const std::int64_t g = std::max<std::int64_t>(1, (4LL << 20) / std::max<std::int64_t>(1, p.space.base.train.seq_len));
       p.space.global_batch_min = std::max<std::int64_t>(1, g / 2);
       p.space.global_batch_max = g;
