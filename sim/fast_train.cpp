@@ -128,7 +128,7 @@ FastTrainEstimate FastTrainEvaluator::estimate(const RunSpec& run) {
 
   const bool zero3 = t.zero_stage >= 3 && dp > 1;
   const bool every_mb = t.zero_stage >= 2 && dp > 1;  // ZeRO-2/3 reduce every micro-batch
-  const bool on_compute = !fw.grad_sync_overlap && !zero3;
+  const bool on_compute = grad_reduce_on_compute_stream(fw, zero3 ? 3 : t.zero_stage);
   const bool opt_offload = t.offload != Offload::None;
   const bool param_offload = t.offload == Offload::OptimizerParams;
   const CommGroup dpg = make_group(static_cast<int>(dp), static_cast<int>(par.tp * par.cp), gpn);

@@ -48,6 +48,11 @@ model::EagerGlue hf_model_code_glue(bool amp) {
   return g;
 }
 
+bool grad_reduce_on_compute_stream(const FrameworkProfile& fw, int zero_stage) {
+  if (zero_stage >= 3) return false;
+  return zero_stage == 2 ? !fw.sharded_grad_sync_overlap : !fw.grad_sync_overlap;
+}
+
 namespace {
 // Megatron-LM: bf16 params, fp32 main_grad buffer (accumulate_allreduce_grads_in_fp32), fp32 master
 // params + Adam m, v in the optimizer = 18 bytes/param; this reproduces Korthikanti et al. 2022 Fig. 1
@@ -65,6 +70,11 @@ FrameworkProfile megatron() {
   // older Megatron had no overlap); DDP buckets hold max(40M, 1M x dp) parameters
   // (megatron/core/distributed: bucket_size); norms are apex/TE fused kernels.
   p.grad_sync_overlap = false;
+  // ZeRO-2/3 are Megatron-FSDP (use_megatron_fsdp with data_parallel_sharding_strategy optim_grads /
+  // optim_grads_params, Megatron Core >= 0.12; compatible with TP, PP, CP and EP per the Megatron-Bridge
+  // docs megatron-fsdp.md), which overlaps the gradient reduce-scatter and the parameter all-gather
+  // by default for those strategies (megatron_fsdp.py).
+  p.sharded_grad_sync_overlap = true;
   p.grad_bucket_elements = 4e7;
   p.grad_reduce_bytes = 4;  // fp32 main_grad buffers are all-reduced (accumulate_allreduce_grads_in_fp32)
   p.glue = {};  // Megatron-LM fused kernels (apex/TE RMSNorm and RoPE, fused SwiGLU, bf16 residual)
@@ -97,6 +107,7 @@ FrameworkProfile deepspeed() {
   // parameters are prefetched. Models are Hugging Face modules: LlamaRMSNorm.forward runs as ~6
   // kernels (to fp32, pow, mean, add+rsqrt, mul, to bf16 + mul by weight), each over the tensor.
   p.grad_sync_overlap = false;
+  p.sharded_grad_sync_overlap = false;  // overlap_comm defaults to false for stage 2 as for stage 1
   p.grad_bucket_elements = 5e8;
   p.grad_reduce_bytes = 2;  // gradients reduced in the 16-bit training dtype
   p.zero3_overlap = true;

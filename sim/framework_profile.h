@@ -31,6 +31,7 @@ struct FrameworkProfile {
 
   // --- Time (training simulator). Each field is a documented framework default, cited in the .cpp.
   bool grad_sync_overlap = true;       // data-parallel gradient reduction overlapped with backward
+  bool sharded_grad_sync_overlap = true;  // … under ZeRO-2 (gradients sharded); ZeRO-3 always overlaps
   double grad_bucket_elements = 0;     // gradient elements per reduction bucket (0 = one per layer/unit)
   double grad_reduce_bytes = 2;        // bytes per gradient element on the wire
   bool zero3_overlap = true;           // ZeRO-3/FSDP parameter gathers prefetched ahead of compute
@@ -49,6 +50,12 @@ struct FrameworkProfile {
 };
 
 const FrameworkProfile& framework_profile(Framework f);
+
+// Whether the data-parallel gradient reduction blocks the compute stream (not overlapped with
+// backward) at this ZeRO stage: the profile's default, its ZeRO-2 setting, never under ZeRO-3 (every
+// framework prefetches and reduce-scatters per layer there). The step graph and the fast estimate
+// both ask this.
+bool grad_reduce_on_compute_stream(const FrameworkProfile& fw, int zero_stage);
 
 // The glue a training run executes: the profile's, without the AMP part for LoRA/QLoRA, whose base is
 // loaded in its 16-bit (or quantized) dtype, so the residual stream is 16-bit and nothing is cast, and

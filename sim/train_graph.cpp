@@ -229,7 +229,7 @@ class GraphBuilder {
 
   void emit_reduce(int s, StageState& st, NodeId after, double elements, int mb) {
     if (elements <= 0) return;
-    const bool on_compute = !fw_.grad_sync_overlap && !zero3();
+    const bool on_compute = grad_reduce_on_compute_stream(fw_, zero3() ? 3 : t_.zero_stage);
     const Collective kind = t_.zero_stage == 0 ? Collective::AllReduce : Collective::ReduceScatter;
     const OpClass oc = kind == Collective::AllReduce ? OpClass::CollectiveAllReduce : OpClass::CollectiveReduceScatter;
     const Interval d = in_.comm.collective(kind, elements * grad_reduce_bytes_, dp_group_);

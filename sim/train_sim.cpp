@@ -137,9 +137,6 @@ std::vector<std::string> training_problems(const model::ModelSpec& m, const hard
   if (is_engine(t.framework))
     why.push_back(fmt::format("{} is an inference engine; train with megatron, deepspeed, fsdp or hf",
                               name_of(t.framework)));
-  if (t.framework == Framework::Megatron && t.zero_stage >= 2)
-    why.push_back("megatron shards only the optimizer state (distributed optimizer = ZeRO-1); use --framework "
-                  "deepspeed or fsdp for ZeRO-2/3");
   if (t.framework == Framework::Hf && (t.zero_stage > 0 || p.tp > 1 || p.pp > 1))
     why.push_back("the hf profile is plain PyTorch DDP (no ZeRO, TP or PP); use --framework deepspeed, fsdp or megatron");
   if (t.offload != Offload::None && t.framework != Framework::DeepSpeed && t.framework != Framework::Fsdp)

@@ -8,6 +8,7 @@
 
 #include "memory_test_util.h"
 #include "sim/compute_cost.h"
+#include "sim/framework_profile.h"
 #include "sim/pipeline_order.h"
 #include "sim/train_sim.h"
 
@@ -319,14 +320,34 @@ TEST_CASE("staged PCIe collectives make the RTX 4090 box communication bound") {
         share(nvl.by_phase, "exposed communication") / nvl.step_time_s.value);
 }
 
+TEST_CASE("gradient reduction: Megatron's DDP and distributed optimizer block, Megatron-FSDP and ZeRO-3 overlap") {
+  const auto& megatron = sim::framework_profile(sim::Framework::Megatron);
+  const auto& deepspeed = sim::framework_profile(sim::Framework::DeepSpeed);
+  const auto& fsdp = sim::framework_profile(sim::Framework::Fsdp);
+  CHECK(sim::grad_reduce_on_compute_stream(megatron, 0));   // --overlap-grad-reduce is off by default
+  CHECK(sim::grad_reduce_on_compute_stream(megatron, 1));
+  CHECK_FALSE(sim::grad_reduce_on_compute_stream(megatron, 2));  // Megatron-FSDP optim_grads overlaps
+  CHECK_FALSE(sim::grad_reduce_on_compute_stream(megatron, 3));
+  CHECK(sim::grad_reduce_on_compute_stream(deepspeed, 2));  // overlap_comm false for stage 2
+  CHECK_FALSE(sim::grad_reduce_on_compute_stream(deepspeed, 3));
+  CHECK_FALSE(sim::grad_reduce_on_compute_stream(fsdp, 0));
+  // Megatron at ZeRO-3 (Megatron-FSDP) is a feasible run.
+  auto run = pretrain(8, 1, 8, 2048);
+  run.train.framework = sim::Framework::Megatron;
+  run.train.zero_stage = 3;
+  const auto r = sim::simulate_training(preset_model("llama2-7b"), preset_system("a800-nvlink"), run);
+  CHECK(r.problems.empty());
+}
+
 TEST_CASE("impossible configurations are results with reasons") {
   const auto m = preset_model("llama2-7b");
   const auto sys = preset_system("a800-nvlink");
   auto run = pretrain(8, 1, 8, 512);
-  SUBCASE("Megatron has no ZeRO-3") {
+  SUBCASE("Megatron has no CPU offload") {
     run.train.framework = sim::Framework::Megatron;
-    run.train.zero_stage = 3;
-    CHECK(mentions(sim::simulate_training(m, sys, run).problems, "ZeRO-1"));
+    run.train.zero_stage = 2;
+    run.train.offload = sim::Offload::Optimizer;
+    CHECK(mentions(sim::simulate_training(m, sys, run).problems, "not megatron"));
   }
   SUBCASE("micro-batch not dividing the global batch per DP rank") {
     run.train.micro_batch = 3;
