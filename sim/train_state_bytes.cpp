@@ -43,7 +43,7 @@ TrainStateBytes train_state_bytes(const FrameworkProfile& fw, const TrainSpec& t
     // torch_dtype=bfloat16 and trained without AMP).
     b.weight = b.grad = dtype_bytes(compute_storage(t));
     b.master = 0.0;
-    b.recipe = "pure " + std::string(dtype_name(compute_storage(t)));
+    b.recipe = compute_storage(t) == DType::FP32 ? "pure fp32" : "pure bf16";
   }
   b.state_dtype = optimizer_state_dtype(t);
   switch (t.optimizer) {

@@ -2,7 +2,7 @@
 // Bytes per trainable parameter of the training state (weights, gradients, master copy, optimizer
 // states) and of the frozen base under LoRA: one definition for the memory model, the fast search
 // evaluator and the step graph's optimizer update, so that a precision option changes all three.
-#include <string>
+#include <string_view>
 
 #include <cstdint>
 
@@ -20,7 +20,9 @@ struct TrainStateBytes {
   double master = 4;   // separate master copy held by the optimizer (0 = the weights are the master)
   double states = 8;   // optimizer states (Adam m and v)
   DType state_dtype = DType::FP32;  // element type of the Adam states (meaningless for SGD / 8-bit Adam)
-  std::string recipe;  // whose convention these are: the framework, "qlora recipe" or "pure 16-bit"
+  // Whose convention these are: the framework's name, "qlora recipe" or "pure bf16" / "pure fp32"
+  // (static strings: the search evaluates this per candidate, so it allocates nothing).
+  std::string_view recipe;
 
   double optimizer() const { return master + states; }
   // Bytes one fused optimizer update moves per parameter: read the gradient; read and write the master
