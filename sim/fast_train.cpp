@@ -137,7 +137,8 @@ FastTrainEstimate FastTrainEvaluator::estimate(const RunSpec& run) {
   const Interval h1 = comm_.host_copy(1 << 20), h2 = comm_.host_copy(1 << 30);
   const double h_slope = (h2.value - h1.value) / ((1 << 30) - (1 << 20));
   const Affine pcie{h1.value - h_slope * (1 << 20), h_slope};
-  const double grb = std::min(fw.grad_reduce_bytes, train_state_bytes(fw, t).grad);  // as train_graph
+  const TrainStateBytes state = train_state_bytes(fw, t);
+  const double grb = std::min(fw.grad_reduce_bytes, state.grad);  // as train_graph
   const double dpd = dbl(dp);
 
   // Pipeline send of one micro-batch's activations (or their gradients) between neighbouring stages.
@@ -350,7 +351,7 @@ FastTrainEstimate FastTrainEvaluator::estimate(const RunSpec& run) {
       const double rate = sys_.efficiency.cpu_adam_params_per_s;
       off = S.pcie_tail + (rate > 0 ? shard * node_gpus / rate : 0.0) + pcie(shard * 2.0);
     } else {
-      opt = compute_.memory_bound(shard * train_state_bytes(fw, t).update_traffic(), 2).value;
+      opt = compute_.memory_bound(shard * state.update_traffic(), 2).value;
     }
     const double ag = t.zero_stage >= 1 && t.zero_stage <= 2 && dp > 1 ? gather(S.trainable * 2.0) : 0.0;
     const double end = end_compute + comm_tail + opt + off + ag;
