@@ -9,7 +9,9 @@ own model presets (data/models/*/config.json), so nothing is downloaded:
   * LoRA fine-tuning steps of llama2-7b (bf16 frozen base, rank-16 adapters on every linear projection);
   * QLoRA fine-tuning steps of llama2-7b as the QLoRA repository sets them up (needs bitsandbytes; skipped
     with a note without it), and the memory of the 4-bit base alone;
-  * prefill (time to first token) of llama2-7b in bf16.
+  * prefill (time to first token) of llama2-7b in bf16;
+  * last, torch.profiler breakdowns of two pre-training steps and a LoRA step: every kernel with its
+    calls and time, and every op's host (dispatch) and device time (`--profile` runs only these).
 Each configuration warms up, then times `--steps` steps with CUDA synchronisation around each step
 (wall clock = what a user sees) and records the median; forward / backward / optimizer are timed
 separately with CUDA events in the same steps. Rows are appended and flushed as each configuration
@@ -177,10 +179,11 @@ def kernel_class(name):
     """Operator class of a CUDA kernel, by the library naming conventions of cuBLAS(Lt), FlashAttention
     (PyTorch SDPA), PyTorch's fused optimizers and its elementwise/reduction templates."""
     n = name.lower()
+    # Attention first: cuDNN's SDPA kernels carry "sm90_" in their names like cuBLAS's.
+    if "flash" in n or "fmha" in n or "attention" in n or "sdpa" in n:
+        return "attention"
     if any(k in n for k in ("gemm", "nvjet", "cutlass", "xmma", "cublas", "sm90_", "sm80_")):
         return "gemm"
-    if "flash" in n or "fmha" in n or "attention" in n:
-        return "attention"
     if "multi_tensor" in n or "adam" in n:
         return "optimizer"
     if "softmax" in n or "cross_entropy" in n or "nll_loss" in n:
@@ -192,9 +195,24 @@ def kernel_class(name):
     return "other"
 
 
+def op_averages(prof, steps):
+    """Per aten/Python op, per step: calls, self CPU time (the host cost of dispatching it) and the
+    device time of its own kernels -- what attributes the elementwise time to model code and gives the
+    eager per-op host cost. Sorted by calls."""
+    rows = []
+    for e in prof.key_averages():
+        device_us = getattr(e, "self_device_time_total", None)
+        if device_us is None:
+            device_us = getattr(e, "self_cuda_time_total", 0.0)
+        rows.append((e.key[:120], e.count / steps, e.self_cpu_time_total * 1e-6 / steps, device_us * 1e-6 / steps))
+    rows.sort(key=lambda r: -r[1])
+    return rows[:200]
+
+
 def profile_step(torch, step, name, steps=3):
     """Runs `steps` steps under torch.profiler; returns GPU time by kernel class, the busy union and the
-    wall time, from the Chrome trace PyTorch writes (kernel events, microseconds)."""
+    wall time, from the Chrome trace PyTorch writes (kernel events, microseconds), every kernel with its
+    calls and time, and the per-op host and device times (op_averages)."""
     from torch.profiler import ProfilerActivity, profile
     trace = os.path.join("/tmp", f"trace-{name}.json")
     torch.cuda.synchronize()
@@ -209,22 +227,25 @@ def profile_step(torch, step, name, steps=3):
         ev = json.load(f)
     ev = ev["traceEvents"] if isinstance(ev, dict) else ev
     kernels = [e for e in ev if e.get("ph") == "X" and e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")]
-    by_class, by_name = {}, {}
+    by_class, by_name, calls = {}, {}, {}
     for e in kernels:
         c = kernel_class(e["name"]) if e["cat"] == "kernel" else e["cat"]
         by_class[c] = by_class.get(c, 0.0) + e["dur"]
         by_name[e["name"]] = by_name.get(e["name"], 0.0) + e["dur"]
+        calls[e["name"]] = calls.get(e["name"], 0) + 1
     spans = sorted((e["ts"], e["ts"] + e["dur"]) for e in kernels)
     busy, end = 0.0, -1e300
     for a, b in spans:
         if b > end:
             busy += b - max(a, end)
             end = b
-    top = sorted(by_name.items(), key=lambda kv: -kv[1])[:25]
+    ranked = sorted(by_name.items(), key=lambda kv: -kv[1])
     return dict(wall_s=wall, steps=steps, kernels_per_step=len(kernels) / steps,
                 gpu_busy_s=busy * 1e-6 / steps,
                 by_class_s={k: v * 1e-6 / steps for k, v in sorted(by_class.items(), key=lambda kv: -kv[1])},
-                top_kernels_s=[(n[:160], v * 1e-6 / steps) for n, v in top])
+                top_kernels_s=[(n[:160], v * 1e-6 / steps) for n, v in ranked[:25]],
+                kernels=[(n[:200], kernel_class(n), calls[n] / steps, v * 1e-6 / steps) for n, v in ranked],
+                ops=op_averages(prof, steps))
 
 
 def pretrain_model(torch, attn, recompute, mb, seq):
@@ -239,13 +260,19 @@ def pretrain_model(torch, attn, recompute, mb, seq):
 
 
 def run_profiles(torch, wr):
-    """Kernel-level breakdown of two pre-training configurations (where the time goes)."""
+    """Kernel- and op-level breakdown of two pre-training configurations and a LoRA step (where the time
+    goes, and what each eager op costs the host)."""
     out = {}
-    for name, mb, seq in (("pt-b4-s2048", 4, 2048), ("pt-b1-s2048", 1, 2048)):
+    for name, mb, seq in (("pt-b4-s2048", 4, 2048), ("pt-b1-s2048", 1, 2048), ("lora7b-b1-s2048", 1, 2048)):
         model = opt = None
         try:
             reset(torch)
-            model, opt, step = pretrain_model(torch, "sdpa", "none", mb, seq)
+            if name.startswith("lora"):
+                model, opt, _ = lora_model(torch)
+                ids = torch.randint(0, 32000, (mb, seq), device="cuda")
+                step = train_step_fn(torch, model, opt, ids, True)
+            else:
+                model, opt, step = pretrain_model(torch, "sdpa", "none", mb, seq)
             for _ in range(3):
                 step()
             out[name] = profile_step(torch, step, name)
@@ -348,22 +375,28 @@ def run_pretrain(torch, wr, system, steps, only):
             reset(torch)
 
 
+def lora_model(torch):
+    """llama2-7b with a bf16 base and peft LoRA r=16 on every projection, its fused AdamW and the number
+    of trainable parameters."""
+    from peft import LoraConfig, get_peft_model
+    model = build_model(torch, load_config("llama2-7b"), "sdpa", torch.bfloat16)
+    lcfg = LoraConfig(r=16, lora_alpha=32, lora_dropout=0.0, task_type="CAUSAL_LM", target_modules=LORA_TARGETS)
+    model = get_peft_model(model, lcfg)
+    model.train()
+    trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
+    opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-4, fused=True)
+    return model, opt, trainable
+
+
 def run_lora(torch, wr, system, steps, only):
     todo = [c for c in lora_configs() if not only or c[0] in only]
     if not todo:
         return
-    from peft import LoraConfig, get_peft_model
     model = None
     try:
         reset(torch)
         log("llama2-7b LoRA: building")
-        model = build_model(torch, load_config("llama2-7b"), "sdpa", torch.bfloat16)
-        lcfg = LoraConfig(r=16, lora_alpha=32, lora_dropout=0.0, task_type="CAUSAL_LM",
-                          target_modules=LORA_TARGETS)
-        model = get_peft_model(model, lcfg)
-        model.train()
-        trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
-        opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-4, fused=True)
+        model, opt, trainable = lora_model(torch)
     except Exception as e:  # noqa: BLE001
         log(f"LoRA setup FAILED {type(e).__name__}: {e}")
         traceback.print_exc()
@@ -563,6 +596,9 @@ def main():
     run_lora(torch, wr, a.system, a.steps, only)
     run_qlora(torch, wr, a.system, a.steps, only)
     run_prefill(torch, wr, a.system, a.steps, only)
+    # Last, so that a time limit cuts the profiles rather than the measured rows; each profile is saved
+    # as it completes.
+    run_profiles(torch, wr)
     log(f"done: {wr.path}")
     return 0
 
