@@ -451,8 +451,14 @@ class RowMapper {
       in.batch = 1;
       note_default("batch=1 (not stated)");
     }
-    if (auto i = row_.integer("input_len", 1)) in.input_len = *i;
-    else note_default(fmt::format("input_len={} (not stated)", in.input_len));
+    if (auto i = row_.integer("input_len", 1)) {
+      in.input_len = *i;
+    } else if (fact_ && fact_->input_len) {
+      in.input_len = *fact_->input_len;
+      note_fact(fmt::format("input_len={}", in.input_len));
+    } else {
+      note_default(fmt::format("input_len={} (not stated)", in.input_len));
+    }
     if (auto o = row_.integer("output_len", 1)) in.output_len = *o;
     else note_default(fmt::format("output_len={} (not stated)", in.output_len));
     if (auto q = row_.choice("weight_quant", kWeightQuants)) model::parse_weight_quant(*q, in.weight_quant);

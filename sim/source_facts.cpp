@@ -42,9 +42,15 @@ SourceFact read_fact(const toml::table& tbl, const std::string& path, std::size_
   f.dropout = r.opt_non_negative("dropout");
   if (f.dropout && *f.dropout >= 1)
     throw_input(r.where("dropout"), fmt::format("dropout = {}: must be a probability below 1", *f.dropout));
+  if (auto n = r.opt_integer("input_len")) {
+    if (*n < 1) throw_input(r.where("input_len"), fmt::format("input_len = {}: must be >= 1", *n));
+    f.input_len = *n;
+  }
   r.finish();
-  if (!f.flash_attn && !f.zero_stage && !f.attn_kernel && !f.peak_mem_tensors_only && !f.fused_loss && !f.dropout)
-    throw_input(f.where, "the fact sets nothing: give flash_attn, zero_stage, attn_kernel, peak_mem, fused_loss or dropout");
+  if (!f.flash_attn && !f.zero_stage && !f.attn_kernel && !f.peak_mem_tensors_only && !f.fused_loss && !f.dropout &&
+      !f.input_len)
+    throw_input(f.where, "the fact sets nothing: give flash_attn, zero_stage, attn_kernel, peak_mem, fused_loss, dropout "
+                         "or input_len");
   return f;
 }
 

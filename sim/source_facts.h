@@ -14,7 +14,9 @@
 //   peak_mem = "tensors"        # peak_mem_gib counts tensor allocations only (max_memory_allocated)
 //   fused_loss = true           # a fused cross-entropy (no fp32 logits copy; no schema column)
 //   dropout = 0.0               # the model's training dropout probability (no schema column)
+//   input_len = 10              # prompt tokens, for inference rows that leave input_len empty
 //   evidence = "why this is so, with its citation"
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -35,6 +37,7 @@ struct SourceFact {
   std::optional<bool> peak_mem_tensors_only;
   std::optional<bool> fused_loss;               // TrainSpec::fused_loss of every covered row
   std::optional<double> dropout;                // ModelSpec::dropout of every covered row, in [0, 1)
+  std::optional<std::int64_t> input_len;        // prompt tokens of inference rows that leave input_len empty
   std::string evidence;                         // citation (required)
 };
 
