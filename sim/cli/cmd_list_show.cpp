@@ -194,7 +194,9 @@ void print_system(const hardware::SystemSpec& s) {
   frac("attention kernel (fa2)", s.efficiency.attention);
   frac("attention kernel (fa1)", s.efficiency.attention_fa1);
   if (hardware::is_hopper(s.gpu.compute_capability)) frac("attention kernel (fa3)", s.efficiency.attention_fa3);
-  frac("attention kernel (cudnn)", s.efficiency.attention_cudnn);
+  // cuDNN's fused attention needs sm80+ (sim::attention_kernel_problem); unknown generations show it.
+  if (s.gpu.compute_capability == 0 || s.gpu.compute_capability >= 80)
+    frac("attention kernel (cudnn)", s.efficiency.attention_cudnn);
   frac("memory bandwidth", s.efficiency.memory_bandwidth);
   frac("elementwise bandwidth", s.efficiency.elementwise_bandwidth);
   frac("fabric bandwidth", s.efficiency.fabric_bandwidth);
