@@ -128,7 +128,7 @@ FastTrainEstimate FastTrainEvaluator::estimate(const RunSpec& run) {
 
   const bool zero3 = t.zero_stage >= 3 && dp > 1;
   const bool every_mb = t.zero_stage >= 2 && dp > 1;  // ZeRO-2/3 reduce every micro-batch
-  const bool on_compute = grad_reduce_on_compute_stream(fw, zero3 ? 3 : t.zero_stage);
+  const bool on_compute = grad_reduce_on_compute_stream(fw, zero3 ? 3 : t.zero_stage, t.overlap_grad_reduce);
   const bool opt_offload = t.offload != Offload::None;
   const bool param_offload = t.offload == Offload::OptimizerParams;
   const CommGroup dpg = make_group(static_cast<int>(dp), static_cast<int>(par.tp * par.cp), gpn);
@@ -353,7 +353,9 @@ FastTrainEstimate FastTrainEvaluator::estimate(const RunSpec& run) {
     } else {
       opt = compute_.memory_bound(shard * state.update_traffic(), 2).value;
     }
-    const double ag = t.zero_stage >= 1 && t.zero_stage <= 2 && dp > 1 ? gather(S.trainable * 2.0) : 0.0;
+    double ag = t.zero_stage >= 1 && t.zero_stage <= 2 && dp > 1 ? gather(S.trainable * 2.0) : 0.0;
+    // --overlap-param-gather: the gather runs beside the next step's first forward (as train_graph).
+    if (t.overlap_param_gather) ag = std::max(0.0, ag - S.F);
     const double end = end_compute + comm_tail + opt + off + ag;
     if (end > best_end + 1e-15) {
       best_end = end;

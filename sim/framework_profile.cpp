@@ -48,8 +48,9 @@ model::EagerGlue hf_model_code_glue(bool amp) {
   return g;
 }
 
-bool grad_reduce_on_compute_stream(const FrameworkProfile& fw, int zero_stage) {
+bool grad_reduce_on_compute_stream(const FrameworkProfile& fw, int zero_stage, std::optional<bool> overlap) {
   if (zero_stage >= 3) return false;
+  if (overlap) return !*overlap;
   return zero_stage == 2 ? !fw.sharded_grad_sync_overlap : !fw.grad_sync_overlap;
 }
 

@@ -2,6 +2,7 @@
 // Framework behaviour that changes memory (and, with the training simulator, time), as small named
 // profiles instead of conditionals scattered through the models. Every number cites its source in
 // framework_profile.cpp.
+#include <optional>
 #include <string>
 
 #include "model/operators.h"
@@ -55,7 +56,8 @@ const FrameworkProfile& framework_profile(Framework f);
 // backward) at this ZeRO stage: the profile's default, its ZeRO-2 setting, never under ZeRO-3 (every
 // framework prefetches and reduce-scatters per layer there). The step graph and the fast estimate
 // both ask this.
-bool grad_reduce_on_compute_stream(const FrameworkProfile& fw, int zero_stage);
+// `overlap` is the run's explicit setting (TrainSpec::overlap_grad_reduce), if any.
+bool grad_reduce_on_compute_stream(const FrameworkProfile& fw, int zero_stage, std::optional<bool> overlap = {});
 
 // The glue a training run executes: the profile's, without the AMP part for LoRA/QLoRA, whose base is
 // loaded in its 16-bit (or quantized) dtype, so the residual stream is 16-bit and nothing is cast, and

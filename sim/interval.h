@@ -27,6 +27,15 @@ struct Interval {
   }
 };
 
+// What of `a` is left when `b` runs beside it: max(0, a - b) on each edge (the fast edge of both with
+// the fast edge, as the band's edges come from the same efficiencies), reordered so the band never
+// inverts.
+inline Interval exposed_beyond(const Interval& a, const Interval& b) {
+  double e[3] = {std::max(0.0, a.low - b.low), std::max(0.0, a.value - b.value), std::max(0.0, a.high - b.high)};
+  std::sort(e, e + 3);
+  return Interval{e[1], e[0], e[2]};
+}
+
 // `amount` per unit of `time`: the fast edge of the time gives the high rate (0 for a zero time).
 inline Interval per_second(double amount, const Interval& time) {
   auto f = [&](double t) { return t > 0 ? amount / t : 0.0; };

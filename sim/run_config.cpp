@@ -104,6 +104,13 @@ const std::vector<Setting>& table() {
       {{"optimizer-in-backward", K::Flag,
         "step each parameter during backward and free its gradient (torchtune optimizer_in_bwd)"},
        [](RunRequest& r, const std::string& v) { r.run.train.optimizer_in_backward = v == "true"; }},
+      {{"overlap-grad-reduce", K::Flag,
+        "overlap the data-parallel gradient reduction with backward (Megatron --overlap-grad-reduce, DeepSpeed "
+        "overlap_comm); --no-overlap-grad-reduce blocks; default: the framework's"},
+       [](RunRequest& r, const std::string& v) { r.run.train.overlap_grad_reduce = v == "true"; }},
+      {{"overlap-param-gather", K::Flag,
+        "overlap ZeRO-1/2's parameter all-gather with the next forward (Megatron --overlap-param-gather)"},
+       [](RunRequest& r, const std::string& v) { r.run.train.overlap_param_gather = v == "true"; }},
       {{"finetune", K::Choice, "kind of fine-tuning (implies workload finetune)", finetune_names()},
        [](RunRequest& r, const std::string& v) {
          r.run.train.finetune = to_enum<FinetuneKind>(v);

@@ -150,6 +150,10 @@ std::vector<std::string> structural_problems(const RunSpec& run, const model::Mo
       why.push_back(fmt::format("--optimizer-in-backward steps on each micro-batch's gradients, so it cannot "
                                 "accumulate {} micro-batches per step (global batch must be micro-batch {} x dp {})",
                                 t.global_batch / std::max<std::int64_t>(1, t.micro_batch * p.dp), t.micro_batch, p.dp));
+    if (t.overlap_param_gather && (t.zero_stage < 1 || t.zero_stage > 2))
+      why.push_back(fmt::format("--overlap-param-gather overlaps the parameter all-gather of ZeRO-1/2 (the "
+                                "distributed optimizer); ZeRO-{} has none after the step",
+                                t.zero_stage));
     if (t.optimizer_in_backward && t.offload != Offload::None)
       why.push_back("--optimizer-in-backward runs the optimizer on the GPU during backward; it cannot be offloaded");
     if (t.offload != Offload::None && t.zero_stage == 0)

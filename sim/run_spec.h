@@ -87,6 +87,13 @@ struct TrainSpec {
   // that gradient (torchtune optimizer_in_bwd via register_post_accumulate_grad_hook): about one
   // tensor's gradient is live at a time. Needs one micro-batch per step (no gradient accumulation).
   bool optimizer_in_backward = false;
+  // Data-parallel gradient reduction overlapped with backward (Megatron --overlap-grad-reduce,
+  // DeepSpeed overlap_comm); unset = the framework's default (framework_profile.cpp). ZeRO-3 always
+  // overlaps.
+  std::optional<bool> overlap_grad_reduce;
+  // ZeRO-1/2's parameter all-gather after the optimizer step overlapped with the next step's forward
+  // (Megatron --overlap-param-gather): only what the first micro-batch's forward cannot hide is exposed.
+  bool overlap_param_gather = false;
   FinetuneKind finetune = FinetuneKind::Full;
   std::int64_t lora_rank = 0;      // > 0 for lora / qlora
   std::vector<std::string> lora_targets;  // empty = all linear projections

@@ -229,7 +229,7 @@ class GraphBuilder {
 
   void emit_reduce(int s, StageState& st, NodeId after, double elements, int mb) {
     if (elements <= 0) return;
-    const bool on_compute = grad_reduce_on_compute_stream(fw_, zero3() ? 3 : t_.zero_stage);
+    const bool on_compute = grad_reduce_on_compute_stream(fw_, zero3() ? 3 : t_.zero_stage, t_.overlap_grad_reduce);
     const Collective kind = t_.zero_stage == 0 ? Collective::AllReduce : Collective::ReduceScatter;
     const OpClass oc = kind == Collective::AllReduce ? OpClass::CollectiveAllReduce : OpClass::CollectiveReduceScatter;
     const Interval d = in_.comm.collective(kind, elements * grad_reduce_bytes_, dp_group_);
@@ -342,14 +342,25 @@ class GraphBuilder {
       if (last_compute != kNone) out_.graph.add_edge(last_compute, ready);
     }
     // ZeRO-1/2 (and Megatron's distributed optimizer): every rank updated its partition; all-gather
-    // the 16-bit parameters (not overlapped: Megatron's --overlap-param-gather is off by default).
+    // the 16-bit parameters (not overlapped: Megatron's --overlap-param-gather is off by default; with
+    // it, the gather runs beside the next step's first forward and only what that cannot hide is left).
     if (t_.zero_stage >= 1 && t_.zero_stage <= 2 && dp_ > 1) {
       const double bytes = trainable * 2.0;
-      const NodeId g = add(StepNode{"param all-gather", st.dp, in_.comm.collective(Collective::AllGather, bytes, dp_group_),
-                                    Phase::Communication, OpClass::CollectiveAllGather, s, -1},
+      Interval d = in_.comm.collective(Collective::AllGather, bytes, dp_group_);
+      if (t_.overlap_param_gather) d = exposed_beyond(d, first_forward(st));
+      if (d.high <= 0) return;
+      const NodeId g = add(StepNode{"param all-gather", st.dp, d, Phase::Communication, OpClass::CollectiveAllGather, s, -1},
                            NodeInfo{.module = "communication.dp"});
       out_.graph.add_edge(ready, g);
     }
+  }
+
+  // The compute time of the stage's first micro-batch's forward, over all its chunks.
+  Interval first_forward(const StageState& st) const {
+    Interval f;
+    for (const Exec& e : st.execs)
+      if (e.forward && e.micro_batch == 0) f += out_.costs[static_cast<std::size_t>(e.cost)].fwd;
+    return f;
   }
 
   const TrainGraphInputs& in_;

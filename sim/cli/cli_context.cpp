@@ -103,6 +103,8 @@ std::string describe_run(const sim::RunSpec& r) {
   if (!t.master_weights) s += ", no master weights";
   if (t.optimizer_state_dtype) s += fmt::format(", {} optimizer states", dtype_name(*t.optimizer_state_dtype));
   if (t.optimizer_in_backward) s += ", optimizer in backward";
+  if (t.overlap_grad_reduce) s += *t.overlap_grad_reduce ? ", overlapped grad reduce" : ", blocking grad reduce";
+  if (t.overlap_param_gather) s += ", overlapped param gather";
   return s;
 }
 
