@@ -83,7 +83,8 @@ const std::vector<Setting>& table() {
        [](RunRequest& r, const std::string& v) { r.run.train.recompute = to_enum<Recompute>(v); }},
       {{"flash-attn", K::Flag, "fused (FlashAttention) attention; --no-flash-attn for the unfused chain"},
        [](RunRequest& r, const std::string& v) { r.run.train.flash_attn = v == "true"; }},
-      {{"attn-kernel", K::Choice, "fused attention kernel generation (fa1: flash-attn 1.x or Triton FlashAttention)",
+      {{"attn-kernel", K::Choice, "fused attention kernel (fa1: flash-attn 1.x or Triton FlashAttention; cudnn: Transformer Engine's "
+        "FusedAttention or PyTorch SDPA's cuDNN backend)",
         attention_kernel_names()},
        [](RunRequest& r, const std::string& v) { r.run.train.attn_kernel = r.run.infer.attn_kernel = to_enum<AttentionKernel>(v); }},
       {{"fused-loss", K::Flag, "fused cross-entropy (flash-attn, Liger): no fp32 copy of the logits"},
