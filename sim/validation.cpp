@@ -325,6 +325,9 @@ ValidationSummary summarize(const std::vector<ValidationRow>& rows) {
       {"metric", [](const ValidationRow& r) { return std::vector<std::string>{r.metric}; }},
       {"system", [](const ValidationRow& r) { return std::vector<std::string>{r.system}; }},
       {"source", [](const ValidationRow& r) { return std::vector<std::string>{r.source.empty() ? "-" : r.source}; }},
+      // As the row states it (megatron-lm, nemo, deepspeed, …): which software the errors belong to.
+      {"framework",
+       [](const ValidationRow& r) { return std::vector<std::string>{r.framework.empty() ? "-" : r.framework}; }},
       {"feature",
        [](const ValidationRow& r) { return r.features.empty() ? std::vector<std::string>{"none"} : r.features; }},
   };

@@ -191,13 +191,15 @@ TEST_CASE("summary: median, MAPE, worst rows, fits agreement and unsupported cou
   CHECK(s.overall.worst[1].run_id == "c");
   CHECK(s.overall.worst[3].run_id == "a");
 
-  REQUIRE(s.groupings.size() == 5);
+  REQUIRE(s.groupings.size() == 6);
   CHECK(s.groupings[0].by == "workload");
   CHECK(s.groupings[1].by == "metric");
   CHECK(s.groupings[2].by == "system");
   CHECK(s.groupings[3].by == "source");
-  CHECK(s.groupings[4].by == "feature");
+  CHECK(s.groupings[4].by == "framework");
+  CHECK(s.groupings[5].by == "feature");
   CHECK(group(s, "source", "-").rows == 7);  // made() rows cite no source
+  CHECK(group(s, "framework", "-").rows == 7);  // nor a framework
 
   // pretrain: 10, 20, 30 -> median 20, MAPE 20; two fits rows.
   const auto& pre = group(s, "workload", "pretrain");
