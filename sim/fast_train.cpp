@@ -128,7 +128,7 @@ FastTrainEstimate FastTrainEvaluator::estimate(const RunSpec& run) {
 
   const bool zero3 = t.zero_stage >= 3 && dp > 1;
   const bool every_mb = t.zero_stage >= 2 && dp > 1;  // ZeRO-2/3 reduce every micro-batch
-  const bool on_compute = grad_reduce_on_compute_stream(fw, zero3 ? 3 : t.zero_stage, t.overlap_grad_reduce);
+  const bool on_compute = grad_reduce_on_compute_stream(fw, t.zero_stage, t.overlap_grad_reduce);
   const bool opt_offload = t.offload != Offload::None;
   const bool param_offload = t.offload == Offload::OptimizerParams;
   const CommGroup dpg = make_group(static_cast<int>(dp), static_cast<int>(par.tp * par.cp), gpn);
@@ -138,7 +138,7 @@ FastTrainEstimate FastTrainEvaluator::estimate(const RunSpec& run) {
   const double h_slope = (h2.value - h1.value) / ((1 << 30) - (1 << 20));
   const Affine pcie{h1.value - h_slope * (1 << 20), h_slope};
   const TrainStateBytes state = train_state_bytes(fw, t);
-  const double grb = std::min(fw.grad_reduce_bytes, state.grad);  // as train_graph
+  const double grb = state.grad_wire;
   const double dpd = dbl(dp);
 
   // Pipeline send of one micro-batch's activations (or their gradients) between neighbouring stages.

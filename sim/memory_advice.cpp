@@ -51,20 +51,15 @@ std::vector<Candidate> training_candidates(const model::ModelSpec& m) {
        }},
       {"--master-weights none",
        [](RunSpec& r) {
-         if (!framework_profile(r.train.framework).pure_16bit || !r.train.master_weights ||
-             r.train.precision == DType::FP32 || r.train.finetune == FinetuneKind::Qlora)
+         // No change for an fp32 run or QLoRA's recipe; frameworks without the recipe are filtered by
+         // run_problems in suggest_fits.
+         if (!r.train.master_weights || r.train.precision == DType::FP32 || r.train.finetune == FinetuneKind::Qlora)
            return false;
          r.train.master_weights = false;
          return true;
        }},
-      {"--optimizer-in-backward",
-       [](RunSpec& r) {
-         if (!framework_profile(r.train.framework).optimizer_in_backward || r.train.optimizer_in_backward ||
-             r.train.offload != Offload::None || r.train.global_batch != r.train.micro_batch * r.par.dp)
-           return false;
-         r.train.optimizer_in_backward = true;
-         return true;
-       }},
+      {"--optimizer-in-backward",  // framework, offload and accumulation rules: run_problems
+       [](RunSpec& r) { return !r.train.optimizer_in_backward && (r.train.optimizer_in_backward = true); }},
       {"--zero-stage 2 --offload optimizer",
        [](RunSpec& r) {
          if (r.train.offload != Offload::None) return false;

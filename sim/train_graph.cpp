@@ -60,8 +60,7 @@ class GraphBuilder {
     dp_group_ = make_group(static_cast<int>(dp_), static_cast<int>(par.tp * par.cp), gpn_);
     pp_cross_node_ = par.tp * par.cp * par.dp >= gpn_;
     lora_ = run_.workload == Workload::Finetune && t_.finetune != FinetuneKind::Full;
-    // Gradients go on the wire in the framework's reduce dtype, never wider than they are stored.
-    grad_reduce_bytes_ = std::min(fw_.grad_reduce_bytes, train_state_bytes(fw_, t_).grad);
+    state_ = train_state_bytes(fw_, t_);
 
     make_costs();
     const auto order = pipeline_order(pp_, vp_, m_, t_.schedule);
@@ -229,10 +228,10 @@ class GraphBuilder {
 
   void emit_reduce(int s, StageState& st, NodeId after, double elements, int mb) {
     if (elements <= 0) return;
-    const bool on_compute = grad_reduce_on_compute_stream(fw_, zero3() ? 3 : t_.zero_stage, t_.overlap_grad_reduce);
+    const bool on_compute = grad_reduce_on_compute_stream(fw_, t_.zero_stage, t_.overlap_grad_reduce);
     const Collective kind = t_.zero_stage == 0 ? Collective::AllReduce : Collective::ReduceScatter;
     const OpClass oc = kind == Collective::AllReduce ? OpClass::CollectiveAllReduce : OpClass::CollectiveReduceScatter;
-    const Interval d = in_.comm.collective(kind, elements * grad_reduce_bytes_, dp_group_);
+    const Interval d = in_.comm.collective(kind, elements * state_.grad_wire, dp_group_);
     const NodeId r = add(StepNode{kind == Collective::AllReduce ? "grad all-reduce" : "grad reduce-scatter",
                                   on_compute ? st.compute : st.dp, d, Phase::Communication, oc, s, mb},
                          NodeInfo{.comm_s = on_compute ? d.value : 0.0, .module = "communication.dp"});
@@ -335,7 +334,7 @@ class GraphBuilder {
                   NodeInfo{.module = "offload.pcie"});
       out_.graph.add_edge(cpu, ready);
     } else {
-      const Interval d = in_.compute.memory_bound(shard * train_state_bytes(fw_, t_).update_traffic(), 2);
+      const Interval d = in_.compute.memory_bound(shard * state_.update_traffic(), 2);
       ready = add(StepNode{"optimizer", st.compute, d, Phase::Optimizer, OpClass::Elementwise, s, -1},
                   NodeInfo{.module = "optimizer"});
       for (NodeId r : st.reduces) out_.graph.add_edge(r, ready);
@@ -375,7 +374,7 @@ class GraphBuilder {
   int pp_ = 1, vp_ = 1, m_ = 1, gpn_ = 8;
   std::int64_t dp_ = 1;
   bool pp_cross_node_ = false, lora_ = false;
-  double grad_reduce_bytes_ = 2;
+  TrainStateBytes state_;  // bytes per trainable parameter (weights, gradients on the wire, update)
   int embed_ = 0, head_ = 1, dense_ = -1, moe_ = -1;
 };
 

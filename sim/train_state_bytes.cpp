@@ -45,6 +45,7 @@ TrainStateBytes train_state_bytes(const FrameworkProfile& fw, const TrainSpec& t
     b.master = 0.0;
     b.recipe = compute_storage(t) == DType::FP32 ? "pure fp32" : "pure bf16";
   }
+  b.grad_wire = std::min(fw.grad_reduce_bytes, b.grad);
   b.state_dtype = optimizer_state_dtype(t);
   switch (t.optimizer) {
     case Optimizer::Adam: b.states = 2.0 * dtype_bytes(b.state_dtype); break;  // m and v

@@ -19,6 +19,8 @@ struct TrainStateBytes {
   double grad = 2;     // gradient buffer
   double master = 4;   // separate master copy held by the optimizer (0 = the weights are the master)
   double states = 8;   // optimizer states (Adam m and v)
+  double grad_wire = 2;  // bytes per gradient element on the wire: the framework's reduce dtype, never
+                         // wider than the gradients are stored
   DType state_dtype = DType::FP32;  // element type of the Adam states (meaningless for SGD / 8-bit Adam)
   // Whose convention these are: the framework's name, "qlora recipe" or "pure bf16" / "pure fp32"
   // (static strings: the search evaluates this per candidate, so it allocates nothing).

@@ -12,6 +12,7 @@
 #include "sim/base/units.h"
 #include "sim/cli/cli_context.h"
 #include "sim/cli/commands.h"
+#include "sim/compute_cost.h"
 #include "sim/memory_model.h"
 
 namespace llmsim::cli {
@@ -194,8 +195,7 @@ void print_system(const hardware::SystemSpec& s) {
   frac("attention kernel (fa2)", s.efficiency.attention);
   frac("attention kernel (fa1)", s.efficiency.attention_fa1);
   if (hardware::is_hopper(s.gpu.compute_capability)) frac("attention kernel (fa3)", s.efficiency.attention_fa3);
-  // cuDNN's fused attention needs sm80+ (sim::attention_kernel_problem); unknown generations show it.
-  if (s.gpu.compute_capability == 0 || s.gpu.compute_capability >= 80)
+  if (sim::attention_kernel_problem(s, AttentionKernel::Cudnn).empty())
     frac("attention kernel (cudnn)", s.efficiency.attention_cudnn);
   frac("memory bandwidth", s.efficiency.memory_bandwidth);
   frac("elementwise bandwidth", s.efficiency.elementwise_bandwidth);
