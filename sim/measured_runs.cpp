@@ -1,7 +1,10 @@
 #include "sim/measured_runs.h"
 
 #include <algorithm>
+#include <cctype>
+#include <cmath>
 #include <charconv>
+#include <limits>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -14,6 +17,7 @@
 #include "model/custom_model.h"
 #include "model/presets.h"
 #include "sim/base/suggest.h"
+#include "sim/framework_catalog.h"
 #include "sim/source_facts.h"
 
 namespace llmsim::sim {
@@ -27,8 +31,13 @@ const std::vector<std::string>& measured_run_columns() {
       "system", "num_gpus", "tp", "pp", "dp", "cp", "ep", "vp",
       "micro_batch", "global_batch", "seq_len", "input_len", "output_len", "request_rate",
       "precision", "weight_quant", "recompute", "sequence_parallel", "flash_attn", "zero_stage", "offload",
-      "finetune", "lora_rank", "framework",
+      "finetune", "lora_rank", "framework", "memory_measure",
       "metric", "value", "notes"};
+  return columns;
+}
+
+const std::vector<std::string>& measured_run_required_columns() {
+  static const std::vector<std::string> columns = {"run_id", "workload", "model", "system", "metric", "value"};
   return columns;
 }
 
@@ -125,6 +134,11 @@ std::vector<Record> parse_csv(const std::string& text, const std::string& file) 
   return records;
 }
 
+std::string lower_ascii(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
 std::string trim(const std::string& s) {
   const auto b = s.find_first_not_of(" \t");
   if (b == std::string::npos) return "";
@@ -147,6 +161,13 @@ Header read_header(const Record& rec, const std::string& file) {
       if (n == name) throw_input(where, "column '" + name + "' appears twice");
     h.emplace_back(name, i);
   }
+  std::vector<std::string> missing;
+  for (const auto& col : measured_run_required_columns())
+    if (std::none_of(h.begin(), h.end(), [&](const auto& c) { return c.first == col; })) missing.push_back(col);
+  if (!missing.empty())
+    throw_input(Location{.file = file, .line = rec.line},
+                fmt::format("the header lacks the required column{} {}; every file needs {}",
+                            missing.size() == 1 ? "" : "s", join(missing), join(measured_run_required_columns())));
   return h;
 }
 
@@ -156,15 +177,21 @@ Header read_header(const Record& rec, const std::string& file) {
 class RowReader {
  public:
   RowReader(const Header& header, const Record& rec, const std::string& file)
-      : header_(header), rec_(rec), file_(file) {
-    if (rec.fields.size() != header.size())
-      throw_input(Location{.file = file, .line = rec.line},
-                  fmt::format("row has {} fields, the header has {}", rec.fields.size(), header.size()));
+      : header_(header), rec_(rec), file_(file) {}
+
+  // A row whose field count differs from the header's is an error of that row alone.
+  void check_shape() const {
+    if (rec_.fields.size() != header_.size())
+      throw_input(Location{.file = file_, .line = rec_.line},
+                  fmt::format("row has {} fields, the header has {} (every row needs one field per column; quote "
+                              "fields that hold commas)",
+                              rec_.fields.size(), header_.size()));
   }
 
+  // The field, or "" when the column is absent or the row is too short to hold it.
   std::string text(const std::string& col) const {
     for (const auto& [n, idx] : header_)
-      if (n == col) return trim(rec_.fields[idx]);
+      if (n == col) return idx < rec_.fields.size() ? trim(rec_.fields[idx]) : "";
     return "";
   }
   bool stated(const std::string& col) const { return !text(col).empty(); }
@@ -187,19 +214,24 @@ class RowReader {
     if (s.empty()) return std::nullopt;
     std::int64_t x = 0;
     const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), x);
+    if (ec == std::errc::result_out_of_range && end == s.data() + s.size())
+      fail(col, fmt::format("is out of range (an integer from {} to {})", min, std::numeric_limits<std::int64_t>::max()));
     if (ec != std::errc() || end != s.data() + s.size()) fail(col, fmt::format("must be an integer >= {}", min));
     if (x < min) fail(col, fmt::format("must be >= {}", min));
     return x;
   }
 
-  // A finite non-negative number; nullopt when not stated.
-  std::optional<double> number(const std::string& col) const {
+  // A finite non-negative number; nullopt when not stated. With `allow_inf`, "inf" (any case) or
+  // "infinity" reads as +infinity.
+  std::optional<double> number(const std::string& col, bool allow_inf = false) const {
     const std::string s = text(col);
     if (s.empty()) return std::nullopt;
+    if (allow_inf && (lower_ascii(s) == "inf" || lower_ascii(s) == "infinity"))
+      return std::numeric_limits<double>::infinity();
     double x = 0;
     const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), x);
     if (ec != std::errc() || end != s.data() + s.size() || !(x >= 0) || x > 1e300)
-      fail(col, "must be a non-negative number");
+      fail(col, allow_inf ? "must be a non-negative number or inf" : "must be a finite non-negative number");
     return x;
   }
 
@@ -241,12 +273,6 @@ const std::vector<std::string> kWorkloads{"pretrain", "finetune", "inference", "
 const std::vector<std::string> kPrecisions{"fp32", "tf32", "fp16", "bf16", "fp8"};
 const std::vector<std::string> kWeightQuants{"none", "int8", "int4", "nf4", "fp8"};
 
-std::vector<std::string> framework_choices() {
-  std::vector<std::string> v = framework_names();
-  for (const char* alias : {"megatron-lm", "nemo", "fastertransformer"}) v.emplace_back(alias);
-  return v;
-}
-
 // Context of the file being read, shared by its rows.
 struct FileContext {
   std::string file;
@@ -287,9 +313,9 @@ class RowMapper {
     out_.run.workload = to_workload(out_.workload);
     out_.metric = *required_choice("metric", measured_run_metrics());
     out_.value = *required_number("value");
-    out_.request_rate = row_.number("request_rate").value_or(0.0);
-    map_parallel();
+    out_.request_rate = row_.number("request_rate", true).value_or(0.0);
     map_common();
+    map_parallel();
     // Both halves are read so that every column is checked; only the workload's own defaults are noted.
     const bool inference = out_.run.workload == Workload::Inference;
     quiet_ = inference;
@@ -300,29 +326,74 @@ class RowMapper {
     map_model();
     map_system();
     apply_run_facts();
+    map_memory_measure();
+    if (out_.workload == "serving") map_offline();
   }
 
   // Facts without a schema column that describe the run itself (source_facts.h).
   void apply_run_facts() {
-    if (!fact_) return;
-    if (fact_->peak_mem_tensors_only) {
-      out_.peak_mem_tensors_only = *fact_->peak_mem_tensors_only;
-      if (out_.metric == "peak_mem_gib") note_fact(fmt::format("peak_mem={}", out_.peak_mem_tensors_only ? "tensors" : "device"));
-    }
-    if (fact_->fused_loss && out_.run.workload != Workload::Inference) {
+    if (fact_ && fact_->fused_loss && out_.run.workload != Workload::Inference) {
       out_.run.train.fused_loss = *fact_->fused_loss;
       note_fact(fmt::format("fused_loss={}", *fact_->fused_loss ? "yes" : "no"));
+    } else if (const RecipeDefaults* r = recipe(); r && r->fused_loss) {
+      out_.run.train.fused_loss = *r->fused_loss;
+      note_recipe(fmt::format("fused_loss={}", *r->fused_loss ? "yes" : "no"));
     }
+    if (!fact_) return;
     if (fact_->dropout) {
       out_.model.dropout = *fact_->dropout;
       note_fact(fmt::format("dropout={:g}", *fact_->dropout));
     }
   }
 
+  // What peak_mem_gib counts: the column, then a source fact, then device memory (the schema's default).
+  void map_memory_measure() {
+    const bool memory_row = out_.metric == "peak_mem_gib";
+    if (auto m = row_.named<MemoryMeasure>("memory_measure", memory_measure_names())) {
+      out_.memory_measure = *m;
+    } else if (fact_ && fact_->memory_measure) {
+      out_.memory_measure = *fact_->memory_measure;
+      if (memory_row) note_fact(fmt::format("memory_measure={}", name_of(out_.memory_measure)));
+    } else if (memory_row) {
+      note_default("memory_measure=device (not stated)");
+    }
+  }
+
+  // Serving rows: request_rate inf, or neither a rate nor a concurrency, is an offline run (all requests
+  // at t = 0, global_batch of them).
+  void map_offline() {
+    const bool inf_rate = std::isinf(out_.request_rate);
+    const bool neither = out_.request_rate == 0 && !row_.stated("global_batch");
+    if (!inf_rate && !neither) return;
+    out_.offline = true;
+    out_.request_rate = 0;
+    if (auto gb = row_.integer("global_batch", 1)) {
+      out_.offline_requests = *gb;
+    } else {
+      out_.offline_requests = kDefaultOfflineRequests;
+      note_default(fmt::format("requests={} (offline: benchmark_throughput's default --num-prompts; global_batch "
+                               "not stated)",
+                               kDefaultOfflineRequests));
+    }
+    note_default(fmt::format("arrivals=offline ({} requests at t = 0{})", out_.offline_requests,
+                             inf_rate ? "; request_rate inf" : "; neither request_rate nor global_batch stated"));
+  }
  private:
   void note_default(const std::string& text) {
     if (!quiet_) out_.defaults.push_back(text);
   }
+  // A setting taken from the framework's recipe: "zero_stage=1 (megatron-lm recipe)".
+  void note_recipe(const std::string& setting) {
+    note_default(fmt::format("{} ({} recipe)", setting, entry_->name));
+  }
+  const RecipeDefaults* recipe() const {
+    return entry_ && out_.run.workload != Workload::Inference ? &entry_->recipe : nullptr;
+  }
+  // A column the row leaves empty that no fact settles: the best-feasible fill may choose it.
+  void free_axis(const char* col) {
+    if (!quiet_) out_.free_axes.emplace_back(col);
+  }
+
   // A setting taken from the row's source fact (fact_ is set): "flash_attn=no (source fact, file:line)".
   void note_fact(const std::string& setting) {
     if (quiet_) return;
@@ -362,33 +433,89 @@ class RowMapper {
       note_default(fmt::format("num_gpus={} (tp*pp*cp*dp, not stated)", p.gpus));
     }
     if (!dp) note_default(fmt::format("dp={} (num_gpus/(tp*pp*cp), not stated)", with_defaults(out_.run).par.dp));
-    if (auto sp = row_.yes_no("sequence_parallel")) p.sequence_parallel = *sp;
-    else if (out_.run.workload != Workload::Inference) note_default("sequence_parallel=no (not stated)");
+    if (auto sp = row_.yes_no("sequence_parallel")) {
+      p.sequence_parallel = *sp;
+    } else if (out_.run.workload != Workload::Inference && fact_ && fact_->sequence_parallel) {
+      p.sequence_parallel = *fact_->sequence_parallel;
+      note_fact(fmt::format("sequence_parallel={}", p.sequence_parallel ? "yes" : "no"));
+    } else if (out_.run.workload != Workload::Inference) {
+      if (p.tp > 1) free_axis("sequence_parallel");
+      if (const RecipeDefaults* r = recipe(); r && r->sequence_parallel && p.tp > 1) {
+        p.sequence_parallel = *r->sequence_parallel;
+        note_recipe(fmt::format("sequence_parallel={}", p.sequence_parallel ? "yes" : "no"));
+      } else {
+        note_default("sequence_parallel=no (not stated)");
+      }
+    }
   }
 
   // Columns that mean the same for training and inference.
   void map_common() {
     auto& t = out_.run.train;
     auto& in = out_.run.infer;
+    map_framework();
     if (auto pr = row_.choice("precision", kPrecisions)) {
       parse_dtype(*pr, t.precision);
       in.precision = t.precision;
+    } else if (const RecipeDefaults* r = recipe(); r && r->precision) {
+      t.precision = in.precision = *r->precision;
+      note_recipe(fmt::format("precision={}", dtype_name(t.precision)));
     } else {
       note_default(fmt::format("precision={} (not stated)", dtype_name(t.precision)));
     }
+  }
+
+  // The framework column is free text: the catalog (sim/framework_catalog.h) maps the name to the profile
+  // that shares its documented behaviour, or says that none does (the row is then unsupported).
+  void map_framework() {
+    auto& t = out_.run.train;
+    auto& in = out_.run.infer;
+    const bool inference = out_.run.workload == Workload::Inference;
     out_.framework = row_.text("framework");
-    if (auto f = row_.named<Framework>("framework", framework_choices())) {
-      t.framework = in.framework = *f;
-    } else {
-      const Framework d = out_.run.workload == Workload::Inference ? in.framework : t.framework;
-      note_default(fmt::format("framework={} (not stated)", name_of(d)));
+    if (out_.framework.empty()) {
+      note_default(fmt::format("framework={} (not stated)", name_of(inference ? in.framework : t.framework)));
+      return;
     }
+    entry_ = find_framework(out_.framework);
+    if (!entry_) {
+      out_.unsupported = fmt::format("no profile for framework '{}' (docs/frameworks.md lists the known names)",
+                                     out_.framework);
+      return;
+    }
+    const std::optional<Framework> profile = inference ? entry_->inference : entry_->training;
+    if (!profile) {
+      out_.unsupported = entry_->unsupported_reason.empty()
+                             ? fmt::format("no {} profile for framework '{}'", inference ? "inference" : "training",
+                                           out_.framework)
+                             : entry_->unsupported_reason;
+      entry_ = nullptr;
+      return;
+    }
+    if (inference) in.framework = *profile;
+    else t.framework = *profile;
+    out_.framework_mapping =
+        fmt::format("{} -> {}", out_.framework, inference ? entry_->inference_mapping : entry_->training_mapping);
+  }
+
+  // Hugging Face training stacks (Trainer, Accelerate, TRL, …) with a stated ZeRO stage or offload run the
+  // DeepSpeed engine around the same HF modelling code (transformers' integrations/deepspeed.py hands
+  // the model to deepspeed.initialize), which is the deepspeed profile; the plain hf profile is DDP.
+  void map_hf_zero() {
+    auto& t = out_.run.train;
+    if (t.framework != Framework::Hf || (t.zero_stage == 0 && t.offload == Offload::None)) return;
+    t.framework = Framework::DeepSpeed;
+    out_.framework_mapping += fmt::format(" + DeepSpeed ZeRO-{}{} (transformers' DeepSpeed integration) -> deepspeed",
+                                          t.zero_stage, t.offload == Offload::None ? "" : " with offload");
   }
 
   void map_training() {
     auto& t = out_.run.train;
-    if (auto mb = row_.integer("micro_batch", 1)) t.micro_batch = *mb;
-    else note_default("micro_batch=1 (not stated)");
+    if (auto mb = row_.integer("micro_batch", 1)) {
+      t.micro_batch = *mb;
+    } else {
+      free_axis("micro_batch");
+      note_default("micro_batch=1 (not stated)");
+    }
     if (auto gb = row_.integer("global_batch", 1)) {
       t.global_batch = *gb;
     } else {
@@ -398,8 +525,17 @@ class RowMapper {
     }
     if (auto s = row_.integer("seq_len", 1)) t.seq_len = *s;
     else note_default(fmt::format("seq_len={} (not stated)", t.seq_len));
-    if (auto r = row_.named<Recompute>("recompute", recompute_names())) t.recompute = *r;
-    else note_default(fmt::format("recompute={} (not stated)", name_of(t.recompute)));
+    if (auto r = row_.named<Recompute>("recompute", recompute_names())) {
+      t.recompute = *r;
+    } else {
+      free_axis("recompute");
+      if (const RecipeDefaults* rc = recipe(); rc && rc->recompute) {
+        t.recompute = *rc->recompute;
+        note_recipe(fmt::format("recompute={}", name_of(t.recompute)));
+      } else {
+        note_default(fmt::format("recompute={} (not stated)", name_of(t.recompute)));
+      }
+    }
     // The field decides, then a source fact (facts file beside the CSV); free-text notes such as
     // "predates FlashAttention" are never interpreted.
     if (auto fa = row_.yes_no("flash_attn")) {
@@ -407,12 +543,18 @@ class RowMapper {
     } else if (fact_ && fact_->flash_attn) {
       t.flash_attn = *fact_->flash_attn;
       note_fact(fmt::format("flash_attn={}", t.flash_attn ? "yes" : "no"));
+    } else if (const RecipeDefaults* r = recipe(); r && r->flash_attn) {
+      t.flash_attn = *r->flash_attn;
+      note_recipe(fmt::format("flash_attn={}", t.flash_attn ? "yes" : "no"));
     } else {
       note_default(fmt::format("flash_attn={} (not stated)", t.flash_attn ? "yes" : "no"));
     }
     if (fact_ && fact_->attn_kernel && t.flash_attn) {
       t.attn_kernel = *fact_->attn_kernel;
       note_fact(fmt::format("attn_kernel={}", name_of(t.attn_kernel)));
+    } else if (const RecipeDefaults* r = recipe(); r && r->attn_kernel && t.flash_attn) {
+      t.attn_kernel = *r->attn_kernel;
+      note_recipe(fmt::format("attn_kernel={}", name_of(t.attn_kernel)));
     }
     if (auto z = row_.choice("zero_stage", {"0", "1", "2", "3"})) {
       t.zero_stage = *z->c_str() - '0';
@@ -420,11 +562,44 @@ class RowMapper {
       t.zero_stage = *fact_->zero_stage;
       note_fact(fmt::format("zero_stage={}", t.zero_stage));
     } else {
-      note_default(fmt::format("zero_stage={} (not stated)", t.zero_stage));
+      free_axis("zero_stage");
+      if (const RecipeDefaults* r = recipe(); r && r->zero_stage) {
+        t.zero_stage = *r->zero_stage;
+        note_recipe(fmt::format("zero_stage={}", t.zero_stage));
+      } else {
+        note_default(fmt::format("zero_stage={} (not stated)", t.zero_stage));
+      }
     }
     if (auto o = row_.named<Offload>("offload", offload_names())) t.offload = *o;
     else note_default(fmt::format("offload={} (not stated)", name_of(t.offload)));
+    if (out_.run.workload != Workload::Inference) map_hf_zero();
+    if (fact_ && fact_->overlap_grad_reduce && out_.run.workload != Workload::Inference) {
+      t.overlap_grad_reduce = *fact_->overlap_grad_reduce;
+      note_fact(fmt::format("overlap_grad_reduce={}", *fact_->overlap_grad_reduce ? "yes" : "no"));
+    }
+    if (fact_ && fact_->overlap_param_gather && out_.run.workload != Workload::Inference) {
+      t.overlap_param_gather = *fact_->overlap_param_gather;
+      note_fact(fmt::format("overlap_param_gather={}", *fact_->overlap_param_gather ? "yes" : "no"));
+    }
+    if (const RecipeDefaults* r = recipe()) {
+      // No columns for these: the recipe's settings apply to every row of the framework, unless a source
+      // fact settles them.
+      if (r->overlap_grad_reduce && !(fact_ && fact_->overlap_grad_reduce)) {
+        t.overlap_grad_reduce = *r->overlap_grad_reduce;
+        note_recipe(fmt::format("overlap_grad_reduce={}", *r->overlap_grad_reduce ? "yes" : "no"));
+      }
+      // Megatron's --overlap-param-gather needs the distributed optimizer's all-gather (ZeRO-1/2); a run
+      // that shards further (Megatron-FSDP) or not at all has none to overlap.
+      if (r->overlap_param_gather && !(fact_ && fact_->overlap_param_gather) && (t.zero_stage == 1 || t.zero_stage == 2)) {
+        t.overlap_param_gather = *r->overlap_param_gather;
+        note_recipe(fmt::format("overlap_param_gather={}", *r->overlap_param_gather ? "yes" : "no"));
+      }
+    }
     map_finetune();
+    if (const RecipeDefaults* r = recipe(); r && r->master_weights && t.finetune != FinetuneKind::Qlora) {
+      t.master_weights = *r->master_weights;
+      note_recipe(fmt::format("master_weights={}", *r->master_weights ? "fp32" : "none (pure 16-bit)"));
+    }
   }
 
   void map_finetune() {
@@ -543,6 +718,7 @@ class RowMapper {
   MeasuredRun& out_;
   bool quiet_ = false;  // reading the other workload's columns: check them, note nothing
   const SourceFact* fact_ = nullptr;  // the facts file's entry for this row's source, if any
+  const FrameworkEntry* entry_ = nullptr;  // the catalog's entry for the row's framework, when it has a profile
 };
 
 }  // namespace
@@ -564,7 +740,28 @@ std::vector<MeasuredRun> load_measured_runs(const std::string& path, const std::
   for (std::size_t i = 1; i < records.size(); ++i) {
     const RowReader row(header, records[i], path);
     MeasuredRun run;
-    RowMapper(ctx, row, run).map();
+    try {
+      row.check_shape();
+      RowMapper(ctx, row, run).map();
+    } catch (const Error& e) {
+      // The row alone is in error: keep what identifies it and the message (file:line: column: value: rule).
+      MeasuredRun bad;
+      bad.file = path;
+      bad.line = row.line();
+      bad.run_id = row.text("run_id");
+      bad.source = row.text("source");
+      bad.workload = row.text("workload");
+      bad.metric = row.text("metric");
+      bad.framework = row.text("framework");
+      bad.system = row.text("system");
+      const std::string v = row.text("value");
+      double x = 0;
+      if (std::from_chars(v.data(), v.data() + v.size(), x).ec == std::errc() && std::isfinite(x)) bad.value = x;
+      bad.error = e.what();
+      bad.error_where = e.where();
+      bad.error_kind = e.kind();
+      run = std::move(bad);
+    }
     runs.push_back(std::move(run));
   }
   // A fact that covers no row is a typo in its prefix (or a stale fact): say so instead of ignoring it.

@@ -6,6 +6,8 @@
 #include <vector>
 
 #include "model/model_spec.h"
+#include "sim/base/error.h"
+#include "sim/memory_model.h"
 #include "sim/run_spec.h"
 
 namespace llmsim::sim {
@@ -19,25 +21,50 @@ struct MeasuredRun {
   model::ModelSpec model;
   std::string system;                  // preset name or path (relative paths resolved against the CSV's folder)
   RunSpec run;
-  std::string framework;               // as written
+  std::string framework;               // as written (free text)
+  std::string framework_mapping;       // "megatron-deepspeed -> megatron TP/PP + DeepSpeed ZeRO-1 DP"
   std::string metric;
   double value = 0;
-  double request_rate = 0;             // serving: requests per second; 0 = closed loop (not stated)
+  // serving: requests per second of an open loop; 0 = not stated (closed loop at global_batch, or offline
+  // when global_batch is empty too); +inf = offline (all requests at t = 0).
+  double request_rate = 0;
+  bool offline = false;                // serving: all requests at t = 0 (request_rate inf, or neither stated)
+  std::int64_t offline_requests = 0;   // serving offline: how many requests (global_batch or the default)
   std::string notes;                   // free text, kept for reports; never interpreted
-  bool peak_mem_tensors_only = false;  // peak_mem_gib counts tensors only (a source fact; default device memory)
+  MemoryMeasure memory_measure = MemoryMeasure::Device;  // what peak_mem_gib counts
   int source_facts = 0;                // settings taken from the source facts file (each also in `defaults`)
+  // Columns the row left empty and whose value the framework recipe may choose (the best feasible
+  // setting when the recipe's own does not fit: sim/recipe_fill.h): "recompute", "sequence_parallel",
+  // "zero_stage", "micro_batch".
+  std::vector<std::string> free_axes;
   std::vector<std::string> defaults;   // "recompute=none (not stated)", … for every empty field a default filled
+  // Set when the row breaks a rule of the schema: the message names file:line, the column, the value and
+  // the rule. The row is then reported as an error and not predicted; the other rows are unaffected.
+  std::string error;
+  Location error_where;                // the file, line and column of the error
+  ErrorKind error_kind = ErrorKind::Input;  // Input (a value breaks a rule) or NotFound (unknown model/system)
+  // Set when the row is valid but no profile stands in for it ("no profile for framework llama.cpp").
+  std::string unsupported;
 };
+
+// Offline serving rows that leave global_batch empty send this many requests: the default --num-prompts
+// of vLLM's benchmarks/benchmark_throughput.py and of SGLang's bench_offline_throughput.py (1000).
+inline constexpr std::int64_t kDefaultOfflineRequests = 1000;
 
 // The schema's columns, in SCHEMA.md order.
 const std::vector<std::string>& measured_run_columns();
 // The schema's metric names.
 const std::vector<std::string>& measured_run_metrics();
 
-// Parses the file (RFC 4180). Unknown columns, malformed numbers, unknown enum values and unknown
-// models are Input/NotFound errors naming file:line and the column. With `use_facts`, the source facts
-// file beside it (sim/source_facts.h), when there is one, fills what the rows cannot state; each use is
-// listed in the row's `defaults`.
+// Required columns of a measured-run file's header.
+const std::vector<std::string>& measured_run_required_columns();
+
+// Parses the file (RFC 4180). What makes the file unreadable is an Input/NotFound error: a missing or
+// unreadable file, CSV syntax, an unknown or repeated column (with "did you mean"), a header without a
+// required column, a bad facts file beside it. A row that breaks a rule (a malformed number, an unknown
+// enum value or model, a wrong field count) comes back with `error` set and every other row is read as
+// usual. With `use_facts`, the source facts file beside it (sim/source_facts.h), when there is one, fills
+// what the rows cannot state; each use is listed in the row's `defaults`.
 std::vector<MeasuredRun> load_measured_runs(const std::string& path, const std::string& data_dir,
                                             bool use_facts = true);
 

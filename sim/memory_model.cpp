@@ -95,9 +95,12 @@ double sum(const std::vector<MemoryItem>& items) {
   return s;
 }
 
+constexpr const char* kCudaContextItem = "cuda_context";
+constexpr const char* kAllocatorReserveItem = "allocator_reserve";
+
 void add_runtime(std::vector<MemoryItem>& gpu, const hardware::SystemSpec& sys) {
-  add(gpu, "cuda_context", sys.runtime.cuda_context_bytes, "CUDA context, cuBLAS/NCCL workspaces (system runtime)");
-  add(gpu, "allocator_reserve", sys.runtime.allocator_reserve_fraction * sys.gpu.memory_bytes,
+  add(gpu, kCudaContextItem, sys.runtime.cuda_context_bytes, "CUDA context, cuBLAS/NCCL workspaces (system runtime)");
+  add(gpu, kAllocatorReserveItem, sys.runtime.allocator_reserve_fraction * sys.gpu.memory_bytes,
       fmt::format("{:.0f}% of device memory lost to allocator fragmentation (system runtime)",
                   100.0 * sys.runtime.allocator_reserve_fraction));
 }
@@ -294,6 +297,37 @@ MemoryResult evaluate(const model::ModelSpec& m, const hardware::SystemSpec& sys
                       std::int64_t only_stage);
 
 }  // namespace
+
+std::string_view name_of(MemoryMeasure v) {
+  switch (v) {
+    case MemoryMeasure::Device: return "device";
+    case MemoryMeasure::Reserved: return "reserved";
+    case MemoryMeasure::Allocated: return "allocated";
+  }
+  return "device";
+}
+
+std::vector<std::string> memory_measure_names() { return {"device", "reserved", "allocated"}; }
+
+bool parse_name(std::string_view s, MemoryMeasure& out) {
+  for (MemoryMeasure v : {MemoryMeasure::Device, MemoryMeasure::Reserved, MemoryMeasure::Allocated})
+    if (s == name_of(v)) {
+      out = v;
+      return true;
+    }
+  return false;
+}
+
+double peak_gpu_bytes_as(const MemoryResult& m, MemoryMeasure measure) {
+  double bytes = m.gpu_bytes;
+  for (const MemoryItem& i : m.gpu) {
+    // The CUDA context lives outside PyTorch's allocator: neither reserved nor allocated bytes see it.
+    if (measure != MemoryMeasure::Device && i.name == kCudaContextItem) bytes -= i.bytes;
+    // The allocator's cached but unused blocks are reserved, not allocated.
+    if (measure == MemoryMeasure::Allocated && i.name == kAllocatorReserveItem) bytes -= i.bytes;
+  }
+  return bytes;
+}
 
 MemoryResult evaluate_memory(const model::ModelSpec& m, const hardware::SystemSpec& sys, const RunSpec& run) {
   return evaluate(m, sys, run, -1);

@@ -4,6 +4,7 @@
 // why (structural problems, or not fitting), not an exception.
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "hardware/system_spec.h"
@@ -48,6 +49,18 @@ struct MemoryResult {
   bool host_fits() const { return host_bytes <= host_capacity_bytes; }
   bool fits() const { return valid() && gpu_fits() && host_fits(); }
 };
+
+// What a measured peak memory counts (the measured-run schema's memory_measure): device memory in use
+// (nvidia-smi: the CUDA context and what the caching allocator holds included), the caching allocator's
+// reserve (torch.cuda.max_memory_reserved: no CUDA context), or live tensors only
+// (torch.cuda.max_memory_allocated: neither the context nor the allocator's unused reserve).
+enum class MemoryMeasure { Device, Reserved, Allocated };
+std::string_view name_of(MemoryMeasure v);
+std::vector<std::string> memory_measure_names();
+bool parse_name(std::string_view s, MemoryMeasure& out);
+
+// The peak GPU bytes of `m` as a measurement of that kind would see them.
+double peak_gpu_bytes_as(const MemoryResult& m, MemoryMeasure measure);
 
 // Training / fine-tuning (run.workload Pretrain or Finetune) or inference, dispatched on the workload.
 MemoryResult evaluate_memory(const model::ModelSpec& m, const hardware::SystemSpec& sys, const RunSpec& run);

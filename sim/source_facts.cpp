@@ -32,12 +32,15 @@ SourceFact read_fact(const toml::table& tbl, const std::string& path, std::size_
       throw_input(r.where("zero_stage"), fmt::format("zero_stage = {}: must be 0, 1, 2 or 3", *z));
     f.zero_stage = static_cast<int>(*z);
   }
+  f.sequence_parallel = r.opt_boolean("sequence_parallel");
+  f.overlap_grad_reduce = r.opt_boolean("overlap_grad_reduce");
+  f.overlap_param_gather = r.opt_boolean("overlap_param_gather");
   if (auto k = r.opt_choice("attn_kernel", attention_kernel_names())) {
     AttentionKernel kernel{};
     parse_name(*k, kernel);
     f.attn_kernel = kernel;
   }
-  if (auto pm = r.opt_choice("peak_mem", {"device", "tensors"})) f.peak_mem_tensors_only = *pm == "tensors";
+  if (auto mm = r.opt_choice("memory_measure", memory_measure_names())) parse_name(*mm, f.memory_measure.emplace());
   f.fused_loss = r.opt_boolean("fused_loss");
   f.dropout = r.opt_non_negative("dropout");
   if (f.dropout && *f.dropout >= 1)
@@ -47,10 +50,10 @@ SourceFact read_fact(const toml::table& tbl, const std::string& path, std::size_
     f.input_len = *n;
   }
   r.finish();
-  if (!f.flash_attn && !f.zero_stage && !f.attn_kernel && !f.peak_mem_tensors_only && !f.fused_loss && !f.dropout &&
-      !f.input_len)
-    throw_input(f.where, "the fact sets nothing: give flash_attn, zero_stage, attn_kernel, peak_mem, fused_loss, dropout "
-                         "or input_len");
+  if (!f.flash_attn && !f.zero_stage && !f.sequence_parallel && !f.overlap_grad_reduce && !f.overlap_param_gather &&
+      !f.attn_kernel && !f.memory_measure && !f.fused_loss && !f.dropout && !f.input_len)
+    throw_input(f.where, "the fact sets nothing: give flash_attn, zero_stage, sequence_parallel, overlap_grad_reduce, "
+                         "overlap_param_gather, attn_kernel, memory_measure, fused_loss, dropout or input_len");
   return f;
 }
 

@@ -10,8 +10,11 @@
 //   source_prefix = "Narayanan et al. 2021"
 //   flash_attn = false          # applies only where the row leaves flash_attn empty
 //   zero_stage = 1              # likewise (e.g. a framework recipe's distributed optimizer)
+//   sequence_parallel = false   # likewise (a run published before Megatron's sequence parallelism)
+//   overlap_grad_reduce = false # no schema column: the framework recipe's overlap flags do not apply
+//   overlap_param_gather = false
 //   attn_kernel = "fa1"         # fused attention kernel generation (no schema column)
-//   peak_mem = "tensors"        # peak_mem_gib counts tensor allocations only (max_memory_allocated)
+//   memory_measure = "allocated" # what peak_mem_gib counts, for rows that leave memory_measure empty
 //   fused_loss = true           # a fused cross-entropy (no fp32 logits copy; no schema column)
 //   dropout = 0.0               # the model's training dropout probability (no schema column)
 //   input_len = 10              # prompt tokens, for inference rows that leave input_len empty
@@ -23,6 +26,7 @@
 
 #include "sim/base/attention_kernel.h"
 #include "sim/base/error.h"
+#include "sim/memory_model.h"
 
 namespace llmsim::sim {
 
@@ -31,10 +35,12 @@ struct SourceFact {
   std::string source_prefix;                    // rows whose `source` starts with this
   std::optional<bool> flash_attn;               // for rows that leave flash_attn empty
   std::optional<int> zero_stage;                // for rows that leave zero_stage empty (0..3)
+  std::optional<bool> sequence_parallel;        // for rows that leave sequence_parallel empty
+  std::optional<bool> overlap_grad_reduce;      // TrainSpec::overlap_grad_reduce of every covered row
+  std::optional<bool> overlap_param_gather;     // TrainSpec::overlap_param_gather of every covered row
   std::optional<AttentionKernel> attn_kernel;   // for every covered row that uses fused attention
-  // true: the source's peak_mem_gib counts tensor allocations only (torch.cuda.max_memory_allocated),
-  // without the CUDA context and the caching allocator's unused reserve; false: device memory in use.
-  std::optional<bool> peak_mem_tensors_only;
+  // What the source's peak_mem_gib counts (the schema's memory_measure), for rows that leave it empty.
+  std::optional<MemoryMeasure> memory_measure;
   std::optional<bool> fused_loss;               // TrainSpec::fused_loss of every covered row
   std::optional<double> dropout;                // ModelSpec::dropout of every covered row, in [0, 1)
   std::optional<std::int64_t> input_len;        // prompt tokens of inference rows that leave input_len empty

@@ -17,7 +17,9 @@
 #include "sim/base/error.h"
 #include "sim/base/units.h"
 #include "sim/interval.h"
+#include "sim/base/suggest.h"
 #include "sim/memory_model.h"
+#include "sim/recipe_fill.h"
 #include "sim/train_sim.h"
 
 namespace llmsim::sim {
@@ -58,7 +60,7 @@ void set_fits(ValidationRow& row, bool fits) {
 }
 
 void set_unsupported(ValidationRow& row, const std::string& reason) {
-  row.status = "unsupported: " + reason;
+  row.status = std::string(kValidationUnsupportedPrefix) + reason;
   row.predicted = row.low = row.high = row.error_pct = 0;
 }
 
@@ -87,9 +89,8 @@ std::string oom_note(const MemoryResult& m) {
 }
 
 // fits / peak_mem_gib from the memory model (any workload). False when the metric is not a memory one.
-// A source that measured tensor allocations only (torch.cuda.max_memory_allocated) is compared with the
-// peak less the CUDA context and the allocator reserve, which such a measurement cannot see.
-bool predict_memory_metric(ValidationRow& row, const MemoryResult& m, bool tensors_only) {
+// The peak is counted as the row's memory_measure says the source counted it (peak_gpu_bytes_as).
+bool predict_memory_metric(ValidationRow& row, const MemoryResult& m, MemoryMeasure measure) {
   if (row.metric != "fits" && row.metric != "peak_mem_gib") return false;
   if (!m.valid()) {
     set_unsupported(row, m.problems.front());
@@ -99,12 +100,28 @@ bool predict_memory_metric(ValidationRow& row, const MemoryResult& m, bool tenso
     set_fits(row, m.fits());
     return true;
   }
-  double bytes = m.gpu_bytes;
-  if (tensors_only)
-    for (const MemoryItem& i : m.gpu)
-      if (i.name == "cuda_context" || i.name == "allocator_reserve") bytes -= i.bytes;
-  set_prediction(row, Interval::exact(bytes / units::GiB));
+  set_prediction(row, Interval::exact(peak_gpu_bytes_as(m, measure) / units::GiB));
   return true;
+}
+
+// A measured run ran: when the recipe's settings for what the row leaves unstated do not fit, the run is
+// predicted with the feasible setting of those axes that trains fastest (sim/recipe_fill.h), listed in
+// the row's defaults. A `fits = 0` row recorded an out-of-memory run: its stated recipe stands.
+RunSpec fill_unstated(ValidationRow& row, const MeasuredRun& mr, const hardware::SystemSpec& sys) {
+  if (mr.free_axes.empty() || (row.metric == "fits" && row.measured == 0)) return mr.run;
+  const MemoryResult mem = evaluate_memory(mr.model, sys, mr.run);
+  if (!mem.valid() || mem.fits()) return mr.run;
+  const auto fill = best_feasible_fill(mr.model, sys, mr.run, mr.free_axes);
+  if (!fill) {
+    row.defaults.push_back(fmt::format("best feasible: no setting of the unstated {} fits", join(mr.free_axes, ", ")));
+    return mr.run;
+  }
+  row.defaults.push_back(fmt::format(
+      "best feasible: {} (the recipe's settings need {:.2f} of {:.2f} GiB per GPU; the fastest that fits of {} "
+      "settings of the unstated {})",
+      fill->chosen.empty() ? "unchanged" : join(fill->chosen, ", "), mem.gpu_bytes / units::GiB,
+      mem.gpu_capacity_bytes / units::GiB, fill->candidates, join(mr.free_axes, ", ")));
+  return fill->run;
 }
 
 // Defaults that depend on the system: an unstated precision is bf16 where the GPU has it and fp16
@@ -120,10 +137,12 @@ MeasuredRun with_system_defaults(const MeasuredRun& mr, const hardware::SystemSp
 }
 
 void predict_training(ValidationRow& row, const MeasuredRun& mr, const hardware::SystemSpec& sys) {
-  const TrainResult r = simulate_training(mr.model, sys, mr.run);
+  const RunSpec run = fill_unstated(row, mr, sys);
+  row.framework_profile = std::string(name_of(run.train.framework));  // the fill may choose another
+  const TrainResult r = simulate_training(mr.model, sys, run);
   // Memory metrics need only the memory model; a framework or schedule problem of the time simulator
   // does not stop them (a structural problem does: the memory model reports it).
-  if (predict_memory_metric(row, r.memory, mr.peak_mem_tensors_only)) return;
+  if (predict_memory_metric(row, r.memory, mr.memory_measure)) return;
   if (!r.valid()) return set_unsupported(row, r.problems.front());
   const std::string& k = row.metric;
   if (k == "step_time_s") set_prediction(row, r.step_time_s);
@@ -146,9 +165,11 @@ void predict_training(ValidationRow& row, const MeasuredRun& mr, const hardware:
   if (!oom.empty()) row.note = row.note.empty() ? oom : oom + "; " + row.note;
 }
 
-// Serving rows: the engine's scheduler over a request stream. An open loop at `request_rate` (Poisson,
-// 500 requests) when the row states a rate, otherwise a closed loop of `global_batch` clients, each
-// sending its next request when the previous completes, for max(4 x clients, 100) requests; fixed
+// Serving rows: the engine's scheduler over a request stream. Offline (request_rate inf, or neither a
+// rate nor a concurrency): all `offline_requests` at t = 0, as vLLM's benchmark_throughput, trtllm-bench
+// and SGLang's offline benchmark send them (`llmsim serve --rate inf`). An open loop at `request_rate`
+// (Poisson, 500 requests) when the row states a rate, otherwise a closed loop of `global_batch` clients,
+// each sending its next request when the previous completes, for max(4 x clients, 100) requests; fixed
 // input/output lengths; means of the latencies (the schema's default statistic).
 void predict_serving(ValidationRow& row, const MeasuredRun& mr, const hardware::SystemSpec& sys) {
   StreamSpec spec;
@@ -156,7 +177,10 @@ void predict_serving(ValidationRow& row, const MeasuredRun& mr, const hardware::
   spec.output = LengthDist{LengthKind::Fixed, static_cast<double>(mr.run.infer.output_len), 0};
   ServingConfig cfg;
   cfg.engine = serving_profile(mr.run.infer.framework, sys);
-  if (mr.request_rate > 0) {
+  if (mr.offline) {
+    spec.kind = ArrivalKind::Burst;
+    spec.requests = mr.offline_requests;
+  } else if (mr.request_rate > 0) {
     spec.kind = ArrivalKind::Poisson;
     spec.rate = mr.request_rate;
     spec.requests = 500;
@@ -172,6 +196,7 @@ void predict_serving(ValidationRow& row, const MeasuredRun& mr, const hardware::
   const auto band = [&](double v) { return Interval{v, v * r.time_ratio_low, v * r.time_ratio_high}; };
   const std::string& k = row.metric;
   if (k == "output_tokens_per_s") set_prediction(row, r.output_tokens_per_s);
+  else if (k == "samples_per_s") set_prediction(row, r.requests_per_s);  // completed requests per second
   else if (k == "ttft_ms") set_prediction(row, band(r.ttft.mean * 1e3));
   else if (k == "tpot_ms") set_prediction(row, band(r.tpot.mean * 1e3));
   else if (k == "e2e_latency_ms") set_prediction(row, band(r.e2e.mean * 1e3));
@@ -182,7 +207,7 @@ void predict_serving(ValidationRow& row, const MeasuredRun& mr, const hardware::
 // rows (request streams) through the serving simulator.
 void predict_inference(ValidationRow& row, const MeasuredRun& mr, const hardware::SystemSpec& sys) {
   if (row.metric == "fits" || row.metric == "peak_mem_gib") {
-    predict_memory_metric(row, evaluate_memory(mr.model, sys, mr.run), mr.peak_mem_tensors_only);
+    predict_memory_metric(row, evaluate_memory(mr.model, sys, mr.run), mr.memory_measure);
     return;
   }
   if (mr.workload == "serving") return predict_serving(row, mr, sys);
@@ -190,7 +215,11 @@ void predict_inference(ValidationRow& row, const MeasuredRun& mr, const hardware
   if (!r.valid()) return set_unsupported(row, r.problems.front());
   const std::string& k = row.metric;
   if (k == "output_tokens_per_s") set_prediction(row, r.output_tokens_per_s);
-  else if (k == "ttft_ms") set_prediction(row, r.ttft_s * 1e3);
+  else if (k == "samples_per_s") {
+    // Sequences completed per second: every replica finishes its batch after one end-to-end latency.
+    const double n = static_cast<double>(r.replicas * mr.run.infer.batch);
+    set_prediction(row, Interval{n / r.e2e_s.value, n / r.e2e_s.high, n / r.e2e_s.low});
+  } else if (k == "ttft_ms") set_prediction(row, r.ttft_s * 1e3);
   else if (k == "tpot_ms") set_prediction(row, r.tpot_s * 1e3);
   else if (k == "e2e_latency_ms") set_prediction(row, r.e2e_s * 1e3);
   else row.status = "unsupported: metric " + k + " is not predicted for fixed-batch inference";
@@ -251,6 +280,18 @@ ValidationRow predict_row(const MeasuredRun& mr, const std::string& data_dir) {
   row.source = source_document(mr.source);
   row.measured = mr.value;
   row.defaults = mr.defaults;
+  if (!mr.error.empty()) {
+    row.status = std::string(kValidationErrorPrefix) + mr.error;
+    row.error_column = mr.error_where.key;
+    return row;
+  }
+  if (!mr.framework_mapping.empty()) row.defaults.insert(row.defaults.begin(), "framework: " + mr.framework_mapping);
+  if (!mr.unsupported.empty()) {
+    set_unsupported(row, mr.unsupported);
+    return row;
+  }
+  row.framework_profile =
+      std::string(name_of(mr.run.workload == Workload::Inference ? mr.run.infer.framework : mr.run.train.framework));
   try {
     row.features = run_features(mr.run);
     // The reader already resolved relative paths against the CSV's folder; a preset name stays a name.
@@ -282,6 +323,10 @@ GroupStats stats_of(const std::string& key, const std::vector<const ValidationRo
   double sum_abs = 0, sum = 0;
   std::vector<const ValidationRow*> scored;
   for (const auto* r : rows) {
+    if (r->is_error()) {
+      ++g.errors;
+      continue;
+    }
     if (!r->ok()) {
       ++g.unsupported;
       continue;
@@ -325,9 +370,14 @@ ValidationSummary summarize(const std::vector<ValidationRow>& rows) {
       {"metric", [](const ValidationRow& r) { return std::vector<std::string>{r.metric}; }},
       {"system", [](const ValidationRow& r) { return std::vector<std::string>{r.system}; }},
       {"source", [](const ValidationRow& r) { return std::vector<std::string>{r.source.empty() ? "-" : r.source}; }},
-      // As the row states it (megatron-lm, nemo, deepspeed, …): which software the errors belong to.
+      // As the row states it (megatron-lm, nemo, deepspeed, …), with the profile that stood in for it:
+      // which software the errors belong to and how it was mapped.
       {"framework",
-       [](const ValidationRow& r) { return std::vector<std::string>{r.framework.empty() ? "-" : r.framework}; }},
+       [](const ValidationRow& r) {
+         const std::string name = r.framework.empty() ? "-" : r.framework;
+         if (r.framework_profile.empty()) return std::vector<std::string>{name};
+         return std::vector<std::string>{name + " -> " + r.framework_profile};
+       }},
       {"feature",
        [](const ValidationRow& r) { return r.features.empty() ? std::vector<std::string>{"none"} : r.features; }},
   };

@@ -4,6 +4,7 @@
 // metric, system and feature. Prediction rules are in docs/validation.md. No printing here.
 #include <cstddef>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sim/base/stats.h"
@@ -13,21 +14,26 @@
 namespace llmsim::sim {
 
 inline constexpr const char* kValidationOk = "ok";
+inline constexpr std::string_view kValidationErrorPrefix = "error: ";              // the row breaks a schema rule
+inline constexpr std::string_view kValidationUnsupportedPrefix = "unsupported: ";  // valid, but not predicted
 
 struct ValidationRow {
   std::string file;                   // measured-run CSV
   int line = 0;                       // 1-based line of the row in it
   std::string run_id, workload, metric, system, framework;
+  std::string framework_profile;      // the profile that stood in for `framework` ("fsdp"), or "" when none
   std::string source;                 // the document the row cites: its source column up to " @", " (" or ","
   double measured = 0;
   double predicted = 0, low = 0, high = 0;  // best estimate and band (only when ok)
   double error_pct = 0;               // (predicted - measured) / measured * 100; fits: 0 agree, 100 disagree
-  std::string status;                 // "ok" or "unsupported: reason"
+  std::string status;                 // "ok", "error: file:line: column: value: rule" or "unsupported: reason"
+  std::string error_column;           // error rows: the column whose value breaks the rule ("" for the row's shape)
   std::string note;                   // e.g. "predicted OOM (…)": the prediction assumes the run executed
   std::vector<std::string> features;  // tp, pp, vp, cp, ep, sp, dp, zero1..3, recompute-*, offload, lora, …
   std::vector<std::string> defaults;  // defaults the reader filled for fields the source did not state
 
   bool ok() const { return status == kValidationOk; }
+  bool is_error() const { return status.starts_with(kValidationErrorPrefix); }
 };
 
 // Features of a run spec used to group errors (after with_defaults): training "tp", "pp", "vp", "cp",
@@ -65,7 +71,8 @@ struct GroupStats {
   std::vector<WorstRow> worst;      // up to 5 rows with the largest |error_pct|, largest first
   std::size_t fits_agree = 0;       // ok fits rows whose prediction equals the measurement
   std::size_t fits_total = 0;       // ok fits rows
-  std::size_t unsupported = 0;      // rows that were not predicted
+  std::size_t unsupported = 0;      // valid rows that were not predicted (no profile, unsupported metric, …)
+  std::size_t errors = 0;           // rows that break a rule of the schema
 };
 
 struct Grouping {

@@ -33,7 +33,8 @@ import traceback
 
 COLUMNS = ("run_id,source,workload,model,arch,layers,hidden,heads,kv_heads,ffn,vocab,system,num_gpus,tp,pp,dp,"
            "cp,ep,vp,micro_batch,global_batch,seq_len,input_len,output_len,request_rate,precision,weight_quant,"
-           "recompute,sequence_parallel,flash_attn,zero_stage,offload,finetune,lora_rank,framework,metric,value,"
+           "recompute,sequence_parallel,flash_attn,zero_stage,offload,finetune,lora_rank,framework,memory_measure,"
+           "metric,value,"
            "notes").split(",")
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -93,6 +94,8 @@ class Writer:
             row = {c: "" for c in COLUMNS}
             row.update(base)
             row.update(source=self.source, metric=metric, value=f"{value:.6g}", notes=notes)
+            if metric == "peak_mem_gib":
+                row["memory_measure"] = "device"  # peak_gib: max_memory_reserved + the CUDA context
             self.w.writerow(row)
         self.f.flush()
 

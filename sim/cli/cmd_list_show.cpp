@@ -12,7 +12,9 @@
 #include "sim/base/units.h"
 #include "sim/cli/cli_context.h"
 #include "sim/cli/commands.h"
+#include "sim/base/suggest.h"
 #include "sim/compute_cost.h"
+#include "sim/framework_catalog.h"
 #include "sim/memory_model.h"
 
 namespace llmsim::cli {
@@ -215,6 +217,45 @@ struct ListShow {
   std::string name;
 };
 
+// `llmsim list frameworks`: the names a measured run's framework column may hold, the profile that stands
+// in for each (training / inference), its recipe defaults and sources (sim/framework_catalog.h).
+int list_frameworks(Format format) {
+  const auto profile = [](const std::optional<sim::Framework>& f) {
+    return f ? std::string(sim::name_of(*f)) : std::string("-");
+  };
+  const auto& catalog = sim::framework_catalog();
+  switch (format) {
+    case Format::Json: {
+      nlohmann::json rows = nlohmann::json::array();
+      for (const auto& e : catalog)
+        rows.push_back({{"name", e.name}, {"aliases", e.aliases}, {"training", profile(e.training)},
+                        {"inference", profile(e.inference)}, {"training_mapping", e.training_mapping},
+                        {"inference_mapping", e.inference_mapping}, {"unsupported_reason", e.unsupported_reason},
+                        {"recipe", sim::describe(e.recipe)}, {"recipe_source", e.recipe.source}, {"source", e.source}});
+      std::cout << nlohmann::json{{"schema_version", sim::kResultSchemaVersion}, {"frameworks", rows}}.dump(2) << "\n";
+      break;
+    }
+    case Format::Csv:
+      std::cout << "schema_version,name,aliases,training,inference,recipe,unsupported_reason,source\n";
+      for (const auto& e : catalog)
+        std::cout << fmt::format("{},{},{},{},{},{},{},{}\n", sim::kResultSchemaVersion, csv_field(e.name),
+                                 csv_field(join(e.aliases, " ")), profile(e.training), profile(e.inference),
+                                 csv_field(sim::describe(e.recipe)), csv_field(e.unsupported_reason), csv_field(e.source));
+      break;
+    case Format::Table:
+      std::cout << fmt::format("{:<20} {:<10} {:<10} {}\n", "name", "training", "inference", "recipe defaults (training)");
+      for (const auto& e : catalog) {
+        const std::string recipe = sim::describe(e.recipe);
+        std::cout << fmt::format("{:<20} {:<10} {:<10} {}\n", e.name, profile(e.training), profile(e.inference),
+                                 recipe.empty() ? "-" : recipe);
+      }
+      std::cout << "\n'-': no profile is a fair stand-in (the row is unsupported, with the reason); aliases, "
+                   "mappings and sources: --json or docs/frameworks.md\n";
+      break;
+  }
+  return 0;
+}
+
 }  // namespace
 
 Runner add_list_command(CLI::App& app) {
@@ -222,9 +263,12 @@ Runner add_list_command(CLI::App& app) {
   CLI::App* sub = app.add_subcommand("list", "list the shipped presets");
   sub->allow_extras();
   add_common_options(*sub, cmd->common);
-  sub->add_option("what", cmd->what, "models or systems")->required()->check(CLI::IsMember({"models", "systems"}));
+  sub->add_option("what", cmd->what, "models, systems or frameworks")
+      ->required()
+      ->check(CLI::IsMember({"models", "systems", "frameworks"}));
   return [cmd, sub]() -> int {
     reject_extras(*sub);
+    if (cmd->what == "frameworks") return list_frameworks(cmd->common.format());
     const std::string data = cmd->common.resolved_data_dir();
     nlohmann::json rows = nlohmann::json::array();
     if (cmd->what == "models") {

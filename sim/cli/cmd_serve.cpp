@@ -320,7 +320,9 @@ Runner add_serve_command(CLI::App& app) {
       ->check(CLI::IsMember(kEngines));
   sub->add_option("--requests", cmd->requests, "requests to simulate (default 1000; with --trace-file: the first N)")
       ->check(CLI::PositiveNumber);
-  sub->add_option("--rate", cmd->rate, "open loop: requests per second (Poisson unless --arrival constant)");
+  sub->add_option("--rate", cmd->rate,
+                  "open loop: requests per second (Poisson unless --arrival constant); inf = offline, all --requests at "
+                  "t = 0 (vLLM benchmark_throughput, trtllm-bench)");
   sub->add_option("--arrival", cmd->arrival, "open-loop arrivals with --rate")->check(CLI::IsMember({"poisson", "constant"}));
   sub->add_option("--concurrency", cmd->concurrency, "closed loop: N clients, each sending its next request on completion")
       ->check(CLI::PositiveNumber);
@@ -432,7 +434,11 @@ Runner add_serve_command(CLI::App& app) {
                         ? sim::LengthDist{sim::LengthKind::Fixed, static_cast<double>(run.infer.output_len), 0}
                         : sim::parse_length_dist(cmd->output_dist, "--output-dist");
       std::string arrivals;
-      if (sub->count("--rate") > 0) {
+      if (sub->count("--rate") > 0 && std::isinf(cmd->rate)) {
+        // Offline throughput: an infinite rate sends every request at once, as a burst does.
+        spec.kind = sim::ArrivalKind::Burst;
+        arrivals = "offline (--rate inf): all at t = 0";
+      } else if (sub->count("--rate") > 0) {
         spec.kind = cmd->arrival == "constant" ? sim::ArrivalKind::Constant : sim::ArrivalKind::Poisson;
         spec.rate = cmd->rate;
         arrivals = fmt::format("{} at {:g} requests/s", cmd->arrival, cmd->rate);

@@ -73,8 +73,12 @@ TEST_CASE("custom gpt row: exact parameter count and the defaults it was given")
   CHECK(r.value == 1.0);
 
   for (const char* d : {"micro_batch=1 (not stated)", "recompute=none (not stated)", "flash_attn=yes (not stated)",
-                        "precision=bf16 (not stated)", "zero_stage=0 (not stated)", "pp=1 (not stated)",
-                        "sequence_parallel=no (not stated)", "dp=4 (num_gpus/(tp*pp*cp), not stated)",
+                        "precision=bf16 (not stated)", "pp=1 (not stated)", "dp=4 (num_gpus/(tp*pp*cp), not stated)",
+                        // megatron-lm's recipe (sim/framework_catalog.cpp): distributed optimizer, sequence
+                        // parallelism with tp > 1, the overlap flags and the fused cross-entropy.
+                        "zero_stage=1 (megatron-lm recipe)", "sequence_parallel=yes (megatron-lm recipe)",
+                        "overlap_grad_reduce=yes (megatron-lm recipe)", "overlap_param_gather=yes (megatron-lm recipe)",
+                        "fused_loss=yes (megatron-lm recipe)",
                         "global_batch=4 (micro_batch*dp, not stated)", "ffn=256 (4*hidden, not stated)",
                         "kv_heads=4 (= heads, not stated)"})
     CHECK_MESSAGE(has_default(r, d), d);
@@ -137,7 +141,15 @@ TEST_CASE("model and system paths are relative to the CSV's folder") {
   CHECK(has_default(r, "framework=deepspeed (not stated)"));
 }
 
-TEST_CASE("errors name file:line, the column, the value and the choices") {
+// The row of `name` at data line `index` (0-based), which must be in error.
+sim::MeasuredRun error_row(const std::string& name, std::size_t index) {
+  const auto runs = load(name);
+  REQUIRE(index < runs.size());
+  CHECK_MESSAGE(!runs[index].error.empty(), "row " << index << " of " << name << " should be in error");
+  return runs[index];
+}
+
+TEST_CASE("file-level errors: what makes the file unreadable stops it") {
   SUBCASE("unknown column: header line with did-you-mean") {
     const Error e = load_error("unknown_column.csv");
     CHECK(e.kind() == ErrorKind::Input);
@@ -146,46 +158,92 @@ TEST_CASE("errors name file:line, the column, the value and the choices") {
     CHECK(std::string(e.what()).find("unknown_column.csv:1") != std::string::npos);
     CHECK(e.message().find("did you mean 'model'") != std::string::npos);
   }
-  SUBCASE("malformed number") {
-    const Error e = load_error("bad_number.csv");
+  SUBCASE("a header without a required column") {
+    const Error e = load_error("missing_required_column.csv");
     CHECK(e.kind() == ErrorKind::Input);
-    CHECK(e.where().line == 3);
-    CHECK(e.where().key == "tp");
-    const std::string what = e.what();
-    CHECK(what.find("bad_number.csv:3") != std::string::npos);
-    CHECK(what.find("'two'") != std::string::npos);
-    CHECK(what.find("integer") != std::string::npos);
-  }
-  SUBCASE("unknown enum value lists the allowed ones") {
-    const Error e = load_error("bad_enum.csv");
-    CHECK(e.kind() == ErrorKind::Input);
-    CHECK(e.where().line == 2);
-    CHECK(e.where().key == "recompute");
-    CHECK(e.message().find("'ful'") != std::string::npos);
-    CHECK(e.message().find("none, selective, full") != std::string::npos);
-    CHECK(e.message().find("did you mean 'full'") != std::string::npos);
+    CHECK(e.where().line == 1);
+    CHECK(e.message().find("lacks the required column system") != std::string::npos);
   }
   SUBCASE("unterminated quote") {
     const Error e = load_error("unterminated.csv");
     CHECK(e.kind() == ErrorKind::Input);
     CHECK(e.where().line == 2);
   }
-  SUBCASE("unknown model preset") {
-    const Error e = load_error("unknown_model.csv");
-    CHECK(e.kind() == ErrorKind::NotFound);
-    CHECK(e.where().line == 2);
-    CHECK(e.where().key == "model");
-    CHECK(e.message().find("did you mean 'llama2-13b'") != std::string::npos);
-  }
-  SUBCASE("unknown system preset") {
-    const Error e = load_error("unknown_system.csv");
-    CHECK(e.kind() == ErrorKind::NotFound);
-    CHECK(e.where().key == "system");
-    CHECK(e.message().find("did you mean 'dgx-h100'") != std::string::npos);
-  }
   SUBCASE("missing file") {
     const Error e = load_error("no_such_file.csv");
     CHECK(e.kind() == ErrorKind::NotFound);
+  }
+}
+
+TEST_CASE("row-level errors name file:line, the column, the value and the rule; the other rows are read") {
+  SUBCASE("malformed number") {
+    const auto runs = load("bad_number.csv");
+    REQUIRE(runs.size() == 2);
+    CHECK(runs[0].error.empty());
+    CHECK(runs[0].run.par.tp == 2);
+    const auto& r = runs[1];
+    CHECK(r.line == 3);
+    CHECK(r.run_id == "bad");
+    CHECK(r.error_where.key == "tp");
+    CHECK(r.error_kind == ErrorKind::Input);
+    CHECK(r.error.find("bad_number.csv:3") != std::string::npos);
+    CHECK(r.error.find("'two'") != std::string::npos);
+    CHECK(r.error.find("integer") != std::string::npos);
+  }
+  SUBCASE("unknown enum value lists the allowed ones") {
+    const auto r = error_row("bad_enum.csv", 0);
+    CHECK(r.line == 2);
+    CHECK(r.error_where.key == "recompute");
+    CHECK(r.error.find("'ful'") != std::string::npos);
+    CHECK(r.error.find("none, selective, full") != std::string::npos);
+    CHECK(r.error.find("did you mean 'full'") != std::string::npos);
+  }
+  SUBCASE("unknown model preset") {
+    const auto r = error_row("unknown_model.csv", 0);
+    CHECK(r.error_kind == ErrorKind::NotFound);
+    CHECK(r.line == 2);
+    CHECK(r.error_where.key == "model");
+    CHECK(r.error.find("did you mean 'llama2-13b'") != std::string::npos);
+  }
+  SUBCASE("unknown system preset") {
+    const auto r = error_row("unknown_system.csv", 0);
+    CHECK(r.error_kind == ErrorKind::NotFound);
+    CHECK(r.error_where.key == "system");
+    CHECK(r.error.find("did you mean 'dgx-h100'") != std::string::npos);
+  }
+  SUBCASE("every kind in one file: each bad row is an error, the good rows are read") {
+    const auto runs = load("row_errors.csv");
+    REQUIRE(runs.size() == 18);
+    const auto col = [&](std::size_t i) { return runs[i].error_where.key; };
+    CHECK(runs[0].error.empty());
+    CHECK(col(1) == "tp");
+    CHECK(col(2) == "num_gpus");
+    CHECK(runs[2].error.find("must be >= 1") != std::string::npos);
+    CHECK(col(3) == "tp");  // 20 digits: out of range
+    CHECK(col(4) == "value");
+    CHECK(col(5) == "value");  // nan
+    CHECK(col(6) == "value");  // inf is not a measured value
+    CHECK(runs[6].error.find("finite") != std::string::npos);
+    CHECK(col(7) == "recompute");
+    CHECK(col(8) == "workload");
+    CHECK(col(9) == "metric");
+    CHECK(col(10) == "run_id");
+    CHECK(runs[10].error.find("run_id is required") != std::string::npos);
+    CHECK(col(11) == "model");
+    CHECK(col(12) == "system");
+    CHECK(runs[13].error.find("row has 15 fields, the header has 16") != std::string::npos);
+    CHECK(col(14) == "memory_measure");
+    CHECK(runs[14].error.find("device, reserved, allocated") != std::string::npos);
+    CHECK(col(15) == "request_rate");
+    CHECK(runs[15].error.find("non-negative number or inf") != std::string::npos);
+    // A valid row whose framework has no profile is unsupported, not an error.
+    CHECK(runs[16].error.empty());
+    CHECK(runs[16].unsupported.find("no profile for framework 'my-own-trainer'") != std::string::npos);
+    CHECK(runs[17].error.empty());
+    CHECK(runs[17].request_rate == 2.0);
+    for (std::size_t i = 1; i <= 15; ++i) CHECK_MESSAGE(!runs[i].error.empty(), "row " << i);
+    for (std::size_t i = 1; i <= 15; ++i)
+      CHECK_MESSAGE(runs[i].error.find(fmt::format("row_errors.csv:{}", i + 2)) != std::string::npos, runs[i].error);
   }
 }
 

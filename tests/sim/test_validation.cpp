@@ -7,7 +7,11 @@
 #include <string>
 #include <vector>
 
+#include "hardware/system_toml.h"
 #include "sim/measured_runs.h"
+#include "sim/memory_model.h"
+#include "sim/train_sim.h"
+#include "sim/recipe_fill.h"
 #include "sim/validation.h"
 #include "test_util.h"
 
@@ -250,7 +254,7 @@ TEST_CASE("an error while predicting a row is a status, not an exception") {
   CHECK(row.status.find("/nonexistent/system.toml") != std::string::npos);
 }
 
-TEST_CASE("a tensors-only peak (source fact) is compared without the CUDA context and allocator reserve") {
+TEST_CASE("an allocated-only peak (source fact) is compared without the CUDA context and allocator reserve") {
   const std::string csv = LLMSIM_TEST_DATA_DIR "/runs/facts/facts_peak_mem.csv";
   const auto with = sim::predict_rows(sim::load_measured_runs(csv, LLMSIM_DATA_DIR), LLMSIM_DATA_DIR);
   const auto without = sim::predict_rows(sim::load_measured_runs(csv, LLMSIM_DATA_DIR, false), LLMSIM_DATA_DIR);
@@ -259,10 +263,54 @@ TEST_CASE("a tensors-only peak (source fact) is compared without the CUDA contex
   REQUIRE(with[0].status == sim::kValidationOk);
   // dgx-a100-80gb: 1 GiB of context plus 5 % of 80 GiB of allocator reserve (its runtime section).
   CHECK(without[0].predicted - with[0].predicted == doctest::Approx(1.0 + 0.05 * 80.0).epsilon(1e-6));
-  CHECK(has(with[0].defaults, "peak_mem=tensors (source fact, facts_peak_mem.facts.toml:3)"));
+  CHECK(has(with[0].defaults, "memory_measure=allocated (source fact, facts_peak_mem.facts.toml:3)"));
   // fits compares against device memory either way, and its row does not mention the fact.
   CHECK(with[1].error_pct == without[1].error_pct);
-  CHECK_FALSE(has(with[1].defaults, "peak_mem=tensors (source fact, facts_peak_mem.facts.toml:3)"));
+  CHECK_FALSE(has(with[1].defaults, "memory_measure=allocated (source fact, facts_peak_mem.facts.toml:3)"));
+}
+
+TEST_CASE("memory_measure: device counts everything, reserved drops the CUDA context, allocated the reserve too") {
+  const auto rows = sim::predict_rows(
+      sim::load_measured_runs(LLMSIM_TEST_DATA_DIR "/runs/memory_measure.csv", LLMSIM_DATA_DIR), LLMSIM_DATA_DIR);
+  REQUIRE(rows.size() == 4);
+  for (const auto& r : rows) REQUIRE_MESSAGE(r.ok(), r.status);
+  // dgx-a100-80gb's runtime section: a 1 GiB CUDA context and 5 % of 80 GiB of allocator reserve.
+  CHECK(rows[0].predicted - rows[1].predicted == doctest::Approx(1.0).epsilon(1e-9));
+  CHECK(rows[1].predicted - rows[2].predicted == doctest::Approx(0.05 * 80.0).epsilon(1e-9));
+  CHECK(rows[3].predicted == rows[0].predicted);  // not stated = device
+  CHECK(has(rows[3].defaults, "memory_measure=device (not stated)"));
+}
+
+TEST_CASE("a measured run ran: unstated axes take the fastest feasible setting when the recipe's does not fit") {
+  const auto runs = sim::load_measured_runs(LLMSIM_TEST_DATA_DIR "/runs/recipe_fill.csv", LLMSIM_DATA_DIR);
+  REQUIRE(runs.size() == 4);
+  const auto rows = sim::predict_rows(runs, LLMSIM_DATA_DIR);
+  for (const auto& r : rows) REQUIRE_MESSAGE(r.ok(), r.run_id << ": " << r.status);
+  const auto sys = hardware::resolve_system("dgx-a100-80gb", LLMSIM_DATA_DIR);
+  // llama2-13b, 8 x A100-80GB, ZeRO-0 without recomputation: ~354 GiB per GPU; the recipe cannot run.
+  CHECK_FALSE(sim::evaluate_memory(runs[0].model, sys, runs[0].run).fits());
+  const auto filled = std::find_if(rows[0].defaults.begin(), rows[0].defaults.end(),
+                                   [](const std::string& d) { return d.starts_with("best feasible: "); });
+  REQUIRE(filled != rows[0].defaults.end());
+  CHECK(filled->find("zero_stage=") != std::string::npos);
+  CHECK(rows[0].note.find("predicted OOM") == std::string::npos);
+  const auto fill = sim::best_feasible_fill(runs[0].model, sys, runs[0].run, runs[0].free_axes);
+  REQUIRE(fill.has_value());
+  CHECK(sim::evaluate_memory(runs[0].model, sys, fill->run).fits());
+  // The fastest: at least as fast as a setting that surely fits (ZeRO-3, full recomputation, micro-batch 1).
+  sim::RunSpec safe = runs[0].run;
+  safe.train.zero_stage = 3;
+  safe.train.recompute = sim::Recompute::Full;
+  safe.train.micro_batch = 1;
+  REQUIRE(sim::evaluate_memory(runs[0].model, sys, safe).fits());
+  CHECK(rows[0].predicted >= sim::simulate_training(runs[0].model, sys, safe).tokens_per_s_per_gpu.value * 0.999);
+  // fits = 0 recorded an out-of-memory run: its recipe stands (and agrees); fits = 1 ran, so it is filled.
+  CHECK(rows[1].predicted == 0);
+  CHECK(rows[1].error_pct == 0);
+  CHECK(rows[2].predicted == 1);
+  // Every axis stated: nothing to choose, the prediction says it does not fit.
+  CHECK(runs[3].free_axes.empty());
+  CHECK(rows[3].note.find("predicted OOM") != std::string::npos);
 }
 
 TEST_CASE("every published row gets a prediction or a reason, and the summary counts them all") {

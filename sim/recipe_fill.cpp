@@ -1,0 +1,114 @@
+#include "sim/recipe_fill.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "sim/search.h"
+
+namespace llmsim::sim {
+
+namespace {
+
+Axis fixed_axis(std::int64_t v) {
+  Axis a;
+  a.values = {v};
+  return a;
+}
+
+Axis listed_axis(std::vector<std::int64_t> values) {
+  Axis a;
+  a.mode = values.size() > 1 ? AxisMode::Listed : AxisMode::Fixed;
+  a.values = std::move(values);
+  return a;
+}
+
+bool has(const std::vector<std::string>& v, const char* name) { return std::find(v.begin(), v.end(), name) != v.end(); }
+
+std::int64_t as_int(bool b) { return b ? 1 : 0; }
+
+}  // namespace
+
+const std::vector<std::string>& recipe_fill_axes() {
+  static const std::vector<std::string> axes = {"recompute", "sequence_parallel", "zero_stage", "micro_batch"};
+  return axes;
+}
+
+std::optional<RecipeFill> best_feasible_fill(const model::ModelSpec& m, const hardware::SystemSpec& sys,
+                                             const RunSpec& run_in, const std::vector<std::string>& free_axes) {
+  const RunSpec run = with_defaults(run_in);
+  if (run.workload == Workload::Inference || free_axes.empty()) return std::nullopt;
+  const auto& p = run.par;
+  const auto& t = run.train;
+
+  TrainSpace space;
+  space.systems = {sys.name};
+  space.base = run;
+  space.precision_given = true;
+  using A = TrainAxis;
+  space.axis(A::System) = fixed_axis(0);
+  space.axis(A::Gpus) = fixed_axis(p.gpus);
+  space.axis(A::Tp) = fixed_axis(p.tp);
+  space.axis(A::Pp) = fixed_axis(p.pp);
+  space.axis(A::Cp) = fixed_axis(p.cp);
+  space.axis(A::Ep) = fixed_axis(p.ep);
+  space.axis(A::Vp) = fixed_axis(p.vp);
+  // Hugging Face stacks shard through DeepSpeed (transformers' integration; the measured-run reader maps
+  // an hf row with a stated ZeRO stage the same way): with the stage unstated, both are candidates.
+  const bool hf_zero = t.framework == Framework::Hf && has(free_axes, "zero_stage");
+  space.axis(A::Framework) = hf_zero ? listed_axis({static_cast<std::int64_t>(Framework::Hf),
+                                                    static_cast<std::int64_t>(Framework::DeepSpeed)})
+                                     : fixed_axis(static_cast<std::int64_t>(t.framework));
+  space.axis(A::Offload) = fixed_axis(static_cast<std::int64_t>(t.offload));
+  space.axis(A::Precision) = fixed_axis(static_cast<std::int64_t>(t.precision));
+  space.axis(A::FlashAttn) = fixed_axis(as_int(t.flash_attn));
+  space.axis(A::Schedule) = fixed_axis(static_cast<std::int64_t>(t.schedule));
+  space.axis(A::Recompute) =
+      has(free_axes, "recompute")
+          ? listed_axis({static_cast<std::int64_t>(Recompute::None), static_cast<std::int64_t>(Recompute::Selective),
+                         static_cast<std::int64_t>(Recompute::Full)})
+          : fixed_axis(static_cast<std::int64_t>(t.recompute));
+  space.axis(A::SequenceParallel) =
+      has(free_axes, "sequence_parallel") && p.tp > 1 ? listed_axis({0, 1}) : fixed_axis(as_int(p.sequence_parallel));
+  space.axis(A::ZeroStage) = has(free_axes, "zero_stage") ? listed_axis({0, 1, 2, 3}) : fixed_axis(t.zero_stage);
+  // The global batch stays what the row states (or its default); micro-batches that divide its share
+  // of one data-parallel rank.
+  std::vector<std::int64_t> micro{t.micro_batch};
+  if (has(free_axes, "micro_batch")) {
+    micro.clear();
+    const std::int64_t per_rank = std::max<std::int64_t>(1, t.global_batch / std::max<std::int64_t>(1, p.dp));
+    for (std::int64_t mb = 1; mb <= per_rank && mb <= 256; ++mb)
+      if (per_rank % mb == 0) micro.push_back(mb);
+  }
+  space.axis(A::MicroBatch) = listed_axis(micro);
+  space.dp = fixed_axis(p.dp);
+  space.global_batch_min = space.global_batch_max = t.global_batch;
+
+  SearchProblem problem;
+  problem.model = &m;
+  problem.systems = {sys};
+  problem.space = space;
+  problem.objective = Objective::TokensPerS;
+  SearchOptions options;
+  options.threads = 1;
+  options.top = 1;
+  options.verify = 1;
+  options.pareto = false;
+  const SearchOutcome out = search_training(problem, options);
+  if (out.top.empty()) return std::nullopt;
+
+  RecipeFill fill;
+  fill.run = out.top.front().run;
+  fill.candidates = static_cast<std::size_t>(out.space_size);
+  const auto& c = fill.run;
+  if (c.train.framework != t.framework)
+    fill.chosen.push_back(fmt::format("framework={} (transformers' DeepSpeed integration)", name_of(c.train.framework)));
+  if (c.train.recompute != t.recompute) fill.chosen.push_back(fmt::format("recompute={}", name_of(c.train.recompute)));
+  if (c.par.sequence_parallel != p.sequence_parallel)
+    fill.chosen.push_back(fmt::format("sequence_parallel={}", c.par.sequence_parallel ? "yes" : "no"));
+  if (c.train.zero_stage != t.zero_stage) fill.chosen.push_back(fmt::format("zero_stage={}", c.train.zero_stage));
+  if (c.train.micro_batch != t.micro_batch) fill.chosen.push_back(fmt::format("micro_batch={}", c.train.micro_batch));
+  return fill;
+}
+
+}  // namespace llmsim::sim

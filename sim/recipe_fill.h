@@ -1,0 +1,30 @@
+#pragma once
+// A measured run ran, so its configuration fit in memory. When a run leaves settings unstated and the
+// framework recipe's defaults for them (sim/framework_catalog.h) do not fit, the settings it most
+// plausibly ran with are the feasible ones with the best throughput: a search (sim/search.h) over the
+// unstated axes only, every stated setting fixed. Used by `llmsim validate` (docs/validation.md).
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hardware/system_spec.h"
+#include "model/model_spec.h"
+#include "sim/run_spec.h"
+
+namespace llmsim::sim {
+
+struct RecipeFill {
+  RunSpec run;                       // the chosen configuration (with_defaults applied)
+  std::vector<std::string> chosen;   // the settings that differ from the recipe's: "recompute=full", …
+  std::size_t candidates = 0;        // configurations of the unstated axes that were considered
+};
+
+// Axis names of MeasuredRun::free_axes that the fill may vary.
+const std::vector<std::string>& recipe_fill_axes();
+
+// The best feasible setting of `free_axes` ("recompute", "sequence_parallel", "zero_stage", "micro_batch")
+// for a training run, by tokens/s; nullopt when no setting of them fits or none is free.
+std::optional<RecipeFill> best_feasible_fill(const model::ModelSpec& m, const hardware::SystemSpec& sys,
+                                             const RunSpec& run, const std::vector<std::string>& free_axes);
+
+}  // namespace llmsim::sim
