@@ -204,6 +204,10 @@ std::vector<FrameworkEntry> training_frameworks() {
       .inference = Framework::Fsdp,
       .training_mapping = "fsdp profile (FULL_SHARD flat fp32 params with bf16 compute copies, fp32 grads and Adam)",
       .inference_mapping = "static batching (the static engine profile, HF generate style)",
+      .recipe = {.zero_stage = 3,
+                 .source = "PyTorch docs torch.distributed.fsdp.FullyShardedDataParallel: sharding_strategy defaults to "
+                           "ShardingStrategy.FULL_SHARD (parameters, gradients and optimizer states sharded = zero_stage "
+                           "3); FSDP2 fully_shard(reshard_after_forward=True) is the same"},
       .source = "the CLI's own profile name: sim/framework_profile.cpp fsdp(); PyTorch FSDP docs (MixedPrecision, "
                 "per-unit reduce-scatter, backward prefetch)"});
 
@@ -241,7 +245,12 @@ std::vector<FrameworkEntry> training_frameworks() {
                  .master_weights = false,
                  .fused_loss = true,
                  .precision = DType::BF16,
-                 .source = "pytorch/torchtune @bd2a0fc recipes/configs/llama3_1/8B_full.yaml: dtype: bf16 (pure bf16, "
+                 .single_device_full_optimizer = Optimizer::Adam8bit,
+                 .single_device_full_optimizer_in_backward = true,
+                 .source = "pytorch/torchtune recipes/configs/llama3_1/8B_full_single_device.yaml @02d7035: optimizer "
+                           "bitsandbytes.optim.PagedAdamW8bit, optimizer_in_bwd: True (one-GPU full fine-tuning; the "
+                           "paging of its states to host memory under pressure is not modelled); "
+                           "@bd2a0fc recipes/configs/llama3_1/8B_full.yaml: dtype: bf16 (pure bf16, "
                            "master_weights none; 196 of 197 configs), enable_activation_checkpointing: True (126 of 197 "
                            "configs; e.g. llama3_1/8B_lora.yaml sets False), loss: torchtune.modules.loss."
                            "LinearCrossEntropyLoss (chunked, fused_loss); recipes/full_finetune_distributed.py: "
@@ -646,6 +655,10 @@ std::string describe(const RecipeDefaults& r) {
   if (r.master_weights) parts.push_back(std::string("master_weights=") + (*r.master_weights ? "fp32" : "none"));
   if (r.fused_loss) parts.push_back("fused_loss=" + yes_no(*r.fused_loss));
   if (r.precision) parts.push_back("precision=" + std::string(dtype_name(*r.precision)));
+  if (r.single_device_full_optimizer)
+    parts.push_back("optimizer=" + std::string(name_of(*r.single_device_full_optimizer)) + " (1 GPU, full)");
+  if (r.single_device_full_optimizer_in_backward)
+    parts.push_back("optimizer_in_backward=" + yes_no(*r.single_device_full_optimizer_in_backward) + " (1 GPU, full)");
   std::string out;
   for (const auto& p : parts) out += (out.empty() ? "" : ", ") + p;
   return out;

@@ -33,6 +33,10 @@ struct RecipeDefaults {
   std::optional<bool> master_weights;        // false = pure 16-bit training (torchtune dtype=bf16, litgpt bf16-true)
   std::optional<bool> fused_loss;            // a fused / chunked cross-entropy
   std::optional<DType> precision;            // compute precision when the row leaves it empty
+  // One-GPU full fine-tuning recipes that differ from the distributed ones (torchtune's
+  // *_full_single_device configs step bitsandbytes' PagedAdamW8bit inside backward).
+  std::optional<Optimizer> single_device_full_optimizer;
+  std::optional<bool> single_device_full_optimizer_in_backward;
   std::string source;                        // citation of every default above (required when any is set)
 };
 

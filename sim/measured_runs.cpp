@@ -371,12 +371,12 @@ class RowMapper {
       out_.offline_requests = *gb;
     } else {
       out_.offline_requests = kDefaultOfflineRequests;
-      note_default(fmt::format("requests={} (offline: benchmark_throughput's default --num-prompts; global_batch "
+      note_default(fmt::format("requests={} (offline: benchmark_throughput's default --num-prompts, global_batch "
                                "not stated)",
                                kDefaultOfflineRequests));
     }
     note_default(fmt::format("arrivals=offline ({} requests at t = 0{})", out_.offline_requests,
-                             inf_rate ? "; request_rate inf" : "; neither request_rate nor global_batch stated"));
+                             inf_rate ? ", request_rate inf" : ", neither request_rate nor global_batch stated"));
   }
  private:
   void note_default(const std::string& text) {
@@ -493,8 +493,11 @@ class RowMapper {
     }
     if (inference) in.framework = *profile;
     else t.framework = *profile;
-    out_.framework_mapping =
-        fmt::format("{} -> {}", out_.framework, inference ? entry_->inference_mapping : entry_->training_mapping);
+    // The row's defaults are listed "; "-separated: the mapping's own "; " become ", ".
+    std::string mapping = inference ? entry_->inference_mapping : entry_->training_mapping;
+    for (std::size_t at = mapping.find("; "); at != std::string::npos; at = mapping.find("; ", at))
+      mapping.replace(at, 2, ", ");
+    out_.framework_mapping = fmt::format("{} -> {}", out_.framework, mapping);
   }
 
   // Hugging Face training stacks (Trainer, Accelerate, TRL, …) with a stated ZeRO stage or offload run the
@@ -599,6 +602,18 @@ class RowMapper {
     if (const RecipeDefaults* r = recipe(); r && r->master_weights && t.finetune != FinetuneKind::Qlora) {
       t.master_weights = *r->master_weights;
       note_recipe(fmt::format("master_weights={}", *r->master_weights ? "fp32" : "none (pure 16-bit)"));
+    }
+    // No columns for the optimizer: a recipe for one-GPU full fine-tuning may name its own.
+    if (const RecipeDefaults* r = recipe(); r && out_.run.par.gpus == 1 && t.finetune == FinetuneKind::Full) {
+      if (r->single_device_full_optimizer) {
+        t.optimizer = *r->single_device_full_optimizer;
+        note_recipe(fmt::format("optimizer={} (one GPU, full fine-tuning)", name_of(t.optimizer)));
+      }
+      if (r->single_device_full_optimizer_in_backward) {
+        t.optimizer_in_backward = *r->single_device_full_optimizer_in_backward;
+        note_recipe(fmt::format("optimizer_in_backward={} (one GPU, full fine-tuning)",
+                                t.optimizer_in_backward ? "yes" : "no"));
+      }
     }
   }
 

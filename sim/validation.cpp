@@ -117,7 +117,7 @@ RunSpec fill_unstated(ValidationRow& row, const MeasuredRun& mr, const hardware:
     return mr.run;
   }
   row.defaults.push_back(fmt::format(
-      "best feasible: {} (the recipe's settings need {:.2f} of {:.2f} GiB per GPU; the fastest that fits of {} "
+      "best feasible: {} (the recipe's settings need {:.2f} of {:.2f} GiB per GPU: the fastest that fits of {} "
       "settings of the unstated {})",
       fill->chosen.empty() ? "unchanged" : join(fill->chosen, ", "), mem.gpu_bytes / units::GiB,
       mem.gpu_capacity_bytes / units::GiB, fill->candidates, join(mr.free_axes, ", ")));

@@ -17,10 +17,8 @@ const FrameworkEntry& entry(const char* name) {
   return *e;
 }
 
-bool any_recipe_field(const RecipeDefaults& r) {
-  return r.zero_stage || r.sequence_parallel || r.recompute || r.flash_attn || r.attn_kernel ||
-         r.overlap_grad_reduce || r.overlap_param_gather || r.master_weights || r.fused_loss || r.precision;
-}
+// describe() names every field that is set (and nothing when none is).
+bool any_recipe_field(const RecipeDefaults& r) { return !describe(r).empty(); }
 
 }  // namespace
 
@@ -212,7 +210,33 @@ TEST_CASE("recipe defaults that matter") {
   CHECK_FALSE(entry("megatron-deepspeed").recipe.zero_stage.has_value());
   CHECK_FALSE(entry("megatron-bridge").recipe.zero_stage.has_value());
   CHECK_FALSE(entry("megatron").recipe.zero_stage.has_value());
-  CHECK_FALSE(entry("fsdp").recipe.zero_stage.has_value());
+  // PyTorch FSDP's own default sharding strategy is FULL_SHARD.
+  CHECK(entry("fsdp").recipe.zero_stage == 3);
+  // torchtune's one-GPU full fine-tuning configs: PagedAdamW8bit stepped inside backward.
+  CHECK(entry("torchtune").recipe.single_device_full_optimizer == Optimizer::Adam8bit);
+  CHECK(entry("torchtune").recipe.single_device_full_optimizer_in_backward == true);
   // Inference engines carry no training recipe.
   for (const char* n : {"vllm", "sglang", "lmdeploy", "tgi", "trt-llm"}) CHECK_FALSE(any_recipe_field(entry(n).recipe));
+}
+
+TEST_CASE("describe() names every recipe field that is set") {
+  CHECK(describe(RecipeDefaults{}).empty());
+  RecipeDefaults r;
+  r.zero_stage = 1;
+  r.sequence_parallel = true;
+  r.recompute = Recompute::Full;
+  r.flash_attn = true;
+  r.attn_kernel = llmsim::AttentionKernel::Fa2;
+  r.overlap_grad_reduce = true;
+  r.overlap_param_gather = false;
+  r.master_weights = false;
+  r.fused_loss = true;
+  r.precision = llmsim::DType::BF16;
+  r.single_device_full_optimizer = Optimizer::Adam8bit;
+  r.single_device_full_optimizer_in_backward = true;
+  const std::string d = describe(r);
+  for (const char* key : {"zero_stage=1", "sequence_parallel=yes", "recompute=full", "flash_attn=yes", "attn_kernel=fa2",
+                          "overlap_grad_reduce=yes", "overlap_param_gather=no", "master_weights=none", "fused_loss=yes",
+                          "precision=bf16", "optimizer=adam8bit", "optimizer_in_backward=yes"})
+    CHECK_MESSAGE(d.find(key) != std::string::npos, key << " in " << d);
 }
