@@ -1,6 +1,7 @@
 // llmsim entry point: parses the command line, runs one subcommand, and alone maps errors to exit codes
 // (0 ok/fits, 1 result does not fit or is infeasible, 2 usage, 3 bad input, 4 not found, 5 no device,
-// 70 internal). `search` / `plan` also return 6 for an empty search space and 130 when interrupted.
+// 70 internal). `search` / `plan` also return 6 for an empty search space and 130 when interrupted;
+// `validate` returns 7 when some rows (not whole files) break the schema and the others were predicted.
 #include <CLI/CLI.hpp>
 
 #include <iostream>
