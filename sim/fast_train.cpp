@@ -145,7 +145,7 @@ FastTrainEstimate FastTrainEvaluator::estimate(const RunSpec& run) {
   double send = 0;
   if (pp > 1) {
     const double bytes = dbl(t.micro_batch) * dbl(t.seq_len / std::max<std::int64_t>(1, par.cp)) * dbl(m_.hidden) *
-                         dtype_bytes(t.precision == DType::FP32 ? DType::FP32 : DType::BF16) / dbl(par.tp);
+                         dtype_bytes(activation_dtype(t.precision)) / dbl(par.tp);
     send = comm_.p2p(bytes, par.tp * par.cp * par.dp >= gpn).value;
   }
 
@@ -383,7 +383,7 @@ FastMemory FastTrainEvaluator::memory(const RunSpec& run) {
   out.gpu_capacity_bytes = sys_.gpu.memory_bytes;
   out.host_capacity_bytes = sys_.node.host_memory_bytes;
   const double dp = dbl(par.dp), tp = dbl(par.tp);
-  const double act_bytes = dtype_bytes(t.precision == DType::FP32 ? DType::FP32 : DType::BF16);
+  const double act_bytes = dtype_bytes(activation_dtype(t.precision));
   const bool lora = t.finetune != FinetuneKind::Full;
   const int z = t.zero_stage;
   const double shard_w = z >= 3 ? dp : 1.0, shard_g = z >= 2 ? dp : 1.0, shard_o = z >= 1 ? dp : 1.0;
@@ -431,7 +431,7 @@ FastMemory FastTrainEvaluator::memory(const RunSpec& run) {
       largest = std::max(largest, linear + norms);
       per_mb += stored[moe ? 1 : 0];
       biggest_act = std::max(biggest_act, whole[moe ? 1 : 0]);
-      if (lora) lora_p += moe ? lora_moe_ : lora_dense_;
+      if (lora) lora_p += (moe ? lora_moe_ : lora_dense_).per_gpu(par.tp, par.ep);
     }
     if (is_first) sp_other += dbl(pc_.embedding) / tp + dbl(pc_.position_embedding);
     if (is_last) {
@@ -440,7 +440,7 @@ FastMemory FastTrainEvaluator::memory(const RunSpec& run) {
       else if (par.pp > 1) sp_other += dbl(pc_.embedding) / tp;
     }
     const double total_params = sp_linear + sp_other;
-    const double trainable = lora ? lora_p / tp : total_params;
+    const double trainable = lora ? lora_p : total_params;
 
     // The items of training_stage(), summed in the same order.
     double gpu = 0, host = 0;

@@ -17,6 +17,7 @@
 #include "model/param_count.h"
 #include "sim/comm_cost.h"
 #include "sim/compute_cost.h"
+#include "sim/lora_adapters.h"
 #include "sim/run_spec.h"
 
 namespace llmsim::sim {
@@ -98,7 +99,7 @@ class FastTrainEvaluator {
   model::WeightQuant base_quant_ = model::WeightQuant::None;
   AttentionKernel attn_kernel_ = AttentionKernel::Fa2;
   bool fused_loss_ = false;
-  double lora_dense_ = 0, lora_moe_ = 0;  // LoRA adapter parameters of one dense / MoE layer (memory model)
+  LoraParams lora_dense_, lora_moe_;  // LoRA adapter parameters of one dense / MoE layer (sim/lora_adapters.h)
 };
 
 }  // namespace llmsim::sim

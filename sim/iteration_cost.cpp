@@ -38,12 +38,6 @@ DType packed_dtype(model::WeightQuant q, DType act) {
   return act;
 }
 
-DType activation_dtype(DType precision) {
-  if (precision == DType::FP32 || precision == DType::TF32) return DType::FP32;
-  if (precision == DType::FP16) return DType::FP16;
-  return DType::BF16;  // bf16, and fp8 recipes keep activations in 16 bits
-}
-
 hardware::SystemSpec with_floor(hardware::SystemSpec s, double floor) {
   if (floor >= 0) s.efficiency.kernel_launch_s = floor;
   return s;

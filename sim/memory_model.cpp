@@ -9,6 +9,7 @@
 #include "sim/activation_memory.h"
 #include "sim/base/units.h"
 #include "sim/framework_profile.h"
+#include "sim/lora_adapters.h"
 #include "sim/train_state_bytes.h"
 
 namespace llmsim::sim {
@@ -79,9 +80,13 @@ StageParams stage_params(const model::ModelSpec& m, const ParallelSpec& par, con
   return sp;
 }
 
-double lora_params(const model::ModelSpec& m, std::int64_t first, std::int64_t count, const TrainSpec& t) {
+// LoRA adapter parameters one GPU of the stage holds (sim/lora_adapters.h).
+double lora_params(const model::ModelSpec& m, const ParallelSpec& par, std::int64_t first, std::int64_t count,
+                   const TrainSpec& t) {
+  const LoraParams dense = lora_layer_params(m, false, t.lora_rank, t.lora_targets);
+  const LoraParams moe = lora_layer_params(m, true, t.lora_rank, t.lora_targets);
   double n = 0;
-  for (std::int64_t l = first; l < first + count; ++l) n += lora_layer_params(m, m.is_moe_layer(l), t.lora_rank, t.lora_targets);
+  for (std::int64_t l = first; l < first + count; ++l) n += (m.is_moe_layer(l) ? moe : dense).per_gpu(par.tp, par.ep);
   return n;
 }
 
@@ -134,14 +139,14 @@ StageMemory training_stage(const model::ModelSpec& m, const hardware::SystemSpec
   const FrameworkProfile& fw = framework_profile(t.framework);
   const double dp = static_cast<double>(par.dp);
   const double tp = static_cast<double>(par.tp);
-  const double act_bytes = dtype_bytes(t.precision == DType::FP32 ? DType::FP32 : DType::BF16);
+  const double act_bytes = dtype_bytes(activation_dtype(t.precision));
   const StageParams sp = stage_params(m, par, st);
   StageMemory out;
   out.params = sp.total();
 
   // Which parameters train: all of them, or only LoRA adapters on a frozen base.
   const bool lora = t.finetune != FinetuneKind::Full;
-  const double trainable = lora ? lora_params(m, st.first_layer, st.layers, t) / tp : sp.total();
+  const double trainable = lora ? lora_params(m, par, st.first_layer, st.layers, t) : sp.total();
   const int z = t.zero_stage;
   const double shard_w = z >= 3 ? dp : 1.0, shard_g = z >= 2 ? dp : 1.0, shard_o = z >= 1 ? dp : 1.0;
   const bool offload_opt = t.offload != Offload::None;
@@ -363,7 +368,7 @@ MemoryResult evaluate(const model::ModelSpec& m, const hardware::SystemSpec& sys
   peak.params_total = r.params_total;
   peak.params_trainable = r.params_trainable;
   if (!inference && run.train.finetune != FinetuneKind::Full)
-    peak.params_trainable = static_cast<std::int64_t>(lora_params(m, 0, m.num_layers, run.train));
+    peak.params_trainable = static_cast<std::int64_t>(lora_params(m, ParallelSpec{}, 0, m.num_layers, run.train));  // whole model
 
   // Host memory is per node: every GPU of the node offloads its own partition.
   const double gpus_on_node = static_cast<double>(std::min<std::int64_t>(run.par.gpus, sys.node.gpus_per_node));
@@ -390,33 +395,5 @@ MemoryResult evaluate(const model::ModelSpec& m, const hardware::SystemSpec& sys
   return peak;
 }
 }  // namespace
-
-double lora_layer_params(const model::ModelSpec& m, bool moe, std::int64_t rank,
-                         const std::vector<std::string>& targets) {
-  const auto wants = [&](const char* name) {
-    return targets.empty() || std::find(targets.begin(), targets.end(), name) != targets.end();
-  };
-  const double r = static_cast<double>(rank), h = static_cast<double>(m.hidden);
-  const double q = static_cast<double>(m.q_dim()), kv = static_cast<double>(m.kv_dim());
-  double n = 0;
-  if (wants("q")) n += r * (h + q);
-  if (wants("k")) n += r * (h + kv);
-  if (wants("v")) n += r * (h + kv);
-  if (wants("o")) n += r * (q + h);
-  const auto mlp = [&](double ffn, double copies) {
-    double x = 0;
-    if (m.mlp == model::MlpKind::Gated && wants("gate")) x += r * (h + ffn);
-    if (wants("up")) x += r * (h + ffn);
-    if (wants("down")) x += r * (ffn + h);
-    return x * copies;
-  };
-  if (moe) {
-    n += mlp(static_cast<double>(m.moe.expert_ffn), static_cast<double>(m.moe.num_experts));
-    if (m.moe.shared_expert_ffn > 0) n += mlp(static_cast<double>(m.moe.shared_expert_ffn), 1.0);
-  } else {
-    n += mlp(static_cast<double>(m.ffn_hidden), 1.0);
-  }
-  return n;
-}
 
 }  // namespace llmsim::sim

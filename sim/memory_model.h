@@ -83,8 +83,4 @@ double amp_weight_copy_bytes(const model::EagerGlue& glue, double act_bytes, dou
 double gradient_overlap_bytes(const FrameworkProfile& fw, const RunSpec& run, std::int64_t micro_batches,
                               double gradients, double freed);
 
-// LoRA adapter parameters of one layer (dense, or MoE with adapters on every expert):
-// rank * (in + out) for each targeted projection; `targets` empty = all of them.
-double lora_layer_params(const model::ModelSpec& m, bool moe, std::int64_t rank, const std::vector<std::string>& targets);
-
 }  // namespace llmsim::sim

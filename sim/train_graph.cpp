@@ -302,7 +302,7 @@ class GraphBuilder {
       out_.tasks[static_cast<std::size_t>(s)].push_back(st.span);
       if (const auto to = successor(s, e.chunk, e.forward)) {
         const double bytes = dbl(t_.micro_batch) * dbl(t_.seq_len / std::max<std::int64_t>(1, run_.par.cp)) *
-                             dbl(in_.model.hidden) * dtype_bytes(t_.precision == DType::FP32 ? DType::FP32 : DType::BF16) /
+                             dbl(in_.model.hidden) * dtype_bytes(activation_dtype(t_.precision)) /
                              dbl(run_.par.tp);
         const NodeId send = add(StepNode{e.forward ? "send act" : "send grad", st.send, in_.comm.p2p(bytes, pp_cross_node_),
                                          Phase::Communication, OpClass::P2p, s, e.micro_batch},

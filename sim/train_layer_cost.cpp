@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "model/operators.h"
+#include "sim/lora_adapters.h"
 
 namespace llmsim::sim {
 
@@ -45,31 +46,6 @@ DType layer_weight_dtype(const RunSpec& run) {
   return t.finetune == FinetuneKind::Qlora ? DType::NF4 : t.precision;
 }
 
-// One LoRA-adapted projection: x[T, d_in] -> A (d_in x r) -> B (r x d_out), d_* after TP sharding.
-struct Adapter {
-  const char* target;
-  double d_in, d_out;
-};
-
-std::vector<Adapter> adapters(const model::ModelSpec& m, const TrainSpec& t, std::int64_t tp, bool dense_mlp) {
-  const auto wants = [&](const char* name) {
-    return t.lora_targets.empty() || std::find(t.lora_targets.begin(), t.lora_targets.end(), name) != t.lora_targets.end();
-  };
-  const double h = dbl(m.hidden), q = dbl(m.q_dim()) / dbl(tp), kv = dbl(m.kv_dim()) / dbl(tp);
-  const double f = dbl(m.ffn_hidden) / dbl(tp);
-  std::vector<Adapter> out;
-  if (wants("q")) out.push_back({"q", h, q});
-  if (wants("k")) out.push_back({"k", h, kv});
-  if (wants("v")) out.push_back({"v", h, kv});
-  if (wants("o")) out.push_back({"o", q, h});
-  // Adapters on MoE experts are not modelled (each expert would carry its own pair).
-  if (dense_mlp && m.ffn_hidden > 0) {
-    if (m.mlp == model::MlpKind::Gated && wants("gate")) out.push_back({"gate", h, f});
-    if (wants("up")) out.push_back({"up", h, f});
-    if (wants("down")) out.push_back({"down", f, h});
-  }
-  return out;
-}
 
 class Builder {
  public:
@@ -120,31 +96,41 @@ class Builder {
     }
   }
 
-  // LoRA adapters on the layer's projections: two skinny GEMMs forward (x A, then (x A) B), their
-  // four backward GEMMs (activation and weight gradients of A and B), and one elementwise pass for
-  // dropout on x and the scaled add onto the base output (PEFT LoraLayer.forward).
-  void add_lora(std::int64_t tokens, bool dense_mlp) {
+  // LoRA adapters on the layer's projections (sim/lora_adapters.h, the memory model's list): two skinny
+  // GEMMs forward (x A, then (x A) B), their four backward GEMMs (activation and weight gradients of A
+  // and B), and one elementwise pass for dropout on x and the scaled add onto the base output (PEFT
+  // LoraLayer.forward). A and B are split over TP; on the routed experts each GPU runs its
+  // num_experts / ep pairs as a batch over the top_k rows of every token it holds.
+  void add_lora(std::int64_t tokens, bool moe_layer) {
     const auto& t = in_.run.train;
+    const auto& par = in_.run.par;
     const DType prec = t.precision;
-    const double a = dtype_bytes(prec), r = dbl(t.lora_rank), T = dbl(tokens);
+    const double a = dtype_bytes(prec), r = dbl(t.lora_rank);
     const auto& cc = in_.compute;
-    for (const Adapter& ad : adapters(in_.model, t, in_.run.par.tp, dense_mlp)) {
+    for (const LoraAdapter& ad : lora_adapters(in_.model, moe_layer, t.lora_targets)) {
       const auto R = t.lora_rank;
-      const auto din = static_cast<std::int64_t>(ad.d_in), dout = static_cast<std::int64_t>(ad.d_out);
-      const double fa = 2 * T * ad.d_in * r, fb = 2 * T * r * ad.d_out;
-      const double ba = (T * ad.d_in + ad.d_in * r + T * r) * a, bb = (T * r + r * ad.d_out + T * ad.d_out) * a;
-      Interval f = cc.gemm(tokens, R, din, 1, fa, ba, prec) + cc.gemm(tokens, dout, R, 1, fb, bb, prec);
-      const double ew = (2 * T * ad.d_in + 3 * T * ad.d_out) * a;
+      const double pairs = ad.routed ? ad.pairs / dbl(par.ep) : ad.pairs;
+      const double rows = dbl(tokens) * ad.rows_per_token;
+      const double d_in = ad.d_in / dbl(par.tp), d_out = ad.d_out / dbl(par.tp);
+      const auto batch = std::max<std::int64_t>(1, static_cast<std::int64_t>(pairs));
+      const auto m_rows = std::max<std::int64_t>(1, static_cast<std::int64_t>(rows / pairs));
+      const auto din = std::max<std::int64_t>(1, static_cast<std::int64_t>(d_in));
+      const auto dout = std::max<std::int64_t>(1, static_cast<std::int64_t>(d_out));
+      const double fa = 2 * rows * d_in * r, fb = 2 * rows * r * d_out;
+      const double ba = (rows * d_in + pairs * d_in * r + rows * r) * a;
+      const double bb = (rows * r + pairs * r * d_out + rows * d_out) * a;
+      Interval f = cc.gemm(m_rows, R, din, batch, fa, ba, prec) + cc.gemm(m_rows, dout, R, batch, fb, bb, prec);
+      const double ew = (2 * rows * d_in + 3 * rows * d_out) * a;
       f += cc.memory_bound(ew, 2);
       // Backward: dX of B, dB, dX of A, dA; same FLOPs and bytes as forward each.
-      Interval b = cc.gemm(tokens, R, dout, 1, fb, bb, prec) + cc.gemm(R, dout, tokens, 1, fb, bb, prec) +
-                   cc.gemm(tokens, din, R, 1, fa, ba, prec) + cc.gemm(din, R, tokens, 1, fa, ba, prec) +
+      Interval b = cc.gemm(m_rows, R, dout, batch, fb, bb, prec) + cc.gemm(R, dout, m_rows, batch, fb, bb, prec) +
+                   cc.gemm(m_rows, din, R, batch, fa, ba, prec) + cc.gemm(din, R, m_rows, batch, fa, ba, prec) +
                    cc.memory_bound(ew, 2);
       out_.fwd += f;
       out_.bwd += b;
       out_.fwd_flops += fa + fb;
       out_.bwd_flops += 2 * (fa + fb);
-      const double p = r * (ad.d_in + ad.d_out);
+      const double p = r * (d_in + d_out) * pairs;
       out_.params += p;
       out_.trainable_params += p;
       const bool again = t.recompute == Recompute::Full;
@@ -222,8 +208,7 @@ LayerCost layer_cost(const LayerCostInputs& in, LayerKind kind, std::int64_t lay
   p.tp = run.par.tp;
   p.sequence_parallel = run.par.sequence_parallel;
   p.flash_attn = t.flash_attn;
-  p.act_dtype = t.precision == DType::FP32 || t.precision == DType::TF32 ? DType::FP32 : DType::BF16;
-  if (t.precision == DType::FP16) p.act_dtype = DType::FP16;
+  p.act_dtype = activation_dtype(t.precision);
   p.weight_dtype = layer_weight_dtype(run);
   p.training = true;
   p.glue = training_glue(in.framework, t);
@@ -244,7 +229,7 @@ LayerCost layer_cost(const LayerCostInputs& in, LayerKind kind, std::int64_t lay
   // With CP each rank holds s/cp queries but attends over the whole (causal) sequence: its share of the
   // attention work is 1/cp of the full sequence's, i.e. cp times that of an s/cp-token sequence.
   b.add_ops(inv.ops, lora, static_cast<double>(cp));
-  if (lora) b.add_lora(t.micro_batch * p.q_len, !in.model.is_moe_layer(layer_index));
+  if (lora) b.add_lora(t.micro_batch * p.q_len, in.model.is_moe_layer(layer_index));
   if (cp > 1) {
     Interval core_f, core_b;
     for (const auto& op : inv.ops)

@@ -13,8 +13,9 @@ double TrainStateBytes::update_traffic() const {
 }
 
 namespace {
-// The 16-bit (or fp32) type the model computes in; weights and gradients take it without a master copy.
-DType compute_storage(const TrainSpec& t) { return t.precision == DType::FP32 ? DType::FP32 : DType::BF16; }
+// The type the model computes in (activation_dtype: 16-bit, or fp32 for fp32/tf32); weights and
+// gradients take it without a master copy.
+DType compute_storage(const TrainSpec& t) { return activation_dtype(t.precision); }
 }  // namespace
 
 DType optimizer_state_dtype(const TrainSpec& t) {

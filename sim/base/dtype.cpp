@@ -59,4 +59,10 @@ std::vector<std::string> dtype_names() {
   return names;
 }
 
+DType activation_dtype(DType precision) {
+  if (precision == DType::FP32 || precision == DType::TF32) return DType::FP32;
+  if (precision == DType::FP16) return DType::FP16;
+  return DType::BF16;
+}
+
 }  // namespace llmsim

@@ -15,4 +15,11 @@ std::string_view dtype_name(DType t);  // "fp32", "tf32", "fp16", "bf16", "fp8",
 bool parse_dtype(std::string_view name, DType& out);
 std::vector<std::string> dtype_names();
 
+// The element type of the activations a run at this compute precision stores and moves: fp32 for fp32
+// and tf32 (TF32 is a tensor-core math mode over fp32 tensors), fp16 for fp16, and bf16 for bf16 and
+// fp8 (fp8 recipes — Transformer Engine, torchao float8 — keep activations between layers in 16 bits
+// and quantize inside the GEMMs). The one definition used by the memory model, the step graph, the fast
+// estimator and the inference iteration cost.
+DType activation_dtype(DType precision);
+
 }  // namespace llmsim
