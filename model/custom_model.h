@@ -1,5 +1,5 @@
 #pragma once
-// The `custom` model of the measured-run schema (shared/validation/SCHEMA.md): an architecture
+// The `custom` model of the measured-run schema (data/validation/SCHEMA.md): an architecture
 // family plus dimensions.
 //   gpt   = LayerNorm, GELU MLP with 2 matrices, learned positions, MHA, biases, tied embeddings,
 //           dropout 0.1 (Megatron-LM GPT defaults)

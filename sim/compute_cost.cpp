@@ -7,7 +7,7 @@
 
 namespace llmsim::sim {
 
-// Physical default model of kernel time (refined by calibration, issue 6):
+// Physical default model of kernel time (refined by calibration: calibrate/, docs/calibration.md):
 //  * A GEMM runs at  peak x f_large x wave x kfac , where f_large is the large-GEMM fraction of the
 //    profile (hardware/efficiency.cpp cites it), wave = tiles / (waves x SMs) is the last-wave
 //    quantisation for 128x128 output tiles (NVIDIA "Matrix Multiplication Background User's Guide",

@@ -625,8 +625,8 @@ class RowMapper {
     if (auto r = row_.integer("lora_rank", 1)) {
       t.lora_rank = *r;
     } else if (t.finetune == FinetuneKind::Qlora) {
-      t.lora_rank = 64;  // QLoRA paper's r = 64, as the CLI's --qlora
-      note_default("lora_rank=64 (QLoRA default, not stated)");
+      t.lora_rank = kQloraDefaultRank;  // as the CLI's --qlora
+      note_default(fmt::format("lora_rank={} (QLoRA default, not stated)", kQloraDefaultRank));
     }
   }
 

@@ -103,7 +103,7 @@ std::vector<Candidate> training_candidates(const model::ModelSpec& m) {
        [](RunSpec& r) {
          if (r.workload != Workload::Finetune || r.train.finetune == FinetuneKind::Qlora) return false;
          r.train.finetune = FinetuneKind::Qlora;
-         if (r.train.lora_rank == 0) r.train.lora_rank = 64;
+         if (r.train.lora_rank == 0) r.train.lora_rank = kQloraDefaultRank;
          return true;
        }},
   };

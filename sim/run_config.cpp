@@ -131,7 +131,7 @@ const std::vector<Setting>& table() {
        [](RunRequest& r, const std::string& v) {
          if (v != "true") return;
          r.run.train.finetune = FinetuneKind::Qlora;
-         if (r.run.train.lora_rank == 0) r.run.train.lora_rank = 64;  // QLoRA paper's default r = 64
+         if (r.run.train.lora_rank == 0) r.run.train.lora_rank = kQloraDefaultRank;
          if (!r.was_given("workload")) r.run.workload = Workload::Finetune;
        }},
       {{"framework", K::Choice, "framework whose memory/time behaviour applies", framework_names()},

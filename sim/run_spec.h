@@ -58,6 +58,10 @@ struct ParallelSpec {
   bool sequence_parallel = false;  // Megatron sequence parallelism (needs tp > 1 to matter)
 };
 
+// QLoRA's adapter rank when a run does not give one: r = 64 on every linear layer (Dettmers et al. 2023,
+// Sec. 4 / qlora.py --lora_r 64).
+inline constexpr std::int64_t kQloraDefaultRank = 64;
+
 // LoRA adapter placement: names of the linear projections that get adapters.
 // Valid: q, k, v, o, gate, up, down (default: all of them, as QLoRA does).
 std::vector<std::string> lora_target_names();

@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <string>
 
+#include <unistd.h>
+
 #include "sim/base/error.h"
 
 namespace llmsim::test {
@@ -20,11 +22,30 @@ Error error_of(F&& f) {
   throw std::runtime_error("expected an llmsim::Error");
 }
 
-// Writes `text` to a file in the temporary folder and returns its path.
+// This test process's own folder under the system's temporary folder, so that test executables running
+// at once (ctest --parallel, two checkouts on one machine) never write the same file.
+inline const std::filesystem::path& process_temp_dir() {
+  static const std::filesystem::path dir = [] {
+    auto d = std::filesystem::temp_directory_path() / ("llmsim-test-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(d);
+    return d;
+  }();
+  return dir;
+}
+
+// Writes `text` to a file in the process's temporary folder and returns its path.
 inline std::string write_temp(const std::string& name, const std::string& text) {
-  const auto path = std::filesystem::temp_directory_path() / ("llmsim-test-" + name);
+  const auto path = process_temp_dir() / name;
   std::ofstream(path) << text;
   return path.string();
+}
+
+// An empty folder `name` in the process's temporary folder (emptied when it exists).
+inline std::string fresh_temp_dir(const std::string& name) {
+  const auto p = process_temp_dir() / name;
+  std::filesystem::remove_all(p);
+  std::filesystem::create_directories(p);
+  return p.string();
 }
 
 }  // namespace llmsim::test

@@ -18,7 +18,7 @@ Runner add_infer_command(CLI::App& app);
 Runner add_calibrate_command(CLI::App& app, int argc, char** argv);
 Runner add_validate_command(CLI::App& app);
 Runner add_serve_command(CLI::App& app);
-// `search train` (what-if search) and `plan train` (capacity planning); serve variants come later.
+// `search train` (what-if search) and `plan train` / `plan serve` (capacity planning).
 Runner add_search_command(CLI::App& app);
 Runner add_plan_command(CLI::App& app);
 // The `serve` subcommand of `llmsim plan` (registered by add_plan_command).

@@ -25,12 +25,7 @@ namespace cal = llmsim::calibrate;
 
 namespace {
 
-std::string temp_dir(const std::string& name) {
-  const auto p = std::filesystem::temp_directory_path() / ("llmsim-test-" + name);
-  std::filesystem::remove_all(p);
-  std::filesystem::create_directories(p);
-  return p.string();
-}
+std::string temp_dir(const std::string& name) { return llmsim::test::fresh_temp_dir(name); }
 
 cal::Sample sample(const std::string& bench, const std::string& dtype, double bytes, double seconds, int group = 1) {
   cal::Sample s;

@@ -282,12 +282,7 @@ namespace hw = llmsim::hardware;
 namespace sim = llmsim::sim;
 using llmsim::model::Collective;
 
-std::string temp_dir(const std::string& name) {
-  const auto p = std::filesystem::temp_directory_path() / ("llmsim-test-" + name);
-  std::filesystem::remove_all(p);
-  std::filesystem::create_directories(p);
-  return p.string();
-}
+std::string temp_dir(const std::string& name) { return llmsim::test::fresh_temp_dir(name); }
 
 hw::Fraction exact(double f) { return hw::Fraction{.value = f, .low = f, .high = f, .source = "test truth"}; }
 

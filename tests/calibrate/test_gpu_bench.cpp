@@ -10,6 +10,7 @@
 
 #include "calibrate/gpu_bench.h"
 #include "calibrate/process_group.h"
+#include "test_util.h"
 
 using namespace llmsim::calibrate;
 
@@ -29,8 +30,7 @@ GpuInfo gpu_or_skip() {
 }
 
 std::string fresh_log_path() {
-  const auto dir = std::filesystem::temp_directory_path() / "llmsim_test_gpu_bench";
-  std::filesystem::create_directories(dir);
+  const std::filesystem::path dir = llmsim::test::fresh_temp_dir("gpu_bench");
   const auto path = dir / "samples.csv";
   std::filesystem::remove(path);
   return path.string();
