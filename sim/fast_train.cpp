@@ -7,6 +7,7 @@
 #include "sim/framework_profile.h"
 #include "sim/train_state_bytes.h"
 #include "sim/memory_model.h"
+#include "sim/stage_layout.h"
 #include "sim/train_layer_cost.h"
 
 namespace llmsim::sim {
@@ -23,18 +24,6 @@ std::int64_t moe_layers_in(const model::ModelSpec& m, std::int64_t first, std::i
   const std::int64_t step = m.moe.sparse_step;
   return (first + count) / step - first / step;
 }
-
-// Stage `s`'s chunk `c` as [first, first + count): stage_chunks() without the allocation.
-std::pair<std::int64_t, std::int64_t> chunk_of(std::int64_t s, std::int64_t c, std::int64_t pp, std::int64_t vp,
-                                               std::int64_t layers) {
-  if (vp <= 1) {
-    const std::int64_t base = layers / pp, extra = layers % pp, plain = pp - extra;
-    return {s * base + std::max<std::int64_t>(0, s - plain), base + (s >= plain ? 1 : 0)};
-  }
-  const std::int64_t per = layers / (pp * vp);
-  return {(c * pp + s) * per, per};
-}
-
 
 }  // namespace
 
@@ -123,7 +112,7 @@ FastTrainEstimate FastTrainEvaluator::estimate(const RunSpec& run) {
   const FrameworkProfile& fw = framework_profile(t.framework);
   const std::int64_t pp = par.pp, vp = std::max<std::int64_t>(1, par.vp), dp = par.dp, L = m_.num_layers;
   const int gpn = std::max(1, sys_.node.gpus_per_node);
-  const std::int64_t mbs = t.global_batch / (t.micro_batch * dp);
+  const std::int64_t mbs = micro_batches_per_step(run);
   const double m = dbl(mbs);
 
   const bool zero3 = t.zero_stage >= 3 && dp > 1;
@@ -214,7 +203,7 @@ FastTrainEstimate FastTrainEvaluator::estimate(const RunSpec& run) {
     // passes before it. The DP stream and the PCIe link carry their backlog from chunk to chunk.
     double dp_free = -1e300, pcie_free = -1e300;
     for (std::int64_t ch = vp - 1; ch >= 0; --ch) {
-      const auto [first, count] = chunk_of(s, ch, pp, vp, L);
+      const auto [first, count] = stage_chunk(s, ch, pp, vp, L);  // sim/stage_layout.h, no allocation
       const std::int64_t nm = moe_layers_in(m_, first, count), nd = count - nm;
       const bool has_e = s == 0 && ch == 0, has_h = s == pp - 1 && ch == vp - 1;
       double f = dbl(nd) * D.f + dbl(nm) * M.f + (has_e ? E.f : 0.0) + (has_h ? H.f : 0.0);
@@ -391,7 +380,7 @@ FastMemory FastTrainEvaluator::memory(const RunSpec& run) {
   const bool offload_params = t.offload == Offload::OptimizerParams;
   const TrainStateBytes b = train_state_bytes(fw, t);
   const double linear_b = frozen_linear_bytes(t);
-  const std::int64_t micro_batches = t.global_batch / std::max<std::int64_t>(1, t.micro_batch * par.dp);
+  const std::int64_t micro_batches = micro_batches_per_step(run);
   const ActivationParams ap{.micro_batch = t.micro_batch, .seq_len = t.seq_len, .tp = par.tp, .cp = par.cp,
                             .sequence_parallel = par.sequence_parallel, .flash_attn = t.flash_attn,
                             .act_bytes = act_bytes, .glue = training_glue(fw, t)};
@@ -413,10 +402,9 @@ FastMemory FastTrainEvaluator::memory(const RunSpec& run) {
 
   double best = -1;
   const std::int64_t L = m_.num_layers, pp = par.pp;
-  const std::int64_t base = L / pp, extra = L % pp, plain = pp - extra;
   for (std::int64_t s = 0; s < pp; ++s) {
-    const std::int64_t layers = base + (s >= plain ? 1 : 0);
-    const std::int64_t first = s * base + std::max<std::int64_t>(0, s - plain);
+    const StageLayers stage = stage_layers(s, pp, L);
+    const std::int64_t layers = stage.count, first = stage.first;
     const bool is_first = s == 0, is_last = s == pp - 1;
     // stage_params()
     double sp_linear = 0, sp_other = 0, largest = 0, per_mb = 0, biggest_act = 0, lora_p = 0;

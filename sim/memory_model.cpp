@@ -10,6 +10,7 @@
 #include "sim/base/units.h"
 #include "sim/framework_profile.h"
 #include "sim/lora_adapters.h"
+#include "sim/stage_layout.h"
 #include "sim/train_state_bytes.h"
 
 namespace llmsim::sim {
@@ -38,12 +39,9 @@ struct Stage {
 };
 
 Stage stage_of(std::int64_t index, std::int64_t pp, std::int64_t num_layers) {
-  const std::int64_t base = num_layers / pp, extra = num_layers % pp;
-  const std::int64_t plain_stages = pp - extra;
-  Stage s{.index = index, .first = index == 0, .last = index == pp - 1};
-  s.layers = base + (index >= plain_stages ? 1 : 0);
-  s.first_layer = index * base + std::max<std::int64_t>(0, index - plain_stages);
-  return s;
+  const StageLayers layers = stage_layers(index, pp, num_layers);
+  return Stage{.index = index, .first_layer = layers.first, .layers = layers.count, .first = index == 0,
+               .last = index == pp - 1};
 }
 
 // Parameters one GPU of a stage holds, before ZeRO sharding, split into the parts that LoRA/QLoRA
@@ -195,7 +193,7 @@ StageMemory training_stage(const model::ModelSpec& m, const hardware::SystemSpec
 
   // Activations, with what the framework's model code saves beyond fused kernels (model::EagerGlue).
   const model::EagerGlue glue = training_glue(fw, t);
-  const std::int64_t micro_batches = t.global_batch / std::max<std::int64_t>(1, t.micro_batch * par.dp);
+  const std::int64_t micro_batches = micro_batches_per_step(run);
   const ActivationParams ap{.micro_batch = t.micro_batch, .seq_len = t.seq_len, .tp = par.tp, .cp = par.cp,
                             .sequence_parallel = par.sequence_parallel, .flash_attn = t.flash_attn,
                             .act_bytes = act_bytes, .glue = glue};

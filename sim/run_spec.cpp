@@ -109,6 +109,11 @@ RunSpec with_defaults(RunSpec run) {
   return run;
 }
 
+std::int64_t micro_batches_per_step(const RunSpec& run) {
+  const std::int64_t unit = run.train.micro_batch * run.par.dp;
+  return unit > 0 ? run.train.global_batch / unit : 0;
+}
+
 std::vector<std::string> structural_problems(const RunSpec& run, const model::ModelSpec& m) {
   std::vector<std::string> why;
   const auto& p = run.par;
@@ -149,7 +154,7 @@ std::vector<std::string> structural_problems(const RunSpec& run, const model::Mo
     if (t.optimizer_in_backward && t.global_batch != t.micro_batch * p.dp)
       why.push_back(fmt::format("--optimizer-in-backward steps on each micro-batch's gradients, so it cannot "
                                 "accumulate {} micro-batches per step (global batch must be micro-batch {} x dp {})",
-                                t.global_batch / std::max<std::int64_t>(1, t.micro_batch * p.dp), t.micro_batch, p.dp));
+                                micro_batches_per_step(run), t.micro_batch, p.dp));
     if (t.overlap_param_gather && (t.zero_stage < 1 || t.zero_stage > 2))
       why.push_back(fmt::format("--overlap-param-gather overlaps the parameter all-gather of ZeRO-1/2 (the "
                                 "distributed optimizer); ZeRO-{} has none after the step",

@@ -129,6 +129,10 @@ struct RunSpec {
 // Fills derived fields: dp = gpus / (tp*pp*cp) when dp is 0, global_batch = micro_batch*dp when 0.
 RunSpec with_defaults(RunSpec run);
 
+// Micro-batches each data-parallel rank runs per optimizer step: global batch / (micro-batch x dp), for a
+// run with with_defaults applied (0 when the sizes are not set).
+std::int64_t micro_batches_per_step(const RunSpec& run);
+
 // Why this configuration cannot run at all, whatever the memory: TP not dividing the heads or KV heads,
 // GPUs not a multiple of TP*PP*CP, PP larger than the layer count, EP not dividing the experts, a
 // global batch that is not a multiple of micro_batch*dp, LoRA options without LoRA, … Empty when

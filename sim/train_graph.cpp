@@ -8,6 +8,7 @@
 
 #include "sim/base/error.h"
 #include "sim/pipeline_order.h"
+#include "sim/stage_layout.h"
 #include "sim/train_state_bytes.h"
 
 namespace llmsim::sim {
@@ -52,7 +53,7 @@ class GraphBuilder {
     vp_ = static_cast<int>(par.vp);
     dp_ = par.dp;
     gpn_ = std::max(1, in_.system.node.gpus_per_node);
-    m_ = static_cast<int>(t_.global_batch / (t_.micro_batch * par.dp));
+    m_ = static_cast<int>(micro_batches_per_step(run_));
     out_.micro_batches = m_;
     groups_.tp = make_group(static_cast<int>(par.tp), 1, gpn_);
     groups_.cp = make_group(static_cast<int>(par.cp), static_cast<int>(par.tp), gpn_);
@@ -383,15 +384,10 @@ class GraphBuilder {
 std::vector<std::pair<std::int64_t, std::int64_t>> stage_chunks(std::int64_t stage, std::int64_t pp, std::int64_t vp,
                                                                 std::int64_t layers) {
   std::vector<std::pair<std::int64_t, std::int64_t>> out;
-  if (vp <= 1) {
-    const std::int64_t base = layers / pp, extra = layers % pp, plain = pp - extra;
-    const std::int64_t count = base + (stage >= plain ? 1 : 0);
-    const std::int64_t first = stage * base + std::max<std::int64_t>(0, stage - plain);
-    out.emplace_back(first, count);
-    return out;
+  for (std::int64_t c = 0; c < std::max<std::int64_t>(1, vp); ++c) {
+    const StageLayers chunk = stage_chunk(stage, c, pp, vp, layers);
+    out.emplace_back(chunk.first, chunk.count);
   }
-  const std::int64_t per = layers / (pp * vp);
-  for (std::int64_t c = 0; c < vp; ++c) out.emplace_back((c * pp + stage) * per, per);
   return out;
 }
 

@@ -12,6 +12,7 @@
 #include "sim/framework_profile.h"
 #include "sim/lora_adapters.h"
 #include "sim/memory_model.h"
+#include "sim/stage_layout.h"
 #include "sim/train_layer_cost.h"
 
 using namespace llmsim;
@@ -106,4 +107,34 @@ TEST_CASE("LoRA on a dense model: adapters of the targeted projections only") {
   CHECK(lp.routed == 0.0);
   CHECK(sim::lora_adapters(m, false, {"q", "v"}).size() == 2);
   CHECK(sim::lora_adapters(m, false, {}).size() == 7);
+}
+
+TEST_CASE("pipeline stage layout: even split, the remainder on the last stages; interleaved chunks") {
+  // 30 layers over 4 stages: 7, 7, 8, 8 (the last 30 % 4 = 2 stages take one more).
+  const sim::StageLayers s0 = sim::stage_layers(0, 4, 30), s1 = sim::stage_layers(1, 4, 30);
+  const sim::StageLayers s2 = sim::stage_layers(2, 4, 30), s3 = sim::stage_layers(3, 4, 30);
+  CHECK(s0.first == 0);
+  CHECK(s0.count == 7);
+  CHECK(s1.first == 7);
+  CHECK(s1.count == 7);
+  CHECK(s2.first == 14);
+  CHECK(s2.count == 8);
+  CHECK(s3.first == 22);
+  CHECK(s3.count == 8);
+  // 32 layers, pp 4, vp 2: chunks of 4; stage 1 runs layers 4-7 and 20-23.
+  CHECK(sim::stage_chunk(1, 0, 4, 2, 32).first == 4);
+  CHECK(sim::stage_chunk(1, 1, 4, 2, 32).first == 20);
+  CHECK(sim::stage_chunk(1, 1, 4, 2, 32).count == 4);
+  CHECK(sim::stage_chunk(3, 0, 4, 1, 30).first == 22);  // vp 1: the whole stage
+}
+
+TEST_CASE("micro-batches per step: global batch / (micro-batch x dp)") {
+  sim::RunSpec r;
+  r.par.gpus = 64;
+  r.par.tp = 8;
+  r.train.micro_batch = 2;
+  r.train.global_batch = 512;
+  CHECK(sim::micro_batches_per_step(sim::with_defaults(r)) == 32);  // dp 8: 512 / 16
+  r.train.global_batch = 0;
+  CHECK(sim::micro_batches_per_step(sim::with_defaults(r)) == 1);  // the default global batch is one micro-batch x dp
 }
