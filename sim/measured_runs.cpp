@@ -739,7 +739,10 @@ class RowMapper {
 }  // namespace
 
 std::vector<MeasuredRun> load_measured_runs(const std::string& path, const std::string& data_dir, bool use_facts) {
-  const std::vector<Record> records = parse_csv(read_text(path), path);
+  std::string text = read_text(path);
+  // Spreadsheet programs save "CSV UTF-8" with a byte-order mark; it is not part of the first column's name.
+  if (text.starts_with("\xEF\xBB\xBF")) text.erase(0, 3);
+  const std::vector<Record> records = parse_csv(text, path);
   if (records.empty()) throw_input(Location{.file = path, .line = 1}, "empty file: the first line must be the header");
   const Header header = read_header(records.front(), path);
   FileContext ctx{.file = path,

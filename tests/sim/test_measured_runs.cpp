@@ -149,6 +149,14 @@ sim::MeasuredRun error_row(const std::string& name, std::size_t index) {
   return runs[index];
 }
 
+TEST_CASE("a spreadsheet's UTF-8 byte-order mark and CRLF line ends are read as plain CSV") {
+  const auto runs = load("bom_crlf.csv");
+  REQUIRE(runs.size() == 1);
+  CHECK(runs[0].error.empty());
+  CHECK(runs[0].run_id == "bom-1");
+  CHECK(runs[0].value == 1.0);
+}
+
 TEST_CASE("file-level errors: what makes the file unreadable stops it") {
   SUBCASE("unknown column: header line with did-you-mean") {
     const Error e = load_error("unknown_column.csv");
