@@ -19,6 +19,12 @@ std::string_view weight_quant_name(WeightQuant q) {
   return "?";
 }
 
+std::vector<std::string> weight_quant_names() {
+  std::vector<std::string> names;
+  for (const auto& [v, n] : kQuantNames) names.emplace_back(n);
+  return names;
+}
+
 bool parse_weight_quant(std::string_view name, WeightQuant& out) {
   for (const auto& [v, n] : kQuantNames)
     if (n == name) {

@@ -4,6 +4,7 @@
 // Everything downstream (parameter counts, operator inventory, memory, time) reads only this struct.
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "sim/base/dtype.h"
 
@@ -16,6 +17,7 @@ enum class WeightQuant { None, Int8, Int4, Nf4, Fp8 };
 
 std::string_view weight_quant_name(WeightQuant q);  // "none", "int8", "int4", "nf4", "fp8"
 bool parse_weight_quant(std::string_view name, WeightQuant& out);
+std::vector<std::string> weight_quant_names();  // in enum order
 
 // Mixture of experts; num_experts == 0 means a dense model.
 struct MoeSpec {

@@ -270,8 +270,8 @@ class RowReader {
 // Row -> MeasuredRun
 
 const std::vector<std::string> kWorkloads{"pretrain", "finetune", "inference", "serving"};
-const std::vector<std::string> kPrecisions{"fp32", "tf32", "fp16", "bf16", "fp8"};
-const std::vector<std::string> kWeightQuants{"none", "int8", "int4", "nf4", "fp8"};
+const std::vector<std::string> kPrecisions = compute_precision_names();
+const std::vector<std::string> kWeightQuants = model::weight_quant_names();
 
 // Context of the file being read, shared by its rows.
 struct FileContext {

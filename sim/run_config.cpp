@@ -77,7 +77,7 @@ const std::vector<Setting>& table() {
        [](RunRequest& r, const std::string& v) { r.run.train.global_batch = to_int(v); }},
       {{"seq-len", K::PositiveInt, "training sequence length in tokens"},
        [](RunRequest& r, const std::string& v) { r.run.train.seq_len = to_int(v); }},
-      {{"precision", K::Choice, "compute precision", {"fp32", "tf32", "fp16", "bf16", "fp8"}},
+      {{"precision", K::Choice, "compute precision", compute_precision_names()},
        [](RunRequest& r, const std::string& v) { r.run.train.precision = r.run.infer.precision = to_dtype(v); }},
       {{"recompute", K::Choice, "activation recomputation", recompute_names()},
        [](RunRequest& r, const std::string& v) { r.run.train.recompute = to_enum<Recompute>(v); }},
@@ -157,7 +157,7 @@ const std::vector<Setting>& table() {
          if (!r.was_given("workload")) r.run.workload = Workload::Inference;
        }},
       {{"weight-quant", K::Choice, "weight storage format (inference; or the frozen base under LoRA)",
-        {"none", "int8", "int4", "nf4", "fp8"}},
+        model::weight_quant_names()},
        [](RunRequest& r, const std::string& v) {
          model::parse_weight_quant(v, r.run.infer.weight_quant);
          model::parse_weight_quant(v, r.run.train.base_quant);

@@ -216,7 +216,7 @@ const std::vector<std::pair<std::string, std::string>> kOnOffAliases = {
 const std::vector<std::string> kTrainFrameworks = {"megatron", "deepspeed", "fsdp", "hf"};  // Framework order
 const std::vector<std::pair<std::string, std::string>> kFrameworkAliases = {{"megatron-lm", "megatron"},
                                                                            {"nemo", "megatron"}};
-const std::vector<std::string> kPrecisions = {"fp32", "tf32", "fp16", "bf16", "fp8"};  // DType order
+const std::vector<std::string> kPrecisions = compute_precision_names();  // DType order
 
 std::size_t idx(TrainAxis a) { return static_cast<std::size_t>(a); }
 

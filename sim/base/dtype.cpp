@@ -59,6 +59,12 @@ std::vector<std::string> dtype_names() {
   return names;
 }
 
+std::vector<std::string> compute_precision_names() {
+  std::vector<std::string> names;
+  for (DType t : {DType::FP32, DType::TF32, DType::FP16, DType::BF16, DType::FP8}) names.emplace_back(dtype_name(t));
+  return names;
+}
+
 DType activation_dtype(DType precision) {
   if (precision == DType::FP32 || precision == DType::TF32) return DType::FP32;
   if (precision == DType::FP16) return DType::FP16;

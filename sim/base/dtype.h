@@ -14,6 +14,9 @@ std::string_view dtype_name(DType t);  // "fp32", "tf32", "fp16", "bf16", "fp8",
 // Parses a name ("bf16", also "bfloat16", "float16", "float32"); nullopt-like: returns false when unknown.
 bool parse_dtype(std::string_view name, DType& out);
 std::vector<std::string> dtype_names();
+// The formats a run may compute in, in DType order (its index is the DType value): fp32, tf32, fp16,
+// bf16, fp8. The others are storage formats only.
+std::vector<std::string> compute_precision_names();
 
 // The element type of the activations a run at this compute precision stores and moves: fp32 for fp32
 // and tf32 (TF32 is a tensor-core math mode over fp32 tensors), fp16 for fp16, and bf16 for bf16 and
