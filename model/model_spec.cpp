@@ -19,6 +19,17 @@ std::string_view weight_quant_name(WeightQuant q) {
   return "?";
 }
 
+DType stored_dtype(WeightQuant q, DType unquantized) {
+  switch (q) {
+    case WeightQuant::Int8: return DType::INT8;
+    case WeightQuant::Int4: return DType::INT4;
+    case WeightQuant::Nf4: return DType::NF4;
+    case WeightQuant::Fp8: return DType::FP8;
+    case WeightQuant::None: break;
+  }
+  return unquantized;
+}
+
 std::vector<std::string> weight_quant_names() {
   std::vector<std::string> names;
   for (const auto& [v, n] : kQuantNames) names.emplace_back(n);

@@ -18,6 +18,8 @@ enum class WeightQuant { None, Int8, Int4, Nf4, Fp8 };
 std::string_view weight_quant_name(WeightQuant q);  // "none", "int8", "int4", "nf4", "fp8"
 bool parse_weight_quant(std::string_view name, WeightQuant& out);
 std::vector<std::string> weight_quant_names();  // in enum order
+// The element type a weight format packs its weights in (int8, int4, nf4, fp8), or `unquantized` for none.
+DType stored_dtype(WeightQuant q, DType unquantized);
 
 // Mixture of experts; num_experts == 0 means a dense model.
 struct MoeSpec {

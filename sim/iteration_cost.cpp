@@ -27,16 +27,6 @@ namespace {
 
 double dbl(std::int64_t v) { return static_cast<double>(v); }
 
-DType packed_dtype(model::WeightQuant q, DType act) {
-  switch (q) {
-    case model::WeightQuant::Int8: return DType::INT8;
-    case model::WeightQuant::Int4: return DType::INT4;
-    case model::WeightQuant::Nf4: return DType::NF4;
-    case model::WeightQuant::Fp8: return DType::FP8;
-    case model::WeightQuant::None: break;
-  }
-  return act;
-}
 
 hardware::SystemSpec with_floor(hardware::SystemSpec s, double floor) {
   if (floor >= 0) s.efficiency.kernel_launch_s = floor;
@@ -104,7 +94,7 @@ IterationCost IterationCostModel::iteration(const std::vector<SequenceWork>& bat
   p.tp = par_.tp;
   p.flash_attn = true;
   p.act_dtype = act;
-  p.weight_dtype = packed_dtype(in_.weight_quant, act);
+  p.weight_dtype = model::stored_dtype(in_.weight_quant, act);
   p.training = false;
   p.glue = opt_.glue;
 

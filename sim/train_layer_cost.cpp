@@ -36,14 +36,7 @@ std::string op_class_key(const Operator& op, bool backward) {
 DType layer_weight_dtype(const RunSpec& run) {
   const auto& t = run.train;
   if (run.workload != Workload::Finetune || t.finetune == FinetuneKind::Full) return t.precision;
-  switch (t.base_quant) {
-    case model::WeightQuant::Int8: return DType::INT8;
-    case model::WeightQuant::Int4: return DType::INT4;
-    case model::WeightQuant::Nf4: return DType::NF4;
-    case model::WeightQuant::Fp8: return DType::FP8;
-    case model::WeightQuant::None: break;
-  }
-  return t.finetune == FinetuneKind::Qlora ? DType::NF4 : t.precision;
+  return model::stored_dtype(t.base_quant, t.finetune == FinetuneKind::Qlora ? DType::NF4 : t.precision);
 }
 
 

@@ -167,3 +167,14 @@ TEST_CASE("weight-only quantization does not change the parameter count") {
   const ModelSpec q = load_hf_config(kTestModels + "llama3-8b-bnb-nf4.json");
   CHECK(count_params(q).total == total_of("llama3-8b"));
 }
+
+TEST_CASE("a weight format's stored element type") {
+  using llmsim::DType;
+  using llmsim::model::WeightQuant;
+  CHECK(llmsim::model::stored_dtype(WeightQuant::Int8, DType::BF16) == DType::INT8);
+  CHECK(llmsim::model::stored_dtype(WeightQuant::Int4, DType::BF16) == DType::INT4);
+  CHECK(llmsim::model::stored_dtype(WeightQuant::Nf4, DType::BF16) == DType::NF4);
+  CHECK(llmsim::model::stored_dtype(WeightQuant::Fp8, DType::BF16) == DType::FP8);
+  CHECK(llmsim::model::stored_dtype(WeightQuant::None, DType::FP16) == DType::FP16);
+  CHECK(llmsim::model::weight_quant_names() == std::vector<std::string>{"none", "int8", "int4", "nf4", "fp8"});
+}
