@@ -23,9 +23,10 @@ IterationTimeFn exact_time(std::function<double(const std::vector<SequenceWork>&
 
 EngineProfile serving_profile(Framework f, const hardware::SystemSpec& sys) {
   EngineProfile p = engine_profile(f);
-  if (p.name == "vllm") {
+  if (f == Framework::Vllm) {
     // vllm/engine/arg_utils.py get_batch_defaults: larger defaults on >= 70 GiB GPUs other than A100
-    // (PR #17885 kept A100 on the small ones), OpenAI API server usage context.
+    // (PR #17885 kept A100 on the small ones), OpenAI API server usage context. vLLM itself tells A100
+    // apart by the device name, so the rule matches the name too.
     std::string name = sys.gpu.name;
     std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     if (sys.gpu.memory_bytes >= 70.0 * units::GiB && name.find("a100") == std::string::npos) {
