@@ -92,7 +92,9 @@ double stored_layer_bytes(const model::ModelSpec& m, const ActivationParams& p, 
   return 0;
 }
 
-double in_flight_factor(std::int64_t stage, std::int64_t pp, std::int64_t vp, std::int64_t micro_batches) {
+double in_flight_factor(std::int64_t stage, std::int64_t pp, std::int64_t vp, std::int64_t micro_batches,
+                        PipelineSchedule schedule) {
+  if (schedule == PipelineSchedule::GPipe && pp > 1) return static_cast<double>(std::max<std::int64_t>(micro_batches, 1));
   const double held = static_cast<double>(std::min(pp - stage, std::max<std::int64_t>(micro_batches, 1)));
   if (vp > 1 && stage == 0) {
     // Interleaved 1F1B: the first stage holds pp micro-batches of all its chunks plus the warm-up extra.

@@ -37,9 +37,13 @@ LayerActivations layer_activations(const model::ModelSpec& m, const ActivationPa
 double stored_layer_bytes(const model::ModelSpec& m, const ActivationParams& p, std::int64_t layer_index,
                           Recompute policy);
 
-// Micro-batches whose activations a pipeline stage holds at its peak under 1F1B: stage i of pp holds
-// min(pp - i, micro_batches) (Narayanan et al. 2021 Sec. 2.2.1). Interleaving multiplies stage 0's
-// activations by 1 + (pp-1)/(pp*vp) (Korthikanti et al. 2022 Sec. 4.2.3).
-double in_flight_factor(std::int64_t stage, std::int64_t pp, std::int64_t vp, std::int64_t micro_batches);
+// Micro-batches whose activations a pipeline stage holds at its peak. 1F1B: stage i of pp holds
+// min(pp - i, micro_batches) (Narayanan et al. 2021 Sec. 2.2.1); interleaving multiplies stage 0's
+// activations by 1 + (pp-1)/(pp*vp) (Korthikanti et al. 2022 Sec. 4.2.3). GPipe runs every forward
+// before the first backward, so every stage holds all micro_batches (Huang et al. 2019; Narayanan et al.
+// 2021 Sec. 2.2.1: "GPipe ... requires stashing activations for all m microbatches"). Without a
+// pipeline (pp 1) micro-batches run one after another whatever the schedule.
+double in_flight_factor(std::int64_t stage, std::int64_t pp, std::int64_t vp, std::int64_t micro_batches,
+                        PipelineSchedule schedule = PipelineSchedule::OneFOneB);
 
 }  // namespace llmsim::sim

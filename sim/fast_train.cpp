@@ -451,7 +451,7 @@ FastMemory FastTrainEvaluator::memory(const RunSpec& run) {
     if (z >= 3 && dp > 1) add(gpu, fw.zero3_live_layers * largest * 2.0);
     if (fw.bucket_elements > 0 && z <= 2 && dp > 1) add(gpu, std::min(fw.bucket_elements, trainable) * b.grad);
     if (fw.bucket_copies_all_grads && z == 0 && dp > 1 && !t.optimizer_in_backward) add(gpu, trainable * b.grad);
-    const double acts = per_mb * in_flight_factor(s, par.pp, par.vp, micro_batches);
+    const double acts = per_mb * in_flight_factor(s, par.pp, par.vp, micro_batches, t.schedule);
     add(gpu, acts);
     if (t.recompute == Recompute::Full) add(gpu, biggest_act);
     double logits = 0;

@@ -202,7 +202,7 @@ StageMemory training_stage(const model::ModelSpec& m, const hardware::SystemSpec
     per_mb += stored_layer_bytes(m, ap, l, t.recompute);
     biggest_layer = std::max(biggest_layer, layer_activations(m, ap, l).total());
   }
-  const double held = in_flight_factor(st.index, par.pp, par.vp, micro_batches);
+  const double held = in_flight_factor(st.index, par.pp, par.vp, micro_batches, t.schedule);
   add(gpu, "activations", per_mb * held,
       fmt::format("{} layers x {:.3g} micro-batches in flight, recompute {}{}{}", st.layers, held,
                   name_of(t.recompute), t.flash_attn ? ", flash-attn" : "",

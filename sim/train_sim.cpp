@@ -139,6 +139,11 @@ std::vector<std::string> training_problems(const model::ModelSpec& m, const hard
                               name_of(t.framework)));
   if (t.framework == Framework::Hf && (t.zero_stage > 0 || p.tp > 1 || p.pp > 1))
     why.push_back("the hf profile is plain PyTorch DDP (no ZeRO, TP or PP); use --framework deepspeed, fsdp or megatron");
+  // torch.distributed.fsdp.ShardingStrategy: NO_SHARD (stage 0), SHARD_GRAD_OP (2), FULL_SHARD and
+  // HYBRID_SHARD (3); sharding the optimizer states alone is torch's ZeroRedundancyOptimizer, not FSDP.
+  if (t.framework == Framework::Fsdp && t.zero_stage == 1)
+    why.push_back("fsdp has no ZeRO-1 mode: its sharding strategies are NO_SHARD (stage 0), SHARD_GRAD_OP (2) and "
+                  "FULL_SHARD / HYBRID_SHARD (3)");
   if (t.offload != Offload::None && t.framework != Framework::DeepSpeed && t.framework != Framework::Fsdp)
     why.push_back(fmt::format("offload is a DeepSpeed (ZeRO-Offload) / FSDP (CPUOffload) feature, not {}",
                               name_of(t.framework)));
@@ -272,7 +277,8 @@ TrainResult simulate_training(const model::ModelSpec& m, const hardware::SystemS
   r.peak_in_flight = static_cast<std::int64_t>(std::ceil(*std::max_element(in_flight.begin(), in_flight.end()) - 1e-9));
   {
     const auto ps = static_cast<std::size_t>(std::clamp<std::int64_t>(r.memory.peak_stage, 0, run.par.pp - 1));
-    const double model_held = in_flight_factor(static_cast<std::int64_t>(ps), run.par.pp, run.par.vp, r.micro_batches);
+    const double model_held =
+        in_flight_factor(static_cast<std::int64_t>(ps), run.par.pp, run.par.vp, r.micro_batches, run.train.schedule);
     double act = 0;
     for (const auto& item : r.memory.gpu)
       if (item.name == "activations") act = item.bytes;

@@ -9,6 +9,8 @@
 #include "sim/base/dtype.h"
 #include "sim/comm_cost.h"
 #include "sim/compute_cost.h"
+#include "sim/activation_memory.h"
+#include "sim/fast_train.h"
 #include "sim/framework_profile.h"
 #include "sim/lora_adapters.h"
 #include "sim/memory_model.h"
@@ -137,4 +139,33 @@ TEST_CASE("micro-batches per step: global batch / (micro-batch x dp)") {
   CHECK(sim::micro_batches_per_step(sim::with_defaults(r)) == 32);  // dp 8: 512 / 16
   r.train.global_batch = 0;
   CHECK(sim::micro_batches_per_step(sim::with_defaults(r)) == 1);  // the default global batch is one micro-batch x dp
+}
+
+TEST_CASE("GPipe holds every micro-batch's activations; 1F1B at most pp of them (memory model and fast estimator)") {
+  CHECK(sim::in_flight_factor(0, 4, 1, 16, sim::PipelineSchedule::OneFOneB) == 4.0);
+  CHECK(sim::in_flight_factor(3, 4, 1, 16, sim::PipelineSchedule::OneFOneB) == 1.0);
+  CHECK(sim::in_flight_factor(0, 4, 1, 16, sim::PipelineSchedule::GPipe) == 16.0);
+  CHECK(sim::in_flight_factor(3, 4, 1, 16, sim::PipelineSchedule::GPipe) == 16.0);
+  CHECK(sim::in_flight_factor(0, 1, 1, 16, sim::PipelineSchedule::GPipe) == 1.0);  // no pipeline
+  const auto m = preset_model("llama2-7b");
+  const auto sys = preset_system("dgx-a100-80gb");
+  sim::RunSpec r;
+  r.workload = sim::Workload::Pretrain;
+  r.par.gpus = 4;
+  r.par.pp = 4;
+  r.train.micro_batch = 1;
+  r.train.global_batch = 16;
+  r.train.seq_len = 2048;
+  r.train.recompute = sim::Recompute::Full;
+  r.train.framework = sim::Framework::Megatron;
+  r = sim::with_defaults(r);
+  sim::RunSpec g = r;
+  g.train.schedule = sim::PipelineSchedule::GPipe;
+  const double a1 = item(sim::evaluate_memory(m, sys, r), "activations");
+  const double ag = item(sim::evaluate_memory(m, sys, g), "activations");
+  REQUIRE(a1 > 0);
+  // The peak stage of 1F1B (stage 0) holds 4 micro-batches of its 8 layers; under GPipe every stage holds 16.
+  CHECK(ag / a1 == doctest::Approx(16.0 / 4.0).epsilon(0.15));
+  sim::FastTrainEvaluator fe(m, sys);
+  CHECK(fe.memory(g).gpu_bytes == doctest::Approx(sim::evaluate_memory(m, sys, g).gpu_bytes).epsilon(1e-6));
 }
