@@ -263,7 +263,10 @@ FastTrainEstimate FastTrainEvaluator::estimate(const RunSpec& run) {
           exec(m_.is_moe_layer(l) ? M : D, l == first && !has_e);
         if (has_e) exec(E, true);
         S.red += sum;
-        if (on_compute && !every_mb) {
+        if (on_compute && !every_mb && fw.grad_reduce_after_schedule) {
+          // Megatron: every bucket after the stage's schedule, delaying only its own later work.
+          S.red_final += sum;
+        } else if (on_compute && !every_mb) {
           // Blocking reductions run between the layers of the pass and delay its send to the previous
           // stage, except the pass's last bucket, which only delays this stage's own later work.
           S.red_in += sum - final_r;

@@ -78,6 +78,11 @@ FrameworkProfile megatron() {
   p.sharded_grad_sync_overlap = true;
   p.grad_bucket_elements = 4e7;
   p.grad_reduce_bytes = 4;  // fp32 main_grad buffers are all-reduced (accumulate_allreduce_grads_in_fp32)
+  // Without --overlap-grad-reduce the backward post-hook only accumulates into main_grad
+  // (megatron/core/distributed/distributed_data_parallel.py _make_backward_post_hook registers a bucket
+  // as ready only with overlap_grad_reduce); the all-reduce / reduce-scatter runs synchronously in
+  // finish_grad_sync, which finalize_model_grads calls after the pipeline schedule, on every stage at once.
+  p.grad_reduce_after_schedule = true;
   p.glue = {};  // Megatron-LM fused kernels (apex/TE RMSNorm and RoPE, fused SwiGLU, bf16 residual)
   p.time_source = "Megatron-LM arguments.py (--overlap-grad-reduce off by default), core/distributed bucket_size, "
                   "apex/TE fused norms";

@@ -36,6 +36,10 @@ struct FrameworkProfile {
   double grad_bucket_elements = 0;     // gradient elements per reduction bucket (0 = one per layer/unit)
   double grad_reduce_bytes = 2;        // bytes per gradient element on the wire
   bool zero3_overlap = true;           // ZeRO-3/FSDP parameter gathers prefetched ahead of compute
+  // A data-parallel reduction that is not overlapped runs after the whole pipeline schedule of the step
+  // (Megatron: finalize_model_grads -> finish_grad_sync once forward_backward_func returns) instead of
+  // in the backward hooks as each bucket fills (DeepSpeed ZeRO-1/2 with overlap_comm false).
+  bool grad_reduce_after_schedule = false;
   // Memory-bound glue of the model code this framework runs (RMSNorm kernel count, RoPE kernels, AMP
   // casts, …; model/operators.h). Default: fused kernels (Megatron-LM / Transformer Engine).
   model::EagerGlue glue;

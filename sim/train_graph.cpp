@@ -39,6 +39,7 @@ struct StageState {
   std::vector<NodeId> reduces;          // gradient reductions (buckets, reduce-scatters)
   std::vector<NodeId> offloads;         // gradient copies to the host
   double bucket_elements = 0;           // gradient elements waiting for the next bucket
+  std::vector<double> deferred;         // buckets reduced after the schedule (FrameworkProfile::grad_reduce_after_schedule)
   ResourceId compute = 0, dp = 0, send = 0, pcie = 0, cpu = 0;
   TaskSpan span;
 };
@@ -293,7 +294,8 @@ class GraphBuilder {
     } else if (reduces_now(e)) {
       st.bucket_elements += lc.trainable_params;
       if (st.bucket_elements >= fw_.grad_bucket_elements || e.last_in_task) {
-        emit_reduce(s, st, last, st.bucket_elements, e.micro_batch);
+        if (reduce_after_schedule()) st.deferred.push_back(st.bucket_elements);
+        else emit_reduce(s, st, last, st.bucket_elements, e.micro_batch);
         st.bucket_elements = 0;
       }
     }
@@ -314,10 +316,20 @@ class GraphBuilder {
     }
   }
 
+  // The blocking reduction waits for the whole schedule (Megatron without --overlap-grad-reduce).
+  bool reduce_after_schedule() const {
+    return fw_.grad_reduce_after_schedule && grad_reduce_on_compute_stream(fw_, t_.zero_stage, t_.overlap_grad_reduce);
+  }
+
   void emit_step_tail(int s, StageState& st) {
     const double trainable = out_.stage_trainable[static_cast<std::size_t>(s)];
     const double shard = t_.zero_stage >= 1 ? trainable / dbl(dp_) : trainable;
-    const NodeId last_compute = st.done.empty() ? kNone : st.done.back();
+    NodeId last_compute = st.done.empty() ? kNone : st.done.back();
+    // Deferred buckets, one after another on the compute stream once the stage's schedule is done.
+    for (const double elements : st.deferred) {
+      emit_reduce(s, st, last_compute, elements, m_ - 1);
+      last_compute = st.reduces.back();
+    }
     NodeId ready = kNone;
     if (optimizer_offload()) {
       // ZeRO-Offload: CPU Adam over the node's GPUs' partitions, then the updated 16-bit partition back.
