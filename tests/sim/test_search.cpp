@@ -135,7 +135,7 @@ TEST_CASE("the fast memory model equals the memory model") {
   const auto a800 = preset_system("a800-nvlink"), h100 = preset_system("dgx-h100");
   std::mt19937 rng(7);
   int checked = 0;
-  for (int k = 0; k < 3000 && checked < 200; ++k) {
+  for (int k = 0; k < 6000 && checked < 400; ++k) {
     const model::ModelSpec& m = k % 3 == 0 ? m7 : k % 3 == 1 ? m70 : mx;
     const hardware::SystemSpec& sys = k % 2 ? a800 : h100;
     sim::RunSpec r;
@@ -151,11 +151,20 @@ TEST_CASE("the fast memory model equals the memory model") {
     r.train.framework = static_cast<sim::Framework>(rng() % 4);
     r.train.zero_stage = static_cast<int>(rng() % 4);
     r.train.flash_attn = rng() % 3 != 0;
-    if (rng() % 5 == 0) r.train.offload = sim::Offload::Optimizer;
-    if (rng() % 7 == 0) {
+    if (rng() % 5 == 0) r.train.offload = rng() % 2 ? sim::Offload::Optimizer : sim::Offload::OptimizerParams;
+    // Every compute precision (fp8 only where the GPU has it: training_problems filters the rest),
+    // both pipeline schedules, expert parallelism, the fused loss and the optimizers.
+    r.train.precision = static_cast<llmsim::DType>(rng() % 5);
+    if (rng() % 4 == 0) r.train.schedule = sim::PipelineSchedule::GPipe;
+    if (m.moe.enabled() && rng() % 2) r.par.ep = 1 << (rng() % 3);
+    r.train.fused_loss = rng() % 3 == 0;
+    if (rng() % 6 == 0) r.train.optimizer = rng() % 2 ? sim::Optimizer::Adam8bit : sim::Optimizer::Sgd;
+    if (rng() % 5 == 0) {
       r.workload = sim::Workload::Finetune;
-      r.train.finetune = sim::FinetuneKind::Lora;
+      r.train.finetune = rng() % 3 == 0 ? sim::FinetuneKind::Qlora : sim::FinetuneKind::Lora;
       r.train.lora_rank = 16;
+      if (r.train.finetune == sim::FinetuneKind::Lora && rng() % 3 == 0) r.train.base_quant = model::WeightQuant::Int8;
+      if (rng() % 2) r.train.lora_targets = {"q", "v"};
     }
     // Optimizer precision options (sim/train_state_bytes.h).
     if (rng() % 4 == 0) r.train.master_weights = false;
@@ -175,7 +184,7 @@ TEST_CASE("the fast memory model equals the memory model") {
     CHECK(fast.fits() == full.fits());
     ++checked;
   }
-  CHECK(checked >= 100);
+  CHECK(checked >= 200);
 }
 
 // The closed-form estimate against simulate_training on a varied, fixed sample: 600 configurations of
