@@ -1,5 +1,6 @@
 #include "model/model_spec.h"
 
+#include <algorithm>
 #include <array>
 #include <utility>
 
@@ -17,6 +18,12 @@ std::string_view weight_quant_name(WeightQuant q) {
   for (const auto& [v, n] : kQuantNames)
     if (v == q) return n;
   return "?";
+}
+
+double kv_bytes_per_token(const ModelSpec& m, std::int64_t layers, std::int64_t tp, double elem_bytes) {
+  const double heads_per_rank =
+      std::max(1.0, static_cast<double>(m.num_kv_heads) / static_cast<double>(std::max<std::int64_t>(1, tp)));
+  return 2.0 * heads_per_rank * static_cast<double>(m.head_dim) * static_cast<double>(layers) * elem_bytes;
 }
 
 DType stored_dtype(WeightQuant q, DType unquantized) {

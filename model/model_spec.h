@@ -80,4 +80,9 @@ struct ModelSpec {
   }
 };
 
+// KV-cache bytes per token of `layers` layers on one GPU of a `tp`-way tensor-parallel group, at
+// `elem_bytes` per element: K and V of every KV head the GPU holds; beyond tp = KV heads each rank keeps
+// one whole head. The one formula of the memory model, the inference iteration cost and `show model`.
+double kv_bytes_per_token(const ModelSpec& m, std::int64_t layers, std::int64_t tp, double elem_bytes);
+
 }  // namespace llmsim::model

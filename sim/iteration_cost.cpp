@@ -39,8 +39,8 @@ IterationCostModel::IterationCostModel(const model::ModelSpec& m, const hardware
                                        const InferSpec& infer, const IterationOptions& opt)
     : m_(m), sys_(with_floor(sys, opt.kernel_floor_s)), par_(par), in_(infer), opt_(opt), compute_(sys_, infer.attn_kernel), comm_(sys_) {
   const double layers_per_gpu = std::ceil(dbl(m.num_layers) / dbl(std::max<std::int64_t>(1, par.pp)));
-  kv_bytes_per_token_ = 2.0 * dbl(m.num_kv_heads / std::max<std::int64_t>(1, par.tp)) * dbl(m.head_dim) *
-                        dtype_bytes(infer.kv_dtype) * layers_per_gpu;
+  kv_bytes_per_token_ = model::kv_bytes_per_token(m, static_cast<std::int64_t>(layers_per_gpu), par.tp,
+                                                 dtype_bytes(infer.kv_dtype));
   // Weights as stored on one GPU: linear layers packed when quantized, the rest 16-bit.
   model::InventoryParams p;
   p.q_len = 1;

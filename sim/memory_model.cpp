@@ -245,10 +245,8 @@ StageMemory inference_stage(const model::ModelSpec& m, const hardware::SystemSpe
       fmt::format("{:.3g} params: linear at {:.4g} B ({}), rest at {} B", sp.total(), wq,
                   model::weight_quant_name(in.weight_quant), beta));
 
-  // KV cache: K and V per layer per token; beyond TP = KV heads each rank keeps one whole head.
-  const double kv_heads_per_rank = std::max(1.0, static_cast<double>(m.num_kv_heads) / tp);
-  kv_per_token = 2.0 * kv_heads_per_rank * static_cast<double>(m.head_dim) * static_cast<double>(st.layers) *
-                 dtype_bytes(in.kv_dtype);
+  // KV cache: K and V per layer per token (model::kv_bytes_per_token).
+  kv_per_token = model::kv_bytes_per_token(m, st.layers, par.tp, dtype_bytes(in.kv_dtype));
   const double seq_tokens = std::max(static_cast<double>(in.input_len + in.output_len), fw.kv_prealloc_tokens);
   add(out.gpu, "kv_cache", kv_per_token * seq_tokens * static_cast<double>(batch),
       fmt::format("{} seqs x {:.0f} tokens x {:.4g} B/token ({})", batch, seq_tokens, kv_per_token,

@@ -25,9 +25,9 @@ std::string_view norm_name(model::NormKind n) { return n == model::NormKind::Rms
 std::string_view mlp_name(model::MlpKind k) { return k == model::MlpKind::Gated ? "gated (3 matrices)" : "plain (2 matrices)"; }
 std::string_view pos_name(model::PositionKind p) { return p == model::PositionKind::Rope ? "rope" : "learned"; }
 
-// KV-cache bytes per token for the whole model at 16-bit: 2 (K and V) x layers x kv_dim x 2 bytes.
+// KV-cache bytes per token of the whole model (one GPU, every layer) at `elem_bytes` per element.
 double kv_bytes_per_token(const model::ModelSpec& m, double elem_bytes) {
-  return 2.0 * static_cast<double>(m.num_layers * m.kv_dim()) * elem_bytes;
+  return model::kv_bytes_per_token(m, m.num_layers, 1, elem_bytes);
 }
 
 nlohmann::json model_json(const model::ModelSpec& m) {

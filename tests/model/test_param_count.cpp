@@ -178,3 +178,12 @@ TEST_CASE("a weight format's stored element type") {
   CHECK(llmsim::model::stored_dtype(WeightQuant::None, DType::FP16) == DType::FP16);
   CHECK(llmsim::model::weight_quant_names() == std::vector<std::string>{"none", "int8", "int4", "nf4", "fp8"});
 }
+
+TEST_CASE("KV bytes per token: K and V of the KV heads a GPU holds, one whole head beyond tp = KV heads") {
+  const auto m = llmsim::model::resolve_model("llama2-70b", LLMSIM_DATA_DIR);  // 80 layers, 8 KV heads of 128
+  // Whole model at 16-bit: 2 x 80 x 8 x 128 x 2 = 327,680 bytes.
+  CHECK(llmsim::model::kv_bytes_per_token(m, 80, 1, 2.0) == 327680.0);
+  CHECK(llmsim::model::kv_bytes_per_token(m, 80, 8, 2.0) == 327680.0 / 8);
+  CHECK(llmsim::model::kv_bytes_per_token(m, 80, 16, 2.0) == 327680.0 / 8);  // replicated heads
+  CHECK(llmsim::model::kv_bytes_per_token(m, 10, 1, 1.0) == 327680.0 / 16);  // 10 layers at fp8
+}
