@@ -390,8 +390,8 @@ class RowMapper {
     return entry_ && out_.run.workload != Workload::Inference ? &entry_->recipe : nullptr;
   }
   // A column the row leaves empty that no fact settles: the best-feasible fill may choose it.
-  void free_axis(const char* col) {
-    if (!quiet_) out_.free_axes.emplace_back(col);
+  void free_axis(FillAxis a) {
+    if (!quiet_) out_.free_axes.push_back(a);
   }
 
   // A setting taken from the row's source fact (fact_ is set): "flash_attn=no (source fact, file:line)".
@@ -439,7 +439,7 @@ class RowMapper {
       p.sequence_parallel = *fact_->sequence_parallel;
       note_fact(fmt::format("sequence_parallel={}", p.sequence_parallel ? "yes" : "no"));
     } else if (out_.run.workload != Workload::Inference) {
-      if (p.tp > 1) free_axis("sequence_parallel");
+      if (p.tp > 1) free_axis(FillAxis::SequenceParallel);
       if (const RecipeDefaults* r = recipe(); r && r->sequence_parallel && p.tp > 1) {
         p.sequence_parallel = *r->sequence_parallel;
         note_recipe(fmt::format("sequence_parallel={}", p.sequence_parallel ? "yes" : "no"));
@@ -516,7 +516,7 @@ class RowMapper {
     if (auto mb = row_.integer("micro_batch", 1)) {
       t.micro_batch = *mb;
     } else {
-      free_axis("micro_batch");
+      free_axis(FillAxis::MicroBatch);
       note_default("micro_batch=1 (not stated)");
     }
     if (auto gb = row_.integer("global_batch", 1)) {
@@ -531,7 +531,7 @@ class RowMapper {
     if (auto r = row_.named<Recompute>("recompute", recompute_names())) {
       t.recompute = *r;
     } else {
-      free_axis("recompute");
+      free_axis(FillAxis::Recompute);
       if (const RecipeDefaults* rc = recipe(); rc && rc->recompute) {
         t.recompute = *rc->recompute;
         note_recipe(fmt::format("recompute={}", name_of(t.recompute)));
@@ -565,7 +565,7 @@ class RowMapper {
       t.zero_stage = *fact_->zero_stage;
       note_fact(fmt::format("zero_stage={}", t.zero_stage));
     } else {
-      free_axis("zero_stage");
+      free_axis(FillAxis::ZeroStage);
       if (const RecipeDefaults* r = recipe(); r && r->zero_stage) {
         t.zero_stage = *r->zero_stage;
         note_recipe(fmt::format("zero_stage={}", t.zero_stage));

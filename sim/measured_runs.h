@@ -8,6 +8,7 @@
 #include "model/model_spec.h"
 #include "sim/base/error.h"
 #include "sim/memory_model.h"
+#include "sim/recipe_fill.h"
 #include "sim/run_spec.h"
 
 namespace llmsim::sim {
@@ -33,10 +34,9 @@ struct MeasuredRun {
   std::string notes;                   // free text, kept for reports; never interpreted
   MemoryMeasure memory_measure = MemoryMeasure::Device;  // what peak_mem_gib counts
   int source_facts = 0;                // settings taken from the source facts file (each also in `defaults`)
-  // Columns the row left empty and whose value the framework recipe may choose (the best feasible
-  // setting when the recipe's own does not fit: sim/recipe_fill.h): "recompute", "sequence_parallel",
-  // "zero_stage", "micro_batch".
-  std::vector<std::string> free_axes;
+  // Columns the row left empty and no source fact settles, whose value the best-feasible fill may
+  // choose when the recipe's own does not fit (sim/recipe_fill.h).
+  std::vector<FillAxis> free_axes;
   std::vector<std::string> defaults;   // "recompute=none (not stated)", … for every empty field a default filled
   // Set when the row breaks a rule of the schema: the message names file:line, the column, the value and
   // the rule. The row is then reported as an error and not predicted; the other rows are unaffected.

@@ -4,38 +4,37 @@
 
 #include <fmt/format.h>
 
+#include "sim/base/suggest.h"
 #include "sim/search.h"
 
 namespace llmsim::sim {
 
 namespace {
 
-Axis fixed_axis(std::int64_t v) {
-  Axis a;
-  a.values = {v};
-  return a;
-}
-
-Axis listed_axis(std::vector<std::int64_t> values) {
-  Axis a;
-  a.mode = values.size() > 1 ? AxisMode::Listed : AxisMode::Fixed;
-  a.values = std::move(values);
-  return a;
-}
-
-bool has(const std::vector<std::string>& v, const char* name) { return std::find(v.begin(), v.end(), name) != v.end(); }
+bool has(const std::vector<FillAxis>& v, FillAxis a) { return std::find(v.begin(), v.end(), a) != v.end(); }
 
 std::int64_t as_int(bool b) { return b ? 1 : 0; }
 
 }  // namespace
 
-const std::vector<std::string>& recipe_fill_axes() {
-  static const std::vector<std::string> axes = {"recompute", "sequence_parallel", "zero_stage", "micro_batch"};
-  return axes;
+std::string_view name_of(FillAxis a) {
+  switch (a) {
+    case FillAxis::Recompute: return "recompute";
+    case FillAxis::SequenceParallel: return "sequence_parallel";
+    case FillAxis::ZeroStage: return "zero_stage";
+    case FillAxis::MicroBatch: return "micro_batch";
+  }
+  return "?";
+}
+
+std::string join_axes(const std::vector<FillAxis>& axes) {
+  std::vector<std::string> names;
+  for (FillAxis a : axes) names.emplace_back(name_of(a));
+  return llmsim::join(names);
 }
 
 std::optional<RecipeFill> best_feasible_fill(const model::ModelSpec& m, const hardware::SystemSpec& sys,
-                                             const RunSpec& run_in, const std::vector<std::string>& free_axes) {
+                                             const RunSpec& run_in, const std::vector<FillAxis>& free_axes) {
   const RunSpec run = with_defaults(run_in);
   if (run.workload == Workload::Inference || free_axes.empty()) return std::nullopt;
   const auto& p = run.par;
@@ -55,7 +54,7 @@ std::optional<RecipeFill> best_feasible_fill(const model::ModelSpec& m, const ha
   space.axis(A::Vp) = fixed_axis(p.vp);
   // Hugging Face stacks shard through DeepSpeed (transformers' integration; the measured-run reader maps
   // an hf row with a stated ZeRO stage the same way): with the stage unstated, both are candidates.
-  const bool hf_zero = t.framework == Framework::Hf && has(free_axes, "zero_stage");
+  const bool hf_zero = t.framework == Framework::Hf && has(free_axes, FillAxis::ZeroStage);
   space.axis(A::Framework) = hf_zero ? listed_axis({static_cast<std::int64_t>(Framework::Hf),
                                                     static_cast<std::int64_t>(Framework::DeepSpeed)})
                                      : fixed_axis(static_cast<std::int64_t>(t.framework));
@@ -64,17 +63,17 @@ std::optional<RecipeFill> best_feasible_fill(const model::ModelSpec& m, const ha
   space.axis(A::FlashAttn) = fixed_axis(as_int(t.flash_attn));
   space.axis(A::Schedule) = fixed_axis(static_cast<std::int64_t>(t.schedule));
   space.axis(A::Recompute) =
-      has(free_axes, "recompute")
+      has(free_axes, FillAxis::Recompute)
           ? listed_axis({static_cast<std::int64_t>(Recompute::None), static_cast<std::int64_t>(Recompute::Selective),
                          static_cast<std::int64_t>(Recompute::Full)})
           : fixed_axis(static_cast<std::int64_t>(t.recompute));
   space.axis(A::SequenceParallel) =
-      has(free_axes, "sequence_parallel") && p.tp > 1 ? listed_axis({0, 1}) : fixed_axis(as_int(p.sequence_parallel));
-  space.axis(A::ZeroStage) = has(free_axes, "zero_stage") ? listed_axis({0, 1, 2, 3}) : fixed_axis(t.zero_stage);
+      has(free_axes, FillAxis::SequenceParallel) && p.tp > 1 ? listed_axis({0, 1}) : fixed_axis(as_int(p.sequence_parallel));
+  space.axis(A::ZeroStage) = has(free_axes, FillAxis::ZeroStage) ? listed_axis({0, 1, 2, 3}) : fixed_axis(t.zero_stage);
   // The global batch stays what the row states (or its default); micro-batches that divide its share
   // of one data-parallel rank.
   std::vector<std::int64_t> micro{t.micro_batch};
-  if (has(free_axes, "micro_batch")) {
+  if (has(free_axes, FillAxis::MicroBatch)) {
     micro.clear();
     const std::int64_t per_rank = std::max<std::int64_t>(1, t.global_batch / std::max<std::int64_t>(1, p.dp));
     for (std::int64_t mb = 1; mb <= per_rank && mb <= 256; ++mb)

@@ -5,6 +5,7 @@
 // unstated axes only, every stated setting fixed. Used by `llmsim validate` (docs/validation.md).
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "hardware/system_spec.h"
@@ -19,12 +20,14 @@ struct RecipeFill {
   std::size_t candidates = 0;        // configurations of the unstated axes that were considered
 };
 
-// Axis names of MeasuredRun::free_axes that the fill may vary.
-const std::vector<std::string>& recipe_fill_axes();
+// The settings a fill may choose, when a run leaves them unstated.
+enum class FillAxis { Recompute, SequenceParallel, ZeroStage, MicroBatch };
+std::string_view name_of(FillAxis a);  // the measured-run column: "recompute", "sequence_parallel", …
+std::string join_axes(const std::vector<FillAxis>& axes);  // "recompute, zero_stage"
 
-// The best feasible setting of `free_axes` ("recompute", "sequence_parallel", "zero_stage", "micro_batch")
-// for a training run, by tokens/s; nullopt when no setting of them fits or none is free.
+// The best feasible setting of `free_axes` for a training run, by tokens/s; nullopt when no setting of
+// them fits or none is free.
 std::optional<RecipeFill> best_feasible_fill(const model::ModelSpec& m, const hardware::SystemSpec& sys,
-                                             const RunSpec& run, const std::vector<std::string>& free_axes);
+                                             const RunSpec& run, const std::vector<FillAxis>& free_axes);
 
 }  // namespace llmsim::sim

@@ -239,12 +239,6 @@ const std::vector<std::string>& choices_of(TrainAxis a) {
 
 bool is_choice(TrainAxis a) { return !choices_of(a).empty(); }
 
-Axis fixed(std::int64_t v) {
-  Axis a;
-  a.values = {v};
-  return a;
-}
-
 Axis free_axis() {
   Axis a;
   a.mode = AxisMode::Free;
@@ -259,6 +253,19 @@ std::vector<std::int64_t> pow2_upto(std::int64_t hi) {
 
 }  // namespace
 
+Axis fixed_axis(std::int64_t v) {
+  Axis a;
+  a.values = {v};
+  return a;
+}
+
+Axis listed_axis(std::vector<std::int64_t> values) {
+  Axis a;
+  a.mode = values.size() > 1 ? AxisMode::Listed : AxisMode::Fixed;
+  a.values = std::move(values);
+  return a;
+}
+
 const std::vector<std::string>& train_axis_names() {
   static const std::vector<std::string> names = {
       "system",    "gpus",       "tp",        "pp",         "cp",        "ep",
@@ -270,22 +277,22 @@ const std::vector<std::string>& train_axis_names() {
 TrainSpace TrainSpace::defaults(const RunSpec& base) {
   TrainSpace s;
   s.base = base;
-  s.axis(TrainAxis::System) = fixed(0);
+  s.axis(TrainAxis::System) = fixed_axis(0);
   s.axis(TrainAxis::Gpus) = free_axis();
   s.axis(TrainAxis::Tp) = free_axis();
   s.axis(TrainAxis::Pp) = free_axis();
-  s.axis(TrainAxis::Cp) = fixed(base.par.cp);
-  s.axis(TrainAxis::Ep) = fixed(base.par.ep);
+  s.axis(TrainAxis::Cp) = fixed_axis(base.par.cp);
+  s.axis(TrainAxis::Ep) = fixed_axis(base.par.ep);
   s.axis(TrainAxis::Vp) = free_axis();
   const auto fw = static_cast<std::int64_t>(base.train.framework);
-  s.axis(TrainAxis::Framework) = fixed(fw < static_cast<std::int64_t>(kTrainFrameworks.size()) ? fw : 1);
+  s.axis(TrainAxis::Framework) = fixed_axis(fw < static_cast<std::int64_t>(kTrainFrameworks.size()) ? fw : 1);
   s.axis(TrainAxis::ZeroStage) = free_axis();
-  s.axis(TrainAxis::Offload) = fixed(static_cast<std::int64_t>(base.train.offload));
-  s.axis(TrainAxis::Precision) = fixed(static_cast<std::int64_t>(base.train.precision));
-  s.axis(TrainAxis::FlashAttn) = fixed(base.train.flash_attn ? 1 : 0);
+  s.axis(TrainAxis::Offload) = fixed_axis(static_cast<std::int64_t>(base.train.offload));
+  s.axis(TrainAxis::Precision) = fixed_axis(static_cast<std::int64_t>(base.train.precision));
+  s.axis(TrainAxis::FlashAttn) = fixed_axis(base.train.flash_attn ? 1 : 0);
   s.axis(TrainAxis::Recompute) = free_axis();
   s.axis(TrainAxis::SequenceParallel) = free_axis();
-  s.axis(TrainAxis::Schedule) = fixed(static_cast<std::int64_t>(base.train.schedule));
+  s.axis(TrainAxis::Schedule) = fixed_axis(static_cast<std::int64_t>(base.train.schedule));
   s.axis(TrainAxis::MicroBatch) = free_axis();
   s.dp = free_axis();
   return s;

@@ -36,6 +36,10 @@ struct Axis {
 // value must be >= min_value. Errors are Usage errors naming `flag` and the rule.
 Axis parse_int_axis(std::string_view flag, std::string_view text, std::int64_t min_value = 1);
 
+// An axis of the one value `v`; of `values` (Fixed when there is only one).
+Axis fixed_axis(std::int64_t v);
+Axis listed_axis(std::vector<std::int64_t> values);
+
 // Names from `choices` (their indexes become the values), comma-separated, or "any" / "*". Unknown
 // names are Usage errors with a did-you-mean. `aliases` map extra spellings onto choices.
 Axis parse_choice_axis(std::string_view flag, std::string_view text, const std::vector<std::string>& choices,

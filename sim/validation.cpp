@@ -113,14 +113,14 @@ RunSpec fill_unstated(ValidationRow& row, const MeasuredRun& mr, const hardware:
   if (!mem.valid() || mem.fits()) return mr.run;
   const auto fill = best_feasible_fill(mr.model, sys, mr.run, mr.free_axes);
   if (!fill) {
-    row.defaults.push_back(fmt::format("best feasible: no setting of the unstated {} fits", join(mr.free_axes, ", ")));
+    row.defaults.push_back(fmt::format("best feasible: no setting of the unstated {} fits", join_axes(mr.free_axes)));
     return mr.run;
   }
   row.defaults.push_back(fmt::format(
       "best feasible: {} (the recipe's settings need {:.2f} of {:.2f} GiB per GPU: the fastest that fits of {} "
       "settings of the unstated {})",
       fill->chosen.empty() ? "unchanged" : join(fill->chosen, ", "), mem.gpu_bytes / units::GiB,
-      mem.gpu_capacity_bytes / units::GiB, fill->candidates, join(mr.free_axes, ", ")));
+      mem.gpu_capacity_bytes / units::GiB, fill->candidates, join_axes(mr.free_axes)));
   return fill->run;
 }
 
@@ -200,7 +200,7 @@ void predict_serving(ValidationRow& row, const MeasuredRun& mr, const hardware::
   else if (k == "ttft_ms") set_prediction(row, band(r.ttft.mean * 1e3));
   else if (k == "tpot_ms") set_prediction(row, band(r.tpot.mean * 1e3));
   else if (k == "e2e_latency_ms") set_prediction(row, band(r.e2e.mean * 1e3));
-  else row.status = "unsupported: metric " + k + " is not predicted for serving";
+  else set_unsupported(row, "metric " + k + " is not predicted for serving");
 }
 
 // Fixed-batch inference rows (workload `inference`) through the static-batch simulator; `serving`
@@ -222,7 +222,7 @@ void predict_inference(ValidationRow& row, const MeasuredRun& mr, const hardware
   } else if (k == "ttft_ms") set_prediction(row, r.ttft_s * 1e3);
   else if (k == "tpot_ms") set_prediction(row, r.tpot_s * 1e3);
   else if (k == "e2e_latency_ms") set_prediction(row, r.e2e_s * 1e3);
-  else row.status = "unsupported: metric " + k + " is not predicted for fixed-batch inference";
+  else set_unsupported(row, "metric " + k + " is not predicted for fixed-batch inference");
   if (!r.memory.fits()) row.note = fmt::format("predicted OOM ({:.2f} of {:.2f} GiB per GPU)", r.memory.gpu_bytes / units::GiB,
                                                r.memory.gpu_capacity_bytes / units::GiB);
 }
