@@ -118,6 +118,7 @@ FastTrainEstimate FastTrainEvaluator::estimate(const RunSpec& run) {
   const bool zero3 = t.zero_stage >= 3 && dp > 1;
   const bool every_mb = t.zero_stage >= 2 && dp > 1;  // ZeRO-2/3 reduce every micro-batch
   const bool on_compute = grad_reduce_on_compute_stream(fw, t.zero_stage, t.overlap_grad_reduce);
+  const bool after_schedule = grad_reduce_after_schedule(fw, t.zero_stage, t.overlap_grad_reduce);
   const bool opt_offload = t.offload != Offload::None;
   const bool param_offload = t.offload == Offload::OptimizerParams;
   const CommGroup dpg = make_group(static_cast<int>(dp), static_cast<int>(par.tp * par.cp), gpn);
@@ -263,7 +264,7 @@ FastTrainEstimate FastTrainEvaluator::estimate(const RunSpec& run) {
           exec(m_.is_moe_layer(l) ? M : D, l == first && !has_e);
         if (has_e) exec(E, true);
         S.red += sum;
-        if (on_compute && !every_mb && fw.grad_reduce_after_schedule) {
+        if (after_schedule) {
           // Megatron: every bucket after the stage's schedule, delaying only its own later work.
           S.red_final += sum;
         } else if (on_compute && !every_mb) {

@@ -54,6 +54,10 @@ bool grad_reduce_on_compute_stream(const FrameworkProfile& fw, int zero_stage, s
   return zero_stage == 2 ? !fw.sharded_grad_sync_overlap : !fw.grad_sync_overlap;
 }
 
+bool grad_reduce_after_schedule(const FrameworkProfile& fw, int zero_stage, std::optional<bool> overlap) {
+  return fw.blocking_reduce_after_schedule && zero_stage <= 1 && grad_reduce_on_compute_stream(fw, zero_stage, overlap);
+}
+
 namespace {
 // Megatron-LM: bf16 params, fp32 main_grad buffer (accumulate_allreduce_grads_in_fp32), fp32 master
 // params + Adam m, v in the optimizer = 18 bytes/param; this reproduces Korthikanti et al. 2022 Fig. 1
@@ -82,7 +86,7 @@ FrameworkProfile megatron() {
   // (megatron/core/distributed/distributed_data_parallel.py _make_backward_post_hook registers a bucket
   // as ready only with overlap_grad_reduce); the all-reduce / reduce-scatter runs synchronously in
   // finish_grad_sync, which finalize_model_grads calls after the pipeline schedule, on every stage at once.
-  p.grad_reduce_after_schedule = true;
+  p.blocking_reduce_after_schedule = true;
   p.glue = {};  // Megatron-LM fused kernels (apex/TE RMSNorm and RoPE, fused SwiGLU, bf16 residual)
   p.time_source = "Megatron-LM arguments.py (--overlap-grad-reduce off by default), core/distributed bucket_size, "
                   "apex/TE fused norms";

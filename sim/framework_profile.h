@@ -39,7 +39,7 @@ struct FrameworkProfile {
   // A data-parallel reduction that is not overlapped runs after the whole pipeline schedule of the step
   // (Megatron: finalize_model_grads -> finish_grad_sync once forward_backward_func returns) instead of
   // in the backward hooks as each bucket fills (DeepSpeed ZeRO-1/2 with overlap_comm false).
-  bool grad_reduce_after_schedule = false;
+  bool blocking_reduce_after_schedule = false;
   // Memory-bound glue of the model code this framework runs (RMSNorm kernel count, RoPE kernels, AMP
   // casts, …; model/operators.h). Default: fused kernels (Megatron-LM / Transformer Engine).
   model::EagerGlue glue;
@@ -62,6 +62,12 @@ const FrameworkProfile& framework_profile(Framework f);
 // both ask this.
 // `overlap` is the run's explicit setting (TrainSpec::overlap_grad_reduce), if any.
 bool grad_reduce_on_compute_stream(const FrameworkProfile& fw, int zero_stage, std::optional<bool> overlap = {});
+
+// Whether that blocking reduction waits for the end of the step's pipeline schedule, on every stage at
+// once (the profile's blocking_reduce_after_schedule, for the once-per-step reduction of ZeRO-0/1),
+// instead of running in backward as the last micro-batch fills each bucket. The step graph and the fast
+// estimate both ask this.
+bool grad_reduce_after_schedule(const FrameworkProfile& fw, int zero_stage, std::optional<bool> overlap = {});
 
 // The glue a training run executes: the profile's, without the AMP part for LoRA/QLoRA, whose base is
 // loaded in its 16-bit (or quantized) dtype, so the residual stream is 16-bit and nothing is cast, and

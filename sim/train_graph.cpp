@@ -39,7 +39,7 @@ struct StageState {
   std::vector<NodeId> reduces;          // gradient reductions (buckets, reduce-scatters)
   std::vector<NodeId> offloads;         // gradient copies to the host
   double bucket_elements = 0;           // gradient elements waiting for the next bucket
-  std::vector<double> deferred;         // buckets reduced after the schedule (FrameworkProfile::grad_reduce_after_schedule)
+  std::vector<double> deferred;         // buckets reduced after the schedule (sim::grad_reduce_after_schedule)
   ResourceId compute = 0, dp = 0, send = 0, pcie = 0, cpu = 0;
   TaskSpan span;
 };
@@ -317,9 +317,7 @@ class GraphBuilder {
   }
 
   // The blocking reduction waits for the whole schedule (Megatron without --overlap-grad-reduce).
-  bool reduce_after_schedule() const {
-    return fw_.grad_reduce_after_schedule && grad_reduce_on_compute_stream(fw_, t_.zero_stage, t_.overlap_grad_reduce);
-  }
+  bool reduce_after_schedule() const { return grad_reduce_after_schedule(fw_, t_.zero_stage, t_.overlap_grad_reduce); }
 
   void emit_step_tail(int s, StageState& st) {
     const double trainable = out_.stage_trainable[static_cast<std::size_t>(s)];

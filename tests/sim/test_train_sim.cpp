@@ -472,4 +472,11 @@ TEST_CASE("Megatron without --overlap-grad-reduce reduces after the schedule, on
   run.train.overlap_grad_reduce = false;
   sim::FastTrainEvaluator fe(m, sys);
   CHECK(fe.estimate(sim::with_defaults(run)).step_time_s == doctest::Approx(blocking.step_time_s.value).epsilon(0.05));
+  // The rule is for the once-per-step reduction of ZeRO-0/1: a ZeRO-2 run that reduces every micro-batch
+  // without overlap reduces in backward, in the step graph as in the fast estimator.
+  CHECK_FALSE(sim::grad_reduce_after_schedule(sim::framework_profile(sim::Framework::Megatron), 2, false));
+  run.train.zero_stage = 2;
+  const auto zero2 = sim::simulate_training(m, sys, run);
+  REQUIRE(zero2.valid());
+  CHECK(fe.estimate(sim::with_defaults(run)).step_time_s == doctest::Approx(zero2.step_time_s.value).epsilon(0.05));
 }
