@@ -1,7 +1,8 @@
 #include "sim/framework_catalog.h"
 
 #include <algorithm>
-#include <cctype>
+
+#include "sim/base/strings.h"
 
 namespace llmsim::sim {
 
@@ -631,14 +632,9 @@ const std::vector<FrameworkEntry>& framework_catalog() {
 }
 
 std::string normalize_framework_name(std::string_view text) {
-  const auto b = text.find_first_not_of(" \t");
-  if (b == std::string_view::npos) return "";
-  text = text.substr(b, text.find_last_not_of(" \t") - b + 1);
-  std::string s;
-  for (char ch : text) {
-    const char c = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-    s += (c == '_' || c == ' ') ? '-' : c;
-  }
+  std::string s = to_lower(trim_blanks(text));
+  for (char& c : s)
+    if (c == '_' || c == ' ') c = '-';
   return s;
 }
 

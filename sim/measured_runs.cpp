@@ -1,7 +1,6 @@
 #include "sim/measured_runs.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <charconv>
 #include <limits>
@@ -16,6 +15,7 @@
 #include "hardware/system_toml.h"
 #include "model/custom_model.h"
 #include "model/presets.h"
+#include "sim/base/strings.h"
 #include "sim/base/suggest.h"
 #include "sim/framework_catalog.h"
 #include "sim/source_facts.h"
@@ -134,17 +134,6 @@ std::vector<Record> parse_csv(const std::string& text, const std::string& file) 
   return records;
 }
 
-std::string lower_ascii(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
-std::string trim(const std::string& s) {
-  const auto b = s.find_first_not_of(" \t");
-  if (b == std::string::npos) return "";
-  return s.substr(b, s.find_last_not_of(" \t") - b + 1);
-}
-
 // Column name -> field index, checked against the schema.
 using Header = std::vector<std::pair<std::string, std::size_t>>;
 
@@ -152,7 +141,7 @@ Header read_header(const Record& rec, const std::string& file) {
   const auto& known = measured_run_columns();
   Header h;
   for (std::size_t i = 0; i < rec.fields.size(); ++i) {
-    const std::string name = trim(rec.fields[i]);
+    const std::string name(trim_blanks(rec.fields[i]));
     const Location where{.file = file, .line = rec.line, .key = name};
     if (std::find(known.begin(), known.end(), name) == known.end())
       throw_input(where, "unknown column '" + name + "'" + did_you_mean(name, known) + "; columns are " +
@@ -191,7 +180,7 @@ class RowReader {
   // The field, or "" when the column is absent or the row is too short to hold it.
   std::string text(const std::string& col) const {
     for (const auto& [n, idx] : header_)
-      if (n == col) return idx < rec_.fields.size() ? trim(rec_.fields[idx]) : "";
+      if (n == col) return idx < rec_.fields.size() ? std::string(trim_blanks(rec_.fields[idx])) : "";
     return "";
   }
   bool stated(const std::string& col) const { return !text(col).empty(); }
@@ -226,7 +215,7 @@ class RowReader {
   std::optional<double> number(const std::string& col, bool allow_inf = false) const {
     const std::string s = text(col);
     if (s.empty()) return std::nullopt;
-    if (allow_inf && (lower_ascii(s) == "inf" || lower_ascii(s) == "infinity"))
+    if (allow_inf && (to_lower(s) == "inf" || to_lower(s) == "infinity"))
       return std::numeric_limits<double>::infinity();
     double x = 0;
     const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), x);

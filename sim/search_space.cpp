@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "sim/base/error.h"
+#include "sim/base/strings.h"
 #include "sim/base/suggest.h"
 #include "sim/train_sim.h"
 
@@ -14,18 +15,12 @@ namespace llmsim::sim {
 
 namespace {
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
 std::vector<std::string_view> split(std::string_view s, char sep) {
   std::vector<std::string_view> out;
   std::size_t start = 0;
   for (std::size_t i = 0; i <= s.size(); ++i)
     if (i == s.size() || s[i] == sep) {
-      out.push_back(trim(s.substr(start, i - start)));
+      out.push_back(trim_blanks(s.substr(start, i - start)));
       start = i + 1;
     }
   return out;
@@ -51,7 +46,7 @@ constexpr std::int64_t kMaxAxisValues = 100000;
 bool Axis::contains(std::int64_t v) const { return std::find(values.begin(), values.end(), v) != values.end(); }
 
 Axis parse_int_axis(std::string_view flag, std::string_view text_in, std::int64_t min_value) {
-  const std::string_view text = trim(text_in);
+  const std::string_view text = trim_blanks(text_in);
   Axis a;
   a.text = std::string(text);
   if (text.empty()) axis_error(flag, text, std::string("must be ") + kIntSyntax);
@@ -78,7 +73,7 @@ Axis parse_int_axis(std::string_view flag, std::string_view text_in, std::int64_
     std::int64_t lo = 0, hi = 0;
     const auto dash = body.find('-', 1);
     if (dash != std::string_view::npos) {
-      if (!to_int(trim(body.substr(0, dash)), lo) || !to_int(trim(body.substr(dash + 1)), hi))
+      if (!to_int(trim_blanks(body.substr(0, dash)), lo) || !to_int(trim_blanks(body.substr(dash + 1)), hi))
         axis_error(flag, text, fmt::format("'{}' is not a range a-b of integers", item));
       if (lo > hi) axis_error(flag, text, fmt::format("range '{}' runs backwards (write {}-{})", item, hi, lo));
       single = false;
@@ -110,7 +105,7 @@ Axis parse_int_axis(std::string_view flag, std::string_view text_in, std::int64_
 
 Axis parse_choice_axis(std::string_view flag, std::string_view text_in, const std::vector<std::string>& choices,
                        const std::vector<std::pair<std::string, std::string>>& aliases) {
-  const std::string_view text = trim(text_in);
+  const std::string_view text = trim_blanks(text_in);
   Axis a;
   a.text = std::string(text);
   if (text.empty()) axis_error(flag, text, "must be one or more of " + join(choices) + " (comma-separated) or any");
@@ -319,7 +314,7 @@ void set_train_axis(TrainSpace& space, const std::string& name, const std::strin
     Axis a;
     a.text = text;
     const auto items = split(text, ',');
-    if (is_free(trim(text))) axis_error(flag, text, "'any' must be expanded to the preset names by the front end");
+    if (is_free(trim_blanks(text))) axis_error(flag, text, "'any' must be expanded to the preset names by the front end");
     space.systems.clear();
     for (const auto item : items) {
       if (item.empty()) axis_error(flag, text, "empty item in the list");

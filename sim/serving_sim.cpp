@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "sim/base/error.h"
+#include "sim/base/strings.h"
 #include "sim/base/units.h"
 #include "sim/infer_sim.h"
 #include "sim/memory_model.h"
@@ -27,9 +28,7 @@ EngineProfile serving_profile(Framework f, const hardware::SystemSpec& sys) {
     // vllm/engine/arg_utils.py get_batch_defaults: larger defaults on >= 70 GiB GPUs other than A100
     // (PR #17885 kept A100 on the small ones), OpenAI API server usage context. vLLM itself tells A100
     // apart by the device name, so the rule matches the name too.
-    std::string name = sys.gpu.name;
-    std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    if (sys.gpu.memory_bytes >= 70.0 * units::GiB && name.find("a100") == std::string::npos) {
+    if (sys.gpu.memory_bytes >= 70.0 * units::GiB && to_lower(sys.gpu.name).find("a100") == std::string::npos) {
       p.max_num_seqs = 1024;
       p.max_batched_tokens = 8192;
     }

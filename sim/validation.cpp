@@ -5,7 +5,6 @@
 #include "sim/serving_sim.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <map>
@@ -17,6 +16,7 @@
 #include "sim/base/error.h"
 #include "sim/base/units.h"
 #include "sim/interval.h"
+#include "sim/base/strings.h"
 #include "sim/base/suggest.h"
 #include "sim/memory_model.h"
 #include "sim/recipe_fill.h"
@@ -25,12 +25,6 @@
 namespace llmsim::sim {
 
 namespace {
-
-
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 // The system's name for grouping: the preset name, or the file name without .toml for a path.
 // The document a row cites, for grouping: its source column cut before the first " @" (commit),
@@ -260,7 +254,7 @@ std::vector<std::string> run_features(const RunSpec& run_in) {
 }
 
 bool notes_count_recompute_flops(const std::string& notes) {
-  const std::string n = lower(notes);
+  const std::string n = to_lower(notes);
   for (const char* phrase : {"includes the activation-recomputation", "includes the activation recomputation",
                              "includes recomputation", "counts recomputation", "counts the recomputation",
                              "hardware flops", "eq.3", "eq. 3"})

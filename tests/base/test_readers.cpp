@@ -3,6 +3,7 @@
 #include "test_util.h"
 
 #include "sim/base/json_reader.h"
+#include "sim/base/strings.h"
 #include "sim/base/toml_reader.h"
 
 using llmsim::test::write_temp;
@@ -44,4 +45,11 @@ TEST_CASE("JSON reader: syntax errors located by line and column; keys located i
   const auto doc = llmsim::parse_json_file(good);
   CHECK(doc.where("hidden_size").line == 2);
   CHECK(doc.where("x.num_heads").line == 3);
+}
+
+TEST_CASE("text helpers: blanks trimmed, ASCII lower-cased") {
+  CHECK(llmsim::trim_blanks(" \t megatron-lm \t") == "megatron-lm");
+  CHECK(llmsim::trim_blanks("  ").empty());
+  CHECK(llmsim::trim_blanks("a b") == "a b");
+  CHECK(llmsim::to_lower("TensorRT-LLM") == "tensorrt-llm");
 }
