@@ -308,10 +308,16 @@ std::string_view name_of(MemoryMeasure v) {
   return "device";
 }
 
-std::vector<std::string> memory_measure_names() { return {"device", "reserved", "allocated"}; }
+constexpr MemoryMeasure kMemoryMeasures[] = {MemoryMeasure::Device, MemoryMeasure::Reserved, MemoryMeasure::Allocated};
+
+std::vector<std::string> memory_measure_names() {
+  std::vector<std::string> names;
+  for (MemoryMeasure v : kMemoryMeasures) names.emplace_back(name_of(v));
+  return names;
+}
 
 bool parse_name(std::string_view s, MemoryMeasure& out) {
-  for (MemoryMeasure v : {MemoryMeasure::Device, MemoryMeasure::Reserved, MemoryMeasure::Allocated})
+  for (MemoryMeasure v : kMemoryMeasures)
     if (s == name_of(v)) {
       out = v;
       return true;
