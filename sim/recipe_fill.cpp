@@ -98,6 +98,8 @@ std::optional<RecipeFill> best_feasible_fill(const model::ModelSpec& m, const ha
 
   RecipeFill fill;
   fill.run = out.top.front().run;
+  if (!out.top.front().full) return std::nullopt;  // verify = 1 re-evaluates the best
+  fill.result = *out.top.front().full;
   fill.candidates = static_cast<std::size_t>(out.space_size);
   const auto& c = fill.run;
   if (c.train.framework != t.framework)

@@ -11,11 +11,13 @@
 #include "hardware/system_spec.h"
 #include "model/model_spec.h"
 #include "sim/run_spec.h"
+#include "sim/train_sim.h"
 
 namespace llmsim::sim {
 
 struct RecipeFill {
   RunSpec run;                       // the chosen configuration (with_defaults applied)
+  TrainResult result;                // simulate_training of `run` (the search's re-evaluation of its best)
   std::vector<std::string> chosen;   // the settings that differ from the recipe's: "recompute=full", …
   std::size_t candidates = 0;        // configurations of the unstated axes that were considered
 };

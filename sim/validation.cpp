@@ -8,6 +8,7 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
@@ -101,21 +102,22 @@ bool predict_memory_metric(ValidationRow& row, const MemoryResult& m, MemoryMeas
 // A measured run ran: when the recipe's settings for what the row leaves unstated do not fit, the run is
 // predicted with the feasible setting of those axes that trains fastest (sim/recipe_fill.h), listed in
 // the row's defaults. A `fits = 0` row recorded an out-of-memory run: its stated recipe stands.
-RunSpec fill_unstated(ValidationRow& row, const MeasuredRun& mr, const hardware::SystemSpec& sys) {
-  if (mr.free_axes.empty() || (row.metric == "fits" && row.measured == 0)) return mr.run;
+// nullopt: the row's own run stands.
+std::optional<RecipeFill> fill_unstated(ValidationRow& row, const MeasuredRun& mr, const hardware::SystemSpec& sys) {
+  if (mr.free_axes.empty() || (row.metric == "fits" && row.measured == 0)) return std::nullopt;
   const MemoryResult mem = evaluate_memory(mr.model, sys, mr.run);
-  if (!mem.valid() || mem.fits()) return mr.run;
-  const auto fill = best_feasible_fill(mr.model, sys, mr.run, mr.free_axes);
+  if (!mem.valid() || mem.fits()) return std::nullopt;
+  auto fill = best_feasible_fill(mr.model, sys, mr.run, mr.free_axes);
   if (!fill) {
     row.defaults.push_back(fmt::format("best feasible: no setting of the unstated {} fits", join_axes(mr.free_axes)));
-    return mr.run;
+    return std::nullopt;
   }
   row.defaults.push_back(fmt::format(
       "best feasible: {} (the recipe's settings need {:.2f} of {:.2f} GiB per GPU: the fastest that fits of {} "
       "settings of the unstated {})",
       fill->chosen.empty() ? "unchanged" : join(fill->chosen, ", "), mem.gpu_bytes / units::GiB,
       mem.gpu_capacity_bytes / units::GiB, fill->candidates, join_axes(mr.free_axes)));
-  return fill->run;
+  return fill;
 }
 
 // Defaults that depend on the system: an unstated precision is bf16 where the GPU has it and fp16
@@ -131,9 +133,11 @@ MeasuredRun with_system_defaults(const MeasuredRun& mr, const hardware::SystemSp
 }
 
 void predict_training(ValidationRow& row, const MeasuredRun& mr, const hardware::SystemSpec& sys) {
-  const RunSpec run = fill_unstated(row, mr, sys);
+  std::optional<RecipeFill> fill = fill_unstated(row, mr, sys);
+  const RunSpec& run = fill ? fill->run : mr.run;
   row.framework_profile = std::string(name_of(run.train.framework));  // the fill may choose another
-  const TrainResult r = simulate_training(mr.model, sys, run);
+  // The fill's search already simulated the step it chose.
+  const TrainResult r = fill ? std::move(fill->result) : simulate_training(mr.model, sys, run);
   // Memory metrics need only the memory model; a framework or schedule problem of the time simulator
   // does not stop them (a structural problem does: the memory model reports it).
   if (predict_memory_metric(row, r.memory, mr.memory_measure)) return;
