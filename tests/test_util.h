@@ -7,7 +7,7 @@
 
 #include <unistd.h>
 
-#include "sim/base/error.h"
+#include "llmsim/core/error.h"
 
 namespace llmsim::test {
 

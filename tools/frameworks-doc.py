@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Regenerates the entry table of docs/frameworks.md from `llmsim list frameworks --json`, so that the
-document mirrors sim/framework_catalog.cpp (names, mappings, reasons, recipes and sources).
-Usage: tools/frameworks-doc.py [path/to/llmsim]   (default: build/sim/cli/llmsim)"""
+document mirrors src/llmsim/run/framework_catalog.cpp (names, mappings, reasons, recipes and sources).
+Usage: tools/frameworks-doc.py [path/to/llmsim]   (default: build/bin/llmsim)"""
 import json
 import os
 import subprocess
@@ -31,7 +31,7 @@ def row(e):
 
 
 def main():
-    exe = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build", "sim", "cli", "llmsim")
+    exe = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build", "bin", "llmsim")
     entries = json.loads(subprocess.run([exe, "list", "frameworks", "--json"], check=True, capture_output=True,
                                         text=True).stdout)["frameworks"]
     lines = open(DOC).read().split("\n")

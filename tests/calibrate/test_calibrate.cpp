@@ -9,15 +9,15 @@
 #include <random>
 #include <set>
 
-#include "calibrate/fingerprint.h"
-#include "calibrate/host_bench.h"
-#include "calibrate/plan.h"
-#include "calibrate/process_group.h"
-#include "calibrate/profile_writer.h"
-#include "calibrate/sample.h"
-#include "hardware/system_toml.h"
-#include "sim/comm_cost.h"
-#include "sim/compute_cost.h"
+#include "llmsim/calibrate/fingerprint.h"
+#include "llmsim/calibrate/host_bench.h"
+#include "llmsim/calibrate/plan.h"
+#include "llmsim/calibrate/process_group.h"
+#include "llmsim/calibrate/profile_writer.h"
+#include "llmsim/calibrate/sample.h"
+#include "llmsim/hardware/system_toml.h"
+#include "llmsim/cost/comm_cost.h"
+#include "llmsim/cost/compute_cost.h"
 #include "test_util.h"
 
 using namespace llmsim;

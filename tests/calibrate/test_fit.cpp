@@ -15,12 +15,12 @@
 #include <string>
 #include <vector>
 
-#include "calibrate/fingerprint.h"
-#include "calibrate/fit.h"
-#include "calibrate/profile_writer.h"
-#include "hardware/system_toml.h"
-#include "sim/comm_cost.h"
-#include "sim/compute_cost.h"
+#include "llmsim/calibrate/fingerprint.h"
+#include "llmsim/calibrate/fit.h"
+#include "llmsim/calibrate/profile_writer.h"
+#include "llmsim/hardware/system_toml.h"
+#include "llmsim/cost/comm_cost.h"
+#include "llmsim/cost/compute_cost.h"
 #include "test_util.h"
 
 namespace cal = llmsim::calibrate;

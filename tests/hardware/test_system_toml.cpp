@@ -1,4 +1,4 @@
-// System TOML parsing, presets and defaults (hardware/system_toml.h, system_spec.h, efficiency.h).
+// System TOML parsing, presets and defaults (src/llmsim/hardware/system_toml.h, system_spec.h, efficiency.h).
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "hardware/system_toml.h"
-#include "sim/base/error.h"
-#include "sim/base/units.h"
+#include "llmsim/hardware/system_toml.h"
+#include "llmsim/core/error.h"
+#include "llmsim/core/units.h"
 
 namespace hw = llmsim::hardware;
 namespace units = llmsim::units;

@@ -5,8 +5,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "model/custom_model.h"
-#include "sim/base/error.h"
+#include "llmsim/model/custom_model.h"
+#include "llmsim/core/error.h"
 
 using llmsim::Error;
 using llmsim::ErrorKind;

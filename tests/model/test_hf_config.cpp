@@ -5,9 +5,9 @@
 #include <stdexcept>
 #include <string>
 
-#include "model/hf_config.h"
-#include "model/presets.h"
-#include "sim/base/error.h"
+#include "llmsim/model/hf_config.h"
+#include "llmsim/model/presets.h"
+#include "llmsim/core/error.h"
 
 using llmsim::Error;
 using llmsim::ErrorKind;

@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <string>
 
-#include "model/operators.h"
-#include "sim/base/error.h"
+#include "llmsim/model/operators.h"
+#include "llmsim/core/error.h"
 
 using namespace llmsim;
 using namespace llmsim::model;

@@ -2,10 +2,10 @@
 
 #include <string>
 
-#include "model/custom_model.h"
-#include "model/hf_config.h"
-#include "model/param_count.h"
-#include "model/presets.h"
+#include "llmsim/model/custom_model.h"
+#include "llmsim/model/hf_config.h"
+#include "llmsim/model/param_count.h"
+#include "llmsim/model/presets.h"
 
 using namespace llmsim::model;
 

@@ -4,12 +4,12 @@
 #include <cstdio>
 #include <string>
 
-#include "hardware/system_toml.h"
-#include "model/presets.h"
-#include "sim/request_stream.h"
-#include "sim/search.h"
-#include "sim/serving_sim.h"
-#include "sim/train_sim.h"
+#include "llmsim/hardware/system_toml.h"
+#include "llmsim/model/presets.h"
+#include "llmsim/serve/request_stream.h"
+#include "llmsim/search/search.h"
+#include "llmsim/serve/serving_sim.h"
+#include "llmsim/train/train_sim.h"
 
 namespace {
 

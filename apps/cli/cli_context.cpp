@@ -1,0 +1,143 @@
+#include "cli_context.h"
+
+#include <cstdlib>
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "llmsim/core/suggest.h"
+#include "llmsim/core/units.h"
+#include "llmsim/memory/memory_model.h"
+#include "llmsim/run/run_spec.h"
+
+namespace llmsim::cli {
+
+std::string CommonOptions::resolved_data_dir() const {
+  if (!data_dir.empty()) return data_dir;
+  if (const char* env = std::getenv("LLMSIM_DATA_DIR"); env && *env) return env;
+  return LLMSIM_DATA_DIR;
+}
+
+void add_common_options(CLI::App& app, CommonOptions& opts) {
+  auto* json = app.add_flag("--json", opts.json, "print the result as JSON (schema_version inside)");
+  auto* csv = app.add_flag("--csv", opts.csv, "print the result as CSV (schema_version column)");
+  json->excludes(csv);
+  app.add_option("--data-dir", opts.data_dir, "folder with models/ and hardware/ presets");
+}
+
+void add_run_flags(CLI::App& app, RunFlags& flags) {
+  app.add_option("--config", flags.config, "run-config TOML whose keys are these flag names; flags override it");
+  for (const auto& s : sim::run_settings()) {
+    const std::string flag = "--" + s.name;
+    std::string help = s.help;
+    if (!s.choices.empty()) help += " {" + join(s.choices, ",") + "}";
+    if (s.kind == sim::SettingKind::Flag) {
+      // Boolean settings: --x turns on, --no-x turns off.
+      app.add_flag_callback(
+          flag, [&flags, n = s.name] { flags.flags[n] = true; }, help);
+      app.add_flag_callback(
+          "--no-" + s.name, [&flags, n = s.name] { flags.flags[n] = false; }, "turn off --" + s.name);
+    } else {
+      app.add_option(flag, flags.values[s.name], help);
+    }
+  }
+}
+
+sim::RunRequest build_request(const CLI::App& app, const RunFlags& flags) {
+  sim::RunRequest req;
+  if (!flags.config.empty()) sim::apply_run_toml(req, flags.config);
+  // Apply in the table's order so that implications (e.g. --qlora then --lora-rank) are stable.
+  for (const auto& s : sim::run_settings()) {
+    const std::string flag = "--" + s.name;
+    if (s.kind == sim::SettingKind::Flag) {
+      if (auto it = flags.flags.find(s.name); it != flags.flags.end())
+        sim::apply_setting(req, s.name, it->second ? "true" : "false", Location{.key = flag}, ErrorKind::Usage);
+      continue;
+    }
+    if (app.count(flag) == 0) continue;
+    sim::apply_setting(req, s.name, flags.values.at(s.name), Location{.key = flag}, ErrorKind::Usage);
+  }
+  return req;
+}
+
+void reject_extras(const CLI::App& app) {
+  const auto extras = app.remaining();
+  if (extras.empty()) return;
+  std::vector<std::string> names;
+  for (const auto* o : app.get_options())
+    for (const auto& n : o->get_lnames()) names.push_back("--" + n);
+  const std::string& bad = extras.front();
+  const bool looks_like_flag = bad.rfind("-", 0) == 0;
+  throw_usage(bad, (looks_like_flag ? "unknown flag '" : "unexpected argument '") + bad + "'" +
+                       did_you_mean(bad, names) + " (see " + app.get_name() + " --help)");
+}
+
+std::string describe_run(const sim::RunSpec& r) {
+  const auto& p = r.par;
+  std::string s = fmt::format("{} GPUs (tp {}, pp {}, dp {}{}{}{})", p.gpus, p.tp, p.pp, p.dp,
+                              p.cp > 1 ? fmt::format(", cp {}", p.cp) : "", p.ep > 1 ? fmt::format(", ep {}", p.ep) : "",
+                              p.vp > 1 ? fmt::format(", vp {}", p.vp) : "");
+  if (r.workload == sim::Workload::Inference) {
+    const auto& i = r.infer;
+    return s + fmt::format(", inference, batch {}, {} + {} tokens, {} weights {}, kv {}, {}{}", i.batch, i.input_len,
+                           i.output_len, dtype_name(i.precision), model::weight_quant_name(i.weight_quant),
+                           dtype_name(i.kv_dtype), sim::name_of(i.framework),
+                           i.attn_kernel == AttentionKernel::Fa2 ? "" : fmt::format(", attention {}", name_of(i.attn_kernel)));
+  }
+  const auto& t = r.train;
+  s += fmt::format(", {}, {}, micro-batch {}, global batch {}, seq {}, {}, ZeRO-{}", sim::name_of(r.workload),
+                   sim::name_of(t.framework), t.micro_batch, t.global_batch, t.seq_len, dtype_name(t.precision),
+                   t.zero_stage);
+  if (t.offload != sim::Offload::None) s += fmt::format(", offload {}", sim::name_of(t.offload));
+  s += fmt::format(", recompute {}, {}", sim::name_of(t.recompute),
+                   !t.flash_attn                            ? "no flash-attn"
+                   : t.attn_kernel == AttentionKernel::Fa2 ? "flash-attn"
+                                                            : fmt::format("flash-attn ({})", name_of(t.attn_kernel)));
+  if (t.fused_loss) s += ", fused loss";
+  if (p.sequence_parallel) s += ", sequence parallel";
+  if (p.pp > 1) s += fmt::format(", {} pipeline", sim::name_of(t.schedule));
+  if (t.finetune != sim::FinetuneKind::Full) s += fmt::format(", {} rank {}", sim::name_of(t.finetune), t.lora_rank);
+  if (t.base_quant != model::WeightQuant::None)
+    s += fmt::format(", {} base", model::weight_quant_name(t.base_quant));
+  if (t.optimizer != sim::Optimizer::Adam) s += fmt::format(", {}", sim::name_of(t.optimizer));
+  if (!t.master_weights) s += ", no master weights";
+  if (t.optimizer_state_dtype) s += fmt::format(", {} optimizer states", dtype_name(*t.optimizer_state_dtype));
+  if (t.optimizer_in_backward) s += ", optimizer in backward";
+  if (t.overlap_grad_reduce) s += *t.overlap_grad_reduce ? ", overlapped grad reduce" : ", blocking grad reduce";
+  if (t.overlap_param_gather) s += ", overlapped param gather";
+  return s;
+}
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+
+nlohmann::json run_header_json(const std::string& command, const std::string& model, const std::string& system,
+                               const sim::RunSpec& run, const std::vector<std::string>& problems) {
+  nlohmann::json j;
+  j["schema_version"] = sim::kResultSchemaVersion;
+  j["command"] = command;
+  j["model"] = model;
+  j["system"] = system;
+  j["run"] = describe_run(run);
+  j["valid"] = problems.empty();
+  j["problems"] = problems;
+  return j;
+}
+
+bool print_run_header(const std::string& command, const std::string& model, const std::string& system,
+                      const sim::RunSpec& run, const std::vector<std::string>& problems) {
+  std::cout << fmt::format("llmsim {}: {} on {}\n", command, model, system);
+  std::cout << fmt::format("run: {}\n", describe_run(run));
+  if (problems.empty()) return true;
+  std::cout << "result: infeasible\n";
+  for (const auto& p : problems) std::cout << "  - " << p << "\n";
+  return false;
+}
+
+std::string gib(double bytes) { return fmt::format("{:.2f}", bytes / units::GiB); }
+
+}  // namespace llmsim::cli

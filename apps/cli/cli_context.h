@@ -1,0 +1,59 @@
+#pragma once
+// Shared plumbing of the CLI front ends: output format, data directory, run flags.
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <map>
+#include <string>
+
+#include "llmsim/run/run_config.h"
+
+namespace llmsim::cli {
+
+enum class Format { Table, Json, Csv };
+
+// Options every command has.
+struct CommonOptions {
+  bool json = false;
+  bool csv = false;
+  std::string data_dir;  // --data-dir; empty = LLMSIM_DATA_DIR environment variable, else the build's data/
+  Format format() const { return json ? Format::Json : csv ? Format::Csv : Format::Table; }
+  std::string resolved_data_dir() const;
+};
+
+void add_common_options(CLI::App& app, CommonOptions& opts);
+
+// Run settings as flags: --model, --tp, --micro-batch, … (sim::run_settings()) plus --config FILE.
+struct RunFlags {
+  std::map<std::string, std::string> values;  // flag name (without --) -> text as given
+  std::map<std::string, bool> flags;          // boolean flags that were set
+  std::string config;                         // --config TOML
+};
+
+void add_run_flags(CLI::App& app, RunFlags& flags);
+
+// The request these flags describe: the --config file's settings first, then the flags on top.
+sim::RunRequest build_request(const CLI::App& app, const RunFlags& flags);
+
+// Rejects arguments CLI11 left over (unknown flags) with a did-you-mean from the command's options.
+void reject_extras(const CLI::App& app);
+
+// One line describing a run's parallelism and settings, for table headers and JSON.
+std::string describe_run(const sim::RunSpec& r);
+
+// A CSV field, quoted when it holds a comma, quote or newline (RFC 4180).
+std::string csv_field(const std::string& s);
+
+// The first lines of a command's table: "llmsim COMMAND: MODEL on SYSTEM", the run, and, when the run is
+// infeasible, "result: infeasible" with the reasons. Returns whether the run is feasible.
+bool print_run_header(const std::string& command, const std::string& model, const std::string& system,
+                      const sim::RunSpec& run, const std::vector<std::string>& problems);
+
+// The same header as JSON: schema_version, command, model, system, run, valid (no problems) and problems.
+nlohmann::json run_header_json(const std::string& command, const std::string& model, const std::string& system,
+                               const sim::RunSpec& run, const std::vector<std::string>& problems);
+
+// "12.34" GiB with two decimals.
+std::string gib(double bytes);
+
+}  // namespace llmsim::cli

@@ -1,0 +1,352 @@
+// `llmsim calibrate`: runs the microbenchmarks of calibrate/ (GPU: GEMM, memory, host<->device, p2p,
+// NCCL; host: CPU Adam, memory bandwidth), fits them and writes a calibrated hardware profile, or
+// imports nccl-tests logs. --list and --dry-run work without a GPU.
+#include <algorithm>
+#include <chrono>
+#include <exception>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <optional>
+#include <memory>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "llmsim/calibrate/fingerprint.h"
+#include "llmsim/calibrate/gpu_bench.h"
+#include "llmsim/calibrate/host_bench.h"
+#include "llmsim/calibrate/nccl_tests_import.h"
+#include "llmsim/calibrate/plan.h"
+#include "llmsim/calibrate/process_group.h"
+#include "llmsim/calibrate/profile_writer.h"
+#include "llmsim/hardware/system_toml.h"
+#include "llmsim/core/error.h"
+#include "llmsim/core/suggest.h"
+#include "cli_context.h"
+#include "commands.h"
+
+namespace llmsim::cli {
+
+namespace {
+
+namespace cal = llmsim::calibrate;
+
+struct CalibrateCommand {
+  CommonOptions common;
+  std::string system;
+  std::string only;
+  bool quick = false;
+  std::string out;
+  std::string resume;
+  bool list = false;
+  bool dry_run = false;
+  int gpus = 0;
+  int threads = 0;
+  double time_budget_s = 0;  // s; 0 = no limit
+  bool mpi = false;          // one process per GPU under an MPI launcher
+  std::vector<std::string> argv;
+  // import-nccl-tests
+  std::vector<std::string> logs;
+  // refit
+  std::string refit_dir;
+};
+
+std::vector<std::string> parse_only(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream ss(text);
+  std::string g;
+  const auto groups = cal::only_groups();
+  while (std::getline(ss, g, ',')) {
+    if (g.empty()) continue;
+    if (std::find(groups.begin(), groups.end(), g) == groups.end())
+      throw_usage("--only", fmt::format("--only = '{}': must be a comma-separated list of {}{}", text, join(groups),
+                                        did_you_mean(g, groups)));
+    out.push_back(g);
+  }
+  return out;
+}
+
+void print_families() {
+  std::cout << fmt::format("{:<20} {:<8} {:<5} {}\n", "family", "--only", "GPU", "what it measures");
+  for (const auto& f : cal::families())
+    std::cout << fmt::format("{:<20} {:<8} {:<5} {}\n", f.name, f.group, f.needs_gpu ? "yes" : "no", f.what);
+}
+
+bool needs_gpu(const std::vector<cal::BenchItem>& items) {
+  for (const auto& i : items)
+    if (!cal::is_host_family(i.bench)) return true;
+  return false;
+}
+
+void print_summary(const cal::CalibrationFits& fits, const hardware::SystemSpec& base) {
+  const auto rows = cal::summarize(fits, base);
+  // The curve column fits the longest name (multi-node rows: "NCCL all-gather x16 over 2 nodes (bus bandwidth)").
+  std::size_t w = 44;
+  for (const auto& r : rows) w = std::max(w, r.curve.size());
+  std::cout << fmt::format("\n{:<{}} {:>22} {:>16} {:>26} {:>8}\n", "curve", w, "measured", "datasheet",
+                           "fraction [band]", "fit err");
+  for (const auto& r : rows)
+    std::cout << fmt::format("{:<{}} {:>22} {:>16} {:>26} {:>8}\n", r.curve, w, r.measured, r.datasheet, r.fraction,
+                             r.fit_error);
+  for (const auto& n : fits.notes) std::cout << "note: " << n << "\n";
+}
+
+std::string default_out_dir() {
+  const auto fp = cal::host_fingerprint({});
+  return "calibration-" + fp.date_utc.substr(0, 10);
+}
+
+// The system the calibration refines (--system is required by every path that writes a profile).
+hardware::SystemSpec base_system(const CalibrateCommand& c) {
+  if (c.system.empty()) throw_usage("--system", "--system is required: the preset or TOML the calibration refines");
+  return hardware::resolve_system(c.system, c.common.resolved_data_dir());
+}
+
+// Fits `samples`, writes the profile and fingerprint into `dir`, prints the summary; returns the profile's path.
+std::string fit_and_write(const std::string& dir, const hardware::SystemSpec& base,
+                          const std::vector<cal::Sample>& samples, const cal::Fingerprint& fp) {
+  const auto fits = cal::fit_samples(samples, base);
+  const std::string profile = cal::write_profile(dir, base, fits, fp);
+  print_summary(fits, base);
+  std::cout << fmt::format("\nprofile: {}\n", profile);
+  return profile;
+}
+
+// Runs `prepare` on rank 0 and makes every rank agree on whether it worked: rank 0 rethrows its error,
+// the other ranks throw one that points at rank 0's message (a rank left behind would wait forever in
+// the next collective).
+template <typename F>
+void on_root_agreed(cal::ProcessGroup& group, F&& prepare) {
+  std::exception_ptr failed;
+  if (group.rank() == 0) {
+    try {
+      prepare();
+    } catch (...) {
+      failed = std::current_exception();
+    }
+  }
+  if (group.all(!failed)) return;
+  if (failed) std::rethrow_exception(failed);
+  throw Error(ErrorKind::Input, Location{}, "rank 0 stopped before measuring (its message says why)");
+}
+
+// "2 ranks on 1 host (vm x2)" / "16 ranks on 2 hosts (a x8, b x8)".
+std::string describe_ranks(const cal::ProcessGroup& group) {
+  std::vector<std::pair<std::string, int>> per_host;
+  for (const auto& h : group.hosts()) {
+    auto it = std::find_if(per_host.begin(), per_host.end(), [&](const auto& p) { return p.first == h; });
+    if (it == per_host.end()) per_host.emplace_back(h, 1);
+    else ++it->second;
+  }
+  std::vector<std::string> parts;
+  for (const auto& [h, n] : per_host) parts.push_back(fmt::format("{} x{}", h, n));
+  return fmt::format("{} ranks on {} host{} ({})", group.size(), per_host.size(), per_host.size() == 1 ? "" : "s",
+                     join(parts));
+}
+
+// --dry-run: the plan by family, the GPU it would use, and under --mpi the groups and nodes they span.
+void print_dry_run(const CalibrateCommand& c, const std::vector<cal::BenchItem>& items, bool want_gpu,
+                   const std::optional<cal::GpuInfo>& gpu, const std::string& why, int planned_gpus,
+                   const cal::ProcessGroup& group) {
+  std::map<std::string, int> count;
+  for (const auto& i : items) ++count[i.bench];
+  std::cout << fmt::format("llmsim calibrate --dry-run: {} measurements{}\n", items.size(), c.quick ? " (quick)" : "");
+  std::cout << fmt::format("GPU: {}\n", !want_gpu ? std::string("not needed (host benchmarks only)")
+                                        : gpu     ? fmt::format("{} x{}", gpu->name, gpu->device_count)
+                                                  : "none usable: " + why + fmt::format(" (plan assumes {} GPUs)", planned_gpus));
+  if (c.mpi) {
+    std::map<std::pair<int, int>, int> spans;  // (group, nodes) of the collectives
+    for (const auto& i : items)
+      if (i.bench.starts_with("nccl_")) ++spans[{i.group, i.nodes}];
+    std::vector<std::string> g;
+    for (const auto& [k, n] : spans) g.push_back(fmt::format("{} ranks on {} node{}", k.first, k.second, k.second == 1 ? "" : "s"));
+    std::cout << fmt::format("MPI: {}; NCCL groups: {}\n", describe_ranks(group), g.empty() ? "none" : join(g));
+  }
+  for (const auto& f : cal::families())
+    if (count[f.name] > 0) std::cout << fmt::format("  {:<20} {:>5}  {}\n", f.name, count[f.name], f.what);
+  std::cout << fmt::format("would write: {}/samples.csv, the calibrated profile and fingerprint.json\n",
+                           c.resume.empty() ? (c.out.empty() ? default_out_dir() : c.out) : c.resume);
+}
+
+int run_calibration(CalibrateCommand& c) {
+  // Under mpirun (--mpi) every rank runs this; rank 0 alone prints, decides and writes.
+  const std::unique_ptr<cal::ProcessGroup> group = c.mpi ? cal::mpi_process_group() : cal::single_process();
+  const bool root = group->rank() == 0;
+
+  cal::PlanOptions plan_opts;
+  plan_opts.only = parse_only(c.only);
+  plan_opts.quick = c.quick;
+  plan_opts.host_threads = c.threads;
+  if (group->multi_process()) plan_opts.rank_hosts = group->hosts();
+
+  std::string why;
+  std::optional<cal::GpuInfo> gpu;
+  const bool want_gpu = needs_gpu(cal::make_plan(plan_opts));
+  if (want_gpu) gpu = cal::probe_gpus(why);
+  plan_opts.gpus = c.gpus > 0 ? c.gpus : gpu ? gpu->device_count : 8;
+  if (gpu && gpu->cc_major * 10 + gpu->cc_minor >= 89)  // fp8 after the 16-bit types, before tf32 and fp32
+    plan_opts.dtypes.insert(std::find(plan_opts.dtypes.begin(), plan_opts.dtypes.end(), "tf32"), "fp8");
+  const auto items = cal::make_plan(plan_opts);
+
+  if (c.dry_run) {
+    if (root) print_dry_run(c, items, want_gpu, gpu, why, plan_opts.gpus, *group);
+    return 0;
+  }
+  if (want_gpu && !group->all(gpu.has_value()))
+    throw Error(ErrorKind::NoDevice, Location{},
+                gpu ? std::string("another rank has no usable GPU (see its message)")
+                    : fmt::format("{}no usable GPU: {}. The host benchmarks run without one: llmsim calibrate --only cpu",
+                                  group->multi_process() ? fmt::format("rank {} on {}: ", group->rank(),
+                                                                       group->hosts()[static_cast<std::size_t>(group->rank())])
+                                                         : "",
+                                  why));
+
+  // Rank 0's output folder and log (the other ranks write nothing).
+  std::optional<hardware::SystemSpec> base;
+  std::string dir;
+  std::unique_ptr<cal::SampleLog> log;
+  on_root_agreed(*group, [&] {
+    base = base_system(c);
+    dir = !c.resume.empty() ? c.resume : c.out.empty() ? default_out_dir() : c.out;
+    if (!c.resume.empty() && !std::filesystem::exists(std::filesystem::path(dir) / "samples.csv"))
+      throw_not_found(Location{.file = dir}, "--resume needs a folder holding samples.csv from an earlier run");
+    std::filesystem::create_directories(dir);
+    log = std::make_unique<cal::SampleLog>((std::filesystem::path(dir) / "samples.csv").string());
+  });
+  const std::size_t before = root ? log->samples().size() : 0;
+  if (root) {
+    std::cerr << fmt::format("llmsim calibrate: {} measurements, {} already in {}\n", items.size(), before, log->path());
+    if (group->multi_process()) std::cerr << fmt::format("llmsim calibrate: MPI: {}\n", describe_ranks(*group));
+  }
+  const cal::Progress progress = [](const cal::BenchItem& item, std::size_t i, std::size_t n) {
+    std::cerr << fmt::format("\r[{}/{}] {} {} {}x{}x{} {:.0f} B x{}{}        ", i, n, item.bench, item.dtype, item.m,
+                             item.n, item.k, item.bytes, item.group,
+                             item.nodes > 1 ? fmt::format(" ({} nodes)", item.nodes) : "")
+              << std::flush;
+  };
+  if (root) cal::run_host_items(items, *log, progress);
+  std::vector<std::string> skipped;
+  const auto started = std::chrono::steady_clock::now();
+  const cal::StopCheck out_of_time = [&] {
+    return c.time_budget_s > 0 &&
+           std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count() > c.time_budget_s;
+  };
+  bool finished = true;
+  if (want_gpu) finished = cal::run_gpu_items(items, log.get(), progress, skipped, out_of_time, *group);
+  if (!root) return 0;
+  std::cerr << "\n";
+  if (!finished) {
+    std::size_t done = 0;
+    for (const auto& i : items) done += log->done(i) ? 1 : 0;
+    const std::string stop_note = fmt::format(
+        "stopped by --time-budget-s {:g}: {} of {} planned items measured; continue with --resume {}",
+        c.time_budget_s, done, items.size(), dir);
+    std::cerr << "llmsim calibrate: " << stop_note << "\n";
+    skipped.insert(skipped.begin(), stop_note);
+  }
+
+  cal::Fingerprint fp = cal::host_fingerprint(c.argv);
+  fp.gpu = gpu;
+  fp.notes = skipped;
+  if (group->multi_process())
+    fp.notes.insert(fp.notes.begin(), fmt::format("MPI run: {}; NCCL collectives over ranks 0..g-1, one GPU per rank "
+                                                  "(host facts above are rank 0's)",
+                                                  describe_ranks(*group)));
+  cal::add_sample_quality(fp, log->samples());
+  std::cout << fmt::format("llmsim calibrate: {} samples ({} new) in {}\n", log->samples().size(),
+                           log->samples().size() - before, log->path());
+  const std::string profile = fit_and_write(dir, *base, log->samples(), fp);
+  std::cout << fmt::format("use it: llmsim train --system {} …\n", profile);
+  return 0;
+}
+
+int run_import(CalibrateCommand& c) {
+  if (c.logs.empty()) throw_usage("LOG", "import-nccl-tests needs at least one nccl-tests output file");
+  const hardware::SystemSpec base = base_system(c);
+  const std::string dir = c.out.empty() ? default_out_dir() : c.out;
+  std::filesystem::create_directories(dir);
+  cal::SampleLog log((std::filesystem::path(dir) / "samples.csv").string());
+  for (const auto& path : c.logs) {
+    const auto parsed = cal::import_nccl_tests(path);
+    int added = 0;
+    for (const auto& s : parsed.samples)
+      if (!log.done(s.item)) {
+        log.append(s);
+        ++added;
+      }
+    std::cerr << fmt::format("llmsim: {}: {} over {} ranks{}, {} sizes ({} new)\n", path, parsed.collective, parsed.ranks,
+                             parsed.nodes > 1 ? fmt::format(" on {} nodes", parsed.nodes) : "", parsed.samples.size(),
+                             added);
+  }
+  cal::Fingerprint fp = cal::host_fingerprint(c.argv);
+  fp.notes.push_back("collectives imported from nccl-tests logs: " + join(c.logs));
+  fit_and_write(dir, base, log.samples(), fp);
+  return 0;
+}
+
+// Re-fits a calibration folder's samples with this build (a newer fit, or curves the measuring build
+// did not map yet) without measuring again: the profile is rewritten, the measurement's fingerprint is
+// kept and gains a note saying when and by which llmsim the refit was made.
+int run_refit(CalibrateCommand& c) {
+  const hardware::SystemSpec base = base_system(c);
+  const std::filesystem::path dir = c.refit_dir;
+  const auto samples = cal::read_samples((dir / "samples.csv").string());
+  cal::Fingerprint fp = cal::read_fingerprint((dir / "fingerprint.json").string());
+  const cal::Fingerprint now = cal::host_fingerprint(c.argv);
+  fp.notes.push_back(fmt::format("refit on {} by llmsim {} ({}) from these samples as measured", now.date_utc,
+                                 now.tool_version, now.git_sha));
+  std::cout << fmt::format("llmsim calibrate refit: {} samples from {}\n", samples.size(), (dir / "samples.csv").string());
+  fit_and_write(dir.string(), base, samples, fp);
+  return 0;
+}
+
+}  // namespace
+
+Runner add_calibrate_command(CLI::App& app, int argc, char** argv) {
+  auto cmd = std::make_shared<CalibrateCommand>();
+  cmd->argv.assign(argv, argv + argc);
+  CLI::App* sub = app.add_subcommand("calibrate", "measure this machine's GPUs and host and write a calibrated profile");
+  sub->allow_extras();
+  add_common_options(*sub, cmd->common);
+  sub->add_option("--system", cmd->system, "preset or system TOML the calibration refines (its datasheet values stay)");
+  sub->add_option("--only", cmd->only, "comma-separated groups: gemm,memory,h2d,p2p,nccl,cpu");
+  sub->add_flag("--quick", cmd->quick, "a few points per family (minutes instead of an hour)");
+  sub->add_option("--out", cmd->out, "output folder (default calibration-YYYY-MM-DD)");
+  sub->add_option("--resume", cmd->resume, "continue an interrupted run in this folder (its samples.csv is kept)");
+  sub->add_flag("--list", cmd->list, "list the benchmark families and exit (no GPU needed)");
+  sub->add_flag("--dry-run", cmd->dry_run, "print the plan and exit (no GPU needed)");
+  sub->add_option("--gpus", cmd->gpus, "GPUs to plan collectives for (default: all visible; 8 in a dry run without GPUs)")
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--threads", cmd->threads, "threads for host benchmarks (default: all hardware threads)")
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--time-budget-s", cmd->time_budget_s,
+                  "stop starting new GPU measurements after this many seconds, then fit what was measured "
+                  "(--resume continues later)")
+      ->check(CLI::PositiveNumber);
+  sub->add_flag("--mpi", cmd->mpi,
+                "run under an MPI launcher (mpirun -np N llmsim calibrate --mpi …): one process per GPU, NCCL "
+                "collectives over 2, 4, … and all ranks, across nodes; rank 0 measures the rest and writes the output");
+  CLI::App* imp = sub->add_subcommand("import-nccl-tests", "import nccl-tests output as collective measurements");
+  imp->add_option("LOG", cmd->logs, "nccl-tests output files (all_reduce_perf …)")->required();
+  imp->add_option("--system", cmd->system, "preset or system TOML the calibration refines");
+  imp->add_option("--out", cmd->out, "output folder (default calibration-YYYY-MM-DD)");
+  imp->add_option("--data-dir", cmd->common.data_dir, "folder with models/ and hardware/ presets");
+  CLI::App* refit = sub->add_subcommand(
+      "refit", "fit a calibration folder's samples again with this build and rewrite its profile (no GPU needed)");
+  refit->add_option("DIR", cmd->refit_dir, "folder holding samples.csv and fingerprint.json of a calibration")->required();
+  refit->add_option("--system", cmd->system, "preset or system TOML the calibration refined");
+  refit->add_option("--data-dir", cmd->common.data_dir, "folder with models/ and hardware/ presets");
+  return [cmd, sub, imp, refit]() -> int {
+    reject_extras(*sub);
+    if (imp->parsed()) return run_import(*cmd);
+    if (refit->parsed()) return run_refit(*cmd);
+    if (cmd->list) {
+      print_families();
+      return 0;
+    }
+    return run_calibration(*cmd);
+  };
+}
+
+}  // namespace llmsim::cli

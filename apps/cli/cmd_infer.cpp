@@ -1,0 +1,143 @@
+// `llmsim infer`: fixed-batch inference (HF generate, FasterTransformer, TensorRT-LLM session style):
+// prefill latency, per-token decode latency, throughput, memory and the largest batch that fits.
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "llmsim/hardware/system_toml.h"
+#include "llmsim/model/presets.h"
+#include "llmsim/core/error.h"
+#include "cli_context.h"
+#include "commands.h"
+#include "llmsim/report/chrome_trace.h"
+#include "llmsim/infer/infer_sim.h"
+
+namespace llmsim::cli {
+
+namespace {
+
+struct InferCommand {
+  CommonOptions common;
+  RunFlags flags;
+  std::string trace;
+};
+
+// The fixed-batch run as a Chrome trace: the prefill iteration, then every decode iteration, on one
+// track (replicas run the same schedule).
+std::vector<sim::TraceEvent> iteration_events(const sim::RunSpec& run, const sim::InferResult& r) {
+  const auto& in = run.infer;
+  std::vector<sim::TraceEvent> ev;
+  double t = r.prefill.time_s.value;
+  ev.push_back({fmt::format("prefill {} x {}", in.batch, in.input_len), "replica0.compute", 0, 0, t, "prefill"});
+  for (std::size_t i = 0; i < r.decode_steps_s.size(); ++i) {
+    const std::int64_t context = in.input_len + static_cast<std::int64_t>(i);
+    ev.push_back({fmt::format("decode {} (context {})", i + 1, context), "replica0.compute", 0, t, r.decode_steps_s[i],
+                  "decode"});
+    t += r.decode_steps_s[i];
+  }
+  return ev;
+}
+
+nlohmann::json iv(const sim::Interval& i) { return {{"value", i.value}, {"low", i.low}, {"high", i.high}}; }
+
+std::string ms(double s) { return fmt::format("{:.2f} ms", s * 1e3); }
+
+void print_table(const model::ModelSpec& m, const hardware::SystemSpec& sys, const sim::RunSpec& run,
+                 const sim::InferResult& r) {
+  if (!print_run_header("infer", m.name, sys.name, run, r.problems)) return;
+  const auto& mem = r.memory;
+  std::cout << fmt::format("memory: {}, {} of {} GiB per GPU; max batch at {} tokens/seq: {}\n",
+                           mem.fits() ? "fits" : "DOES NOT FIT", gib(mem.gpu_bytes), gib(mem.gpu_capacity_bytes),
+                           run.infer.input_len + run.infer.output_len, mem.max_batch);
+  std::cout << fmt::format("engine: {} ({} replica{} of tp {} x pp {})\n\n", r.engine, r.replicas, r.replicas == 1 ? "" : "s",
+                           run.par.tp, run.par.pp);
+  std::cout << fmt::format("{:<26} {}  [{} .. {}]\n", "prefill (TTFT)", ms(r.ttft_s.value), ms(r.ttft_s.low), ms(r.ttft_s.high));
+  std::cout << fmt::format("{:<26} {}  [{} .. {}]\n", "decode per token (TPOT)", ms(r.tpot_s.value), ms(r.tpot_s.low),
+                           ms(r.tpot_s.high));
+  std::cout << fmt::format("{:<26} {}\n", "end to end", ms(r.e2e_s.value));
+  std::cout << fmt::format("{:<26} {:.1f} tokens/s ({:.1f} per GPU)  [{:.1f} .. {:.1f}]\n", "output throughput",
+                           r.output_tokens_per_s.value, r.output_tokens_per_s.value / static_cast<double>(run.par.gpus),
+                           r.output_tokens_per_s.low, r.output_tokens_per_s.high);
+  std::cout << fmt::format("{:<26} {:.1f} tokens/s (prompt + output)\n", "total throughput", r.total_tokens_per_s.value);
+  auto split = [](const char* what, const sim::IterationCost& c) {
+    const double t = c.time_s.value;
+    std::cout << fmt::format("  {:<10} {:>10}: GEMMs {:4.1f}%, attention {:4.1f}%, communication {:4.1f}%, other {:4.1f}%\n",
+                             what, ms(t), 100 * c.linear_s.value / t, 100 * c.attention_s.value / t,
+                             100 * c.comm_s.value / t, 100 * c.other_s.value / t);
+  };
+  std::cout << "\nwhere an iteration's time goes\n";
+  split("prefill", r.prefill);
+  split("decode", r.decode_mid);
+}
+
+}  // namespace
+
+Runner add_infer_command(CLI::App& app) {
+  auto cmd = std::make_shared<InferCommand>();
+  CLI::App* sub = app.add_subcommand("infer", "fixed-batch inference: prefill and decode latency, throughput, memory");
+  sub->allow_extras();
+  add_common_options(*sub, cmd->common);
+  add_run_flags(*sub, cmd->flags);
+  sub->add_option("--trace", cmd->trace, "write the iterations as a Chrome trace (Perfetto / chrome://tracing)");
+  return [cmd, sub]() -> int {
+    reject_extras(*sub);
+    sim::RunRequest req = build_request(*sub, cmd->flags);
+    if (req.model.empty()) throw_usage("--model", "--model is required (a preset name or a config.json path)");
+    if (req.system.empty()) throw_usage("--system", "--system is required (a preset name or a system TOML path)");
+    req.run.workload = sim::Workload::Inference;
+    if (!req.was_given("framework")) req.run.infer.framework = sim::Framework::Hf;
+    const std::string data = cmd->common.resolved_data_dir();
+    const model::ModelSpec m = model::resolve_model(req.model, data);
+    const hardware::SystemSpec sys = hardware::resolve_system(req.system, data);
+    if (!req.was_given("gpus")) req.run.par.gpus = req.run.par.tp * req.run.par.pp;
+    const sim::RunSpec run = sim::with_defaults(req.run);
+    const sim::InferResult r = sim::simulate_inference(m, sys, run);
+    if (!cmd->trace.empty() && r.valid()) {
+      std::ofstream f(cmd->trace);
+      if (!f) throw_input(Location{.file = cmd->trace}, "cannot open the trace file for writing");
+      const auto events = iteration_events(run, r);
+      sim::write_chrome_trace(f, events);
+      std::cerr << fmt::format("llmsim: wrote {} trace events to {}\n", events.size(), cmd->trace);
+    }
+    switch (cmd->common.format()) {
+      case Format::Json: {
+        nlohmann::json j = run_header_json("infer", m.name, sys.name, run, r.problems);
+        j["fits"] = r.memory.fits();
+        j["max_batch"] = r.memory.max_batch;
+        if (r.valid()) {
+          j["engine"] = r.engine;
+          j["replicas"] = r.replicas;
+          j["ttft_s"] = iv(r.ttft_s);
+          j["tpot_s"] = iv(r.tpot_s);
+          j["e2e_s"] = iv(r.e2e_s);
+          j["output_tokens_per_s"] = iv(r.output_tokens_per_s);
+          j["total_tokens_per_s"] = iv(r.total_tokens_per_s);
+        }
+        std::cout << j.dump(2) << "\n";
+        break;
+      }
+      case Format::Csv: {
+        std::cout << "schema_version,name,value,low,high,unit\n";
+        auto row = [](const char* n, const sim::Interval& i, const char* u) {
+          std::cout << fmt::format("{},{},{:.6g},{:.6g},{:.6g},{}\n", sim::kResultSchemaVersion, n, i.value, i.low, i.high, u);
+        };
+        const double fits = r.memory.fits() ? 1 : 0;
+        row("fits", sim::Interval::exact(fits), "bool");
+        if (r.valid()) {
+          row("ttft_s", r.ttft_s, "s");
+          row("tpot_s", r.tpot_s, "s");
+          row("e2e_s", r.e2e_s, "s");
+          row("output_tokens_per_s", r.output_tokens_per_s, "tokens/s");
+        }
+        break;
+      }
+      case Format::Table: print_table(m, sys, run, r); break;
+    }
+    return r.valid() && r.memory.fits() ? 0 : 1;
+  };
+}
+
+}  // namespace llmsim::cli

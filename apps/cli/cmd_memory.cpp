@@ -1,0 +1,140 @@
+// `llmsim memory`: per-GPU memory breakdown of one configuration, whether it fits, and what would.
+#include <algorithm>
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "llmsim/hardware/system_toml.h"
+#include "llmsim/model/presets.h"
+#include "llmsim/core/units.h"
+#include "cli_context.h"
+#include "commands.h"
+#include "llmsim/memory/memory_advice.h"
+#include "llmsim/run/feasibility.h"
+
+namespace llmsim::cli {
+
+namespace {
+
+struct MemoryCommand {
+  CommonOptions common;
+  RunFlags flags;
+};
+
+nlohmann::json items_json(const std::vector<sim::MemoryItem>& items) {
+  auto a = nlohmann::json::array();
+  for (const auto& i : items) a.push_back({{"name", i.name}, {"bytes", i.bytes}, {"gib", i.bytes / units::GiB}, {"note", i.note}});
+  return a;
+}
+
+nlohmann::json to_json(const model::ModelSpec& m, const hardware::SystemSpec& sys, const sim::RunSpec& run,
+                       const sim::MemoryResult& r, const std::vector<sim::FitSuggestion>& fixes) {
+  nlohmann::json j = run_header_json("memory", m.name, sys.name, run, r.problems);
+  j["workload"] = sim::name_of(run.workload);
+  j["fits"] = r.fits();
+  j["params"] = {{"total", r.params_total}, {"trainable", r.params_trainable}, {"per_gpu", r.params_per_gpu}};
+  j["gpu"] = {{"capacity_bytes", r.gpu_capacity_bytes}, {"total_bytes", r.gpu_bytes}, {"peak_stage", r.peak_stage},
+              {"items", items_json(r.gpu)}};
+  j["host"] = {{"capacity_bytes", r.host_capacity_bytes}, {"total_bytes", r.host_bytes}, {"items", items_json(r.host)}};
+  if (run.workload == sim::Workload::Inference)
+    j["inference"] = {{"kv_bytes_per_token", r.kv_bytes_per_token}, {"max_batch", r.max_batch}, {"max_kv_tokens", r.max_tokens}};
+  auto s = nlohmann::json::array();
+  for (const auto& f : fixes) s.push_back({{"change", f.change}, {"gpu_bytes", f.gpu_bytes}, {"host_bytes", f.host_bytes}});
+  j["suggestions"] = s;
+  return j;
+}
+
+void print_csv(const sim::MemoryResult& r) {
+  std::cout << "schema_version,section,name,bytes,gib,note\n";
+  const auto row = [](const char* section, const std::string& name, double bytes, const std::string& note) {
+    std::cout << fmt::format("{},{},{},{:.0f},{:.4f},{}\n", sim::kResultSchemaVersion, section, csv_field(name), bytes,
+                             bytes / units::GiB, csv_field(note));
+  };
+  for (const auto& i : r.gpu) row("gpu", i.name, i.bytes, i.note);
+  row("gpu", "total", r.gpu_bytes, r.fits() ? "fits" : "does not fit");
+  row("gpu", "capacity", r.gpu_capacity_bytes, "");
+  for (const auto& i : r.host) row("host", i.name, i.bytes, i.note);
+  if (!r.host.empty()) {
+    row("host", "total", r.host_bytes, r.host_fits() ? "fits" : "does not fit");
+    row("host", "capacity", r.host_capacity_bytes, "");
+  }
+}
+
+void print_table(const model::ModelSpec& m, const hardware::SystemSpec& sys, const sim::RunSpec& run,
+                 const sim::MemoryResult& r, const std::vector<sim::FitSuggestion>& fixes) {
+  std::cout << fmt::format("llmsim memory: {} on {}\n", m.name, sys.name);
+  std::cout << fmt::format("run: {}\n", describe_run(run));
+  if (!r.valid()) {
+    std::cout << "result: infeasible\n";
+    for (const auto& p : r.problems) std::cout << "  - " << p << "\n";
+    return;
+  }
+  std::cout << fmt::format("parameters: {:.3f} B total, {:.4g} B trainable; {:.3f} B on the peak GPU (stage {})\n\n",
+                           static_cast<double>(r.params_total) / 1e9, static_cast<double>(r.params_trainable) / 1e9,
+                           r.params_per_gpu / 1e9, r.peak_stage);
+  std::cout << fmt::format("{:<24} {:>10}  {}\n", "per GPU", "GiB", "how it is counted");
+  for (const auto& i : r.gpu) std::cout << fmt::format("{:<24} {:>10}  {}\n", i.name, gib(i.bytes), i.note);
+  std::cout << fmt::format("{:<24} {:>10}  of {} GiB on {}\n", "total", gib(r.gpu_bytes), gib(r.gpu_capacity_bytes),
+                           sys.gpu.name);
+  if (!r.host.empty()) {
+    std::cout << fmt::format("\n{:<24} {:>10}  {}\n", "host, per node", "GiB", "");
+    for (const auto& i : r.host) std::cout << fmt::format("{:<24} {:>10}  {}\n", i.name, gib(i.bytes), i.note);
+    std::cout << fmt::format("{:<24} {:>10}  of {} GiB\n", "total", gib(r.host_bytes), gib(r.host_capacity_bytes));
+  }
+  if (run.workload == sim::Workload::Inference)
+    std::cout << fmt::format("\nKV cache: {:.1f} KiB per token per GPU; max batch at {} tokens/seq: {}; "
+                             "max KV tokens at this batch: {}\n",
+                             r.kv_bytes_per_token / units::KiB, run.infer.input_len + run.infer.output_len, r.max_batch,
+                             r.max_tokens);
+  std::cout << "\n";
+  if (r.fits()) {
+    std::cout << fmt::format("result: fits ({} GiB headroom per GPU)\n", gib(r.gpu_capacity_bytes - r.gpu_bytes));
+    return;
+  }
+  if (!r.gpu_fits())
+    std::cout << fmt::format("result: does not fit by {} GiB per GPU\n", gib(r.gpu_bytes - r.gpu_capacity_bytes));
+  if (!r.host_fits())
+    std::cout << fmt::format("result: host memory short by {} GiB per node\n", gib(r.host_bytes - r.host_capacity_bytes));
+  if (fixes.empty()) {
+    std::cout << "no single change of recomputation, ZeRO stage, offload, micro-batch, TP/PP or quantization makes it fit\n";
+    return;
+  }
+  std::cout << "would fit with:\n";
+  for (const auto& f : fixes) std::cout << fmt::format("  {:<40} {} GiB per GPU\n", f.change, gib(f.gpu_bytes));
+}
+
+}  // namespace
+
+Runner add_memory_command(CLI::App& app) {
+  auto cmd = std::make_shared<MemoryCommand>();
+  CLI::App* sub = app.add_subcommand("memory", "per-GPU memory breakdown: does a configuration fit, and with what?");
+  sub->allow_extras();
+  add_common_options(*sub, cmd->common);
+  add_run_flags(*sub, cmd->flags);
+  return [cmd, sub]() -> int {
+    reject_extras(*sub);
+    sim::RunRequest req = build_request(*sub, cmd->flags);
+    if (req.model.empty()) throw_usage("--model", "--model is required (a preset name or a config.json path)");
+    if (req.system.empty()) throw_usage("--system", "--system is required (a preset name or a system TOML path)");
+    const std::string data = cmd->common.resolved_data_dir();
+    const model::ModelSpec m = model::resolve_model(req.model, data);
+    const hardware::SystemSpec sys = hardware::resolve_system(req.system, data);
+    if (!req.was_given("gpus")) req.run.par.gpus = req.run.par.tp * req.run.par.pp * req.run.par.cp *
+                                                   std::max<std::int64_t>(1, req.run.par.dp);
+    const sim::RunSpec run = sim::with_defaults(req.run);
+    sim::MemoryResult r = sim::evaluate_memory(m, sys, run);
+    // What the framework, engine or GPU cannot run is infeasible here too, as in `train` and `infer`.
+    if (r.valid()) r.problems = sim::run_problems(m, sys, run);
+    const auto fixes = r.valid() && !r.fits() ? sim::suggest_fits(m, sys, run) : std::vector<sim::FitSuggestion>{};
+    switch (cmd->common.format()) {
+      case Format::Json: std::cout << to_json(m, sys, run, r, fixes).dump(2) << "\n"; break;
+      case Format::Csv: print_csv(r); break;
+      case Format::Table: print_table(m, sys, run, r, fixes); break;
+    }
+    return r.fits() ? 0 : 1;
+  };
+}
+
+}  // namespace llmsim::cli

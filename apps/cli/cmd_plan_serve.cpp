@@ -1,0 +1,219 @@
+// `llmsim plan serve`: the fewest GPUs (then the lowest cost) that serve a request rate within p99 TTFT
+// and TPOT bounds, over systems x engines x tensor-parallel sizes x weight formats (src/llmsim/search/plan_serve.h).
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "llmsim/hardware/system_toml.h"
+#include "llmsim/model/presets.h"
+#include "llmsim/core/error.h"
+#include "llmsim/core/suggest.h"
+#include "cli_context.h"
+#include "commands.h"
+#include "llmsim/memory/memory_model.h"
+#include "llmsim/search/plan_serve.h"
+
+namespace llmsim::cli {
+
+namespace {
+
+struct PlanServeCommand {
+  std::string model;
+  std::vector<std::string> systems;
+  double rate = 0;
+  double slo_ttft_ms = 0;
+  double slo_tpot_ms = 0;
+  std::string engines = "vllm,tgi,lightllm,trt-llm";
+  std::string tps = "1,2,4,8";
+  std::string weight_quants = "none";
+  std::string pps = "1";
+  std::string kv_dtypes = "bf16";
+  std::string max_num_seqs = "default";
+  std::string chunked = "default";
+  std::string precision = "bf16";
+  std::string input = "512";
+  std::string output = "128";
+  std::int64_t max_gpus = 64;
+  std::int64_t requests = 400;
+  double price = 0;
+  std::string data_dir;
+  bool csv = false;
+};
+
+// Every evaluated candidate, one CSV line each (schema_version first, as the other commands' CSV).
+void print_csv(const sim::ServePlan& plan) {
+  std::cout << "schema_version,system,engine,tp,pp,weight_quant,kv_dtype,max_num_seqs,chunked_prefill,feasible,replicas,"
+               "gpus,ttft_p99_s,tpot_p99_s,output_tokens_per_s,cost_per_hour,pareto,why\n";
+  for (const auto& k : plan.candidates)
+    std::cout << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{:.6g},{:.6g},{:.6g},{:.6g},{},{}\n", sim::kResultSchemaVersion,
+                             csv_field(k.system), k.engine == sim::Framework::Hf ? "static" : sim::name_of(k.engine), k.tp,
+                             k.pp, model::weight_quant_name(k.weight_quant), dtype_name(k.kv_dtype), k.max_num_seqs,
+                             k.chunked_prefill ? 1 : 0, k.feasible ? 1 : 0, k.replicas, k.gpus, k.ttft_p99_s, k.tpot_p99_s,
+                             k.output_tokens_per_s, k.cost_per_hour, k.pareto ? 1 : 0, csv_field(k.why));
+}
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  std::string x;
+  while (std::getline(ss, x, ','))
+    if (!x.empty()) out.push_back(x);
+  return out;
+}
+
+int run(const PlanServeCommand& c) {
+  if (c.model.empty()) throw_usage("--model", "--model is required");
+  if (c.systems.empty()) throw_usage("--system", "--system is required (one or more presets or TOML paths)");
+  if (!(c.rate > 0)) throw_usage("--rate", fmt::format("--rate = {}: must be > 0 requests/s", c.rate));
+  if (!(c.slo_ttft_ms > 0)) throw_usage("--slo-ttft", "--slo-ttft (p99, ms) is required and must be > 0");
+  const std::string data = c.data_dir.empty() ? (std::getenv("LLMSIM_DATA_DIR") ? std::getenv("LLMSIM_DATA_DIR") : LLMSIM_DATA_DIR)
+                                              : c.data_dir;
+  const model::ModelSpec m = model::resolve_model(c.model, data);
+  std::vector<hardware::SystemSpec> systems;
+  for (const auto& s : c.systems) systems.push_back(hardware::resolve_system(s, data));
+  sim::ServePlanSpec spec;
+  spec.rate = c.rate;
+  spec.slo_ttft_p99_s = c.slo_ttft_ms / 1e3;
+  spec.slo_tpot_p99_s = c.slo_tpot_ms / 1e3;
+  spec.input = sim::parse_length_dist(c.input, "--input-len");
+  spec.output = sim::parse_length_dist(c.output, "--output-len");
+  spec.max_gpus = c.max_gpus;
+  spec.requests_per_replica = c.requests;
+  spec.price_per_gpu_hour = c.price;
+  if (!parse_dtype(c.precision, spec.precision)) throw_usage("--precision", "--precision = '" + c.precision + "': unknown");
+  spec.engines.clear();
+  const std::vector<std::string> engine_names = {"vllm", "tgi", "lightllm", "trt-llm", "static"};
+  for (const auto& e : split(c.engines)) {
+    sim::Framework f{};
+    if (e == "static") f = sim::Framework::Hf;
+    else if (!sim::parse_name(e, f) || std::find(engine_names.begin(), engine_names.end(), e) == engine_names.end())
+      throw_usage("--engine", fmt::format("--engine = '{}': must be a comma-separated list of {}{}", c.engines,
+                                          join(engine_names), did_you_mean(e, engine_names)));
+    spec.engines.push_back(f);
+  }
+  spec.tps.clear();
+  for (const auto& t : split(c.tps)) {
+    try {
+      const auto v = std::stoll(t);
+      if (v <= 0) throw std::invalid_argument("");
+      spec.tps.push_back(v);
+    } catch (const std::exception&) {
+      throw_usage("--tp", fmt::format("--tp = '{}': must be a comma-separated list of positive integers", c.tps));
+    }
+  }
+  spec.weight_quants.clear();
+  for (const auto& q : split(c.weight_quants)) {
+    model::WeightQuant w{};
+    if (!model::parse_weight_quant(q, w))
+      throw_usage("--weight-quant", fmt::format("--weight-quant = '{}': must be a list of none, int8, int4, nf4, fp8", c.weight_quants));
+    spec.weight_quants.push_back(w);
+  }
+
+  auto ints = [&](const std::string& text, const char* flag, bool allow_default) {
+    std::vector<std::int64_t> v;
+    for (const auto& t : split(text)) {
+      if (allow_default && t == "default") {
+        v.push_back(0);
+        continue;
+      }
+      try {
+        const auto x = std::stoll(t);
+        if (x <= 0) throw std::invalid_argument("");
+        v.push_back(x);
+      } catch (const std::exception&) {
+        throw_usage(flag, fmt::format("{} = '{}': must be a comma-separated list of positive integers{}", flag, text,
+                                      allow_default ? " or default" : ""));
+      }
+    }
+    return v;
+  };
+  spec.pps = ints(c.pps, "--pp", false);
+  spec.max_num_seqs = ints(c.max_num_seqs, "--max-num-seqs", true);
+  spec.kv_dtypes.clear();
+  for (const auto& k : split(c.kv_dtypes)) {
+    DType d{};
+    if (!parse_dtype(k, d) || (d != DType::BF16 && d != DType::FP16 && d != DType::FP8))
+      throw_usage("--kv-dtype", fmt::format("--kv-dtype = '{}': must be a list of bf16, fp16, fp8", c.kv_dtypes));
+    spec.kv_dtypes.push_back(d);
+  }
+  spec.chunked_prefill.clear();
+  for (const auto& k : split(c.chunked)) {
+    if (k == "default") spec.chunked_prefill.push_back(-1);
+    else if (k == "on") spec.chunked_prefill.push_back(1);
+    else if (k == "off") spec.chunked_prefill.push_back(0);
+    else throw_usage("--chunked-prefill", fmt::format("--chunked-prefill = '{}': must be a list of on, off, default", c.chunked));
+  }
+
+  std::cerr << "llmsim plan serve: simulating candidates…\n";
+  const sim::ServePlan plan = sim::plan_serving(m, systems, spec);
+  if (c.csv) {
+    print_csv(plan);
+    return plan.found() ? 0 : 1;
+  }
+  std::cout << fmt::format("llmsim plan serve: {} at {} requests/s, p99 TTFT <= {} ms{}, input {}, output {}\n", m.name,
+                           c.rate, c.slo_ttft_ms, c.slo_tpot_ms > 0 ? fmt::format(", p99 TPOT <= {} ms", c.slo_tpot_ms) : "",
+                           spec.input.describe(), spec.output.describe());
+  if (plan.found()) {
+    const auto& b = plan.candidates.front();
+    std::cout << fmt::format("\nanswer: {} GPUs of {}: {} replicas of TP{} on {}{}; p99 TTFT {:.0f} ms, p99 TPOT {:.1f} ms, "
+                             "{:.0f} output tokens/s{}\n",
+                             b.gpus, b.system, b.replicas, b.tp, sim::name_of(b.engine),
+                             b.weight_quant != model::WeightQuant::None ? fmt::format(" ({} weights)", model::weight_quant_name(b.weight_quant)) : "",
+                             b.ttft_p99_s * 1e3, b.tpot_p99_s * 1e3, b.output_tokens_per_s,
+                             b.cost_per_hour > 0 ? fmt::format(", {:.2f} per hour", b.cost_per_hour) : "");
+  } else {
+    std::cout << fmt::format("\nno candidate meets the SLOs within {} GPUs\n", c.max_gpus);
+  }
+  std::cout << fmt::format("\n{:<16} {:<9} {:>3} {:>3} {:>5} {:>5} {:>5} {:>5} {:>8} {:>5} {:>11} {:>11} {:>11}  {}\n", "system",
+                           "engine", "tp", "pp", "quant", "kv", "seqs", "chunk", "replicas", "GPUs", "p99 TTFT", "p99 TPOT",
+                           "out tok/s", "result (* = GPUs vs p99 TTFT Pareto front)");
+  for (const auto& k : plan.candidates) {
+    const std::string head = fmt::format("{:<16} {:<9} {:>3} {:>3} {:>5} {:>5} {:>5} {:>5}", k.system,
+                                         k.engine == sim::Framework::Hf ? "static" : sim::name_of(k.engine), k.tp, k.pp,
+                                         model::weight_quant_name(k.weight_quant), dtype_name(k.kv_dtype), k.max_num_seqs,
+                                         k.chunked_prefill ? "on" : "off");
+    if (k.feasible)
+      std::cout << fmt::format("{} {:>8} {:>5} {:>8.0f} ms {:>8.1f} ms {:>11.0f}  meets{}\n", head, k.replicas, k.gpus,
+                               k.ttft_p99_s * 1e3, k.tpot_p99_s * 1e3, k.output_tokens_per_s, k.pareto ? " *" : "");
+    else
+      std::cout << fmt::format("{} {:>8} {:>5} {:>11} {:>11} {:>11}  {}\n", head, "-", "-", "-", "-", "-", k.why);
+  }
+  return plan.found() ? 0 : 1;
+}
+
+}  // namespace
+
+Runner add_plan_serve_subcommand(CLI::App& plan_top) {
+  auto cmd = std::make_shared<PlanServeCommand>();
+  CLI::App* sub = plan_top.add_subcommand(
+      "serve", "llmsim plan serve --model M --rate R --slo-ttft MS [--slo-tpot MS] [--system S…] [--engine …] [--tp …]");
+  sub->allow_extras();
+  sub->add_option("--model", cmd->model, "model preset or config.json");
+  sub->add_option("--system", cmd->systems, "system presets or TOMLs to consider (repeatable)");
+  sub->add_option("--rate", cmd->rate, "requests per second to serve (Poisson arrivals)");
+  sub->add_option("--slo-ttft", cmd->slo_ttft_ms, "p99 time to first token bound, ms");
+  sub->add_option("--slo-tpot", cmd->slo_tpot_ms, "p99 time per output token bound, ms (0 = none)");
+  sub->add_option("--engine", cmd->engines, "engines to consider: vllm,tgi,lightllm,trt-llm,static");
+  sub->add_option("--tp", cmd->tps, "tensor-parallel sizes per replica to consider, e.g. 1,2,4,8");
+  sub->add_option("--weight-quant", cmd->weight_quants, "weight formats to consider, e.g. none,int4");
+  sub->add_option("--precision", cmd->precision, "compute precision (bf16, fp16, fp8)");
+  sub->add_option("--pp", cmd->pps, "pipeline stages per replica to consider, e.g. 1,2");
+  sub->add_option("--kv-dtype", cmd->kv_dtypes, "KV-cache types to consider, e.g. bf16,fp8");
+  sub->add_option("--max-num-seqs", cmd->max_num_seqs, "engine sequence limits to consider, e.g. default,64,256");
+  sub->add_option("--chunked-prefill", cmd->chunked, "chunked prefill settings to consider: default,on,off");
+  sub->add_option("--input-len", cmd->input, "prompt tokens: N, uniform:MIN-MAX or lognormal:MEAN,STD");
+  sub->add_option("--output-len", cmd->output, "output tokens: N, uniform:MIN-MAX or lognormal:MEAN,STD");
+  sub->add_option("--max-gpus", cmd->max_gpus, "GPUs at most per candidate")->check(CLI::PositiveNumber);
+  sub->add_option("--requests", cmd->requests, "simulated requests per replica (default 400)")->check(CLI::PositiveNumber);
+  sub->add_option("--price-per-gpu-hour", cmd->price, "price of one GPU-hour, for the cost column");
+  sub->add_option("--data-dir", cmd->data_dir, "folder with models/ and hardware/ presets");
+  sub->add_flag("--csv", cmd->csv, "every evaluated candidate as CSV on stdout (schema_version first)");
+  return [cmd, sub]() -> int {
+    reject_extras(*sub);
+    return run(*cmd);
+  };
+}
+
+}  // namespace llmsim::cli

@@ -1,0 +1,199 @@
+// `llmsim train`: predicted step time, throughput, MFU, memory and where the time goes for one
+// pre-training or fine-tuning configuration.
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "llmsim/hardware/system_toml.h"
+#include "llmsim/model/presets.h"
+#include "llmsim/core/error.h"
+#include "llmsim/core/units.h"
+#include "llmsim/report/chrome_trace.h"
+#include "cli_context.h"
+#include "commands.h"
+#include "llmsim/train/train_sim.h"
+
+namespace llmsim::cli {
+
+namespace {
+
+struct TrainCommand {
+  CommonOptions common;
+  RunFlags flags;
+  std::int64_t steps = 0;
+  double tokens = 0;
+  double price = 0;
+  std::string trace;
+};
+
+nlohmann::json interval_json(const sim::Interval& i) { return {{"value", i.value}, {"low", i.low}, {"high", i.high}}; }
+
+nlohmann::json shares_json(const std::vector<sim::TimeShare>& v) {
+  auto a = nlohmann::json::array();
+  for (const auto& x : v) a.push_back({{"name", x.name}, {"seconds", x.seconds}, {"fraction", x.fraction}});
+  return a;
+}
+
+nlohmann::json to_json(const model::ModelSpec& m, const hardware::SystemSpec& sys, const sim::RunSpec& run,
+                       const sim::TrainResult& r) {
+  nlohmann::json j = run_header_json("train", m.name, sys.name, run, r.problems);
+  j["fits"] = r.memory.fits();
+  j["calibrated"] = sys.efficiency.calibrated;
+  j["memory"] = {{"gpu_bytes", r.memory.gpu_bytes}, {"gpu_capacity_bytes", r.memory.gpu_capacity_bytes},
+                 {"host_bytes", r.memory.host_bytes}, {"timeline_peak_bytes", r.memory_timeline_peak_bytes},
+                 {"peak_in_flight_micro_batches", r.peak_in_flight}};
+  if (!r.valid()) return j;
+  j["step_time_s"] = interval_json(r.step_time_s);
+  j["micro_batches"] = r.micro_batches;
+  j["tokens_per_step"] = r.tokens_per_step;
+  j["tokens_per_s"] = interval_json(r.tokens_per_s);
+  j["tokens_per_s_per_gpu"] = interval_json(r.tokens_per_s_per_gpu);
+  j["samples_per_s"] = interval_json(r.samples_per_s);
+  j["samples_per_s_per_gpu"] = interval_json(r.samples_per_s_per_gpu);
+  j["model_flops_per_step"] = r.model_flops_per_step;
+  j["hardware_flops_per_step"] = r.hardware_flops_per_step;
+  j["model_tflops_per_gpu"] = interval_json(r.model_tflops_per_gpu);
+  j["mfu"] = interval_json(r.mfu);
+  j["hfu"] = interval_json(r.hfu);
+  j["critical_stage"] = r.critical_stage;
+  j["by_phase"] = shares_json(r.by_phase);
+  j["by_module"] = shares_json(r.by_module);
+  j["by_op_class"] = shares_json(r.by_op_class);
+  j["graph_nodes"] = r.graph_nodes;
+  if (r.total_steps > 0)
+    j["total"] = {{"steps", r.total_steps}, {"time_s", interval_json(r.total_time_s)}, {"cost", r.total_cost},
+                  {"energy_J", r.total_energy_J}};
+  return j;
+}
+
+void print_csv(const sim::TrainResult& r) {
+  std::cout << "schema_version,section,name,value,low,high,unit\n";
+  auto row = [](const std::string& section, const std::string& name, double v, double lo, double hi, const char* unit) {
+    std::cout << fmt::format("{},{},{},{:.6g},{:.6g},{:.6g},{}\n", sim::kResultSchemaVersion, section, csv_field(name), v,
+                             lo, hi, unit);
+  };
+  auto iv = [&](const std::string& name, const sim::Interval& i, const char* unit) {
+    row("summary", name, i.value, i.low, i.high, unit);
+  };
+  row("summary", "fits", r.memory.fits() ? 1 : 0, r.memory.fits() ? 1 : 0, r.memory.fits() ? 1 : 0, "bool");
+  row("summary", "peak_mem_gib", r.memory.gpu_bytes / units::GiB, r.memory.gpu_bytes / units::GiB,
+      r.memory.gpu_bytes / units::GiB, "GiB");
+  if (!r.valid()) return;
+  iv("step_time_s", r.step_time_s, "s");
+  iv("tokens_per_s", r.tokens_per_s, "tokens/s");
+  iv("tokens_per_s_per_gpu", r.tokens_per_s_per_gpu, "tokens/s");
+  iv("samples_per_s", r.samples_per_s, "samples/s");
+  iv("model_tflops_per_gpu", r.model_tflops_per_gpu, "TFLOP/s");
+  iv("mfu", r.mfu, "fraction");
+  iv("hfu", r.hfu, "fraction");
+  for (const auto& x : r.by_phase) row("phase", x.name, x.seconds, x.fraction, x.fraction, "s");
+  for (const auto& x : r.by_module) row("module", x.name, x.seconds, x.fraction, x.fraction, "s");
+  for (const auto& x : r.by_op_class) row("op_class", x.name, x.seconds, x.fraction, x.fraction, "s");
+}
+
+std::string seconds(double s) {
+  if (s >= 86400 * 2) return fmt::format("{:.1f} days", s / 86400);
+  if (s >= 7200) return fmt::format("{:.1f} h", s / 3600);
+  if (s >= 1) return fmt::format("{:.3f} s", s);
+  return fmt::format("{:.2f} ms", s * 1e3);
+}
+
+void print_shares(const char* title, const std::vector<sim::TimeShare>& v) {
+  std::cout << "\n" << title << "\n";
+  for (const auto& x : v) std::cout << fmt::format("  {:<26} {:>12}  {:5.1f}%\n", x.name, seconds(x.seconds), 100 * x.fraction);
+}
+
+void print_table(const model::ModelSpec& m, const hardware::SystemSpec& sys, const sim::RunSpec& run,
+                 const sim::TrainResult& r) {
+  if (!print_run_header("train", m.name, sys.name, run, r.problems)) return;
+  const auto& mem = r.memory;
+  if (mem.fits())
+    std::cout << fmt::format("memory: fits, {} of {} GiB per GPU (stage {})\n", gib(mem.gpu_bytes),
+                             gib(mem.gpu_capacity_bytes), mem.peak_stage);
+  else if (!mem.gpu_fits())
+    std::cout << fmt::format("memory: DOES NOT FIT, {} of {} GiB per GPU (see `llmsim memory`); times below assume it ran\n",
+                             gib(mem.gpu_bytes), gib(mem.gpu_capacity_bytes));
+  else
+    std::cout << fmt::format("memory: DOES NOT FIT in host memory ({} of {} GiB per node); times below assume it ran\n",
+                             gib(mem.host_bytes), gib(mem.host_capacity_bytes));
+  std::cout << fmt::format("profile: {}\n\n", sys.efficiency.calibrated ? "calibrated" : "uncalibrated defaults (wide intervals)");
+  const auto& st = r.step_time_s;
+  std::cout << fmt::format("{:<22} {}  [{} .. {}]\n", "step time", seconds(st.value), seconds(st.low), seconds(st.high));
+  std::cout << fmt::format("{:<22} {:.0f} tokens/s ({:.0f} per GPU)  [{:.0f} .. {:.0f}]\n", "throughput",
+                           r.tokens_per_s.value, r.tokens_per_s_per_gpu.value, r.tokens_per_s.low, r.tokens_per_s.high);
+  std::cout << fmt::format("{:<22} {:.3g} samples/s ({:.3g} per GPU)\n", "", r.samples_per_s.value,
+                           r.samples_per_s_per_gpu.value);
+  std::cout << fmt::format("{:<22} {:.1f} per GPU  [{:.1f} .. {:.1f}]\n", "model TFLOP/s", r.model_tflops_per_gpu.value,
+                           r.model_tflops_per_gpu.low, r.model_tflops_per_gpu.high);
+  std::cout << fmt::format("{:<22} {:.1f}%  [{:.1f} .. {:.1f}]   HFU {:.1f}%  (of {:.0f} TFLOP/s {} peak)\n", "MFU",
+                           100 * r.mfu.value, 100 * r.mfu.low, 100 * r.mfu.high, 100 * r.hfu.value,
+                           r.peak_flops_per_gpu / 1e12, dtype_name(run.train.precision));
+  std::cout << fmt::format("{:<22} {} per step per data-parallel rank, {} tokens per step\n", "micro-batches",
+                           r.micro_batches, r.tokens_per_step);
+  std::cout << fmt::format("{:<22} {} micro-batches in flight at most; memory timeline peak {} GiB\n", "schedule",
+                           r.peak_in_flight, gib(r.memory_timeline_peak_bytes));
+  print_shares(fmt::format("time by phase (stage {}, sums to the step time)", r.critical_stage).c_str(), r.by_phase);
+  print_shares(fmt::format("GPU busy time by module (stage {})", r.critical_stage).c_str(), r.by_module);
+  print_shares(fmt::format("busy time by operator class (stage {}, all its streams)", r.critical_stage).c_str(),
+               r.by_op_class);
+  if (r.total_steps > 0) {
+    std::cout << fmt::format("\ntotal: {:.0f} steps, {}  [{} .. {}]", r.total_steps, seconds(r.total_time_s.value),
+                             seconds(r.total_time_s.low), seconds(r.total_time_s.high));
+    if (r.total_cost > 0) std::cout << fmt::format(", cost {:.0f}", r.total_cost);
+    std::cout << fmt::format(", GPU energy at TDP {:.3g} MWh\n", r.total_energy_J / 3.6e9);
+  }
+}
+
+}  // namespace
+
+Runner add_train_command(CLI::App& app) {
+  auto cmd = std::make_shared<TrainCommand>();
+  CLI::App* sub = app.add_subcommand("train", "step time, throughput, MFU and time breakdown of training or fine-tuning");
+  sub->allow_extras();
+  add_common_options(*sub, cmd->common);
+  add_run_flags(*sub, cmd->flags);
+  sub->add_option("--steps", cmd->steps, "report the time (and cost) of this many optimizer steps")->check(CLI::PositiveNumber);
+  sub->add_option("--tokens", cmd->tokens, "report the time (and cost) to train this many tokens, e.g. 1e12")
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--price-per-gpu-hour", cmd->price, "price of one GPU-hour, for the cost line")
+      ->check(CLI::NonNegativeNumber);
+  sub->add_option("--trace", cmd->trace, "write the scheduled step as a Chrome trace (Perfetto / chrome://tracing)");
+  return [cmd, sub]() -> int {
+    reject_extras(*sub);
+    sim::RunRequest req = build_request(*sub, cmd->flags);
+    if (req.model.empty()) throw_usage("--model", "--model is required (a preset name or a config.json path)");
+    if (req.system.empty()) throw_usage("--system", "--system is required (a preset name or a system TOML path)");
+    if (req.run.workload == sim::Workload::Inference)
+      throw_usage("--workload", "llmsim train simulates pre-training and fine-tuning; use `llmsim memory` for inference");
+    if (cmd->steps > 0 && cmd->tokens > 0) throw_usage("--steps", "give --steps or --tokens, not both");
+    const std::string data = cmd->common.resolved_data_dir();
+    const model::ModelSpec m = model::resolve_model(req.model, data);
+    const hardware::SystemSpec sys = hardware::resolve_system(req.system, data);
+    if (!req.was_given("gpus"))
+      req.run.par.gpus = req.run.par.tp * req.run.par.pp * req.run.par.cp * std::max<std::int64_t>(1, req.run.par.dp);
+    const sim::RunSpec run = sim::with_defaults(req.run);
+    sim::TrainOptions opt;
+    opt.keep_trace = !cmd->trace.empty();
+    opt.train_steps = cmd->steps;
+    opt.train_tokens = cmd->tokens;
+    opt.price_per_gpu_hour = cmd->price;
+    const sim::TrainResult r = sim::simulate_training(m, sys, run, opt);
+    if (!cmd->trace.empty() && r.valid()) {
+      std::ofstream f(cmd->trace);
+      if (!f) throw_input(Location{.file = cmd->trace}, "cannot open the trace file for writing");
+      sim::write_chrome_trace(f, r.trace);
+      std::cerr << fmt::format("llmsim: wrote {} trace events to {}\n", r.trace.size(), cmd->trace);
+    }
+    switch (cmd->common.format()) {
+      case Format::Json: std::cout << to_json(m, sys, run, r).dump(2) << "\n"; break;
+      case Format::Csv: print_csv(r); break;
+      case Format::Table: print_table(m, sys, run, r); break;
+    }
+    return r.valid() && r.memory.fits() ? 0 : 1;
+  };
+}
+
+}  // namespace llmsim::cli

@@ -1,0 +1,324 @@
+// `llmsim validate FILE…`: predicts every row of measured-run CSV files and reports the errors, the
+// rows that cannot be predicted yet, and summaries by workload, metric, system and feature. A row that
+// breaks a schema rule is reported as an error row and the others are still predicted; a file that cannot
+// be read at all is reported and the other files still run. Exit status: 0 every row predicted or
+// unsupported, 7 some rows in error, 3/4 some file unreadable / missing (the most severe wins), 1 the
+// --max-mape threshold exceeded.
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <memory>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "llmsim/core/error.h"
+#include "llmsim/core/suggest.h"
+#include "cli_context.h"
+#include "commands.h"
+#include "llmsim/validate/measured_runs.h"
+#include "llmsim/validate/source_facts.h"
+#include "llmsim/memory/memory_model.h"
+#include "llmsim/validate/validation.h"
+
+namespace llmsim::cli {
+
+namespace {
+
+// Exit status when rows (not whole files) break the schema's rules: the other rows were predicted.
+constexpr int kRowsInErrorExit = 7;
+
+// A file that could not be read at all (the other files still ran).
+struct FileError {
+  std::string file;
+  ErrorKind kind = ErrorKind::Input;
+  std::string message;  // with its location
+};
+
+struct ValidateCommand {
+  CommonOptions common;              // --json and --data-dir (its boolean --csv is not registered)
+  std::vector<std::string> files;
+  std::string csv;                   // --csv FILE, or "-" for stdout
+  double max_mape = -1;              // < 0: no threshold
+  bool no_facts = false;             // --no-source-facts
+};
+
+std::string shorten(const std::string& s, std::size_t n) {
+  if (s.size() <= n) return s;
+  return s.substr(0, n - 3) + "...";
+}
+
+// A number for tables: 4 significant digits, no exponent for ordinary magnitudes.
+std::string num(double x) {
+  if (x == 0) return "0";
+  const double a = std::fabs(x);
+  if (a >= 1e6 || a < 1e-3) return fmt::format("{:.3e}", x);
+  return fmt::format("{:.4g}", x);
+}
+
+std::string pct(double x) { return fmt::format("{:+.1f}%", x); }
+
+// ---------------------------------------------------------------------------------------------
+// CSV
+
+void write_csv(std::ostream& out, const std::vector<sim::ValidationRow>& rows) {
+  out << "schema_version,run_id,metric,measured,predicted,low,high,error_pct,status,file,line,workload,system,"
+         "framework,features,note,defaults,profile\n";
+  for (const auto& r : rows) {
+    out << fmt::format("{},{},{},{:.6g},", sim::kResultSchemaVersion, csv_field(r.run_id), csv_field(r.metric),
+                       r.measured);
+    if (r.ok()) out << fmt::format("{:.6g},{:.6g},{:.6g},{:.4f},", r.predicted, r.low, r.high, r.error_pct);
+    else out << ",,,,";
+    out << fmt::format("{},{},{},{},{},{},{},{},{},{}\n", csv_field(r.status), csv_field(r.file), r.line,
+                       csv_field(r.workload), csv_field(r.system), csv_field(r.framework),
+                       csv_field(join(r.features, " ")), csv_field(r.note), csv_field(join(r.defaults, "; ")),
+                       csv_field(r.framework_profile));
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// JSON
+
+nlohmann::json stats_json(const sim::GroupStats& g) {
+  auto worst = nlohmann::json::array();
+  for (const auto& w : g.worst) worst.push_back({{"run_id", w.run_id}, {"metric", w.metric}, {"error_pct", w.error_pct}});
+  return {{"key", g.key},           {"rows", g.rows},           {"count", g.count},
+          {"median_abs_pct", g.median_abs_pct}, {"mape", g.mape}, {"mean_pct", g.mean_pct},
+          {"fits_agree", g.fits_agree}, {"fits_total", g.fits_total}, {"unsupported", g.unsupported},
+          {"errors", g.errors}, {"worst", worst}};
+}
+
+nlohmann::json to_json(const std::vector<std::string>& files, const std::vector<FileError>& file_errors,
+                       const std::vector<sim::ValidationRow>& rows, const sim::ValidationSummary& s) {
+  nlohmann::json j;
+  j["schema_version"] = sim::kResultSchemaVersion;
+  j["command"] = "validate";
+  j["files"] = files;
+  auto fe = nlohmann::json::array();
+  for (const auto& e : file_errors) fe.push_back({{"file", e.file}, {"exit_code", exit_code(e.kind)}, {"error", e.message}});
+  j["file_errors"] = fe;
+  auto a = nlohmann::json::array();
+  for (const auto& r : rows) {
+    nlohmann::json x = {{"file", r.file},         {"line", r.line},         {"run_id", r.run_id},
+                        {"workload", r.workload}, {"metric", r.metric},     {"system", r.system},
+                        {"framework", r.framework}, {"profile", r.framework_profile},
+                        {"measured", r.measured}, {"status", r.status},
+                        {"note", r.note},         {"features", r.features}, {"defaults", r.defaults}};
+    if (r.is_error()) x["error_column"] = r.error_column;
+    if (r.ok()) {
+      x["predicted"] = r.predicted;
+      x["low"] = r.low;
+      x["high"] = r.high;
+      x["error_pct"] = r.error_pct;
+    }
+    a.push_back(std::move(x));
+  }
+  j["rows"] = a;
+  nlohmann::json sum;
+  sum["overall"] = stats_json(s.overall);
+  for (const auto& g : s.groupings) {
+    auto v = nlohmann::json::array();
+    for (const auto& x : g.groups) v.push_back(stats_json(x));
+    sum["by_" + g.by] = v;
+  }
+  j["summary"] = sum;
+  return j;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Table
+
+void print_rows(const std::vector<sim::ValidationRow>& rows) {
+  std::size_t ok = 0;
+  for (const auto& r : rows) ok += r.ok() ? 1 : 0;
+  std::cout << fmt::format("predictions ({} rows)\n", ok);
+  std::cout << fmt::format("{:<40} {:<20} {:>10} {:>10} {:>23} {:>9}  {}\n", "run_id", "metric", "measured",
+                           "predicted", "[low .. high]", "error", "status");
+  for (const auto& r : rows) {
+    if (!r.ok()) continue;
+    const std::string band = fmt::format("[{} .. {}]", num(r.low), num(r.high));
+    const std::string err = r.metric == "fits" ? (r.error_pct == 0 ? "agree" : "DISAGREE") : pct(r.error_pct);
+    std::cout << fmt::format("{:<40} {:<20} {:>10} {:>10} {:>23} {:>9}  {}{}\n", shorten(r.run_id, 40), r.metric,
+                             num(r.measured), num(r.predicted), band, err, r.status,
+                             r.note.empty() ? "" : ", " + r.note);
+  }
+}
+
+// Files that could not be read, and rows that break a rule: each with its location and rule.
+void print_errors(const std::vector<FileError>& file_errors, const std::vector<sim::ValidationRow>& rows) {
+  if (!file_errors.empty()) {
+    std::cout << fmt::format("\nunreadable files ({})\n", file_errors.size());
+    for (const auto& e : file_errors) std::cout << "  " << e.message << "\n";
+  }
+  const auto n = std::count_if(rows.begin(), rows.end(), [](const sim::ValidationRow& r) { return r.is_error(); });
+  std::cout << fmt::format("\nrows in error ({})\n", n);
+  if (n == 0) std::cout << "  none\n";
+  for (const auto& r : rows)
+    if (r.is_error())
+      std::cout << fmt::format("  {}{}\n", r.run_id.empty() ? "" : r.run_id + ": ",
+                               r.status.substr(sim::kValidationErrorPrefix.size()));
+}
+
+// Unsupported rows grouped by reason; every row named as run_id:metric.
+void print_unsupported(const std::vector<sim::ValidationRow>& rows) {
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<std::string>> by_reason;
+  for (const auto& r : rows) {
+    if (r.ok() || r.is_error()) continue;
+    const std::string reason = r.status.starts_with("unsupported: ") ? r.status.substr(13) : r.status;
+    if (!by_reason.contains(reason)) order.push_back(reason);
+    by_reason[reason].push_back(r.run_id + ":" + r.metric);
+  }
+  std::size_t n = 0;
+  for (const auto& [k, v] : by_reason) n += v.size();
+  std::cout << fmt::format("\nunsupported ({} rows, by reason)\n", n);
+  if (n == 0) std::cout << "  none\n";
+  for (const auto& reason : order) {
+    const auto& ids = by_reason[reason];
+    std::cout << fmt::format("  {} row{}: {}\n", ids.size(), ids.size() == 1 ? "" : "s", reason);
+    std::string line = "     ";
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+      const std::string item = ids[i] + (i + 1 < ids.size() ? "," : "");
+      if (line.size() > 5 && line.size() + 1 + item.size() > 110) {
+        std::cout << line << "\n";
+        line = "     ";
+      }
+      line += " " + item;
+    }
+    std::cout << line << "\n";
+  }
+}
+
+std::string fits_cell(const sim::GroupStats& g) {
+  return g.fits_total == 0 ? "-" : fmt::format("{}/{}", g.fits_agree, g.fits_total);
+}
+
+void print_stats_line(const sim::GroupStats& g) {
+  const bool any = g.count > 0;
+  std::cout << fmt::format("  {:<34} {:>5} {:>5} {:>9} {:>9} {:>9} {:>8} {:>6} {:>6}\n", shorten(g.key, 34), g.rows,
+                           g.count, any ? fmt::format("{:.1f}%", g.median_abs_pct) : "-",
+                           any ? fmt::format("{:.1f}%", g.mape) : "-", any ? pct(g.mean_pct) : "-", fits_cell(g),
+                           g.unsupported, g.errors);
+}
+
+void print_summary(const sim::ValidationSummary& s) {
+  std::cout << "\nsummary (n: predicted rows other than fits; errors over them; fits as agree/total; unsup: valid "
+               "rows not predicted; err: rows that break a rule)\n";
+  const auto header = [](const std::string& by) {
+    std::cout << fmt::format("  {:<34} {:>5} {:>5} {:>9} {:>9} {:>9} {:>8} {:>6} {:>6}\n", by, "rows", "n",
+                             "median|e|", "MAPE", "mean e", "fits", "unsup", "err");
+  };
+  header("overall");
+  print_stats_line(s.overall);
+  for (const auto& g : s.groupings) {
+    std::cout << "\n";
+    header("by " + g.by);
+    for (const auto& x : g.groups) print_stats_line(x);
+  }
+  std::cout << "\nworst rows\n";
+  if (s.overall.worst.empty()) std::cout << "  none\n";
+  for (const auto& w : s.overall.worst)
+    std::cout << fmt::format("  {:<40} {:<20} {:>9}\n", shorten(w.run_id, 40), w.metric, pct(w.error_pct));
+}
+
+}  // namespace
+
+Runner add_validate_command(CLI::App& app) {
+  auto cmd = std::make_shared<ValidateCommand>();
+  CLI::App* sub = app.add_subcommand(
+      "validate", "predict every row of measured-run CSV files (data/validation/SCHEMA.md) and report the errors");
+  sub->allow_extras();
+  sub->add_option("FILE", cmd->files, "measured-run CSV files (data/validation/SCHEMA.md)")->required();
+  sub->add_flag("--json", cmd->common.json, "print rows and summary as JSON (schema_version inside)");
+  sub->add_option("--csv", cmd->csv,
+                              "write one CSV line per row to FILE (the table still goes to stdout), or to stdout "
+                              "alone with '-' or no value")
+      ->type_name("[FILE|-]")
+      ->expected(0, 1);
+  sub->add_option("--max-mape", cmd->max_mape,
+                  "exit 1 when the mean absolute % error of the predicted rows (fits excluded) exceeds this")
+      ->type_name("PERCENT")
+      ->check(CLI::NonNegativeNumber);
+  sub->add_option("--data-dir", cmd->common.data_dir, "folder with models/ and hardware/ presets")->type_name("DIR");
+  sub->add_flag("--no-source-facts", cmd->no_facts,
+                "ignore the <stem>.facts.toml beside each CSV (facts its sources state that rows cannot)");
+  return [cmd, sub]() -> int {
+    reject_extras(*sub);
+    if (sub->count("--csv") > 0 && cmd->csv.empty()) cmd->csv = "-";
+    if (cmd->common.json && cmd->csv == "-") throw_usage("--csv", "--csv - and --json both want stdout; give one");
+    if (!cmd->csv.empty() && cmd->csv != "-") {
+      std::error_code ec;
+      for (const auto& f : cmd->files)
+        if (std::filesystem::exists(f, ec) && std::filesystem::equivalent(f, cmd->csv, ec))
+          throw_usage("--csv", fmt::format("--csv {} is one of the measured-run files; writing the predictions there "
+                                           "would overwrite the measurements (give another path, or - for stdout)",
+                                           cmd->csv));
+    }
+    const std::string data = cmd->common.resolved_data_dir();
+    std::vector<sim::MeasuredRun> runs;
+    std::vector<FileError> file_errors;
+    for (const auto& f : cmd->files) {
+      std::vector<sim::MeasuredRun> v;
+      try {
+        v = sim::load_measured_runs(f, data, !cmd->no_facts);
+      } catch (const Error& e) {
+        // The file cannot be read; the other files still run.
+        std::cerr << "llmsim: validate: " << e.what() << "\n";
+        file_errors.push_back(FileError{f, e.kind(), e.what()});
+        continue;
+      }
+      const auto bad = std::count_if(v.begin(), v.end(), [](const sim::MeasuredRun& r) { return !r.error.empty(); });
+      std::cerr << fmt::format("llmsim: validate: {} rows from {}{}\n", v.size(), f,
+                               bad > 0 ? fmt::format(" ({} in error)", bad) : "");
+      if (const std::string facts = sim::source_facts_path(f); !cmd->no_facts && std::filesystem::exists(facts)) {
+        const auto n = std::count_if(v.begin(), v.end(), [](const sim::MeasuredRun& r) { return r.source_facts > 0; });
+        std::cerr << fmt::format("llmsim: validate: source facts from {} apply to {} of its rows\n", facts, n);
+      }
+      for (auto& r : v) runs.push_back(std::move(r));
+    }
+    const std::vector<sim::ValidationRow> rows = sim::predict_rows(runs, data);
+    const sim::ValidationSummary s = sim::summarize(rows);
+
+    if (!cmd->csv.empty() && cmd->csv != "-") {
+      std::ofstream out(cmd->csv);
+      if (!out) throw_input(Location{.file = cmd->csv}, "cannot open the CSV file for writing");
+      write_csv(out, rows);
+      std::cerr << fmt::format("llmsim: validate: wrote {} rows to {}\n", rows.size(), cmd->csv);
+    }
+    if (cmd->csv == "-") {
+      write_csv(std::cout, rows);
+    } else if (cmd->common.json) {
+      std::cout << to_json(cmd->files, file_errors, rows, s).dump(2) << "\n";
+    } else {
+      std::cout << fmt::format("llmsim validate: {} rows from {} file{}\n\n", rows.size(),
+                               cmd->files.size() - file_errors.size(), cmd->files.size() - file_errors.size() == 1 ? "" : "s");
+      print_rows(rows);
+      print_errors(file_errors, rows);
+      print_unsupported(rows);
+      print_summary(s);
+    }
+    // The most severe outcome decides: an unreadable file, then rows in error, then the MAPE threshold.
+    if (!file_errors.empty()) {
+      int code = 0;
+      for (const auto& e : file_errors) code = std::max(code, exit_code(e.kind));
+      std::cerr << fmt::format("llmsim: validate: {} of {} files could not be read\n", file_errors.size(), cmd->files.size());
+      return code;
+    }
+    if (s.overall.errors > 0) {
+      std::cerr << fmt::format("llmsim: validate: {} rows break a rule of the schema (listed under 'rows in error'); the "
+                               "other {} were processed\n",
+                               s.overall.errors, rows.size() - s.overall.errors);
+      return kRowsInErrorExit;
+    }
+    if (cmd->max_mape >= 0 && s.overall.count > 0 && s.overall.mape > cmd->max_mape) {
+      std::cerr << fmt::format("llmsim: validate: MAPE {:.2f}% exceeds --max-mape {}\n", s.overall.mape, cmd->max_mape);
+      return 1;
+    }
+    return 0;
+  };
+}
+
+}  // namespace llmsim::cli

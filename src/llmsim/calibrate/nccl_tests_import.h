@@ -1,0 +1,26 @@
+#pragma once
+// Import of NVIDIA nccl-tests output (all_reduce_perf, all_gather_perf, reduce_scatter_perf,
+// alltoall_perf, broadcast_perf, sendrecv_perf) as collective samples, so communication can be
+// calibrated from logs users already have. Reads the text output (header lines starting with '#', then
+// one row per size: size count type redop root time algbw busbw #wrong time algbw busbw #wrong) and the
+// JSON output of newer nccl-tests.
+#include <string>
+#include <vector>
+
+#include "llmsim/calibrate/sample.h"
+
+namespace llmsim::calibrate {
+
+struct NcclTestsLog {
+  std::string collective;      // sample family, e.g. "nccl_all_reduce"
+  int ranks = 0;               // GPUs in the run
+  int nodes = 1;               // distinct hosts the ranks ran on (1 when the log names no host)
+  std::vector<Sample> samples; // one per size: bytes = size, time_s = out-of-place time, group = ranks,
+                               // nodes = nodes
+};
+
+// Parses one log file. Unknown formats, a log without rows, or malformed rows are Input errors naming
+// file:line; a missing file is NotFound.
+NcclTestsLog import_nccl_tests(const std::string& path);
+
+}  // namespace llmsim::calibrate

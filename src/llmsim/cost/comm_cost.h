@@ -1,0 +1,46 @@
+#pragma once
+// Time of communication on a system: collectives (ring / hierarchical alpha-beta models), pipeline
+// point-to-point sends and host<->device copies. Each time is an Interval whose band comes from the
+// efficiency bands of the links crossed. Knows the system's topology, not models or schedules.
+#include "llmsim/hardware/system_spec.h"
+#include "llmsim/model/operators.h"
+#include "llmsim/core/interval.h"
+
+namespace llmsim::sim {
+
+// Where the members of a communication group sit. Ranks are laid out with the group's stride; a group
+// of `size` ranks spans `nodes` nodes with `per_node` members on each (size = nodes * per_node).
+struct CommGroup {
+  int size = 1;      // ranks in the group
+  int per_node = 1;  // members of the group on one node
+  int nodes() const { return per_node > 0 ? (size + per_node - 1) / per_node : 1; }
+};
+
+// Group of `size` ranks whose consecutive members are `stride` ranks apart (Megatron order: TP
+// innermost, then CP, then DP, then PP), on nodes of `gpus_per_node` GPUs.
+CommGroup make_group(int size, int stride, int gpus_per_node);
+
+class CommCost {
+ public:
+  explicit CommCost(const hardware::SystemSpec& sys);
+
+  // Time of one collective over `group` where `bytes` is the full (unsharded) tensor: the all-reduced
+  // tensor, the all-gather's output, the reduce-scatter's input, what one rank sends in an all-to-all.
+  // 0 for a group of one or Collective::None.
+  Interval collective(model::Collective kind, double bytes, const CommGroup& group) const;
+
+  // One point-to-point transfer of `bytes` between neighbouring pipeline stages (cross_node: the two
+  // ranks are on different nodes).
+  Interval p2p(double bytes, bool cross_node) const;
+
+  // Host<->device copy of `bytes` over one GPU's PCIe link (pinned memory), either direction.
+  Interval host_copy(double bytes) const;
+
+  // Bus bandwidth (bytes/s, best estimate) a ring over `group` sustains per rank; for reports and tests.
+  double ring_bandwidth_Bps(const CommGroup& group) const;
+
+ private:
+  const hardware::SystemSpec& sys_;
+};
+
+}  // namespace llmsim::sim

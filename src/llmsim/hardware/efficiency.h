@@ -1,0 +1,65 @@
+#pragma once
+// The part of a hardware profile that calibration fills in: achievable fractions of datasheet peaks.
+// Until a system is calibrated, every entry holds a documented default derived from published
+// achievable fractions, and `calibrated` says which one applies.
+#include <map>
+#include <optional>
+#include <string>
+
+#include "llmsim/hardware/attention_kernel.h"
+#include "llmsim/core/dtype.h"
+
+namespace llmsim::hardware {
+
+// One fitted (or default) quantity with its confidence band and where it came from.
+struct Fraction {
+  double value = 0;    // best estimate, fraction of the datasheet peak (0..1]
+  double low = 0;      // lower edge of the confidence band
+  double high = 0;     // upper edge of the confidence band
+  std::string source;  // citation for a default, or the calibration run that measured it
+};
+
+struct Efficiency {
+  bool calibrated = false;               // false: all values below are documented defaults
+  std::map<DType, Fraction> gemm;        // large-GEMM throughput / peak, per precision
+  Fraction attention;                    // FlashAttention-2 kernel throughput / 16-bit tensor peak
+  Fraction attention_fa1;                // FlashAttention-1-generation kernel (CUDA v1, Triton) likewise
+  Fraction attention_fa3;                // FlashAttention-3 (Hopper only) likewise
+  Fraction attention_cudnn;              // cuDNN fused attention (TE FusedAttention, SDPA cuDNN) likewise
+  Fraction memory_bandwidth;             // streaming copy bandwidth / datasheet HBM bandwidth (weight and KV
+                                         // streaming in GEMMs and attention)
+  Fraction elementwise_bandwidth;        // memory-bound compute kernels (norms, activations, softmax, RoPE,
+                                         // casts, the optimizer update) / datasheet HBM bandwidth
+  Fraction fabric_bandwidth;             // collective bus bandwidth / per-GPU fabric bandwidth (all-reduce, and
+                                         // every other collective without a fraction of its own below)
+  // Calibrated per-collective fractions of the NVLink/NVSwitch fabric (nccl-tests bus bandwidth of that
+  // collective); absent = fabric_bandwidth applies. send_recv: pipeline point-to-point sends.
+  std::optional<Fraction> fabric_all_gather, fabric_reduce_scatter, fabric_all_to_all, fabric_send_recv;
+  Fraction pcie_bandwidth;               // host<->device copy bandwidth / PCIe datasheet
+  Fraction network_bandwidth;            // inter-node bus bandwidth / NIC line rate
+  double kernel_launch_s = 0;            // seconds per kernel launch (overhead floor)
+  double gemm_half_k = 64;               // elements: GEMM contraction length at which the main loop runs at half efficiency
+  double cpu_adam_params_per_s = 0;      // parameters/s of a CPU Adam update over the node's cores
+  std::string cpu_adam_source;
+
+  // The fused-attention fraction of a kernel generation.
+  const Fraction& attention_for(AttentionKernel k) const {
+    switch (k) {
+      case AttentionKernel::Fa1: return attention_fa1;
+      case AttentionKernel::Fa3: return attention_fa3;
+      case AttentionKernel::Cudnn: return attention_cudnn;
+      case AttentionKernel::Fa2: break;
+    }
+    return attention;
+  }
+};
+
+// Defaults from published achievable fractions (sources in efficiency.cpp); used for uncalibrated presets.
+// `compute_capability` (10 x major + minor; 0 = unknown) selects the attention kernels' figures, which
+// differ by GPU generation (FlashAttention-2 reaches far less of Hopper's peak than of Ampere's).
+Efficiency default_efficiency(int compute_capability = 0);
+
+// Hopper (compute capability 9.0): the only generation FlashAttention-3 runs on.
+inline bool is_hopper(int compute_capability) { return compute_capability == 90; }
+
+}  // namespace llmsim::hardware

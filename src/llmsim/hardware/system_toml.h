@@ -1,0 +1,18 @@
+#pragma once
+// System TOML -> SystemSpec. Units are in the keys (memory_GiB, hbm_bandwidth_GBps, …) and converted to
+// SI here, once. Unknown keys are Input errors with file:line and a did-you-mean.
+#include <string>
+#include <vector>
+
+#include "llmsim/hardware/system_spec.h"
+
+namespace llmsim::hardware {
+
+SystemSpec load_system_toml(const std::string& path);
+
+// Presets: <data_dir>/hardware/<name>.toml, sorted names.
+std::vector<std::string> list_system_presets(const std::string& data_dir);
+// A path to a TOML file if it exists, otherwise a preset name (NotFound with the list when unknown).
+SystemSpec resolve_system(const std::string& name_or_path, const std::string& data_dir);
+
+}  // namespace llmsim::hardware

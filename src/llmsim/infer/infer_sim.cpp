@@ -1,0 +1,53 @@
+#include "llmsim/infer/infer_sim.h"
+
+#include <fmt/format.h>
+
+#include "llmsim/cost/compute_cost.h"
+#include "llmsim/run/engine_profile.h"
+#include "llmsim/run/feasibility.h"
+
+namespace llmsim::sim {
+
+namespace {
+double dbl(std::int64_t v) { return static_cast<double>(v); }
+}  // namespace
+
+InferResult simulate_inference(const model::ModelSpec& m, const hardware::SystemSpec& sys, const RunSpec& run_in) {
+  RunSpec run = with_defaults(run_in);
+  run.workload = Workload::Inference;
+  InferResult r;
+  r.memory = evaluate_memory(m, sys, run);
+  r.problems = r.memory.problems;
+  for (auto& w : inference_problems(m, sys, run)) r.problems.push_back(std::move(w));
+  if (!r.problems.empty()) return r;
+
+  const EngineProfile& engine = engine_profile(run.infer.framework);
+  r.engine = engine.name;
+  IterationOptions opt;
+  opt.overhead_s = engine.iteration_overhead_s;
+  opt.kernel_floor_s = engine.cuda_graphs ? kCudaGraphKernelFloor_s : -1;
+  opt.glue = engine.glue;
+  const IterationCostModel model(m, sys, run.par, run.infer, opt);
+  const auto& in = run.infer;
+  r.replicas = run.par.gpus / (run.par.tp * run.par.pp);
+
+  r.prefill = model.uniform(in.batch, in.input_len, 0);
+  r.ttft_s = r.prefill.time_s;
+  Interval decode;
+  for (std::int64_t i = 1; i < in.output_len; ++i) {
+    const IterationCost step = model.uniform(in.batch, 1, in.input_len + i - 1);
+    decode += step.time_s;
+    r.decode_steps_s.push_back(step.time_s.value);
+    if (i == std::max<std::int64_t>(1, in.output_len / 2)) r.decode_mid = step;
+  }
+  if (in.output_len <= 1) r.decode_mid = model.uniform(in.batch, 1, in.input_len);
+  const double steps = dbl(std::max<std::int64_t>(1, in.output_len - 1));
+  r.tpot_s = in.output_len > 1 ? decode * (1.0 / steps) : r.decode_mid.time_s;
+  r.e2e_s = r.ttft_s + decode;
+  const double out_tokens = dbl(in.batch) * dbl(in.output_len) * dbl(r.replicas);
+  r.output_tokens_per_s = per_second(out_tokens, r.e2e_s);
+  r.total_tokens_per_s = per_second(dbl(in.batch) * dbl(in.input_len + in.output_len) * dbl(r.replicas), r.e2e_s);
+  return r;
+}
+
+}  // namespace llmsim::sim

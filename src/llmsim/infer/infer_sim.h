@@ -1,0 +1,35 @@
+#pragma once
+// Fixed-batch inference (the static engine: HF generate, FasterTransformer, TensorRT-LLM sessions):
+// the whole batch is prefilled in one iteration, then decoded one token per iteration until every
+// sequence has its output_len tokens. Evaluates specs; an impossible configuration is a result.
+#include <string>
+#include <vector>
+
+#include "llmsim/hardware/system_spec.h"
+#include "llmsim/model/model_spec.h"
+#include "llmsim/core/interval.h"
+#include "llmsim/infer/iteration_cost.h"
+#include "llmsim/memory/memory_model.h"
+#include "llmsim/run/run_spec.h"
+
+namespace llmsim::sim {
+
+struct InferResult {
+  std::vector<std::string> problems;
+  MemoryResult memory;
+  std::string engine;
+  std::int64_t replicas = 1;          // gpus / (tp * pp), each running the same batch
+  Interval ttft_s;                    // prefill of the batch (time to first token)
+  Interval tpot_s;                    // mean decode iteration (time per output token after the first)
+  Interval e2e_s;                     // prefill + every decode iteration
+  Interval output_tokens_per_s;       // all replicas
+  Interval total_tokens_per_s;        // prompt + output tokens, all replicas
+  IterationCost prefill;              // the prefill iteration
+  IterationCost decode_mid;           // the decode iteration half-way through the output
+  std::vector<double> decode_steps_s; // every decode iteration in order (best estimate, seconds), for traces
+  bool valid() const { return problems.empty(); }
+};
+
+InferResult simulate_inference(const model::ModelSpec& m, const hardware::SystemSpec& sys, const RunSpec& run);
+
+}  // namespace llmsim::sim

@@ -1,0 +1,184 @@
+#include "llmsim/infer/iteration_cost.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "llmsim/model/operators.h"
+#include "llmsim/memory/memory_model.h"
+
+namespace llmsim::sim {
+
+// Model of one engine iteration (docs/serving.md):
+//  * Layer GEMMs, norms, RoPE, activations and residuals come from the operator inventory over all T
+//    tokens of the iteration (prefill chunks and decode steps batched together), costed like training
+//    forward kernels (src/llmsim/cost/compute_cost.h), with the engine's per-kernel floor.
+//  * Weight-only quantized formats (int8, int4 AWQ/GPTQ, nf4) are read packed by fused dequantising
+//    GEMM kernels (Marlin/AWQ/bitsandbytes-style): the inventory's separate dequantize kernel is folded
+//    into its GEMM, which reads the packed bytes and computes at the activation precision. fp8 weights
+//    (W8A8) compute at the fp8 peak.
+//  * Attention is costed per iteration from the sequences' lengths, not from the inventory: prefill
+//    (causal FlashAttention over the chunk against its context) and decode (one query token reading the
+//    whole KV cache: memory bound) as one kernel each per layer.
+//  * TP all-reduces per block; PP adds one activation hand-off per stage boundary (the replica runs its
+//    stages one after another for a batch; pipelining several batches is not modelled).
+//  * The LM head and sampling run for one token per sequence; plus the engine's CPU overhead.
+
+namespace {
+
+double dbl(std::int64_t v) { return static_cast<double>(v); }
+
+
+hardware::SystemSpec with_floor(hardware::SystemSpec s, double floor) {
+  if (floor >= 0) s.efficiency.kernel_launch_s = floor;
+  return s;
+}
+
+}  // namespace
+
+IterationCostModel::IterationCostModel(const model::ModelSpec& m, const hardware::SystemSpec& sys, const ParallelSpec& par,
+                                       const InferSpec& infer, const IterationOptions& opt)
+    : m_(m), sys_(with_floor(sys, opt.kernel_floor_s)), par_(par), in_(infer), opt_(opt), compute_(sys_, infer.attn_kernel), comm_(sys_) {
+  const double layers_per_gpu = std::ceil(dbl(m.num_layers) / dbl(std::max<std::int64_t>(1, par.pp)));
+  kv_bytes_per_token_ = model::kv_bytes_per_token(m, static_cast<std::int64_t>(layers_per_gpu), par.tp,
+                                                 dtype_bytes(infer.kv_dtype));
+  // Weights as stored on one GPU: linear layers packed when quantized, the rest 16-bit.
+  model::InventoryParams p;
+  p.q_len = 1;
+  p.tp = par.tp;
+  p.training = false;
+  double linear = 0, other = 0;
+  auto count = [&](const std::vector<model::Operator>& ops, double times) {
+    for (const auto& op : ops) {
+      // Each expert-parallel rank holds num_experts / ep of the experts.
+      const double share = op.name.rfind("moe.experts_", 0) == 0 ? 1.0 / dbl(std::max<std::int64_t>(1, par.ep)) : 1.0;
+      // Quantizable projections; the router, shared-expert gate and LM head stay 16-bit.
+      const bool lin = op.kind == model::OpKind::Gemm && op.name.find("router") == std::string::npos &&
+                       op.name.find("shared_gate") == std::string::npos && op.name.find("lm_head") == std::string::npos;
+      (lin ? linear : other) += dbl(op.weight_params) * times * share;
+    }
+  };
+  for (std::int64_t l = 0; l < m.num_layers; ++l) count(model::layer_ops(m, p, l).ops, 1.0);
+  count(model::embedding_ops(m, p).ops, 1.0);
+  count(model::head_ops(m, p).ops, 1.0);
+  const double pp = dbl(std::max<std::int64_t>(1, par.pp));
+  weight_bytes_ = (linear * model::quantized_weight_bytes(infer.weight_quant, activation_dtype(infer.precision)) +
+                   other * dtype_bytes(activation_dtype(infer.precision))) /
+                  pp;
+}
+
+IterationCost IterationCostModel::uniform(std::int64_t batch, std::int64_t new_tokens, std::int64_t context) const {
+  return iteration(std::vector<SequenceWork>(static_cast<std::size_t>(std::max<std::int64_t>(0, batch)),
+                                             SequenceWork{new_tokens, context}));
+}
+
+IterationCost IterationCostModel::iteration(const std::vector<SequenceWork>& batch) const {
+  IterationCost c;
+  c.other_s = Interval::exact(opt_.overhead_s);
+  std::int64_t T = 0;
+  for (const auto& s : batch) T += s.new_tokens;
+  if (T <= 0) {
+    c.time_s = c.other_s;
+    return c;
+  }
+  const auto S = static_cast<std::int64_t>(batch.size());
+  const DType act = activation_dtype(in_.precision);
+  const DType gemm_dtype = in_.weight_quant == model::WeightQuant::Fp8 ? DType::FP8 : act;
+  const CommGroup tp = make_group(static_cast<int>(par_.tp), 1, std::max(1, sys_.node.gpus_per_node));
+  // Expert parallelism: experts spread over `ep` ranks next to the TP group; dispatch and combine are
+  // all-to-alls (each rank still computes its share of the routed tokens, so expert GEMM time is unchanged).
+  const CommGroup ep = make_group(static_cast<int>(par_.ep), static_cast<int>(par_.tp), std::max(1, sys_.node.gpus_per_node));
+
+  model::InventoryParams p;
+  p.micro_batch = 1;
+  p.q_len = T;
+  p.tp = par_.tp;
+  p.flash_attn = true;
+  p.act_dtype = act;
+  p.weight_dtype = model::stored_dtype(in_.weight_quant, act);
+  p.training = false;
+  p.glue = opt_.glue;
+
+  // Costs one op list (layers, embedding or head) `times` times.
+  auto add_ops = [&](const std::vector<model::Operator>& ops, double times) {
+    double packed_weight_bytes = -1, dense_weight_bytes = 0;
+    for (const auto& op : ops) {
+      if (is_attention_core(op)) continue;
+      if (op.name.size() > 8 && op.name.compare(op.name.size() - 8, 8, ".dequant") == 0) {
+        // Folded into the next GEMM: it reads the packed weights instead of dense ones.
+        const double params = op.fwd_flops / 2.0;
+        dense_weight_bytes = params * dtype_bytes(act);
+        packed_weight_bytes = op.fwd_bytes - dense_weight_bytes;
+        continue;
+      }
+      if (op.kind == model::OpKind::TpComm || op.kind == model::OpKind::MoeComm) {
+        c.comm_s += comm_.collective(op.collective, op.comm_bytes, op.kind == model::OpKind::TpComm ? tp : ep) * times;
+        continue;
+      }
+      if (op.kind == model::OpKind::Gemm) {
+        double bytes = op.fwd_bytes;
+        const double weights = dbl(op.k) * dbl(op.n) * dbl(op.batch);
+        double weight_bytes = weights * dtype_bytes(act);
+        if (packed_weight_bytes >= 0) {
+          bytes = bytes - dense_weight_bytes + packed_weight_bytes;
+          weight_bytes = packed_weight_bytes;
+        }
+        // With expert parallelism a rank reads only its own experts' weights (num_experts / ep of the
+        // active ones), while computing the same number of routed tokens.
+        if (par_.ep > 1 && op.name.rfind("moe.experts_", 0) == 0) bytes -= weight_bytes * (1.0 - 1.0 / dbl(par_.ep));
+        c.linear_s += compute_.gemm(op.m, op.n, op.k, op.batch, op.fwd_flops, bytes, gemm_dtype) * times;
+        packed_weight_bytes = -1;
+        continue;
+      }
+      const double norm_kernels = op.kind == model::OpKind::Norm ? opt_.glue.norm_kernels(m_.norm) : 1.0;
+      c.other_s += compute_.forward(op, act, norm_kernels) * times;
+    }
+  };
+  std::int64_t dense_layers = 0, moe_layers = 0, first_dense = -1, first_moe = -1;
+  for (std::int64_t l = 0; l < m_.num_layers; ++l) {
+    if (m_.is_moe_layer(l)) {
+      ++moe_layers;
+      if (first_moe < 0) first_moe = l;
+    } else {
+      ++dense_layers;
+      if (first_dense < 0) first_dense = l;
+    }
+  }
+  if (dense_layers > 0) add_ops(model::layer_ops(m_, p, first_dense).ops, dbl(dense_layers));
+  if (moe_layers > 0) add_ops(model::layer_ops(m_, p, first_moe).ops, dbl(moe_layers));
+  add_ops(model::embedding_ops(m_, p).ops, 1.0);
+  model::InventoryParams h = p;
+  h.q_len = S;  // one sampled token per sequence
+  add_ops(model::head_ops(m_, h).ops, 1.0);
+
+  // Attention, per layer: prefill chunks as one causal kernel, decode steps as one KV-reading kernel.
+  const double heads = dbl(m_.num_heads / par_.tp), hd = dbl(m_.head_dim);
+  const double kv_row = 2.0 * dbl(m_.num_kv_heads / par_.tp) * hd;  // K and V elements per token per layer
+  const double a = dtype_bytes(act), kvb = dtype_bytes(in_.kv_dtype);
+  double pf = 0, pb = 0, df = 0, db = 0;
+  for (const auto& s : batch) {
+    const double n = dbl(s.new_tokens), ctx = dbl(s.context);
+    if (n <= 0) continue;
+    const double pairs = n * ctx + n * (n + 1) / 2;  // causal: each new token sees the context and its predecessors
+    const double flops = 4.0 * heads * hd * pairs;
+    const double bytes = 2.0 * n * heads * hd * a + (ctx + n) * kv_row * kvb + n * kv_row * kvb;  // Q, O; read KV; write new KV
+    if (s.new_tokens > 1 || s.context == 0) {
+      pf += flops;
+      pb += bytes;
+    } else {
+      df += flops;
+      db += bytes;
+    }
+  }
+  const double L = dbl(m_.num_layers);
+  if (pf > 0) c.attention_s += compute_.attention(pf, pb, act) * L;
+  if (df > 0) c.attention_s += compute_.attention(df, db, act) * L;
+
+  if (par_.pp > 1) {
+    const bool cross = par_.tp * par_.pp > sys_.node.gpus_per_node;
+    c.comm_s += comm_.p2p(dbl(T) * dbl(m_.hidden) * a / dbl(par_.tp), cross) * dbl(par_.pp - 1);
+  }
+  c.time_s = c.linear_s + c.attention_s + c.comm_s + c.other_s;
+  return c;
+}
+
+}  // namespace llmsim::sim

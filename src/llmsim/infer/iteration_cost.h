@@ -1,0 +1,69 @@
+#pragma once
+// Time of one inference-engine iteration (one forward pass over a batch that mixes prefill chunks and
+// decode steps) on one model replica: the layer GEMMs over all batched tokens, attention per sequence
+// (FlashAttention-style causal prefill; memory-bound decode reading each sequence's KV cache), TP
+// collectives, the LM head over the sequences that sample, and a per-iteration engine overhead.
+// Weight-only quantized formats (int8, int4, nf4) are read packed by fused GEMM kernels; fp8 weights
+// compute at the fp8 peak. Built once per configuration, then called for every iteration.
+#include <cstdint>
+#include <vector>
+
+#include "llmsim/hardware/system_spec.h"
+#include "llmsim/model/model_spec.h"
+#include "llmsim/cost/comm_cost.h"
+#include "llmsim/cost/compute_cost.h"
+#include "llmsim/core/interval.h"
+#include "llmsim/run/run_spec.h"
+
+namespace llmsim::sim {
+
+// Per-kernel floor when an engine replays decode as CUDA graphs (vLLM, TensorRT-LLM): engineering
+// assumption of ~1.5 us per graph node against ~5 us per stream launch (efficiency.kernel_launch_s).
+inline constexpr double kCudaGraphKernelFloor_s = 1.5e-6;
+
+// One sequence's share of an iteration.
+struct SequenceWork {
+  std::int64_t new_tokens = 1;  // tokens computed this iteration: a prefill chunk, or 1 for a decode step
+  std::int64_t context = 0;     // tokens already in its KV cache before this iteration
+};
+
+struct IterationOptions {
+  double kernel_floor_s = -1;     // seconds per kernel at least (-1: the profile's launch overhead; CUDA graphs lower it)
+  double overhead_s = 0;          // seconds of engine CPU work per iteration (scheduling, sampling, detokenising)
+  model::EagerGlue glue;          // the engine's model code: fused kernels, or HF eager glue (HF generate)
+};
+
+struct IterationCost {
+  Interval time_s;                // the whole iteration
+  Interval linear_s;              // GEMMs (projections, MLP/experts, LM head) incl. dequantisation
+  Interval attention_s;           // attention kernels (prefill + decode)
+  Interval comm_s;                // TP all-reduces, PP hand-offs
+  Interval other_s;               // norms, RoPE, activations, residuals, embedding, sampling, overhead
+};
+
+class IterationCostModel {
+ public:
+  // `par`: tp and pp of one replica. `infer`: precision, weight_quant, kv_dtype.
+  IterationCostModel(const model::ModelSpec& m, const hardware::SystemSpec& sys, const ParallelSpec& par,
+                     const InferSpec& infer, const IterationOptions& opt = {});
+
+  IterationCost iteration(const std::vector<SequenceWork>& batch) const;
+  // Convenience: `batch` identical sequences.
+  IterationCost uniform(std::int64_t batch, std::int64_t new_tokens, std::int64_t context) const;
+
+  double kv_bytes_per_token() const { return kv_bytes_per_token_; }  // per GPU, all its layers
+  double weight_bytes_per_gpu() const { return weight_bytes_; }      // as stored (packed when quantized)
+
+ private:
+  const model::ModelSpec& m_;     // must outlive the model (as the system copy below does by value)
+  hardware::SystemSpec sys_;      // a copy: the engine's kernel floor replaces the launch overhead
+  ParallelSpec par_;
+  InferSpec in_;
+  IterationOptions opt_;
+  ComputeCost compute_;
+  CommCost comm_;
+  double kv_bytes_per_token_ = 0;
+  double weight_bytes_ = 0;
+};
+
+}  // namespace llmsim::sim

@@ -1,0 +1,107 @@
+#include "llmsim/memory/activation_memory.h"
+
+#include <algorithm>
+
+namespace llmsim::sim {
+
+LayerActivations layer_activations(const model::ModelSpec& m, const ActivationParams& p, std::int64_t layer_index) {
+  const double beta = p.act_bytes;
+  const double t = static_cast<double>(p.tp);
+  // Tokens of one micro-batch on this GPU: context parallelism splits the sequence.
+  const double tokens = static_cast<double>(p.micro_batch * p.seq_len) / static_cast<double>(p.cp);
+  const double s = static_cast<double>(p.seq_len);
+  const double h = static_cast<double>(m.hidden);
+  const double q_dim = static_cast<double>(m.q_dim());
+  // With TP larger than the KV heads, each rank keeps one whole KV head (replicated, not split).
+  const double kv_dim_per_rank =
+      static_cast<double>(m.head_dim) * std::max(1.0, static_cast<double>(m.num_kv_heads) / t);
+  const double heads_per_rank = static_cast<double>(m.num_heads) / t;
+  const bool dropout = m.dropout > 0;
+  const double mask = dropout ? 1.0 : 0.0;  // a dropout mask is one byte per element
+
+  // Eager glue (model::EagerGlue): the norm input lives in the residual stream's dtype (fp32 under AMP);
+  // an eager RMSNorm also saves its fp32 normalised tensor for the weight gradient; autocast saves each
+  // projection's own cast copy of the normed input; the attention output is saved by the attention
+  // kernel and again, made contiguous, by the output projection.
+  const auto& glue = p.glue;
+  const double resid = glue.stream_bytes(beta);
+  const double eager_norm = glue.norm_kernels(m.norm) > 1 ? 4.0 : 0.0;
+  const bool casts = glue.casts_inputs(beta);
+  const double attn_inputs = casts ? model::attention_input_projections(m) : 1.0;
+  const double mlp_inputs = casts ? model::mlp_input_projections(m) : 1.0;
+
+  LayerActivations a;
+  // Attention block. Replicated over TP: the norm input, the QKV GEMM input and the residual dropout mask.
+  a.replicated += (resid + eager_norm) * tokens * h  // norm input (and an eager norm's fp32 intermediate)
+                  + attn_inputs * beta * tokens * h  // QKV GEMM input (norm output; per projection when cast)
+                  + mask * tokens * h;               // dropout mask after the output projection
+  // Split over TP: Q and K (scores GEMM or flash input), V, and the output-projection input.
+  a.split += beta * tokens * (q_dim / t + kv_dim_per_rank)  // Q, K after RoPE
+             + beta * tokens * kv_dim_per_rank              // V
+             + beta * tokens * q_dim / t                    // context = out-projection input
+             + (glue.attn_output_copy ? beta * tokens * q_dim / t : 0.0);  // + its contiguous copy
+  if (p.flash_attn) {
+    a.split += 4.0 * tokens * heads_per_rank;  // fp32 log-sum-exp per query and head
+  } else {
+    // Softmax output (beta), dropout mask (1) and dropout output (beta) over b * heads * s_q * s_k,
+    // with s_q = s / cp local queries against all s keys: Korthikanti's 5as^2b with dropout.
+    const double scores = tokens * heads_per_rank * s;
+    a.quadratic += beta * scores + (dropout ? (1.0 + beta) * scores : 0.0);
+    // HF's eager chain also keeps the fp32 softmax output (its cast back to 16 bits is the saved beta).
+    if (glue.eager_softmax_chain) a.quadratic += 4.0 * scores;
+  }
+
+  // MLP block: norm input and first-GEMM input replicated; intermediates split.
+  a.replicated += (resid + eager_norm) * tokens * h + mlp_inputs * beta * tokens * h + mask * tokens * h;
+  const auto mlp_intermediates = [&](double ffn, double toks) {
+    // Gated (SwiGLU): gate output, up output, act(gate), and their product (down input) = 4 tensors;
+    // plain (GELU): activation input and output = 2 tensors (Korthikanti's 8sbh + 8sbh at ffn = 4h).
+    const double tensors = m.mlp == model::MlpKind::Gated ? 4.0 : 2.0;
+    return tensors * beta * toks * ffn / t;
+  };
+  if (m.is_moe_layer(layer_index)) {
+    const double k = static_cast<double>(m.moe.experts_per_token);
+    const double routed = tokens * k;                                    // token copies sent to experts
+    a.split += 4.0 * tokens * static_cast<double>(m.moe.num_experts);    // fp32 router logits / probs
+    a.split += beta * routed * h;                                        // dispatched expert inputs
+    a.split += mlp_intermediates(static_cast<double>(m.moe.expert_ffn), routed);
+    if (m.moe.shared_expert_ffn > 0) a.split += mlp_intermediates(static_cast<double>(m.moe.shared_expert_ffn), tokens);
+  } else {
+    a.split += mlp_intermediates(static_cast<double>(m.ffn_hidden), tokens);
+  }
+
+  if (p.sequence_parallel) a.replicated /= t;  // SP splits the norm/dropout regions along the sequence
+  return a;
+}
+
+double stored_layer_bytes(const model::ModelSpec& m, const ActivationParams& p, std::int64_t layer_index,
+                          Recompute policy) {
+  switch (policy) {
+    case Recompute::None: return layer_activations(m, p, layer_index).total();
+    case Recompute::Selective: {
+      const auto a = layer_activations(m, p, layer_index);
+      return a.replicated + a.split;
+    }
+    case Recompute::Full: {
+      const double tokens = static_cast<double>(p.micro_batch * p.seq_len) / static_cast<double>(p.cp);
+      // The layer input, in the residual stream's dtype.
+      const double input = p.glue.stream_bytes(p.act_bytes) * tokens * static_cast<double>(m.hidden);
+      return p.sequence_parallel ? input / static_cast<double>(p.tp) : input;
+    }
+  }
+  return 0;
+}
+
+double in_flight_factor(std::int64_t stage, std::int64_t pp, std::int64_t vp, std::int64_t micro_batches,
+                        PipelineSchedule schedule) {
+  if (schedule == PipelineSchedule::GPipe && pp > 1) return static_cast<double>(std::max<std::int64_t>(micro_batches, 1));
+  const double held = static_cast<double>(std::min(pp - stage, std::max<std::int64_t>(micro_batches, 1)));
+  if (vp > 1 && stage == 0) {
+    // Interleaved 1F1B: the first stage holds pp micro-batches of all its chunks plus the warm-up extra.
+    const double f = 1.0 + static_cast<double>(pp - 1) / static_cast<double>(pp * vp);
+    return held * f;
+  }
+  return held;
+}
+
+}  // namespace llmsim::sim

@@ -1,0 +1,391 @@
+#include "llmsim/memory/memory_model.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "llmsim/model/param_count.h"
+#include "llmsim/memory/activation_memory.h"
+#include "llmsim/core/units.h"
+#include "llmsim/run/framework_profile.h"
+#include "llmsim/run/lora_adapters.h"
+#include "llmsim/run/stage_layout.h"
+#include "llmsim/run/train_state_bytes.h"
+#include "llmsim/run/feasibility.h"
+
+namespace llmsim::sim {
+
+namespace {
+
+// The layers a pipeline stage owns. When PP does not divide the layer count the last L % pp stages
+// take one extra layer: they hold fewer micro-batches in flight under 1F1B.
+struct Stage {
+  std::int64_t index = 0;
+  std::int64_t first_layer = 0;
+  std::int64_t layers = 0;
+  bool first = false;
+  bool last = false;
+};
+
+Stage stage_of(std::int64_t index, std::int64_t pp, std::int64_t num_layers) {
+  const StageLayers layers = stage_layers(index, pp, num_layers);
+  return Stage{.index = index, .first_layer = layers.first, .layers = layers.count, .first = index == 0,
+               .last = index == pp - 1};
+}
+
+// Parameters one GPU of a stage holds, before ZeRO sharding, split into the parts that LoRA/QLoRA
+// and weight quantization treat differently.
+struct StageParams {
+  double linear = 0;       // inside linear projections (quantizable, LoRA-frozen)
+  double other = 0;        // norms, embeddings, LM head (kept in 16-bit)
+  double largest_layer = 0;  // the biggest layer of the stage (ZeRO-3 gathers whole layers)
+  double total() const { return linear + other; }
+};
+
+StageParams stage_params(const model::ModelSpec& m, const ParallelSpec& par, const Stage& st) {
+  const double tp = static_cast<double>(par.tp);
+  StageParams sp;
+  for (std::int64_t l = st.first_layer; l < st.first_layer + st.layers; ++l) {
+    const auto lp = model::count_layer_params(m, l);
+    double linear = static_cast<double>(lp.linear) / tp;
+    // Expert parallelism spreads the experts of an MoE layer over the EP group.
+    if (m.is_moe_layer(l) && par.ep > 1)
+      linear = (static_cast<double>(lp.attention) + static_cast<double>(lp.mlp) / static_cast<double>(par.ep)) / tp;
+    const double norms = static_cast<double>(lp.total() - lp.linear);  // replicated on every TP rank
+    sp.linear += linear;
+    sp.other += norms;
+    sp.largest_layer = std::max(sp.largest_layer, linear + norms);
+  }
+  const auto pc = model::count_params(m);
+  if (st.first) sp.other += static_cast<double>(pc.embedding) / tp + static_cast<double>(pc.position_embedding);
+  if (st.last) {
+    sp.other += static_cast<double>(pc.final_norm);
+    // Vocab-parallel LM head; a tied head on its own stage keeps a copy of the embedding (Megatron).
+    if (pc.lm_head > 0) sp.other += static_cast<double>(pc.lm_head) / tp;
+    else if (par.pp > 1) sp.other += static_cast<double>(pc.embedding) / tp;
+  }
+  return sp;
+}
+
+// LoRA adapter parameters one GPU of the stage holds (src/llmsim/run/lora_adapters.h).
+double lora_params(const model::ModelSpec& m, const ParallelSpec& par, std::int64_t first, std::int64_t count,
+                   const TrainSpec& t) {
+  const LoraParams dense = lora_layer_params(m, false, t.lora_rank, t.lora_targets);
+  const LoraParams moe = lora_layer_params(m, true, t.lora_rank, t.lora_targets);
+  double n = 0;
+  for (std::int64_t l = first; l < first + count; ++l) n += (m.is_moe_layer(l) ? moe : dense).per_gpu(par.tp, par.ep);
+  return n;
+}
+
+void add(std::vector<MemoryItem>& items, std::string name, double bytes, std::string note) {
+  if (bytes > 0) items.push_back(MemoryItem{std::move(name), bytes, std::move(note)});
+}
+
+double sum(const std::vector<MemoryItem>& items) {
+  double s = 0;
+  for (const auto& i : items) s += i.bytes;
+  return s;
+}
+
+constexpr const char* kCudaContextItem = "cuda_context";
+constexpr const char* kAllocatorReserveItem = "allocator_reserve";
+
+void add_runtime(std::vector<MemoryItem>& gpu, const hardware::SystemSpec& sys) {
+  add(gpu, kCudaContextItem, sys.runtime.cuda_context_bytes, "CUDA context, cuBLAS/NCCL workspaces (system runtime)");
+  add(gpu, kAllocatorReserveItem, sys.runtime.allocator_reserve_fraction * sys.gpu.memory_bytes,
+      fmt::format("{:.0f}% of device memory lost to allocator fragmentation (system runtime)",
+                  100.0 * sys.runtime.allocator_reserve_fraction));
+}
+
+struct StageMemory {
+  std::vector<MemoryItem> gpu;
+  std::vector<MemoryItem> host;  // per GPU; scaled to the node by the caller
+  double params = 0;
+};
+
+}  // namespace
+
+double amp_weight_copy_bytes(const model::EagerGlue& glue, double act_bytes, double params) {
+  return glue.casts_weights(act_bytes) ? params * act_bytes : 0.0;
+}
+
+double gradient_overlap_bytes(const FrameworkProfile& fw, const RunSpec& run, std::int64_t micro_batches,
+                              double gradients, double freed) {
+  // Gradients grow during backward while the activations, logits and weight copies of the layers already
+  // done are freed: at the peak only about the larger of the two sets is live.
+  if (!fw.grads_transient || run.train.zero_stage != 0 || micro_batches > 1 || run.par.pp != 1) return 0.0;
+  return std::max(0.0, std::min(gradients, freed));
+}
+
+namespace {
+
+StageMemory training_stage(const model::ModelSpec& m, const hardware::SystemSpec& sys, const RunSpec& run,
+                           const Stage& st) {
+  const auto& par = run.par;
+  const auto& t = run.train;
+  const FrameworkProfile& fw = framework_profile(t.framework);
+  const double dp = static_cast<double>(par.dp);
+  const double tp = static_cast<double>(par.tp);
+  const double act_bytes = dtype_bytes(activation_dtype(t.precision));
+  const StageParams sp = stage_params(m, par, st);
+  StageMemory out;
+  out.params = sp.total();
+
+  // Which parameters train: all of them, or only LoRA adapters on a frozen base.
+  const bool lora = t.finetune != FinetuneKind::Full;
+  const double trainable = lora ? lora_params(m, par, st.first_layer, st.layers, t) : sp.total();
+  const int z = t.zero_stage;
+  const double shard_w = z >= 3 ? dp : 1.0, shard_g = z >= 2 ? dp : 1.0, shard_o = z >= 1 ? dp : 1.0;
+  const bool offload_opt = t.offload != Offload::None;
+  const bool offload_params = t.offload == Offload::OptimizerParams;
+  auto& gpu = out.gpu;
+
+  if (lora) {
+    // Frozen base: 16-bit for LoRA; NF4 with double quantization on linear layers for QLoRA
+    // (embeddings, norms and the LM head stay 16-bit, as bitsandbytes leaves them).
+    const double linear_b = frozen_linear_bytes(t);
+    const double base = (sp.linear * linear_b + sp.other * 2.0) / shard_w;
+    add(gpu, "frozen_weights", offload_params ? 0.0 : base,
+        fmt::format("{:.3g} params: linear at {:.4g} B, rest at 2 B{}", sp.total(), linear_b,
+                    z >= 3 ? ", ZeRO-3 sharded" : ""));
+  }
+  const TrainStateBytes b = train_state_bytes(fw, t);
+  const double w_bytes = trainable * b.weight / shard_w;
+  add(gpu, lora ? "adapter_weights" : "weights", offload_params ? 0.0 : w_bytes,
+      fmt::format("{:.4g} params x {} B ({}){}", trainable, b.weight, b.recipe, z >= 3 ? " / dp" : ""));
+  const double largest = largest_trainable_tensor(m, t, par.tp, st.first || st.last);
+  const double grads = live_gradient_params(t, trainable, largest) * b.grad / shard_g;
+  add(gpu, "gradients", grads,
+      t.optimizer_in_backward
+          ? fmt::format("{} B/param of the largest tensor: stepped and freed during backward{}", b.grad,
+                        z >= 2 ? " / dp" : "")
+          : fmt::format("{} B/param ({}){}", b.grad, b.recipe, z >= 2 ? " / dp" : ""));
+  const double opt_bytes = trainable * b.optimizer() / shard_o;
+  add(gpu, "optimizer_states", offload_opt ? 0.0 : opt_bytes,
+      fmt::format("{} ({} B/param: master {} + states {}{}){}", name_of(t.optimizer), b.optimizer(), b.master,
+                  b.states, t.optimizer == Optimizer::Adam ? fmt::format(" {}", dtype_name(b.state_dtype)) : "",
+                  z >= 1 ? " / dp" : ""));
+  if (offload_opt) {
+    // ZeRO-Offload keeps the fp32 optimizer states and an fp32 gradient partition in host memory.
+    add(out.host, "offloaded_optimizer", opt_bytes, "optimizer states moved to host (ZeRO-Offload)");
+    add(out.host, "offloaded_gradients", trainable * 4.0 / shard_g, "fp32 gradient partition on host");
+  }
+  if (offload_params) add(out.host, "offloaded_weights", w_bytes, "16-bit parameters on host (ZeRO-Infinity)");
+  if (z >= 3 && dp > 1)
+    add(gpu, "zero3_gathered_params", fw.zero3_live_layers * sp.largest_layer * 2.0,
+        fmt::format("{} layers gathered in 16-bit (current + prefetch)", fw.zero3_live_layers));
+  if (fw.bucket_elements > 0 && z <= 2 && dp > 1)
+    add(gpu, "comm_buckets", std::min(fw.bucket_elements, trainable) * b.grad,
+        fmt::format("reduce bucket of {:.3g} elements ({})", fw.bucket_elements, fw.name));
+  if (fw.bucket_copies_all_grads && z == 0 && dp > 1 && !t.optimizer_in_backward)
+    add(gpu, "comm_buckets", trainable * b.grad, "DDP bucket buffers copy every gradient");
+
+  // Activations, with what the framework's model code saves beyond fused kernels (model::EagerGlue).
+  const model::EagerGlue glue = training_glue(fw, t);
+  const std::int64_t micro_batches = micro_batches_per_step(run);
+  const ActivationParams ap{.micro_batch = t.micro_batch, .seq_len = t.seq_len, .tp = par.tp, .cp = par.cp,
+                            .sequence_parallel = par.sequence_parallel, .flash_attn = t.flash_attn,
+                            .act_bytes = act_bytes, .glue = glue};
+  double per_mb = 0, biggest_layer = 0;
+  for (std::int64_t l = st.first_layer; l < st.first_layer + st.layers; ++l) {
+    per_mb += stored_layer_bytes(m, ap, l, t.recompute);
+    biggest_layer = std::max(biggest_layer, layer_activations(m, ap, l).total());
+  }
+  const double held = in_flight_factor(st.index, par.pp, par.vp, micro_batches, t.schedule);
+  add(gpu, "activations", per_mb * held,
+      fmt::format("{} layers x {:.3g} micro-batches in flight, recompute {}{}{}", st.layers, held,
+                  name_of(t.recompute), t.flash_attn ? ", flash-attn" : "",
+                  par.sequence_parallel ? ", sequence parallel" : ""));
+  if (t.recompute == Recompute::Full)
+    add(gpu, "recompute_working_set", biggest_layer, "one layer's activations re-materialised in backward");
+  double logits = 0;
+  if (st.last) {
+    const double tokens = static_cast<double>(t.micro_batch * t.seq_len) / static_cast<double>(par.cp);
+    const double per_logit = loss_logits_bytes(fw, t);
+    logits = tokens * std::ceil(static_cast<double>(m.vocab) / tp) * per_logit;
+    add(gpu, "logits_and_loss", logits,
+        fmt::format("{} B per logit ({}{})", per_logit, fw.name, t.fused_loss ? ", fused cross-entropy" : ""));
+  }
+  const double amp_copies = amp_weight_copy_bytes(glue, act_bytes, trainable / shard_w);
+  add(gpu, "amp_weight_copies", amp_copies,
+      fmt::format("{} B/param: autocast's copy of each fp32 weight, held from forward to backward", act_bytes));
+  if (const double overlap = gradient_overlap_bytes(fw, run, micro_batches, grads,
+                                                    per_mb * held + logits + amp_copies);
+      overlap > 0)
+    gpu.push_back(MemoryItem{"gradient_overlap", -overlap,
+                             "gradients are allocated in backward as activations are freed (zero_grad(set_to_none=True)), "
+                             "one micro-batch per step"});
+  add_runtime(gpu, sys);
+  return out;
+}
+
+StageMemory inference_stage(const model::ModelSpec& m, const hardware::SystemSpec& sys, const RunSpec& run,
+                            const Stage& st, std::int64_t batch, double& kv_per_token) {
+  const auto& par = run.par;
+  const auto& in = run.infer;
+  const FrameworkProfile& fw = framework_profile(in.framework);
+  const double tp = static_cast<double>(par.tp);
+  const double beta = dtype_bytes(in.precision);
+  const StageParams sp = stage_params(m, par, st);
+  StageMemory out;
+  out.params = sp.total();
+  const double wq = model::quantized_weight_bytes(in.weight_quant, in.precision);
+  add(out.gpu, "weights", sp.linear * wq + sp.other * beta,
+      fmt::format("{:.3g} params: linear at {:.4g} B ({}), rest at {} B", sp.total(), wq,
+                  model::weight_quant_name(in.weight_quant), beta));
+
+  // KV cache: K and V per layer per token (model::kv_bytes_per_token).
+  kv_per_token = model::kv_bytes_per_token(m, st.layers, par.tp, dtype_bytes(in.kv_dtype));
+  const double seq_tokens = std::max(static_cast<double>(in.input_len + in.output_len), fw.kv_prealloc_tokens);
+  add(out.gpu, "kv_cache", kv_per_token * seq_tokens * static_cast<double>(batch),
+      fmt::format("{} seqs x {:.0f} tokens x {:.4g} B/token ({})", batch, seq_tokens, kv_per_token,
+                  dtype_name(in.kv_dtype)));
+
+  // Transient workspace of the prefill of the whole batch: hidden states in and out, the MLP
+  // intermediates (gate, up, product), and the logits the LM head produces.
+  const double tokens = static_cast<double>(batch * in.input_len);
+  const double ffn = static_cast<double>(m.moe.enabled() ? m.moe.expert_ffn * m.moe.experts_per_token : m.ffn_hidden);
+  const double mlp_tensors = m.mlp == model::MlpKind::Gated ? 3.0 : 2.0;
+  double ws = tokens * beta * (2.0 * static_cast<double>(m.hidden) + mlp_tensors * ffn / tp);
+  if (st.last) {
+    const double logit_rows = fw.full_prefill_logits ? tokens : static_cast<double>(batch);
+    ws += logit_rows * std::ceil(static_cast<double>(m.vocab) / tp) * (beta + 4.0);
+  }
+  add(out.gpu, "workspace", ws,
+      fmt::format("prefill of {} x {} tokens: hidden states, MLP intermediates, logits{}", batch, in.input_len,
+                  fw.full_prefill_logits ? " of every prompt position" : " of the last position"));
+  add_runtime(out.gpu, sys);
+  return out;
+}
+
+// The stage with the largest footprint among [first, last].
+MemoryResult pick_peak(const model::ModelSpec& m, const hardware::SystemSpec& sys, const RunSpec& run,
+                       std::int64_t batch, double& kv_per_token, std::int64_t first = 0, std::int64_t last = -1) {
+  MemoryResult best;
+  double best_bytes = -1;
+  if (last < 0) last = run.par.pp - 1;
+  for (std::int64_t i = first; i <= last; ++i) {
+    const Stage st = stage_of(i, run.par.pp, m.num_layers);
+    double kv = 0;
+    StageMemory sm = run.workload == Workload::Inference ? inference_stage(m, sys, run, st, batch, kv)
+                                                         : training_stage(m, sys, run, st);
+    const double bytes = sum(sm.gpu);
+    if (bytes > best_bytes) {
+      best_bytes = bytes;
+      best.gpu = std::move(sm.gpu);
+      best.host = std::move(sm.host);
+      best.peak_stage = i;
+      best.params_per_gpu = sm.params;
+      kv_per_token = kv;
+    }
+  }
+  best.gpu_bytes = best_bytes;
+  return best;
+}
+
+MemoryResult evaluate(const model::ModelSpec& m, const hardware::SystemSpec& sys, const RunSpec& run_in,
+                      std::int64_t only_stage);
+
+}  // namespace
+
+std::string_view name_of(MemoryMeasure v) {
+  switch (v) {
+    case MemoryMeasure::Device: return "device";
+    case MemoryMeasure::Reserved: return "reserved";
+    case MemoryMeasure::Allocated: return "allocated";
+  }
+  return "device";
+}
+
+constexpr MemoryMeasure kMemoryMeasures[] = {MemoryMeasure::Device, MemoryMeasure::Reserved, MemoryMeasure::Allocated};
+
+std::vector<std::string> memory_measure_names() {
+  std::vector<std::string> names;
+  for (MemoryMeasure v : kMemoryMeasures) names.emplace_back(name_of(v));
+  return names;
+}
+
+bool parse_name(std::string_view s, MemoryMeasure& out) {
+  for (MemoryMeasure v : kMemoryMeasures)
+    if (s == name_of(v)) {
+      out = v;
+      return true;
+    }
+  return false;
+}
+
+double peak_gpu_bytes_as(const MemoryResult& m, MemoryMeasure measure) {
+  double bytes = m.gpu_bytes;
+  for (const MemoryItem& i : m.gpu) {
+    // The CUDA context lives outside PyTorch's allocator: neither reserved nor allocated bytes see it.
+    if (measure != MemoryMeasure::Device && i.name == kCudaContextItem) bytes -= i.bytes;
+    // The allocator's cached but unused blocks are reserved, not allocated.
+    if (measure == MemoryMeasure::Allocated && i.name == kAllocatorReserveItem) bytes -= i.bytes;
+  }
+  return bytes;
+}
+
+MemoryResult evaluate_memory(const model::ModelSpec& m, const hardware::SystemSpec& sys, const RunSpec& run) {
+  return evaluate(m, sys, run, -1);
+}
+
+MemoryResult evaluate_stage_memory(const model::ModelSpec& m, const hardware::SystemSpec& sys, const RunSpec& run,
+                                   std::int64_t stage) {
+  return evaluate(m, sys, run, stage);
+}
+
+namespace {
+MemoryResult evaluate(const model::ModelSpec& m, const hardware::SystemSpec& sys, const RunSpec& run_in,
+                      std::int64_t only_stage) {
+  const RunSpec run = with_defaults(run_in);
+  MemoryResult r;
+  r.problems = structural_problems(run, m);
+  r.gpu_capacity_bytes = sys.gpu.memory_bytes;
+  r.host_capacity_bytes = sys.node.host_memory_bytes;
+  const auto pc = model::count_params(m);
+  r.params_total = pc.total;
+  r.params_trainable = pc.total;
+  if (!r.valid()) return r;
+
+  const bool inference = run.workload == Workload::Inference;
+  const std::int64_t batch = inference ? run.infer.batch : 0;
+  double kv_per_token = 0;
+  const std::int64_t first = only_stage < 0 ? 0 : std::min(only_stage, run.par.pp - 1);
+  const std::int64_t last = only_stage < 0 ? run.par.pp - 1 : first;
+  MemoryResult peak = pick_peak(m, sys, run, batch, kv_per_token, first, last);
+  peak.problems = r.problems;
+  peak.gpu_capacity_bytes = r.gpu_capacity_bytes;
+  peak.host_capacity_bytes = r.host_capacity_bytes;
+  peak.params_total = r.params_total;
+  peak.params_trainable = r.params_trainable;
+  if (!inference && run.train.finetune != FinetuneKind::Full)
+    peak.params_trainable = static_cast<std::int64_t>(lora_params(m, ParallelSpec{}, 0, m.num_layers, run.train));  // whole model
+
+  // Host memory is per node: every GPU of the node offloads its own partition.
+  const double gpus_on_node = static_cast<double>(std::min<std::int64_t>(run.par.gpus, sys.node.gpus_per_node));
+  for (auto& item : peak.host) item.bytes *= gpus_on_node;
+  peak.host_bytes = sum(peak.host);
+
+  if (inference) {
+    peak.kv_bytes_per_token = kv_per_token;
+    // Largest batch at this sequence length that fits, and largest KV token count at this batch.
+    std::int64_t lo = 0, hi = 1;
+    double kv = 0;
+    while (hi < (1 << 24) && pick_peak(m, sys, run, hi, kv, first, last).gpu_bytes <= r.gpu_capacity_bytes) hi *= 2;
+    while (hi - lo > 1) {
+      const std::int64_t mid = (lo + hi) / 2;
+      (pick_peak(m, sys, run, mid, kv, first, last).gpu_bytes <= r.gpu_capacity_bytes ? lo : hi) = mid;
+    }
+    peak.max_batch = lo;
+    double kv_item = 0;
+    for (const auto& item : peak.gpu)
+      if (item.name == "kv_cache") kv_item = item.bytes;
+    const double free_for_kv = r.gpu_capacity_bytes - (peak.gpu_bytes - kv_item);
+    peak.max_tokens = kv_per_token > 0 ? static_cast<std::int64_t>(std::max(0.0, free_for_kv) / kv_per_token) : 0;
+  }
+  return peak;
+}
+}  // namespace
+
+}  // namespace llmsim::sim

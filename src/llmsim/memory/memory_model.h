@@ -1,0 +1,81 @@
+#pragma once
+// Per-GPU peak memory with a breakdown (and host memory under offload) for training, fine-tuning and
+// inference. Evaluates specs; never reads files. A configuration that cannot run is a result that says
+// why (structural problems, or not fitting), not an exception.
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "llmsim/hardware/system_spec.h"
+#include "llmsim/model/model_spec.h"
+#include "llmsim/run/framework_profile.h"
+#include "llmsim/run/run_spec.h"
+
+namespace llmsim::sim {
+
+inline constexpr int kResultSchemaVersion = 1;  // version of the JSON/CSV result layout
+
+struct MemoryItem {
+  std::string name;   // stable id, e.g. "weights", "optimizer_states", "activations"
+  double bytes = 0;   // bytes per GPU (or per node for host items)
+  std::string note;   // how it was counted
+};
+
+struct MemoryResult {
+  std::vector<std::string> problems;  // structural reasons the run is impossible (empty = valid)
+
+  std::vector<MemoryItem> gpu;        // breakdown of the peak GPU
+  double gpu_bytes = 0;               // sum of `gpu`
+  double gpu_capacity_bytes = 0;      // device memory of one GPU
+  std::int64_t peak_stage = 0;        // pipeline stage with the largest footprint
+
+  std::vector<MemoryItem> host;       // host memory needed per node (offload, pinned buffers)
+  double host_bytes = 0;
+  double host_capacity_bytes = 0;
+
+  // Parameter figures behind the breakdown.
+  std::int64_t params_total = 0;      // whole model
+  std::int64_t params_trainable = 0;  // whole model (LoRA: adapters only)
+  double params_per_gpu = 0;          // parameters resident on the peak GPU (before ZeRO sharding)
+
+  // Inference only.
+  double kv_bytes_per_token = 0;      // per GPU, all its layers
+  std::int64_t max_batch = 0;         // largest batch at the run's input+output length that fits
+  std::int64_t max_tokens = 0;        // largest number of KV tokens that fits at the run's batch workspace
+
+  bool valid() const { return problems.empty(); }
+  bool gpu_fits() const { return gpu_bytes <= gpu_capacity_bytes; }
+  bool host_fits() const { return host_bytes <= host_capacity_bytes; }
+  bool fits() const { return valid() && gpu_fits() && host_fits(); }
+};
+
+// What a measured peak memory counts (the measured-run schema's memory_measure): device memory in use
+// (nvidia-smi: the CUDA context and what the caching allocator holds included), the caching allocator's
+// reserve (torch.cuda.max_memory_reserved: no CUDA context), or live tensors only
+// (torch.cuda.max_memory_allocated: neither the context nor the allocator's unused reserve).
+enum class MemoryMeasure { Device, Reserved, Allocated };
+std::string_view name_of(MemoryMeasure v);
+std::vector<std::string> memory_measure_names();
+bool parse_name(std::string_view s, MemoryMeasure& out);
+
+// The peak GPU bytes of `m` as a measurement of that kind would see them.
+double peak_gpu_bytes_as(const MemoryResult& m, MemoryMeasure measure);
+
+// Training / fine-tuning (run.workload Pretrain or Finetune) or inference, dispatched on the workload.
+MemoryResult evaluate_memory(const model::ModelSpec& m, const hardware::SystemSpec& sys, const RunSpec& run);
+
+// The same for one pipeline stage (0-based) instead of the peak stage.
+MemoryResult evaluate_stage_memory(const model::ModelSpec& m, const hardware::SystemSpec& sys, const RunSpec& run,
+                                   std::int64_t stage);
+
+// Training terms shared with the fast estimator (src/llmsim/train/fast_train.cpp), bytes per GPU:
+// autocast's 16-bit copies of `params` fp32 weights, held from forward to backward (0 unless `glue` casts weights);
+double amp_weight_copy_bytes(const model::EagerGlue& glue, double act_bytes, double params);
+// what the gradients share with the activations, logits and weight copies freed in backward (`freed`), when
+// the framework allocates gradients in backward (grads_transient) and nothing keeps them across micro-batches
+// (ZeRO-0, one micro-batch per step, no pipeline); 0 otherwise. The memory model lists it as a negative item.
+double gradient_overlap_bytes(const FrameworkProfile& fw, const RunSpec& run, std::int64_t micro_batches,
+                              double gradients, double freed);
+
+}  // namespace llmsim::sim

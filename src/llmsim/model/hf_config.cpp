@@ -1,0 +1,483 @@
+#include "llmsim/model/hf_config.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <filesystem>
+#include <optional>
+#include <string_view>
+
+#include "llmsim/core/suggest.h"
+
+namespace llmsim::model {
+
+namespace {
+
+using nlohmann::json;
+
+// How a JSON value looks in an error message: its JSON text (strings keep their quotes), shortened.
+std::string shown(const json& v) {
+  std::string s = v.dump();
+  if (s.size() > 40) s = s.substr(0, 37) + "...";
+  return s;
+}
+
+// Reads keys of the object describing the text model (the root, or root["text_config"] of a multimodal
+// config). Hugging Face configs are a foreign format: unknown keys are ignored, but every key we read
+// is type-checked. A key holding null means "not set" (Python None), exactly as transformers reads it.
+class Reader {
+ public:
+  Reader(const JsonDocument& doc, const json& obj, std::string prefix)
+      : doc_(doc), obj_(obj), prefix_(std::move(prefix)) {}
+
+  // Location of `key` inside this object: searched after the object's own key so that a nested
+  // text_config.hidden_size is not confused with a vision_config.hidden_size earlier in the file.
+  Location where(const std::string& key) const {
+    Location loc{.file = doc_.file, .key = prefix_ + key};
+    std::size_t from = 0;
+    if (!prefix_.empty()) {
+      const std::string owner = "\"" + prefix_.substr(0, prefix_.size() - 1) + "\"";
+      const std::size_t p = doc_.text.find(owner);
+      if (p != std::string::npos) from = p;
+    }
+    const std::size_t pos = doc_.text.find("\"" + key + "\"", from);
+    if (pos != std::string::npos) line_col(doc_.text, pos, loc.line, loc.column);
+    return loc;
+  }
+
+  // The value of `key`, or nullptr when absent or null.
+  const json* get(const std::string& key) const {
+    const auto it = obj_.find(key);
+    if (it == obj_.end() || it->is_null()) return nullptr;
+    return &*it;
+  }
+  bool present(const std::string& key) const { return obj_.contains(key); }
+
+  [[noreturn]] void fail(const std::string& key, const std::string& rule) const {
+    throw_input(where(key), rule);
+  }
+
+  std::int64_t integer(const std::string& key, std::int64_t fallback) const {
+    const json* v = get(key);
+    if (!v) return fallback;
+    // Hugging Face writes dimensions as JSON integers; 4096.0 or "4096" means a broken file.
+    if (!v->is_number_integer())
+      fail(key, fmt::format("{} must be an integer, got {}", key, shown(*v)));
+    return v->get<std::int64_t>();
+  }
+
+  std::int64_t positive(const std::string& key, std::int64_t fallback) const {
+    const std::int64_t n = integer(key, fallback);
+    if (n <= 0) fail(key, fmt::format("{} must be a positive integer, got {}", key, n));
+    return n;
+  }
+
+  std::int64_t non_negative(const std::string& key, std::int64_t fallback) const {
+    const std::int64_t n = integer(key, fallback);
+    if (n < 0) fail(key, fmt::format("{} must be zero or positive, got {}", key, n));
+    return n;
+  }
+
+  double number(const std::string& key, double fallback) const {
+    const json* v = get(key);
+    if (!v) return fallback;
+    if (!v->is_number()) fail(key, fmt::format("{} must be a number, got {}", key, shown(*v)));
+    return v->get<double>();
+  }
+
+  // A probability in [0, 1) (dropout rates).
+  double probability(const std::string& key, double fallback) const {
+    const double p = number(key, fallback);
+    if (p < 0.0 || p >= 1.0) fail(key, fmt::format("{} must be in [0, 1), got {}", key, p));
+    return p;
+  }
+
+  bool boolean(const std::string& key, bool fallback) const {
+    const json* v = get(key);
+    if (!v) return fallback;
+    if (!v->is_boolean()) fail(key, fmt::format("{} must be true or false, got {}", key, shown(*v)));
+    return v->get<bool>();
+  }
+
+  std::string string(const std::string& key, const std::string& fallback) const {
+    const json* v = get(key);
+    if (!v) return fallback;
+    if (!v->is_string()) fail(key, fmt::format("{} must be a string, got {}", key, shown(*v)));
+    return v->get<std::string>();
+  }
+
+  // A nested object (rope_parameters, quantization_config), or nullopt when absent or null.
+  std::optional<Reader> object(const std::string& key) const {
+    const json* v = get(key);
+    if (!v) return std::nullopt;
+    if (!v->is_object()) fail(key, fmt::format("{} must be an object, got {}", key, shown(*v)));
+    return Reader(doc_, *v, prefix_ + key + ".");
+  }
+
+  const JsonDocument& doc() const { return doc_; }
+
+ private:
+  const JsonDocument& doc_;
+  const json& obj_;
+  std::string prefix_;
+};
+
+// The Hugging Face defaults of one llama-like family (the keyword defaults of its *Config class).
+struct Defaults {
+  std::int64_t vocab;
+  std::int64_t hidden;
+  std::int64_t ffn;
+  std::int64_t layers;
+  std::int64_t heads;
+  std::int64_t kv_heads;  // 0 = num_attention_heads
+  std::int64_t max_positions;
+  double rope_theta;
+};
+
+// rope_theta: transformers >= 5 nests it in rope_parameters, older files keep it at the top level.
+double read_rope_theta(const Reader& r, const char* old_key, double fallback) {
+  if (const auto rp = r.object("rope_parameters"); rp && rp->get("rope_theta")) {
+    const double t = rp->number("rope_theta", fallback);
+    if (t <= 0.0) rp->fail("rope_theta", fmt::format("rope_theta must be positive, got {}", t));
+    return t;
+  }
+  const double t = r.number(old_key, fallback);
+  if (t <= 0.0) r.fail(old_key, fmt::format("{} must be positive, got {}", old_key, t));
+  return t;
+}
+
+// Heads, KV heads and head_dim with the divisibility rules the attention layout needs. Families
+// without grouped-query attention (gpt2, gpt_neox) pass default_kv_heads < 0: transformers ignores
+// num_key_value_heads there, so do we.
+void read_attention_shape(const Reader& r, ModelSpec& m, std::int64_t default_heads, std::int64_t default_kv_heads,
+                          const char* heads_key = "num_attention_heads") {
+  m.num_heads = r.positive(heads_key, default_heads);
+  if (default_kv_heads < 0) {
+    m.num_kv_heads = m.num_heads;
+  } else {
+    // Absent takes the family default; null (None) means multi-head attention, as in transformers.
+    const bool absent = !r.present("num_key_value_heads");
+    m.num_kv_heads = r.positive("num_key_value_heads", absent && default_kv_heads > 0 ? default_kv_heads : m.num_heads);
+  }
+  if (m.num_heads % m.num_kv_heads != 0)
+    r.fail("num_key_value_heads",
+           fmt::format("num_key_value_heads ({}) must divide {} ({}) so that each KV head serves the same "
+                       "number of query heads",
+                       m.num_kv_heads, heads_key, m.num_heads));
+  if (r.get("head_dim")) {
+    m.head_dim = r.positive("head_dim", 0);
+    return;
+  }
+  if (m.hidden % m.num_heads != 0)
+    r.fail(heads_key, fmt::format("{} ({}) must divide the hidden size ({}) when head_dim is not given",
+                                  heads_key, m.num_heads, m.hidden));
+  m.head_dim = m.hidden / m.num_heads;
+}
+
+// sliding_window when the key is absent takes the family default; null (None) means full attention.
+std::int64_t read_window(const Reader& r, std::int64_t absent_default) {
+  return r.present("sliding_window") ? r.non_negative("sliding_window", 0) : absent_default;
+}
+
+// The decoder shared by llama, mistral, mixtral, qwen2 and qwen2_moe: RMSNorm, SwiGLU, RoPE.
+ModelSpec read_llama_like(const Reader& r, const Defaults& d) {
+  ModelSpec m;
+  m.vocab = r.positive("vocab_size", d.vocab);
+  m.hidden = r.positive("hidden_size", d.hidden);
+  m.ffn_hidden = r.positive("intermediate_size", d.ffn);
+  m.num_layers = r.positive("num_hidden_layers", d.layers);
+  read_attention_shape(r, m, d.heads, d.kv_heads);
+  m.max_positions = r.positive("max_position_embeddings", d.max_positions);
+  m.norm = NormKind::RmsNorm;
+  m.mlp = MlpKind::Gated;
+  m.position = PositionKind::Rope;
+  m.activation = r.string("hidden_act", "silu");
+  m.rope_theta = read_rope_theta(r, "rope_theta", d.rope_theta);
+  m.tied_embeddings = r.boolean("tie_word_embeddings", false);
+  // These decoders drop out attention probabilities only (no residual dropout).
+  m.dropout = r.probability("attention_dropout", 0.0);
+  return m;
+}
+
+ModelSpec read_llama(const Reader& r) {
+  // LlamaConfig defaults (a llama-7b shape).
+  ModelSpec m = read_llama_like(r, {32000, 4096, 11008, 32, 32, 0, 2048, 10000.0});
+  // attention_bias puts biases on q, k, v and o alike; mlp_bias on gate, up and down.
+  m.qkv_bias = m.out_bias = r.boolean("attention_bias", false);
+  m.mlp_bias = r.boolean("mlp_bias", false);
+  return m;
+}
+
+// Mistral: sliding_window defaults to 4096 when the key is absent; null means full attention.
+ModelSpec read_mistral(const Reader& r) {
+  ModelSpec m = read_llama_like(r, {32000, 4096, 14336, 32, 32, 8, 4096 * 32, 10000.0});
+  m.sliding_window = read_window(r, 4096);
+  return m;
+}
+
+std::int64_t read_experts_per_token(const Reader& r, std::int64_t fallback, std::int64_t num_experts) {
+  const std::int64_t k = r.positive("num_experts_per_tok", fallback);
+  if (k > num_experts)
+    r.fail("num_experts_per_tok",
+           fmt::format("num_experts_per_tok ({}) cannot exceed the number of experts ({})", k, num_experts));
+  return k;
+}
+
+ModelSpec read_mixtral(const Reader& r) {
+  ModelSpec m = read_llama_like(r, {32000, 4096, 14336, 32, 32, 8, 4096 * 32, 1000000.0});
+  m.sliding_window = r.non_negative("sliding_window", 0);  // MixtralConfig default: None
+  // transformers >= 5 maps num_experts onto num_local_experts; accept either spelling.
+  const char* experts_key = r.get("num_local_experts") || !r.get("num_experts") ? "num_local_experts" : "num_experts";
+  m.moe.num_experts = r.positive(experts_key, 8);
+  m.moe.experts_per_token = read_experts_per_token(r, 2, m.moe.num_experts);
+  // Every Mixtral layer is sparse: intermediate_size is the width of one expert, no dense MLP exists.
+  m.moe.expert_ffn = m.ffn_hidden;
+  m.ffn_hidden = 0;
+  return m;
+}
+
+// Qwen2 attention has biases on q, k, v but not on o_proj.
+void read_qwen_attention_bias(const Reader& r, ModelSpec& m, bool fallback) {
+  m.qkv_bias = r.boolean("qkv_bias", fallback);
+  m.out_bias = false;
+}
+
+// Qwen2 only slides the window when use_sliding_window is set (then on the layers layer_types marks;
+// the spec carries one window for all layers).
+void read_qwen_window(const Reader& r, ModelSpec& m) {
+  if (r.boolean("use_sliding_window", false)) m.sliding_window = read_window(r, 4096);
+}
+
+ModelSpec read_qwen2(const Reader& r) {
+  ModelSpec m = read_llama_like(r, {151936, 4096, 22016, 32, 32, 32, 32768, 10000.0});
+  m.qkv_bias = true;  // Qwen2Attention hard-codes bias=True on q, k, v
+  m.out_bias = false;
+  read_qwen_window(r, m);
+  return m;
+}
+
+ModelSpec read_qwen2_moe(const Reader& r) {
+  ModelSpec m = read_llama_like(r, {151936, 2048, 5632, 24, 16, 16, 32768, 10000.0});
+  read_qwen_attention_bias(r, m, true);
+  read_qwen_window(r, m);
+  // mlp_only_layers lists dense layers by index; the spec models only the decoder_sparse_step pattern.
+  if (const json* dense = r.get("mlp_only_layers")) {
+    if (!dense->is_array())
+      r.fail("mlp_only_layers", fmt::format("mlp_only_layers must be a list of layer indices, got {}", shown(*dense)));
+    if (!dense->empty())
+      r.fail("mlp_only_layers",
+             "mlp_only_layers (dense layers at listed indices) is not supported; only decoder_sparse_step is");
+  }
+  m.moe.num_experts = r.non_negative("num_experts", 60);
+  if (m.moe.num_experts == 0) return m;  // transformers builds only dense MLPs then
+  m.moe.experts_per_token = read_experts_per_token(r, 4, m.moe.num_experts);
+  m.moe.expert_ffn = r.positive("moe_intermediate_size", 1408);
+  m.moe.shared_expert_ffn = r.non_negative("shared_expert_intermediate_size", 5632);
+  m.moe.shared_expert_gate = m.moe.shared_expert_ffn > 0;
+  m.moe.sparse_step = r.positive("decoder_sparse_step", 1);
+  return m;
+}
+
+// GPT-NeoX (Pythia): LayerNorm, GELU MLP with biases, partial rotary, parallel residual.
+ModelSpec read_gpt_neox(const Reader& r) {
+  ModelSpec m;
+  m.vocab = r.positive("vocab_size", 50432);
+  m.hidden = r.positive("hidden_size", 6144);
+  m.ffn_hidden = r.positive("intermediate_size", 24576);
+  m.num_layers = r.positive("num_hidden_layers", 44);
+  read_attention_shape(r, m, 64, -1);
+  m.max_positions = r.positive("max_position_embeddings", 2048);
+  m.norm = NormKind::LayerNorm;
+  m.mlp = MlpKind::Plain;
+  m.position = PositionKind::Rope;
+  m.activation = r.string("hidden_act", "gelu");
+  m.qkv_bias = m.out_bias = r.boolean("attention_bias", true);
+  m.mlp_bias = true;  // GPTNeoXMLP always has biases
+  m.tied_embeddings = r.boolean("tie_word_embeddings", false);
+  m.parallel_residual = r.boolean("use_parallel_residual", true);
+  // transformers >= 5: rope_parameters.{rope_theta, partial_rotary_factor}; older: rotary_emb_base, rotary_pct.
+  m.rope_theta = read_rope_theta(r, "rotary_emb_base", 10000.0);
+  const auto rp = r.object("rope_parameters");
+  const bool nested = rp && rp->get("partial_rotary_factor");
+  const Reader& fr = nested ? *rp : r;
+  const char* fkey = nested ? "partial_rotary_factor" : "rotary_pct";
+  m.rotary_fraction = fr.number(fkey, 0.25);
+  if (m.rotary_fraction <= 0.0 || m.rotary_fraction > 1.0)
+    fr.fail(fkey, fmt::format("{} must be in (0, 1], got {}", fkey, m.rotary_fraction));
+  // A mask exists when either the attention probabilities or the residual branches drop out.
+  m.dropout = std::max(r.probability("attention_dropout", 0.0), r.probability("hidden_dropout", 0.0));
+  return m;
+}
+
+// An integer under its GPT-2 name, or under the generic name transformers maps onto it (attribute_map).
+std::int64_t gpt2_dim(const Reader& r, const char* key, const char* alias, std::int64_t fallback) {
+  return r.positive(r.get(key) || !r.get(alias) ? key : alias, fallback);
+}
+
+// GPT-2: LayerNorm, GELU MLP (4x unless n_inner), learned positions, biases everywhere, tied head.
+ModelSpec read_gpt2(const Reader& r) {
+  ModelSpec m;
+  m.vocab = r.positive("vocab_size", 50257);
+  m.hidden = gpt2_dim(r, "n_embd", "hidden_size", 768);
+  m.num_layers = gpt2_dim(r, "n_layer", "num_hidden_layers", 12);
+  read_attention_shape(r, m, 12, -1, r.get("n_head") || !r.get("num_attention_heads") ? "n_head" : "num_attention_heads");
+  m.ffn_hidden = r.get("n_inner") ? r.positive("n_inner", 0) : 4 * m.hidden;  // n_inner None = 4 * n_embd
+  m.max_positions = gpt2_dim(r, "n_positions", "max_position_embeddings", 1024);
+  m.norm = NormKind::LayerNorm;
+  m.mlp = MlpKind::Plain;
+  m.position = PositionKind::Learned;
+  m.activation = r.string("activation_function", "gelu_new");
+  m.qkv_bias = m.out_bias = m.mlp_bias = true;  // Conv1D layers always carry a bias
+  m.tied_embeddings = r.boolean("tie_word_embeddings", true);  // PretrainedConfig default
+  m.rope_theta = 0.0;                                          // no rotary embedding
+  m.rotary_fraction = 0.0;
+  m.dropout = std::max(r.probability("attn_pdrop", 0.1), r.probability("resid_pdrop", 0.1));
+  return m;
+}
+
+using Builder = ModelSpec (*)(const Reader&);
+struct Family {
+  std::string_view model_type;
+  Builder build;
+};
+constexpr std::array<Family, 7> kFamilies{{{"llama", read_llama},
+                                           {"mistral", read_mistral},
+                                           {"mixtral", read_mixtral},
+                                           {"qwen2", read_qwen2},
+                                           {"qwen2_moe", read_qwen2_moe},
+                                           {"gpt_neox", read_gpt_neox},
+                                           {"gpt2", read_gpt2}}};
+
+// torch_dtype (transformers < 4.56) or dtype (newer). Without either, transformers loads float32.
+DType read_dtype(const Reader& text, const Reader& root) {
+  for (const Reader* r : {&text, &root}) {
+    for (const char* key : {"dtype", "torch_dtype"}) {
+      if (!r->get(key)) continue;
+      const std::string name = r->string(key, "");
+      DType t{};
+      if (name == "float8_e4m3fn" || name == "float8_e5m2") return DType::FP8;
+      if (!parse_dtype(name, t))
+        r->fail(key, fmt::format("unknown {} '{}'; known: float32, float16, bfloat16, float8_e4m3fn, "
+                                 "float8_e5m2, {}",
+                                 key, name, join(dtype_names())));
+      return t;
+    }
+  }
+  return DType::FP32;
+}
+
+QuantSpec read_bitsandbytes(const Reader& q) {
+  QuantSpec s{.method = "bitsandbytes"};
+  if (q.boolean("load_in_4bit", false)) {
+    const std::string kind = q.string("bnb_4bit_quant_type", "fp4");  // BitsAndBytesConfig default
+    if (kind == "nf4") {
+      s.format = WeightQuant::Nf4;
+    } else if (kind == "fp4") {
+      s.format = WeightQuant::Int4;  // 4-bit codes with a per-block scale: stored like int4
+    } else {
+      q.fail("bnb_4bit_quant_type", fmt::format("bnb_4bit_quant_type must be nf4 or fp4, got '{}'", kind));
+    }
+    s.group_size = 64;  // bitsandbytes 4-bit block size (one absmax scale per 64 weights)
+    s.double_quant = q.boolean("bnb_4bit_use_double_quant", false);
+  } else if (q.boolean("load_in_8bit", false)) {
+    s.format = WeightQuant::Int8;  // LLM.int8(): one scale per output row
+  } else {
+    q.fail("load_in_4bit", "a bitsandbytes quantization_config must set load_in_4bit or load_in_8bit");
+  }
+  return s;
+}
+
+// GPTQ and AWQ: integer weights with a scale per group of input channels (group_size -1 = per row).
+QuantSpec read_int_groups(const Reader& q, const std::string& method) {
+  QuantSpec s{.method = method};
+  const std::int64_t bits = q.integer("bits", method == "awq" ? 4 : 0);
+  if (bits == 4) {
+    s.format = WeightQuant::Int4;
+  } else if (bits == 8) {
+    s.format = WeightQuant::Int8;
+  } else {
+    q.fail("bits", fmt::format("{} bits must be 4 or 8, got {}", method, bits));
+  }
+  const std::int64_t g = q.integer("group_size", 128);
+  if (g == 0 || g < -1) q.fail("group_size", fmt::format("group_size must be positive or -1, got {}", g));
+  s.group_size = g == -1 ? 0 : g;
+  return s;
+}
+
+// FP8 checkpoints: weight_block_size [rows, cols] gives one scale per block; otherwise per tensor.
+QuantSpec read_fp8(const Reader& q, const std::string& method) {
+  QuantSpec s{.format = WeightQuant::Fp8, .method = method};
+  const json* block = q.get("weight_block_size");
+  if (!block) return s;
+  const bool ok = block->is_array() && !block->empty() &&
+                  std::all_of(block->begin(), block->end(),
+                              [](const json& v) { return v.is_number_integer() && v.get<std::int64_t>() > 0; });
+  if (!ok)
+    q.fail("weight_block_size", fmt::format("weight_block_size must be a list of positive integers, got {}", shown(*block)));
+  s.group_size = 1;
+  for (const json& v : *block) s.group_size *= v.get<std::int64_t>();
+  return s;
+}
+
+QuantSpec read_quant(const Reader& q) {
+  // Old bitsandbytes configs have no quant_method, only the load_in_* flags.
+  const bool bnb_flags = q.get("load_in_4bit") || q.get("load_in_8bit");
+  const std::string method = q.string("quant_method", bnb_flags ? "bitsandbytes" : "");
+  if (method == "bitsandbytes") return read_bitsandbytes(q);
+  if (method == "gptq" || method == "awq") return read_int_groups(q, method);
+  // fbgemm_fp8 (Meta's FP8 releases) scales per output row.
+  if (method == "fp8" || method == "fbgemm_fp8") return read_fp8(q, method);
+  const std::vector<std::string> known{"bitsandbytes", "gptq", "awq", "fp8", "fbgemm_fp8"};
+  if (method.empty()) q.fail("quant_method", "quantization_config has no quant_method; supported: " + join(known));
+  q.fail("quant_method", fmt::format("unsupported quant_method '{}'; supported: {}{}", method, join(known),
+                                     did_you_mean(method, known)));
+}
+
+}  // namespace
+
+std::vector<std::string> supported_model_types() {
+  std::vector<std::string> out;
+  for (const auto& f : kFamilies) out.emplace_back(f.model_type);
+  return out;
+}
+
+ModelSpec model_from_hf_json(const JsonDocument& doc) {
+  if (!doc.root.is_object()) throw_input(Location{.file = doc.file}, "a config.json must hold a JSON object");
+  const Reader root(doc, doc.root, "");
+  // Multimodal wrappers (llava, …) describe the language model in text_config.
+  const auto text_obj = root.object("text_config");
+  const Reader& text = text_obj ? *text_obj : root;
+  const Reader& typed = text.get("model_type") ? text : root;
+  if (!typed.get("model_type"))
+    throw_input(Location{.file = doc.file, .key = "model_type"},
+                "missing model_type; supported: " + join(supported_model_types()));
+  const std::string type = typed.string("model_type", "");
+  const auto family = std::find_if(kFamilies.begin(), kFamilies.end(),
+                                   [&](const Family& f) { return f.model_type == type; });
+  if (family == kFamilies.end())
+    typed.fail("model_type", fmt::format("unsupported model_type '{}'; supported: {}{}", type,
+                                         join(supported_model_types()), did_you_mean(type, supported_model_types())));
+
+  ModelSpec m = family->build(text);
+  // A wrapper may state tie_word_embeddings only at its top level.
+  if (text_obj && !text.get("tie_word_embeddings") && root.get("tie_word_embeddings"))
+    m.tied_embeddings = root.boolean("tie_word_embeddings", m.tied_embeddings);
+  m.name = doc.file;
+  m.model_type = type;
+  m.dtype = read_dtype(text, root);
+  if (const auto q = root.object("quantization_config")) {
+    m.quant = read_quant(*q);
+  } else if (const auto tq = text_obj ? text.object("quantization_config") : std::nullopt) {
+    m.quant = read_quant(*tq);
+  }
+  return m;
+}
+
+ModelSpec load_hf_config(const std::string& path) {
+  const std::string file =
+      std::filesystem::is_directory(path) ? (std::filesystem::path(path) / "config.json").string() : path;
+  return model_from_hf_json(parse_json_file(file));
+}
+
+}  // namespace llmsim::model

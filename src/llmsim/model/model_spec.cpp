@@ -1,0 +1,66 @@
+#include "llmsim/model/model_spec.h"
+
+#include <algorithm>
+#include <array>
+#include <utility>
+
+namespace llmsim::model {
+
+namespace {
+constexpr std::array<std::pair<WeightQuant, std::string_view>, 5> kQuantNames{{{WeightQuant::None, "none"},
+                                                                              {WeightQuant::Int8, "int8"},
+                                                                              {WeightQuant::Int4, "int4"},
+                                                                              {WeightQuant::Nf4, "nf4"},
+                                                                              {WeightQuant::Fp8, "fp8"}}};
+}
+
+std::string_view weight_quant_name(WeightQuant q) {
+  for (const auto& [v, n] : kQuantNames)
+    if (v == q) return n;
+  return "?";
+}
+
+double kv_bytes_per_token(const ModelSpec& m, std::int64_t layers, std::int64_t tp, double elem_bytes) {
+  const double heads_per_rank =
+      std::max(1.0, static_cast<double>(m.num_kv_heads) / static_cast<double>(std::max<std::int64_t>(1, tp)));
+  return 2.0 * heads_per_rank * static_cast<double>(m.head_dim) * static_cast<double>(layers) * elem_bytes;
+}
+
+DType stored_dtype(WeightQuant q, DType unquantized) {
+  switch (q) {
+    case WeightQuant::Int8: return DType::INT8;
+    case WeightQuant::Int4: return DType::INT4;
+    case WeightQuant::Nf4: return DType::NF4;
+    case WeightQuant::Fp8: return DType::FP8;
+    case WeightQuant::None: break;
+  }
+  return unquantized;
+}
+
+double quantized_weight_bytes(WeightQuant q, DType fallback) {
+  switch (q) {
+    case WeightQuant::None: return dtype_bytes(fallback);
+    case WeightQuant::Int8: return 1.0;   // + one fp16 scale per output channel (negligible)
+    case WeightQuant::Int4: return 0.5 + (2.0 + 0.5) / 128.0;  // group 128: fp16 scale + 4-bit zero
+    case WeightQuant::Nf4: return (4.0 + 8.0 / 64.0 + 32.0 / (64.0 * 256.0)) / 8.0;  // Dettmers et al. 2023 Sec. 3
+    case WeightQuant::Fp8: return 1.0;    // per-tensor scale
+  }
+  return dtype_bytes(fallback);
+}
+
+std::vector<std::string> weight_quant_names() {
+  std::vector<std::string> names;
+  for (const auto& [v, n] : kQuantNames) names.emplace_back(n);
+  return names;
+}
+
+bool parse_weight_quant(std::string_view name, WeightQuant& out) {
+  for (const auto& [v, n] : kQuantNames)
+    if (n == name) {
+      out = v;
+      return true;
+    }
+  return false;
+}
+
+}  // namespace llmsim::model

@@ -1,0 +1,185 @@
+#include "llmsim/run/engine_profile.h"
+
+#include <array>
+
+#include "llmsim/run/framework_profile.h"
+
+namespace llmsim::sim {
+
+namespace {
+
+// Hugging Face transformers generate(): the caller's batch is padded to its longest prompt, prefilled
+// in one forward pass, then decoded one token per step for every row until the longest output ends
+// (finished rows keep being computed with pad tokens); the next batch starts only then. KV cache is the
+// contiguous DynamicCache (token granular, no paging), grown by concatenation; PyTorch eager kernels,
+// no CUDA graphs (transformers docs "Generation strategies"; GenerationMixin._sample).
+EngineProfile static_profile() {
+  EngineProfile p;
+  p.name = "static";
+  p.batching = Batching::Static;
+  p.max_num_seqs = 32;          // assumption: a typical generate() batch; --max-num-seqs sets it
+  p.max_batched_tokens = 0;     // no token budget: the whole padded batch prefills at once
+  p.chunked_prefill = false;
+  p.kv_block_tokens = 1;        // contiguous per-sequence cache, padded to the batch's longest row
+  p.gpu_memory_utilization = 1.0;  // no up-front reservation: the PyTorch caching allocator takes what it needs
+  p.iteration_overhead_s = 1e-3;   // assumption: Python generate loop per step (logits processors, stopping
+                                   // criteria, sampling, input preparation); no published measurement found
+  p.cuda_graphs = false;
+  p.glue = hf_model_code_glue(false);  // the model runs as transformers' eager modelling code
+  p.source =
+      "HF transformers generate() (static batch padded to the longest prompt, runs until the longest output; "
+      "DynamicCache); batch size and per-step overhead are assumptions";
+  return p;
+}
+
+// vLLM (V1 engine, >= 0.8): continuous batching; the scheduler serves running requests first (one decode
+// token each, or the next prefill chunk), then admits waiting requests FCFS while max_num_seqs, the token
+// budget and free KV blocks allow; chunked prefill is always on in V1. When a running request cannot get a
+// new block, the most recently admitted running request is preempted by recompute (its blocks are freed and
+// it re-enters the waiting queue at the front). Defaults (vllm/engine/arg_utils.py get_batch_defaults, OpenAI
+// API server usage context): max_num_seqs 256 and max_num_batched_tokens 2048 on GPUs below 70 GiB or A100;
+// 1024 and 8192 on larger GPUs (applied by serving_profile() from the system). Before V1 the budget was
+// max(max_model_len, 2048) without chunked prefill (vllm/config.py SchedulerConfig, v0.2-v0.5).
+// block_size 16, gpu_memory_utilization 0.9 (CacheConfig / EngineArgs defaults). CUDA graphs are captured
+// for decode batches up to 512 in V1 (cudagraph capture sizes; V0: 256) unless --enforce-eager.
+EngineProfile vllm_profile() {
+  EngineProfile p;
+  p.name = "vllm";
+  p.batching = Batching::Continuous;
+  p.max_num_seqs = 256;
+  p.max_batched_tokens = 2048;
+  p.chunked_prefill = true;
+  p.kv_block_tokens = 16;
+  p.gpu_memory_utilization = 0.9;
+  // assumption: vLLM's v0.6 profile (vLLM blog 2024-09-05) found the API server (33%) and scheduling (29%)
+  // dominating Llama-3-8B on one H100 (~5 ms GPU steps); V1 moves both off the critical path (separate
+  // engine-core process, overlapped scheduling), leaving an un-hidden remainder we take as 0.5 ms per step.
+  p.iteration_overhead_s = 0.5e-3;
+  p.cuda_graphs = true;
+  p.cuda_graph_max_batch = 512;
+  p.source =
+      "vLLM engine/arg_utils.py get_batch_defaults (max_num_seqs 256, max_num_batched_tokens 2048; 1024/8192 on "
+      ">= 70 GiB non-A100 GPUs), V1 scheduler (chunked prefill, running first, preempt newest by recompute), "
+      "CacheConfig block_size 16, gpu_memory_utilization 0.9, CUDA graph capture sizes up to 512; "
+      "per-step overhead is an assumption";
+  return p;
+}
+
+// Hugging Face text-generation-inference (router v1.x-v2.x, flash/paged models): the router prefills a new
+// batch in its own forward pass (pausing the running batch), then concatenates it with the running one.
+// While a batch runs, waiting requests are admitted only if at least floor(batch_size x waiting_served_ratio)
+// of them fit (min_size), or unconditionally once max_waiting_tokens decode steps passed since the last
+// prefill (router/src/infer.rs batching_task). A new batch is limited by max_batch_prefill_tokens and by the
+// token budget max_batch_total_tokens, in which every request reserves prompt + max_new_tokens (no
+// preemption). Launcher defaults (launcher/src/main.rs): waiting_served_ratio 1.2, max_batch_prefill_tokens
+// 4096, max_waiting_tokens 20, max_concurrent_requests 128 (more in-flight requests are rejected by the
+// router; here they wait), max_batch_size unset; max_batch_total_tokens is inferred at warmup from the memory
+// left after weights and a max_batch_prefill_tokens forward pass, times TGI_WIGGLE_ROOM (0.90 in
+// server/text_generation_server/models/globals.py; 0.93-0.95 in older versions). Paged blocks of 16 tokens
+// (BLOCK_SIZE in the paged-attention path). CUDA graphs for decode batches 1,2,4,8,16,32 (--cuda-graphs
+// default). Newer TGI (>= 2.1) changed waiting_served_ratio to 0.3 and max_batch_prefill_tokens to
+// max_input_tokens + 50; this profile keeps the v1.x launcher values.
+EngineProfile tgi_profile() {
+  EngineProfile p;
+  p.name = "tgi";
+  p.batching = Batching::Continuous;
+  p.max_num_seqs = 128;
+  p.max_batched_tokens = 4096;
+  p.chunked_prefill = false;
+  p.kv_block_tokens = 16;
+  p.gpu_memory_utilization = 0.90;
+  p.utilization_of_free_memory = true;
+  p.iteration_overhead_s = 1e-3;  // assumption: Rust router <-> Python shard gRPC round trip per step
+  p.cuda_graphs = true;
+  p.cuda_graph_max_batch = 32;
+  p.waiting_served_ratio = 1.2;
+  p.max_waiting_tokens = 20;
+  p.separate_prefill = true;
+  p.reserve_full_output = true;
+  p.source =
+      "TGI launcher/src/main.rs defaults (waiting_served_ratio 1.2, max_batch_prefill_tokens 4096, "
+      "max_waiting_tokens 20, max_concurrent_requests 128, cuda_graphs 1..32), router batching_task "
+      "(min_size, token budget of prompt + max_new_tokens), models/globals.py TGI_WIGGLE_ROOM 0.90; "
+      "per-step overhead is an assumption";
+  return p;
+}
+
+// LightLLM: token-granular KV cache (TokenAttention: one slot per token). The router decodes the running
+// batch for router_max_wait_tokens steps, then tries to build a new mini-batch from the waiting queue FCFS
+// (prefilled in its own pass, then merged). A request is admitted while, with the running requests sorted
+// by remaining output length descending, max_i(sum_{j<=i} used_j + remaining_i x (i+1)) stays below
+// max_total_token_num (ReqQueue._can_add_new_req) and the new batch's prompt tokens stay within
+// batch_max_tokens = max(1/6 x max_total_token_num, max_req_total_len). Defaults (api_server.py):
+// running_max_req_size 1000, router_max_wait_tokens 10, max_req_total_len 2048 + 1024, mem_fraction 0.9 (the
+// README's rule: KV tokens = (GPU memory - weights) x 0.8..0.9). Decode CUDA graphs up to batch 16
+// (--graph_max_batch_size, v2.x; 256 in later versions).
+EngineProfile lightllm_profile() {
+  EngineProfile p;
+  p.name = "lightllm";
+  p.batching = Batching::Continuous;
+  p.max_num_seqs = 1000;
+  p.max_batched_tokens = 2048 + 1024;
+  p.batched_tokens_kv_fraction = 1.0 / 6.0;
+  p.chunked_prefill = false;
+  p.kv_block_tokens = 1;
+  p.gpu_memory_utilization = 0.9;
+  p.utilization_of_free_memory = true;
+  p.iteration_overhead_s = 0.5e-3;  // assumption: router/detokenizer run in separate processes, async
+  p.cuda_graphs = true;
+  p.cuda_graph_max_batch = 16;
+  p.max_waiting_tokens = 10;
+  p.separate_prefill = true;
+  p.lightllm_admission = true;
+  p.source =
+      "LightLLM api_server.py defaults (running_max_req_size 1000, router_max_wait_tokens 10, batch_max_tokens "
+      "= max(1/6 max_total_token_num, max_req_total_len 3072), graph_max_batch_size 16), docs/ApiServerArgs.md "
+      "(KV tokens = free memory x 0.8-0.9), router ReqQueue._can_add_new_req; per-step overhead is an assumption";
+  return p;
+}
+
+// TensorRT-LLM (C++ executor / trtllm-serve): in-flight batching mixes context (prefill) and generation
+// requests in one forward pass; the capacity scheduler's default GUARANTEED_NO_EVICT admits a request only
+// if KV blocks for its prompt + max_new_tokens can be reserved, so nothing is ever paused; the micro-batch
+// scheduler fills max_num_tokens (8192) and max_batch_size (256) FCFS, context chunking off by default
+// (enable_chunked_context false). KV cache: kv_cache_free_gpu_memory_fraction 0.9 of the memory free after
+// weights and activations (KvCacheConfig.free_gpu_memory_fraction); tokens_per_block 64 (trtllm-build examples;
+// 128 in early build.py, 32 in the PyTorch backend). The TensorRT engine is enqueued from C++ and decode runs
+// under CUDA graphs in the PyTorch backend.
+EngineProfile trtllm_profile() {
+  EngineProfile p;
+  p.name = "trt-llm";
+  p.batching = Batching::Continuous;
+  p.max_num_seqs = 256;
+  p.max_batched_tokens = 8192;
+  p.chunked_prefill = false;
+  p.kv_block_tokens = 64;
+  p.gpu_memory_utilization = 0.9;
+  p.utilization_of_free_memory = true;
+  p.iteration_overhead_s = 0.2e-3;  // assumption: C++ batch manager, overlapped with the previous step
+  p.cuda_graphs = true;
+  p.cuda_graph_max_batch = 256;
+  p.reserve_full_output = true;
+  p.source =
+      "TensorRT-LLM docs: perf tuning guide (max_num_tokens 8192, max_batch_size, GUARANTEED_NO_EVICT default), "
+      "KvCacheConfig free_gpu_memory_fraction 0.9, tokens_per_block 64, chunked context off by default; "
+      "per-step overhead is an assumption";
+  return p;
+}
+
+}  // namespace
+
+EngineProfile static_engine_profile() { return static_profile(); }
+
+const EngineProfile& engine_profile(Framework f) {
+  static const std::array<EngineProfile, 5> profiles{static_profile(), vllm_profile(), tgi_profile(),
+                                                     lightllm_profile(), trtllm_profile()};
+  switch (f) {
+    case Framework::Vllm: return profiles[1];
+    case Framework::Tgi: return profiles[2];
+    case Framework::LightLlm: return profiles[3];
+    case Framework::TrtLlm: return profiles[4];
+    default: return profiles[0];  // Hf and the training frameworks: HF generate()
+  }
+}
+
+}  // namespace llmsim::sim

@@ -1,0 +1,56 @@
+#pragma once
+// Inference engines as small documented profiles: batching policy and its limits, KV-cache
+// management, and the per-iteration costs that are not kernels. Every number cites its source (or says
+// "assumption") in engine_profile.cpp.
+#include <cstdint>
+#include <string>
+
+#include "llmsim/model/operators.h"
+#include "llmsim/run/run_spec.h"
+
+namespace llmsim::sim {
+
+enum class Batching { Static, Continuous };
+
+struct EngineProfile {
+  std::string name;                 // "static", "vllm", "tgi", "lightllm", "trt-llm"
+  model::EagerGlue glue;            // memory-bound glue of the engine's model code (default: fused kernels)
+  Batching batching = Batching::Continuous;
+  std::int64_t max_num_seqs = 256;          // sequences per iteration at most
+  std::int64_t max_batched_tokens = 8192;   // tokens per iteration at most (prefill budget); 0 = no budget (static)
+  bool chunked_prefill = false;             // split long prompts across iterations within the budget
+  std::int64_t kv_block_tokens = 16;        // paged KV block size (1 = token granular, LightLLM)
+  double gpu_memory_utilization = 0.9;      // fraction of device memory the engine may use
+  double iteration_overhead_s = 0;          // seconds of CPU work per iteration
+  bool cuda_graphs = false;                 // decode launched as CUDA graphs (lower per-kernel floor)
+  double waiting_served_ratio = 0;          // TGI: admit waiting requests when waiting/running exceeds it
+  std::string source;
+
+  // --- Added for the serving simulator (src/llmsim/serve/serving_sim.h); defaults keep the fields above meaningful alone.
+  // Decode steps a running batch takes before the router tries to admit waiting requests regardless of
+  // waiting_served_ratio (TGI max_waiting_tokens; LightLLM router_max_wait_tokens). 0 = admit every iteration.
+  std::int64_t max_waiting_tokens = 0;
+  // Prefill runs in iterations of its own (TGI, LightLLM: the new batch is prefilled, then concatenated with
+  // the running one) instead of being mixed with decodes in one forward pass (vLLM V1, TRT-LLM).
+  bool separate_prefill = false;
+  // Admission reserves KV for the prompt plus the whole output (TGI token budget, TRT-LLM
+  // GUARANTEED_NO_EVICT), so running sequences are never preempted.
+  bool reserve_full_output = false;
+  // LightLLM's router rule: admit while the peak future KV use of the running set (sorted by remaining
+  // output) stays below the capacity.
+  bool lightllm_admission = false;
+  // LightLLM: the prefill token budget is max(max_batched_tokens, this fraction of the KV token capacity).
+  double batched_tokens_kv_fraction = 0;
+  // gpu_memory_utilization applies to the memory left after weights and activations (TRT-LLM
+  // kv_cache_free_gpu_memory_fraction, TGI's wiggle room) instead of to the whole device (vLLM).
+  bool utilization_of_free_memory = false;
+  // With cuda_graphs: largest decode batch that replays a captured graph (larger batches, and iterations
+  // with prefill work, run eagerly in the serving simulator; the floor is kCudaGraphKernelFloor_s).
+  std::int64_t cuda_graph_max_batch = 0;
+};
+
+// The profile of an engine by name; Framework::Hf gives the static (HF generate) profile.
+const EngineProfile& engine_profile(Framework f);
+EngineProfile static_engine_profile();
+
+}  // namespace llmsim::sim

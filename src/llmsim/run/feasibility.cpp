@@ -1,0 +1,153 @@
+#include "llmsim/run/feasibility.h"
+
+#include <fmt/format.h>
+
+#include "llmsim/hardware/attention_support.h"
+#include "llmsim/run/framework_profile.h"
+
+namespace llmsim::sim {
+
+namespace {
+// The inference engines, which have no training recipe.
+bool is_engine(Framework f) {
+  return f == Framework::Vllm || f == Framework::Tgi || f == Framework::LightLlm || f == Framework::TrtLlm;
+}
+
+}  // namespace
+
+std::vector<std::string> structural_problems(const RunSpec& run, const model::ModelSpec& m) {
+  std::vector<std::string> why;
+  const auto& p = run.par;
+  if (m.num_heads % p.tp != 0)
+    why.push_back(fmt::format("tp {} does not divide the {} attention heads", p.tp, m.num_heads));
+  if (m.num_kv_heads % p.tp != 0)
+    why.push_back(fmt::format("tp {} does not divide the {} KV heads", p.tp, m.num_kv_heads));
+  if (p.tp * p.pp * p.cp * p.dp != p.gpus)
+    why.push_back(fmt::format("gpus {} != tp {} x pp {} x cp {} x dp {}", p.gpus, p.tp, p.pp, p.cp, p.dp));
+  if (p.pp > m.num_layers)
+    why.push_back(fmt::format("pp {} exceeds the {} layers", p.pp, m.num_layers));
+  if (p.vp > 1 && p.pp * p.vp > m.num_layers)
+    why.push_back(fmt::format("pp {} x vp {} exceeds the {} layers", p.pp, p.vp, m.num_layers));
+  if (p.vp > 1 && p.pp == 1) why.push_back("vp > 1 (interleaved pipeline) needs pp > 1");
+  if (p.ep > 1 && (!m.moe.enabled() || m.moe.num_experts % p.ep != 0))
+    why.push_back(m.moe.enabled()
+                      ? fmt::format("ep {} does not divide the {} experts", p.ep, m.moe.num_experts)
+                      : fmt::format("ep {} needs a mixture-of-experts model", p.ep));
+  if (p.ep > 1 && p.dp % p.ep != 0) why.push_back(fmt::format("ep {} does not divide dp {}", p.ep, p.dp));
+  if (run.workload != Workload::Inference) {
+    const auto& t = run.train;
+    if (t.global_batch % (t.micro_batch * p.dp) != 0)
+      why.push_back(fmt::format("global batch {} is not a multiple of micro-batch {} x dp {}", t.global_batch,
+                                t.micro_batch, p.dp));
+    if (t.seq_len % p.cp != 0) why.push_back(fmt::format("cp {} does not divide seq-len {}", p.cp, t.seq_len));
+    if (p.sequence_parallel && t.seq_len % p.tp != 0)
+      why.push_back(fmt::format("sequence parallelism needs tp {} to divide seq-len {}", p.tp, t.seq_len));
+    if (t.finetune != FinetuneKind::Full && t.lora_rank <= 0)
+      why.push_back(fmt::format("{} needs --lora-rank > 0", name_of(t.finetune)));
+    if (t.finetune == FinetuneKind::Full && t.lora_rank > 0)
+      why.push_back("--lora-rank given but fine-tuning is full (use --finetune lora or --qlora)");
+    if (t.base_quant != model::WeightQuant::None && t.finetune == FinetuneKind::Full)
+      why.push_back(fmt::format("a {} quantized base needs frozen weights (--finetune lora or --qlora)",
+                                model::weight_quant_name(t.base_quant)));
+    if (t.optimizer_state_dtype && t.optimizer != Optimizer::Adam)
+      why.push_back(fmt::format("--optimizer-state-dtype applies to adam; {} keeps its own state format",
+                                name_of(t.optimizer)));
+    if (t.optimizer_in_backward && t.global_batch != t.micro_batch * p.dp)
+      why.push_back(fmt::format("--optimizer-in-backward steps on each micro-batch's gradients, so it cannot "
+                                "accumulate {} micro-batches per step (global batch must be micro-batch {} x dp {})",
+                                micro_batches_per_step(run), t.micro_batch, p.dp));
+    if (t.overlap_param_gather && (t.zero_stage < 1 || t.zero_stage > 2))
+      why.push_back(fmt::format("--overlap-param-gather overlaps the parameter all-gather of ZeRO-1/2 (the "
+                                "distributed optimizer); ZeRO-{} has none after the step",
+                                t.zero_stage));
+    if (t.optimizer_in_backward && t.offload != Offload::None)
+      why.push_back("--optimizer-in-backward runs the optimizer on the GPU during backward; it cannot be offloaded");
+    if (t.offload != Offload::None && t.zero_stage == 0)
+      why.push_back("offload needs ZeRO stage 1, 2 or 3 (DeepSpeed ZeRO-Offload)");
+    if (t.offload == Offload::OptimizerParams && t.zero_stage != 3)
+      why.push_back("parameter offload (ZeRO-Infinity) needs ZeRO stage 3");
+    if (t.zero_stage > 0 && p.pp > 1 && t.zero_stage >= 2 && t.framework == Framework::DeepSpeed)
+      why.push_back("DeepSpeed does not support ZeRO stage 2/3 with pipeline parallelism");
+  }
+  return why;
+}
+
+std::vector<std::string> training_problems(const model::ModelSpec& m, const hardware::SystemSpec& sys,
+                                           const RunSpec& run) {
+  std::vector<std::string> why;
+  const auto& t = run.train;
+  const auto& p = run.par;
+  if (run.workload == Workload::Inference) why.push_back("the workload is inference; use `llmsim infer`");
+  if (sys.gpu.peak(t.precision) <= 0)
+    why.push_back(fmt::format("{} has no {} compute path in its system profile (no peak given)", sys.gpu.name,
+                              dtype_name(t.precision)));
+  if (t.flash_attn)
+    if (auto k = hardware::attention_kernel_problem(sys, t.attn_kernel); !k.empty()) why.push_back(std::move(k));
+  if (is_engine(t.framework))
+    why.push_back(fmt::format("{} is an inference engine; train with megatron, deepspeed, fsdp or hf",
+                              name_of(t.framework)));
+  if (t.framework == Framework::Hf && (t.zero_stage > 0 || p.tp > 1 || p.pp > 1))
+    why.push_back("the hf profile is plain PyTorch DDP (no ZeRO, TP or PP); use --framework deepspeed, fsdp or megatron");
+  // torch.distributed.fsdp.ShardingStrategy: NO_SHARD (stage 0), SHARD_GRAD_OP (2), FULL_SHARD and
+  // HYBRID_SHARD (3); sharding the optimizer states alone is torch's ZeroRedundancyOptimizer, not FSDP.
+  if (t.framework == Framework::Fsdp && t.zero_stage == 1)
+    why.push_back("fsdp has no ZeRO-1 mode: its sharding strategies are NO_SHARD (stage 0), SHARD_GRAD_OP (2) and "
+                  "FULL_SHARD / HYBRID_SHARD (3)");
+  if (t.offload != Offload::None && t.framework != Framework::DeepSpeed && t.framework != Framework::Fsdp)
+    why.push_back(fmt::format("offload is a DeepSpeed (ZeRO-Offload) / FSDP (CPUOffload) feature, not {}",
+                              name_of(t.framework)));
+  const FrameworkProfile& fw = framework_profile(t.framework);
+  if (t.optimizer_in_backward && !fw.optimizer_in_backward)
+    why.push_back(fmt::format("{} has no optimizer-in-backward step; it is a PyTorch recipe (torchtune "
+                              "optimizer_in_bwd): use --framework fsdp or hf",
+                              name_of(t.framework)));
+  if (!t.master_weights && !fw.pure_16bit && t.finetune != FinetuneKind::Qlora)
+    why.push_back(fmt::format("{} always keeps fp32 master weights; pure 16-bit training is a PyTorch recipe "
+                              "(torchtune, a model loaded in bf16): use --framework fsdp or hf",
+                              name_of(t.framework)));
+  if (p.vp > 1 && m.num_layers % (p.pp * p.vp) != 0)
+    why.push_back(fmt::format("interleaving needs pp {} x vp {} to divide the {} layers", p.pp, p.vp, m.num_layers));
+  if (p.dp > 0 && t.micro_batch > 0 && t.global_batch % (t.micro_batch * p.dp) == 0 && p.pp > 1) {
+    const auto mb = static_cast<int>(micro_batches_per_step(run));
+    for (auto& w : pipeline_problems(static_cast<int>(p.pp), static_cast<int>(p.vp), mb, t.schedule)) why.push_back(w);
+  }
+  if (p.gpus > sys.node.gpus_per_node && sys.network.nics_per_node == 0)
+    why.push_back(fmt::format("{} GPUs span several {}-GPU nodes but {} has no scale-out network", p.gpus,
+                              sys.node.gpus_per_node, sys.name));
+  return why;
+}
+
+std::vector<std::string> inference_problems(const model::ModelSpec& m, const hardware::SystemSpec& sys, const RunSpec& run) {
+  std::vector<std::string> why;
+  const auto& in = run.infer;
+  const std::int64_t ctx = in.input_len + in.output_len;
+  if (m.max_positions > 0 && ctx > m.max_positions)
+    why.push_back(fmt::format("input {} + output {} = {} tokens exceed the model's maximum context of {}", in.input_len,
+                              in.output_len, ctx, m.max_positions));
+  const DType compute = in.weight_quant == model::WeightQuant::Fp8 ? DType::FP8 : in.precision;
+  if (sys.gpu.peak(compute) <= 0)
+    why.push_back(fmt::format("{} has no {} compute path in its system profile", sys.gpu.name, dtype_name(compute)));
+  if (auto k = hardware::attention_kernel_problem(sys, in.attn_kernel); !k.empty()) why.push_back(std::move(k));
+  if (in.kv_dtype == DType::FP8 && sys.gpu.peak(DType::FP8) <= 0)
+    why.push_back(fmt::format("an fp8 KV cache needs fp8 support, which {} lacks in its profile", sys.gpu.name));
+  return why;
+}
+
+std::vector<std::string> pipeline_problems(int pp, int vp, int micro_batches, PipelineSchedule s) {
+  std::vector<std::string> why;
+  if (vp > 1 && s == PipelineSchedule::GPipe) why.push_back("the gpipe schedule has no interleaved variant (vp > 1)");
+  if (vp > 1 && pp > 1 && micro_batches % pp != 0)
+    why.push_back(fmt::format("interleaved 1F1B needs the {} micro-batches per step to be a multiple of pp {}",
+                              micro_batches, pp));
+  return why;
+}
+
+std::vector<std::string> run_problems(const model::ModelSpec& m, const hardware::SystemSpec& sys, const RunSpec& run_in) {
+  const RunSpec run = with_defaults(run_in);
+  std::vector<std::string> why = structural_problems(run, m);
+  const auto more = run.workload == Workload::Inference ? inference_problems(m, sys, run) : training_problems(m, sys, run);
+  why.insert(why.end(), more.begin(), more.end());
+  return why;
+}
+
+}  // namespace llmsim::sim

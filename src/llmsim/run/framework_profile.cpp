@@ -1,0 +1,216 @@
+#include "llmsim/run/framework_profile.h"
+
+#include <algorithm>
+#include <array>
+
+namespace llmsim::sim {
+
+model::EagerGlue training_glue(const FrameworkProfile& fw, const TrainSpec& train) {
+  model::EagerGlue g = fw.glue;
+  if (train.finetune != FinetuneKind::Full) {
+    g.residual_bytes = 0;
+    g.cast_projection_inputs = false;
+    g.weight_cast_bytes = 0;
+  }
+  if (train.fused_loss) g.fp32_loss_upcast = false;
+  return g;
+}
+
+double loss_logits_bytes(const FrameworkProfile& fw, const TrainSpec& train) {
+  // flash-attn's CrossEntropyLoss (flash_attn/losses/cross_entropy.py) saves the input logits and a
+  // per-row log-sum-exp for backward and returns a gradient of the logits' dtype.
+  constexpr double kFused = 2 + 2;
+  return train.fused_loss ? std::min(fw.logits_bytes, kFused) : fw.logits_bytes;
+}
+
+model::EagerGlue hf_model_code_glue(bool amp) {
+  model::EagerGlue g;
+  // transformers' Llama-family modelling code (modeling_llama.py and the models copied from it):
+  // LlamaRMSNorm.forward = to fp32, pow, mean, add + rsqrt, mul, to input dtype and mul by weight;
+  // apply_rotary_pos_emb = q * cos + rotate_half(q) * sin with rotate_half = cat(-x2, x1);
+  // LlamaMLP = down_proj(act_fn(gate_proj(x)) * up_proj(x)); the SDPA/eager attention functions return
+  // attn_output.transpose(1, 2).contiguous(); ForCausalLMLoss upcasts the logits with logits.float().
+  g.rmsnorm_kernels = 6;
+  g.rope_kernels = 5;
+  g.attn_output_copy = true;
+  g.split_gated_activation = true;
+  g.eager_softmax_chain = true;  // eager_attention_forward: matmul * scaling + mask, softmax(dtype=fp32).to(dtype)
+  g.fp32_loss_upcast = true;
+  if (amp) {
+    // torch.autocast over fp32 weights (HF Trainer bf16=True / fp16=True): the embedding output, the
+    // residual stream and the RMSNorm outputs stay fp32 (fp32 weight times fp32 tensor); every linear
+    // casts its input and its weight to the 16-bit dtype on each call (autocast's weight cache lasts one
+    // forward), and backward casts the gradients back (PyTorch AMP docs, "Autocast Op Reference").
+    g.residual_bytes = 4;
+    g.cast_projection_inputs = true;
+    g.weight_cast_bytes = 4;
+  }
+  return g;
+}
+
+bool grad_reduce_on_compute_stream(const FrameworkProfile& fw, int zero_stage, std::optional<bool> overlap) {
+  if (zero_stage >= 3) return false;
+  if (overlap) return !*overlap;
+  return zero_stage == 2 ? !fw.sharded_grad_sync_overlap : !fw.grad_sync_overlap;
+}
+
+bool grad_reduce_after_schedule(const FrameworkProfile& fw, int zero_stage, std::optional<bool> overlap) {
+  return fw.blocking_reduce_after_schedule && zero_stage <= 1 && grad_reduce_on_compute_stream(fw, zero_stage, overlap);
+}
+
+namespace {
+// Megatron-LM: bf16 params, fp32 main_grad buffer (accumulate_allreduce_grads_in_fp32), fp32 master
+// params + Adam m, v in the optimizer = 18 bytes/param; this reproduces Korthikanti et al. 2022 Fig. 1
+// (45.56 GiB for 175B at TP8 PP8). The distributed optimizer (ZeRO-1) shards the 12 optimizer bytes
+// (Megatron-LM docs/distrib_optimizer.md). Vocab-parallel cross entropy keeps 4 bytes per logit
+// (Korthikanti et al. 2022 Sec. 4.3: "4sbv/t"). Gradients live in one contiguous buffer: no buckets.
+FrameworkProfile megatron() {
+  FrameworkProfile p{.framework = Framework::Megatron, .name = "megatron"};
+  p.weight_bytes = 2;
+  p.grad_bytes = 4;
+  p.master_bytes = 4;
+  p.logits_bytes = 4;
+  // Time: gradients are all-reduced (or reduce-scattered with the distributed optimizer) after the
+  // backward pass unless --overlap-grad-reduce is given (off by default in megatron/training/arguments.py;
+  // older Megatron had no overlap); DDP buckets hold max(40M, 1M x dp) parameters
+  // (megatron/core/distributed: bucket_size); norms are apex/TE fused kernels.
+  p.grad_sync_overlap = false;
+  // ZeRO-2/3 are Megatron-FSDP (use_megatron_fsdp with data_parallel_sharding_strategy optim_grads /
+  // optim_grads_params, Megatron Core >= 0.12; compatible with TP, PP, CP and EP per the Megatron-Bridge
+  // docs megatron-fsdp.md), which overlaps the gradient reduce-scatter and the parameter all-gather
+  // by default for those strategies (megatron_fsdp.py).
+  p.sharded_grad_sync_overlap = true;
+  p.grad_bucket_elements = 4e7;
+  p.grad_reduce_bytes = 4;  // fp32 main_grad buffers are all-reduced (accumulate_allreduce_grads_in_fp32)
+  // Without --overlap-grad-reduce the backward post-hook only accumulates into main_grad
+  // (megatron/core/distributed/distributed_data_parallel.py _make_backward_post_hook registers a bucket
+  // as ready only with overlap_grad_reduce); the all-reduce / reduce-scatter runs synchronously in
+  // finish_grad_sync, which finalize_model_grads calls after the pipeline schedule, on every stage at once.
+  p.blocking_reduce_after_schedule = true;
+  p.glue = {};  // Megatron-LM fused kernels (apex/TE RMSNorm and RoPE, fused SwiGLU, bf16 residual)
+  p.time_source = "Megatron-LM arguments.py (--overlap-grad-reduce off by default), core/distributed bucket_size, "
+                  "apex/TE fused norms";
+  p.source =
+      "Megatron-LM distrib_optimizer.md (bf16 param 2 + fp32 grad 4 + fp32 master/m/v 12 bytes); "
+      "Korthikanti et al. 2022 Sec. 4.3 (4sbv/t logits)";
+  return p;
+}
+
+// DeepSpeed ZeRO: fp16/bf16 params and grads, fp32 master + m + v (K = 12) = 16 bytes/param
+// (Rajbhandari et al. 2020 Sec. 3.1). ZeRO-1/2 reduce gradients through an ipg bucket of
+// reduce_bucket_size = 5e8 elements (DeepSpeed config default). ZeRO-3 keeps at most the current and
+// the prefetched layer gathered (stage3_prefetch_bucket_size 5e7 / max_live_parameters 1e9 bound it).
+// Models come from Hugging Face transformers: the loss upcasts bf16 logits to fp32 (2 + 4 bytes) and
+// keeps an fp32 gradient of the same size (4 bytes). DeepSpeed-Inference preallocates its KV workspace
+// for max_out_tokens = 1024 tokens per sequence (DeepSpeed inference config default).
+FrameworkProfile deepspeed() {
+  FrameworkProfile p{.framework = Framework::DeepSpeed, .name = "deepspeed"};
+  p.weight_bytes = 2;
+  p.grad_bytes = 2;
+  p.master_bytes = 4;
+  p.logits_bytes = 10;
+  p.bucket_elements = 5e8;
+  p.zero3_live_layers = 2;
+  p.kv_prealloc_tokens = 1024;
+  // Time: ZeRO-1/2 reduce in reduce_bucket_size (5e8) buckets; overlap_comm defaults to false for
+  // stages 1/2 (the reduction blocks the backward) and true for stage 3 (DeepSpeed config docs), where
+  // parameters are prefetched. Models are Hugging Face modules: LlamaRMSNorm.forward runs as ~6
+  // kernels (to fp32, pow, mean, add+rsqrt, mul, to bf16 + mul by weight), each over the tensor.
+  p.grad_sync_overlap = false;
+  p.sharded_grad_sync_overlap = false;  // overlap_comm defaults to false for stage 2 as for stage 1
+  p.grad_bucket_elements = 5e8;
+  p.grad_reduce_bytes = 2;  // gradients reduced in the 16-bit training dtype
+  p.zero3_overlap = true;
+  p.glue = hf_model_code_glue(false);
+  p.time_source = "DeepSpeed config docs (reduce_bucket_size 5e8, overlap_comm false for stage 1/2, true for 3); "
+                  "HF transformers LlamaRMSNorm.forward (kernel count)";
+  p.source =
+      "Rajbhandari et al. 2020 Sec. 3.1 (2+2+12 bytes/param); DeepSpeed config docs (reduce_bucket_size "
+      "5e8, stage3 prefetch/live parameters; inference max_out_tokens 1024); HF transformers "
+      "LlamaForCausalLM logits.float()";
+  return p;
+}
+
+// PyTorch FSDP with MixedPrecision(param_dtype=bf16): the sharded flat parameter is the fp32 master
+// (weights and master are the same 4 bytes), gradients are kept in fp32 for it, Adam m, v are fp32:
+// 4 + 4 + 8 = 16 bytes/param sharded; the bf16 copies exist only while a unit is gathered
+// (PyTorch FSDP docs, "FSDP Notes"). Logits as in HF transformers models.
+FrameworkProfile fsdp() {
+  FrameworkProfile p{.framework = Framework::Fsdp, .name = "fsdp"};
+  p.weight_bytes = 4;
+  p.grad_bytes = 4;
+  p.master_bytes = 0;
+  p.logits_bytes = 10;
+  p.zero3_live_layers = 2;
+  // Time: FSDP reduce-scatters each unit's gradients as its backward finishes and prefetches the next
+  // unit's parameters (BackwardPrefetch.BACKWARD_PRE, forward_prefetch); units = transformer layers.
+  p.grad_sync_overlap = true;
+  p.grad_bucket_elements = 0;
+  p.grad_reduce_bytes = 2;  // MixedPrecision(reduce_dtype=bf16), as llm-foundry / torchtitan configure it
+  p.zero3_overlap = true;
+  // HF LlamaRMSNorm for Llama models; the rest of the glue stays fused: the FSDP runs llmsim is checked
+  // against are llm-foundry MPT (its own fused LayerNorm and attention code).
+  p.glue.rmsnorm_kernels = 6;
+  // torchtune's FSDP recipes train in pure bf16 (dtype: bf16, no master copy) and can step inside
+  // backward (optimizer_in_bwd: True, via Tensor.register_post_accumulate_grad_hook).
+  p.pure_16bit = true;
+  p.optimizer_in_backward = true;
+  p.time_source = "PyTorch FSDP docs (per-unit reduce-scatter, backward prefetch); HF LlamaRMSNorm kernel count";
+  p.source = "PyTorch FSDP docs (MixedPrecision, flat fp32 sharded params, forward/backward prefetch of one unit)";
+  return p;
+}
+
+// Hugging Face Trainer without ZeRO: fp32 weights with autocast (AMP), fp32 gradients, Adam m, v:
+// 4 + 4 + 8 = 16 bytes/param (HF docs "Model training anatomy"). torch DDP copies every gradient into
+// bucket buffers unless gradient_as_bucket_view=True (PyTorch DDP docs). generate() computes the
+// logits of every prompt position and upcasts them to fp32.
+FrameworkProfile hf() {
+  FrameworkProfile p{.framework = Framework::Hf, .name = "hf"};
+  p.weight_bytes = 4;
+  p.grad_bytes = 4;
+  p.master_bytes = 0;
+  p.logits_bytes = 10;
+  p.bucket_copies_all_grads = true;
+  p.full_prefill_logits = true;
+  // Time: torch DDP all-reduces 25 MiB buckets (bucket_cap_mb=25) overlapped with backward.
+  p.grad_sync_overlap = true;
+  p.grad_bucket_elements = 25.0 * 1024 * 1024 / 4;
+  p.grad_reduce_bytes = 4;  // fp32 gradients under AMP
+  p.glue = hf_model_code_glue(true);
+  // Optimizer.zero_grad() sets gradients to None by default since PyTorch 2.0 (HF Trainer calls
+  // model.zero_grad()); each is allocated when its layer's backward runs.
+  p.grads_transient = true;
+  // A model loaded with torch_dtype=bfloat16 and trained without AMP is pure bf16; HF Trainer's
+  // layer-wise optimizers (LOMO, GaLore "layerwise") and PyTorch's post-accumulate-grad hooks step
+  // inside backward.
+  p.pure_16bit = true;
+  p.optimizer_in_backward = true;
+  p.time_source = "PyTorch DDP docs (bucket_cap_mb 25, overlapped all-reduce); HF LlamaRMSNorm kernel count";
+  p.source = "HF transformers docs 'Model training anatomy' (AMP: 4+4+8 bytes/param); PyTorch DDP docs (bucket copies)";
+  return p;
+}
+
+// Inference engines (vLLM, TGI, LightLLM, TensorRT-LLM): KV cache sized by the tokens in use (paged or
+// token-granular; the engines' up-front reservation of the rest of memory is not a requirement) and
+// logits only for the last position of each sequence (vLLM/TRT-LLM gather_last_token_logits).
+// Training through them is not meaningful; their training fields follow Hugging Face models.
+FrameworkProfile engine(Framework f, std::string name) {
+  FrameworkProfile p = hf();
+  p.framework = f;
+  p.name = std::move(name);
+  p.full_prefill_logits = false;
+  p.source = "vLLM docs (PagedAttention, logits of the last token); TensorRT-LLM docs (gather_context_logits off by default)";
+  return p;
+}
+}  // namespace
+
+const FrameworkProfile& framework_profile(Framework f) {
+  static const std::array<FrameworkProfile, 8> profiles{
+      megatron(), deepspeed(), fsdp(), hf(), engine(Framework::Vllm, "vllm"), engine(Framework::Tgi, "tgi"),
+      engine(Framework::LightLlm, "lightllm"), engine(Framework::TrtLlm, "trt-llm")};
+  for (const auto& p : profiles)
+    if (p.framework == f) return p;
+  return profiles[1];
+}
+
+}  // namespace llmsim::sim

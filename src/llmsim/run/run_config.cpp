@@ -1,0 +1,267 @@
+#include "llmsim/run/run_config.h"
+
+#include <algorithm>
+#include <charconv>
+#include <functional>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "llmsim/core/suggest.h"
+#include "llmsim/core/toml_reader.h"
+
+namespace llmsim::sim {
+
+bool RunRequest::was_given(const std::string& name) const {
+  return std::find(given.begin(), given.end(), name) != given.end();
+}
+
+namespace {
+
+struct Setting {
+  SettingInfo info;
+  std::function<void(RunRequest&, const std::string&)> apply;  // value already checked against `info`
+};
+
+std::int64_t to_int(const std::string& v) {
+  std::int64_t x = 0;
+  std::from_chars(v.data(), v.data() + v.size(), x);
+  return x;
+}
+
+template <typename E>
+E to_enum(const std::string& v) {
+  E e{};
+  parse_name(v, e);
+  return e;
+}
+
+DType to_dtype(const std::string& v) {
+  DType d{};
+  parse_dtype(v, d);
+  return d;
+}
+
+std::vector<std::string> split_list(const std::string& v) {
+  std::vector<std::string> out;
+  std::stringstream ss(v);
+  std::string item;
+  while (std::getline(ss, item, ','))
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+const std::vector<Setting>& table() {
+  using K = SettingKind;
+  static const std::vector<Setting> settings = {
+      {{"model", K::Text, "model preset name or path to a Hugging Face config.json (or its folder)"},
+       [](RunRequest& r, const std::string& v) { r.model = v; }},
+      {{"system", K::Text, "system preset name or path to a system TOML"},
+       [](RunRequest& r, const std::string& v) { r.system = v; }},
+      {{"workload", K::Choice, "what runs", {"pretrain", "finetune", "inference"}},
+       [](RunRequest& r, const std::string& v) { r.run.workload = to_enum<Workload>(v); }},
+      {{"gpus", K::PositiveInt, "GPUs in total"}, [](RunRequest& r, const std::string& v) { r.run.par.gpus = to_int(v); }},
+      {{"tp", K::PositiveInt, "tensor-parallel size"}, [](RunRequest& r, const std::string& v) { r.run.par.tp = to_int(v); }},
+      {{"pp", K::PositiveInt, "pipeline-parallel size"}, [](RunRequest& r, const std::string& v) { r.run.par.pp = to_int(v); }},
+      {{"dp", K::PositiveInt, "data-parallel size (default gpus/(tp*pp*cp))"},
+       [](RunRequest& r, const std::string& v) { r.run.par.dp = to_int(v); }},
+      {{"cp", K::PositiveInt, "context-parallel size"}, [](RunRequest& r, const std::string& v) { r.run.par.cp = to_int(v); }},
+      {{"ep", K::PositiveInt, "expert-parallel size"}, [](RunRequest& r, const std::string& v) { r.run.par.ep = to_int(v); }},
+      {{"vp", K::PositiveInt, "virtual pipeline stages per GPU (interleaved 1F1B)"},
+       [](RunRequest& r, const std::string& v) { r.run.par.vp = to_int(v); }},
+      {{"sequence-parallel", K::Flag, "Megatron sequence parallelism"},
+       [](RunRequest& r, const std::string& v) { r.run.par.sequence_parallel = v == "true"; }},
+      {{"micro-batch", K::PositiveInt, "sequences per micro-batch per data-parallel rank"},
+       [](RunRequest& r, const std::string& v) { r.run.train.micro_batch = to_int(v); }},
+      {{"global-batch", K::PositiveInt, "sequences per optimizer step (default micro-batch x dp)"},
+       [](RunRequest& r, const std::string& v) { r.run.train.global_batch = to_int(v); }},
+      {{"seq-len", K::PositiveInt, "training sequence length in tokens"},
+       [](RunRequest& r, const std::string& v) { r.run.train.seq_len = to_int(v); }},
+      {{"precision", K::Choice, "compute precision", compute_precision_names()},
+       [](RunRequest& r, const std::string& v) { r.run.train.precision = r.run.infer.precision = to_dtype(v); }},
+      {{"recompute", K::Choice, "activation recomputation", recompute_names()},
+       [](RunRequest& r, const std::string& v) { r.run.train.recompute = to_enum<Recompute>(v); }},
+      {{"flash-attn", K::Flag, "fused (FlashAttention) attention; --no-flash-attn for the unfused chain"},
+       [](RunRequest& r, const std::string& v) { r.run.train.flash_attn = v == "true"; }},
+      {{"attn-kernel", K::Choice, "fused attention kernel (fa1: flash-attn 1.x or Triton FlashAttention; cudnn: Transformer Engine's "
+        "FusedAttention or PyTorch SDPA's cuDNN backend)",
+        attention_kernel_names()},
+       [](RunRequest& r, const std::string& v) { r.run.train.attn_kernel = r.run.infer.attn_kernel = to_enum<AttentionKernel>(v); }},
+      {{"fused-loss", K::Flag, "fused cross-entropy (flash-attn, Liger): no fp32 copy of the logits"},
+       [](RunRequest& r, const std::string& v) { r.run.train.fused_loss = v == "true"; }},
+      {{"zero-stage", K::Choice, "ZeRO / FSDP sharding stage", {"0", "1", "2", "3"}},
+       [](RunRequest& r, const std::string& v) { r.run.train.zero_stage = static_cast<int>(to_int(v)); }},
+      {{"offload", K::Choice, "ZeRO-Offload to host memory", offload_names()},
+       [](RunRequest& r, const std::string& v) { r.run.train.offload = to_enum<Offload>(v); }},
+      {{"optimizer", K::Choice, "optimizer (adam = AdamW with fp32 master weights)", optimizer_names()},
+       [](RunRequest& r, const std::string& v) { r.run.train.optimizer = to_enum<Optimizer>(v); }},
+      {{"optimizer-state-dtype", K::Choice,
+        "element type of Adam's m and v (default fp32, or the weights' type with --master-weights none)",
+        {"fp32", "bf16", "fp16"}},
+       [](RunRequest& r, const std::string& v) { r.run.train.optimizer_state_dtype = to_dtype(v); }},
+      {{"master-weights", K::Choice, "fp32 master copy (mixed precision) or none (pure 16-bit training)",
+        {"fp32", "none"}},
+       [](RunRequest& r, const std::string& v) { r.run.train.master_weights = v == "fp32"; }},
+      {{"optimizer-in-backward", K::Flag,
+        "step each parameter during backward and free its gradient (torchtune optimizer_in_bwd)"},
+       [](RunRequest& r, const std::string& v) { r.run.train.optimizer_in_backward = v == "true"; }},
+      {{"overlap-grad-reduce", K::Flag,
+        "overlap the data-parallel gradient reduction with backward (Megatron --overlap-grad-reduce, DeepSpeed "
+        "overlap_comm); --no-overlap-grad-reduce blocks; default: the framework's"},
+       [](RunRequest& r, const std::string& v) { r.run.train.overlap_grad_reduce = v == "true"; }},
+      {{"overlap-param-gather", K::Flag,
+        "overlap ZeRO-1/2's parameter all-gather with the next forward (Megatron --overlap-param-gather)"},
+       [](RunRequest& r, const std::string& v) { r.run.train.overlap_param_gather = v == "true"; }},
+      {{"finetune", K::Choice, "kind of fine-tuning (implies workload finetune)", finetune_names()},
+       [](RunRequest& r, const std::string& v) {
+         r.run.train.finetune = to_enum<FinetuneKind>(v);
+         if (!r.was_given("workload")) r.run.workload = Workload::Finetune;
+       }},
+      {{"lora-rank", K::PositiveInt, "LoRA rank (implies --finetune lora unless --qlora)"},
+       [](RunRequest& r, const std::string& v) {
+         r.run.train.lora_rank = to_int(v);
+         if (r.run.train.finetune == FinetuneKind::Full && !r.was_given("finetune")) {
+           r.run.train.finetune = FinetuneKind::Lora;
+           if (!r.was_given("workload")) r.run.workload = Workload::Finetune;
+         }
+       }},
+      {{"lora-targets", K::List, "comma-separated projections with adapters (default all)", lora_target_names()},
+       [](RunRequest& r, const std::string& v) { r.run.train.lora_targets = split_list(v); }},
+      {{"qlora", K::Flag, "QLoRA: NF4 base with double quantization + LoRA adapters (rank 64 unless --lora-rank)"},
+       [](RunRequest& r, const std::string& v) {
+         if (v != "true") return;
+         r.run.train.finetune = FinetuneKind::Qlora;
+         if (r.run.train.lora_rank == 0) r.run.train.lora_rank = kQloraDefaultRank;
+         if (!r.was_given("workload")) r.run.workload = Workload::Finetune;
+       }},
+      {{"framework", K::Choice, "framework whose memory/time behaviour applies", framework_names()},
+       [](RunRequest& r, const std::string& v) {
+         r.run.train.framework = r.run.infer.framework = to_enum<Framework>(v);
+       }},
+      {{"pipeline-schedule", K::Choice, "pipeline schedule with pp > 1 (1f1b is interleaved when vp > 1)",
+        pipeline_schedule_names()},
+       [](RunRequest& r, const std::string& v) { r.run.train.schedule = to_enum<PipelineSchedule>(v); }},
+      {{"batch", K::PositiveInt, "inference: concurrent sequences"},
+       [](RunRequest& r, const std::string& v) {
+         r.run.infer.batch = to_int(v);
+         if (!r.was_given("workload")) r.run.workload = Workload::Inference;
+       }},
+      {{"input-len", K::PositiveInt, "inference: prompt tokens per sequence"},
+       [](RunRequest& r, const std::string& v) {
+         r.run.infer.input_len = to_int(v);
+         if (!r.was_given("workload")) r.run.workload = Workload::Inference;
+       }},
+      {{"output-len", K::PositiveInt, "inference: generated tokens per sequence"},
+       [](RunRequest& r, const std::string& v) {
+         r.run.infer.output_len = to_int(v);
+         if (!r.was_given("workload")) r.run.workload = Workload::Inference;
+       }},
+      {{"weight-quant", K::Choice, "weight storage format (inference; or the frozen base under LoRA)",
+        model::weight_quant_names()},
+       [](RunRequest& r, const std::string& v) {
+         model::parse_weight_quant(v, r.run.infer.weight_quant);
+         model::parse_weight_quant(v, r.run.train.base_quant);
+       }},
+      {{"kv-dtype", K::Choice, "inference KV-cache element type", {"bf16", "fp16", "fp8"}},
+       [](RunRequest& r, const std::string& v) { r.run.infer.kv_dtype = to_dtype(v); }},
+  };
+  return settings;
+}
+
+std::vector<std::string> setting_names() {
+  std::vector<std::string> n;
+  for (const auto& s : table()) n.push_back(s.info.name);
+  return n;
+}
+
+// Checks `value` against the setting's rule; returns the canonical text.
+std::string checked_value(const SettingInfo& info, const std::string& value, const Location& where, ErrorKind kind) {
+  const auto fail = [&](const std::string& rule) {
+    throw Error(kind, where, fmt::format("{} = '{}': {}", info.name, value, rule));
+  };
+  switch (info.kind) {
+    case SettingKind::Text:
+      if (value.empty()) fail("must not be empty");
+      return value;
+    case SettingKind::PositiveInt:
+    case SettingKind::NonNegativeInt: {
+      std::int64_t x = 0;
+      const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), x);
+      if (ec != std::errc() || end != value.data() + value.size()) fail("must be an integer");
+      if (info.kind == SettingKind::PositiveInt && x <= 0) fail("must be > 0");
+      if (x < 0) fail("must be >= 0");
+      return value;
+    }
+    case SettingKind::Flag:
+      if (value != "true" && value != "false") fail("must be true or false");
+      return value;
+    case SettingKind::Choice:
+      if (std::find(info.choices.begin(), info.choices.end(), value) == info.choices.end()) {
+        // Accept the measured-run schema's aliases (megatron-lm, nemo, train) where parse_name does.
+        Framework f{};
+        Workload w{};
+        if ((info.name == "framework" && parse_name(value, f)) || (info.name == "workload" && parse_name(value, w)))
+          return value;
+        fail("must be one of " + join(info.choices) + did_you_mean(value, info.choices));
+      }
+      return value;
+    case SettingKind::List:
+      for (const auto& item : split_list(value))
+        if (std::find(info.choices.begin(), info.choices.end(), item) == info.choices.end())
+          fail("'" + item + "' is not one of " + join(info.choices) + did_you_mean(item, info.choices));
+      if (split_list(value).empty()) fail("must name at least one of " + join(info.choices));
+      return value;
+  }
+  return value;
+}
+
+}  // namespace
+
+const std::vector<SettingInfo>& run_settings() {
+  static const std::vector<SettingInfo> infos = [] {
+    std::vector<SettingInfo> v;
+    for (const auto& s : table()) v.push_back(s.info);
+    return v;
+  }();
+  return infos;
+}
+
+void apply_setting(RunRequest& req, const std::string& name, const std::string& value, const Location& where,
+                   ErrorKind kind) {
+  for (const auto& s : table()) {
+    if (s.info.name != name) continue;
+    s.apply(req, checked_value(s.info, value, where, kind));
+    if (!req.was_given(name)) req.given.push_back(name);
+    return;
+  }
+  throw Error(kind, where, "unknown setting '" + name + "'" + did_you_mean(name, setting_names()));
+}
+
+void apply_run_toml(RunRequest& req, const std::string& path) {
+  const toml::table root = parse_toml_file(path);
+  // Settings apply in file order (their side effects, e.g. lora-rank implying LoRA, follow the text);
+  // the front end applies command-line settings afterwards so that they win.
+  std::vector<std::pair<std::string, const toml::node*>> entries;
+  for (const auto& [k, node] : root) entries.emplace_back(std::string(k.str()), &node);
+  std::stable_sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) {
+    return a.second->source().begin.line < b.second->source().begin.line;
+  });
+  for (const auto& [key, node] : entries) {
+    Location where{.file = path, .line = static_cast<int>(node->source().begin.line), .key = key};
+    std::string text;
+    if (node->is_string()) text = *node->value<std::string>();
+    else if (node->is_integer()) text = std::to_string(*node->value<std::int64_t>());
+    else if (node->is_boolean()) text = *node->value<bool>() ? "true" : "false";
+    else if (node->is_array()) {
+      for (const auto& el : *node->as_array()) {
+        if (!el.is_string()) throw_input(where, key + ": expected an array of strings");
+        text += (text.empty() ? "" : ",") + *el.value<std::string>();
+      }
+    } else {
+      throw_input(where, key + ": expected a string, integer, boolean or array of strings");
+    }
+    apply_setting(req, key, text, where, ErrorKind::Input);
+  }
+}
+
+}  // namespace llmsim::sim

@@ -1,0 +1,43 @@
+#pragma once
+// Run settings shared by the CLI flags and run-config TOML files: one table of names (the flag names
+// without "--", used verbatim as TOML keys), each with its parser and rule, so both front ends accept
+// exactly the same things and report errors the same way (file:line or flag, value, rule).
+#include <string>
+#include <vector>
+
+#include "llmsim/core/error.h"
+#include "llmsim/run/run_spec.h"
+
+namespace llmsim::sim {
+
+// A run as the user described it: preset names/paths are resolved later, by the front end.
+struct RunRequest {
+  std::string model;    // preset name or config.json path
+  std::string system;   // preset name or system TOML path
+  RunSpec run;
+  std::vector<std::string> given;  // setting names that were set explicitly
+  bool was_given(const std::string& name) const;
+};
+
+enum class SettingKind { Text, PositiveInt, NonNegativeInt, Flag, Choice, List };
+
+struct SettingInfo {
+  std::string name;         // "micro-batch"
+  SettingKind kind;
+  std::string help;         // one line for --help
+  std::vector<std::string> choices;  // for Choice / List
+};
+
+// Every setting, in help order.
+const std::vector<SettingInfo>& run_settings();
+
+// Applies `name = value` (value as text: "4", "true", "bf16", "q,v"). `where` locates the value for
+// errors (a flag or file:line); unknown names are errors with a did-you-mean.
+void apply_setting(RunRequest& req, const std::string& name, const std::string& value, const Location& where,
+                   ErrorKind kind);
+
+// Reads a run-config TOML: top-level keys are setting names; unknown keys are Input errors with
+// file:line and a did-you-mean. Apply it before the command-line settings so that those win.
+void apply_run_toml(RunRequest& req, const std::string& path);
+
+}  // namespace llmsim::sim

@@ -1,0 +1,117 @@
+#include "llmsim/run/run_spec.h"
+
+#include <array>
+#include <utility>
+
+#include <fmt/format.h>
+
+namespace llmsim::sim {
+
+namespace {
+template <typename E, std::size_t N>
+using Names = std::array<std::pair<E, std::string_view>, N>;
+
+constexpr Names<Workload, 3> kWorkload{{{Workload::Pretrain, "pretrain"},
+                                       {Workload::Finetune, "finetune"},
+                                       {Workload::Inference, "inference"}}};
+constexpr Names<Recompute, 3> kRecompute{{{Recompute::None, "none"},
+                                         {Recompute::Selective, "selective"},
+                                         {Recompute::Full, "full"}}};
+constexpr Names<Offload, 3> kOffload{{{Offload::None, "none"},
+                                     {Offload::Optimizer, "optimizer"},
+                                     {Offload::OptimizerParams, "optimizer+params"}}};
+constexpr Names<FinetuneKind, 3> kFinetune{{{FinetuneKind::Full, "full"},
+                                           {FinetuneKind::Lora, "lora"},
+                                           {FinetuneKind::Qlora, "qlora"}}};
+constexpr Names<Optimizer, 3> kOptimizer{{{Optimizer::Adam, "adam"},
+                                         {Optimizer::Adam8bit, "adam8bit"},
+                                         {Optimizer::Sgd, "sgd"}}};
+constexpr Names<PipelineSchedule, 2> kSchedule{{{PipelineSchedule::OneFOneB, "1f1b"},
+                                                {PipelineSchedule::GPipe, "gpipe"}}};
+constexpr Names<Framework, 8> kFramework{{{Framework::Megatron, "megatron"},
+                                         {Framework::DeepSpeed, "deepspeed"},
+                                         {Framework::Fsdp, "fsdp"},
+                                         {Framework::Hf, "hf"},
+                                         {Framework::Vllm, "vllm"},
+                                         {Framework::Tgi, "tgi"},
+                                         {Framework::LightLlm, "lightllm"},
+                                         {Framework::TrtLlm, "trt-llm"}}};
+
+template <typename E, std::size_t N>
+std::string_view lookup(const Names<E, N>& table, E v) {
+  for (const auto& [e, n] : table)
+    if (e == v) return n;
+  return "?";
+}
+template <typename E, std::size_t N>
+bool parse(const Names<E, N>& table, std::string_view s, E& out) {
+  for (const auto& [e, n] : table)
+    if (n == s) {
+      out = e;
+      return true;
+    }
+  return false;
+}
+template <typename E, std::size_t N>
+std::vector<std::string> names(const Names<E, N>& table) {
+  std::vector<std::string> out;
+  for (const auto& [e, n] : table) out.emplace_back(n);
+  return out;
+}
+}  // namespace
+
+std::string_view name_of(Workload v) { return lookup(kWorkload, v); }
+std::string_view name_of(Recompute v) { return lookup(kRecompute, v); }
+std::string_view name_of(Offload v) { return lookup(kOffload, v); }
+std::string_view name_of(FinetuneKind v) { return lookup(kFinetune, v); }
+std::string_view name_of(Optimizer v) { return lookup(kOptimizer, v); }
+std::string_view name_of(PipelineSchedule v) { return lookup(kSchedule, v); }
+std::string_view name_of(Framework v) { return lookup(kFramework, v); }
+std::vector<std::string> workload_names() { return names(kWorkload); }
+std::vector<std::string> recompute_names() { return names(kRecompute); }
+std::vector<std::string> offload_names() { return names(kOffload); }
+std::vector<std::string> finetune_names() { return names(kFinetune); }
+std::vector<std::string> optimizer_names() { return names(kOptimizer); }
+std::vector<std::string> pipeline_schedule_names() { return names(kSchedule); }
+std::vector<std::string> framework_names() { return names(kFramework); }
+bool parse_name(std::string_view s, Workload& out) {
+  // The measured-run schema spells fine-tuning as a workload; "train" is the CLI's word for pretrain.
+  if (s == "train") {
+    out = Workload::Pretrain;
+    return true;
+  }
+  return parse(kWorkload, s, out);
+}
+bool parse_name(std::string_view s, Recompute& out) { return parse(kRecompute, s, out); }
+bool parse_name(std::string_view s, Offload& out) { return parse(kOffload, s, out); }
+bool parse_name(std::string_view s, FinetuneKind& out) { return parse(kFinetune, s, out); }
+bool parse_name(std::string_view s, Optimizer& out) { return parse(kOptimizer, s, out); }
+bool parse_name(std::string_view s, PipelineSchedule& out) { return parse(kSchedule, s, out); }
+bool parse_name(std::string_view s, Framework& out) {
+  if (s == "megatron-lm" || s == "nemo") {  // NeMo trains with Megatron-Core
+    out = Framework::Megatron;
+    return true;
+  }
+  if (s == "fastertransformer") {  // TensorRT-LLM's predecessor: same static KV allocation per request
+    out = Framework::TrtLlm;
+    return true;
+  }
+  return parse(kFramework, s, out);
+}
+
+std::vector<std::string> lora_target_names() { return {"q", "k", "v", "o", "gate", "up", "down"}; }
+
+RunSpec with_defaults(RunSpec run) {
+  auto& p = run.par;
+  const std::int64_t model_parallel = p.tp * p.pp * p.cp;
+  if (p.dp <= 0) p.dp = model_parallel > 0 && p.gpus % model_parallel == 0 ? p.gpus / model_parallel : 1;
+  if (run.train.global_batch <= 0) run.train.global_batch = run.train.micro_batch * p.dp;
+  return run;
+}
+
+std::int64_t micro_batches_per_step(const RunSpec& run) {
+  const std::int64_t unit = run.train.micro_batch * run.par.dp;
+  return unit > 0 ? run.train.global_batch / unit : 0;
+}
+
+}  // namespace llmsim::sim

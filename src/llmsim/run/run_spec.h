@@ -1,0 +1,136 @@
+#pragma once
+// What to simulate: the immutable run specification (parallelism, training or inference settings)
+// built at the edge from CLI flags, a run TOML or a measured-run row. Evaluators take it with the
+// model and system specs and return results.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "llmsim/model/model_spec.h"
+#include "llmsim/hardware/attention_kernel.h"
+#include "llmsim/core/dtype.h"
+
+namespace llmsim::sim {
+
+enum class Workload { Pretrain, Finetune, Inference };
+enum class Recompute { None, Selective, Full };
+enum class Offload { None, Optimizer, OptimizerParams };  // ZeRO-Offload / ZeRO-Infinity to host memory
+enum class FinetuneKind { Full, Lora, Qlora };
+enum class Optimizer { Adam, Adam8bit, Sgd };              // Adam = AdamW with fp32 master weights
+// Pipeline schedule: GPipe (all forwards, then all backwards) or 1F1B (interleaved when vp > 1).
+enum class PipelineSchedule { OneFOneB, GPipe };
+// Training frameworks, and inference engines (continuous batching, paged or token-granular KV cache).
+enum class Framework { Megatron, DeepSpeed, Fsdp, Hf, Vllm, Tgi, LightLlm, TrtLlm };
+
+// Names as used on the CLI, in run TOML files and in measured-run CSVs.
+std::string_view name_of(Workload v);
+std::string_view name_of(Recompute v);
+std::string_view name_of(Offload v);
+std::string_view name_of(FinetuneKind v);
+std::string_view name_of(Optimizer v);
+std::string_view name_of(PipelineSchedule v);
+std::string_view name_of(Framework v);
+std::vector<std::string> workload_names();
+std::vector<std::string> recompute_names();
+std::vector<std::string> offload_names();
+std::vector<std::string> finetune_names();
+std::vector<std::string> optimizer_names();
+std::vector<std::string> pipeline_schedule_names();
+std::vector<std::string> framework_names();
+// Parse a name; false when unknown (the caller reports the error with its location).
+bool parse_name(std::string_view s, Workload& out);
+bool parse_name(std::string_view s, Recompute& out);
+bool parse_name(std::string_view s, Offload& out);
+bool parse_name(std::string_view s, FinetuneKind& out);
+bool parse_name(std::string_view s, Optimizer& out);
+bool parse_name(std::string_view s, PipelineSchedule& out);
+bool parse_name(std::string_view s, Framework& out);
+
+struct ParallelSpec {
+  std::int64_t gpus = 1;   // total GPUs
+  std::int64_t tp = 1;     // tensor parallel
+  std::int64_t pp = 1;     // pipeline parallel
+  std::int64_t dp = 0;     // data parallel; 0 = derived as gpus / (tp*pp*cp)
+  std::int64_t cp = 1;     // context parallel
+  std::int64_t ep = 1;     // expert parallel (within dp)
+  std::int64_t vp = 1;     // virtual pipeline stages per GPU (interleaved 1F1B)
+  bool sequence_parallel = false;  // Megatron sequence parallelism (needs tp > 1 to matter)
+};
+
+// QLoRA's adapter rank when a run does not give one: r = 64 on every linear layer (Dettmers et al. 2023,
+// Sec. 4 / qlora.py --lora_r 64).
+inline constexpr std::int64_t kQloraDefaultRank = 64;
+
+// LoRA adapter placement: names of the linear projections that get adapters.
+// Valid: q, k, v, o, gate, up, down (default: all of them, as QLoRA does).
+std::vector<std::string> lora_target_names();
+
+struct TrainSpec {
+  std::int64_t micro_batch = 1;    // sequences per micro-batch per data-parallel rank
+  std::int64_t global_batch = 0;   // sequences per optimizer step (0 = micro_batch * dp)
+  std::int64_t seq_len = 2048;     // tokens per sequence
+  DType precision = DType::BF16;   // compute / activation precision
+  Recompute recompute = Recompute::None;
+  bool flash_attn = true;
+  AttentionKernel attn_kernel = AttentionKernel::Fa2;  // which fused kernel, when flash_attn
+  // Fused cross-entropy (flash-attn's CrossEntropyLoss, Liger, Megatron's vocab-parallel loss): the
+  // logits stay in the compute dtype and are never copied to fp32; false = the framework's own loss.
+  bool fused_loss = false;
+  int zero_stage = 0;              // 0..3 (FSDP FULL_SHARD = 3, SHARD_GRAD_OP = 2)
+  Offload offload = Offload::None;
+  Optimizer optimizer = Optimizer::Adam;
+  // Element type of Adam's m and v; unset = fp32, or under pure 16-bit training the weights' own type
+  // (torch.optim.AdamW allocates states like the parameters). bf16 with master weights is Megatron-LM's
+  // precision-aware optimizer (--exp-avg-dtype / --exp-avg-sq-dtype bf16).
+  std::optional<DType> optimizer_state_dtype;
+  // false = pure 16-bit training: no fp32 master copy; the optimizer updates the 16-bit weights in place
+  // and gradients are kept in the compute dtype (torchtune dtype=bf16, HF models loaded in bf16).
+  bool master_weights = true;
+  // The optimizer steps each parameter inside backward as soon as its gradient is complete and frees
+  // that gradient (torchtune optimizer_in_bwd via register_post_accumulate_grad_hook): about one
+  // tensor's gradient is live at a time. Needs one micro-batch per step (no gradient accumulation).
+  bool optimizer_in_backward = false;
+  // Data-parallel gradient reduction overlapped with backward (Megatron --overlap-grad-reduce,
+  // DeepSpeed overlap_comm); unset = the framework's default (framework_profile.cpp). ZeRO-3 always
+  // overlaps.
+  std::optional<bool> overlap_grad_reduce;
+  // ZeRO-1/2's parameter all-gather after the optimizer step overlapped with the next step's forward
+  // (Megatron --overlap-param-gather): only what the first micro-batch's forward cannot hide is exposed.
+  bool overlap_param_gather = false;
+  FinetuneKind finetune = FinetuneKind::Full;
+  std::int64_t lora_rank = 0;      // > 0 for lora / qlora
+  std::vector<std::string> lora_targets;  // empty = all linear projections
+  // Storage of the frozen base's linear weights under LoRA: none = 16-bit; int8 (LLM.int8()), nf4
+  // (QLoRA implies it), int4, fp8. Dequantized before every base GEMM.
+  model::WeightQuant base_quant = model::WeightQuant::None;
+  Framework framework = Framework::DeepSpeed;
+  PipelineSchedule schedule = PipelineSchedule::OneFOneB;  // with pp > 1
+};
+
+struct InferSpec {
+  std::int64_t batch = 1;          // concurrent sequences
+  std::int64_t input_len = 512;    // prompt tokens per sequence
+  std::int64_t output_len = 128;   // generated tokens per sequence
+  DType precision = DType::BF16;   // activation / compute precision
+  model::WeightQuant weight_quant = model::WeightQuant::None;
+  DType kv_dtype = DType::BF16;    // KV cache element type (bf16, fp16, fp8)
+  AttentionKernel attn_kernel = AttentionKernel::Fa2;  // the fused prefill attention kernel
+  Framework framework = Framework::Hf;  // engine family for workspace rules (vllm etc. arrive with serving)
+};
+
+struct RunSpec {
+  Workload workload = Workload::Pretrain;
+  ParallelSpec par;
+  TrainSpec train;   // pretrain / finetune
+  InferSpec infer;   // inference
+};
+
+// Fills derived fields: dp = gpus / (tp*pp*cp) when dp is 0, global_batch = micro_batch*dp when 0.
+RunSpec with_defaults(RunSpec run);
+
+// Micro-batches each data-parallel rank runs per optimizer step: global batch / (micro-batch x dp), for a
+// run with with_defaults applied (0 when the sizes are not set).
+std::int64_t micro_batches_per_step(const RunSpec& run);
+
+}  // namespace llmsim::sim

@@ -1,0 +1,168 @@
+#include "llmsim/search/plan_serve.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "llmsim/core/error.h"
+#include "llmsim/serve/serving_sim.h"
+
+namespace llmsim::sim {
+
+namespace {
+
+struct Outcome {
+  bool ran = false;      // the configuration can serve at all (fits, KV for a request)
+  bool meets = false;    // p99 TTFT and TPOT within the SLOs
+  std::string why;
+  double ttft_p99 = 0, tpot_p99 = 0, out_tps = 0;
+};
+
+// One replica at rate / replicas (round-robin dispatch of a Poisson stream is approximated by a Poisson
+// stream at the replica's share).
+// The settings one candidate fixes.
+struct Choice {
+  Framework engine;
+  std::int64_t tp, pp;
+  model::WeightQuant quant;
+  DType kv;
+  EngineProfile profile;  // with the candidate's overrides applied
+};
+
+Outcome evaluate(const model::ModelSpec& m, const hardware::SystemSpec& sys, const ServePlanSpec& spec, const Choice& ch,
+                 std::int64_t replicas) {
+  RunSpec run;
+  run.workload = Workload::Inference;
+  run.par.gpus = ch.tp * ch.pp;
+  run.par.tp = ch.tp;
+  run.par.pp = ch.pp;
+  run.infer.precision = spec.precision;
+  run.infer.weight_quant = ch.quant;
+  run.infer.kv_dtype = ch.kv;
+  run.infer.framework = ch.engine;
+  run.infer.input_len = static_cast<std::int64_t>(spec.input.mean());
+  run.infer.output_len = static_cast<std::int64_t>(spec.output.mean());
+  StreamSpec s;
+  s.kind = ArrivalKind::Poisson;
+  s.rate = spec.rate / static_cast<double>(replicas);
+  s.requests = spec.requests_per_replica;
+  s.input = spec.input;
+  s.output = spec.output;
+  s.seed = spec.seed;
+  ServingConfig cfg;
+  cfg.engine = ch.profile;
+  Outcome o;
+  try {
+    const ServingResult r = simulate_serving(m, sys, run, cfg, generate_requests(s));
+    if (!r.valid()) {
+      o.why = r.problems.front();
+      return o;
+    }
+    o.ran = true;
+    o.ttft_p99 = r.ttft.p99;
+    o.tpot_p99 = r.tpot.p99;
+    o.out_tps = r.output_tokens_per_s.value * static_cast<double>(replicas);
+    o.meets = o.ttft_p99 <= spec.slo_ttft_p99_s && (spec.slo_tpot_p99_s <= 0 || o.tpot_p99 <= spec.slo_tpot_p99_s);
+  } catch (const Error& e) {
+    o.why = e.what();
+  }
+  return o;
+}
+
+}  // namespace
+
+ServePlan plan_serving(const model::ModelSpec& m, const std::vector<hardware::SystemSpec>& systems,
+                       const ServePlanSpec& spec) {
+  if (!(spec.rate > 0)) throw_usage("--rate", fmt::format("--rate = {}: must be > 0 requests/s", spec.rate));
+  if (!(spec.slo_ttft_p99_s > 0)) throw_usage("--slo-ttft", "--slo-ttft must be > 0 ms");
+  ServePlan plan;
+  std::vector<Choice> choices;
+  std::vector<const hardware::SystemSpec*> choice_sys;
+  for (const auto& sys : systems)
+    for (Framework e : spec.engines)
+      for (std::int64_t tp : spec.tps)
+        for (std::int64_t pp : spec.pps)
+          for (model::WeightQuant q : spec.weight_quants)
+            for (DType kv : spec.kv_dtypes)
+              for (std::int64_t seqs : spec.max_num_seqs)
+                for (int chunk : spec.chunked_prefill) {
+                  if (tp * pp > spec.max_gpus || pp > m.num_layers) continue;
+                  if (m.num_heads % tp != 0 || m.num_kv_heads % tp != 0 || tp > sys.node.gpus_per_node) continue;
+                  Choice ch{e, tp, pp, q, kv, serving_profile(e, sys)};
+                  if (seqs > 0) ch.profile.max_num_seqs = seqs;
+                  if (chunk >= 0) ch.profile.chunked_prefill = chunk == 1;
+                  choices.push_back(ch);
+                  choice_sys.push_back(&sys);
+                }
+  for (std::size_t i = 0; i < choices.size(); ++i) {
+    const Choice& ch = choices[i];
+    const hardware::SystemSpec& sys = *choice_sys[i];
+    {
+      {
+        {
+          ServePlanCandidate c{sys.name, ch.engine, ch.tp, ch.quant, ch.pp, ch.kv, ch.profile.max_num_seqs,
+                               ch.profile.chunked_prefill};
+          const std::int64_t tp = ch.tp * ch.pp;  // GPUs per replica
+          const std::int64_t max_replicas = spec.max_gpus / tp;
+          // Doubling until the SLOs are met (or the GPU cap), then bisection for the smallest count.
+          std::int64_t lo = 0, hi = 1;
+          Outcome at_hi = evaluate(m, sys, spec, ch, hi);
+          if (!at_hi.ran) {
+            c.why = at_hi.why;
+            plan.candidates.push_back(c);
+            continue;
+          }
+          while (!at_hi.meets && hi < max_replicas) {
+            lo = hi;
+            hi = std::min(max_replicas, hi * 2);
+            at_hi = evaluate(m, sys, spec, ch, hi);
+          }
+          if (!at_hi.meets) {
+            c.why = fmt::format("misses the SLOs even with {} replicas ({} GPUs): p99 TTFT {:.0f} ms, p99 TPOT {:.1f} ms",
+                                hi, hi * tp, at_hi.ttft_p99 * 1e3, at_hi.tpot_p99 * 1e3);
+            plan.candidates.push_back(c);
+            continue;
+          }
+          while (hi - lo > 1) {
+            const std::int64_t mid = (lo + hi) / 2;
+            const Outcome o = evaluate(m, sys, spec, ch, mid);
+            if (o.meets) {
+              hi = mid;
+              at_hi = o;
+            } else {
+              lo = mid;
+            }
+          }
+          c.feasible = true;
+          c.replicas = hi;
+          c.gpus = hi * tp;
+          c.ttft_p99_s = at_hi.ttft_p99;
+          c.tpot_p99_s = at_hi.tpot_p99;
+          c.output_tokens_per_s = at_hi.out_tps;
+          c.cost_per_hour = spec.price_per_gpu_hour * static_cast<double>(c.gpus);
+          plan.candidates.push_back(c);
+        }
+      }
+    }
+  }
+  // The GPUs vs p99-TTFT Pareto front of the feasible candidates.
+  for (auto& a : plan.candidates) {
+    if (!a.feasible) continue;
+    a.pareto = true;
+    for (const auto& b : plan.candidates)
+      if (b.feasible && b.gpus <= a.gpus && b.ttft_p99_s <= a.ttft_p99_s && (b.gpus < a.gpus || b.ttft_p99_s < a.ttft_p99_s)) {
+        a.pareto = false;
+        break;
+      }
+  }
+  std::stable_sort(plan.candidates.begin(), plan.candidates.end(), [](const ServePlanCandidate& a, const ServePlanCandidate& b) {
+    if (a.feasible != b.feasible) return a.feasible;
+    if (!a.feasible) return false;
+    if (a.gpus != b.gpus) return a.gpus < b.gpus;
+    if (a.cost_per_hour != b.cost_per_hour) return a.cost_per_hour < b.cost_per_hour;
+    return a.ttft_p99_s < b.ttft_p99_s;
+  });
+  return plan;
+}
+
+}  // namespace llmsim::sim

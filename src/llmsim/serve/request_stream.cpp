@@ -1,0 +1,239 @@
+#include "llmsim/serve/request_stream.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <fstream>
+#include <numbers>
+
+#include <fmt/format.h>
+
+#include "llmsim/core/error.h"
+
+namespace llmsim::sim {
+
+namespace {
+
+std::string trim(std::string s) {
+  const auto b = s.find_first_not_of(" \t\r");
+  if (b == std::string::npos) return "";
+  const auto e = s.find_last_not_of(" \t\r");
+  return s.substr(b, e - b + 1);
+}
+
+// A whole-string number; false when anything is left over or it is not finite.
+bool parse_double(const std::string& s, double& out) {
+  if (s.empty()) return false;
+  const char* first = s.data();
+  if (*first == '+') ++first;
+  const auto [end, ec] = std::from_chars(first, s.data() + s.size(), out);
+  return ec == std::errc() && end == s.data() + s.size() && std::isfinite(out);
+}
+
+// Lognormal parameters (mu, sigma of the underlying normal) for a length of mean m and stdev s.
+void lognormal_params(double m, double s, double& mu, double& sigma) {
+  const double s2 = std::log1p((s * s) / (m * m));
+  sigma = std::sqrt(s2);
+  mu = std::log(m) - s2 / 2;
+}
+
+}  // namespace
+
+double LengthDist::mean() const {
+  switch (kind) {
+    case LengthKind::Fixed: return a;
+    case LengthKind::Uniform: return (a + b) / 2;
+    case LengthKind::LogNormal: return a;
+  }
+  return a;
+}
+
+std::string LengthDist::describe() const {
+  switch (kind) {
+    case LengthKind::Fixed: return fmt::format("{:g}", a);
+    case LengthKind::Uniform: return fmt::format("uniform:{:g}-{:g}", a, b);
+    case LengthKind::LogNormal: return fmt::format("lognormal:{:g},{:g}", a, b);
+  }
+  return "";
+}
+
+LengthDist parse_length_dist(const std::string& text_in, const std::string& flag) {
+  const std::string text = trim(text_in);
+  const auto fail = [&](const std::string& rule) {
+    throw_usage(flag, fmt::format("{} '{}': {} (forms: N, uniform:MIN-MAX, lognormal:MEAN,STD)", flag, text_in, rule));
+  };
+  LengthDist d;
+  const auto colon = text.find(':');
+  const std::string kind = colon == std::string::npos ? "fixed" : text.substr(0, colon);
+  const std::string args = colon == std::string::npos ? text : text.substr(colon + 1);
+  if (kind == "fixed") {
+    d.kind = LengthKind::Fixed;
+    if (!parse_double(args, d.a) || d.a < 1 || d.a != std::floor(d.a)) fail("a length must be an integer >= 1");
+    return d;
+  }
+  if (kind == "uniform") {
+    d.kind = LengthKind::Uniform;
+    // MIN-MAX (a ',' is accepted too).
+    auto sep = args.find('-', 1);
+    if (sep == std::string::npos) sep = args.find(',');
+    if (sep == std::string::npos) fail("uniform needs MIN-MAX");
+    if (!parse_double(trim(args.substr(0, sep)), d.a) || !parse_double(trim(args.substr(sep + 1)), d.b))
+      fail("MIN and MAX must be numbers");
+    if (d.a < 1 || d.b < d.a || d.a != std::floor(d.a) || d.b != std::floor(d.b))
+      fail("needs integers 1 <= MIN <= MAX");
+    return d;
+  }
+  if (kind == "lognormal") {
+    d.kind = LengthKind::LogNormal;
+    const auto sep = args.find(',');
+    if (sep == std::string::npos) fail("lognormal needs MEAN,STD");
+    if (!parse_double(trim(args.substr(0, sep)), d.a) || !parse_double(trim(args.substr(sep + 1)), d.b))
+      fail("MEAN and STD must be numbers");
+    if (d.a < 1 || d.b < 0) fail("needs MEAN >= 1 and STD >= 0");
+    return d;
+  }
+  fail("unknown distribution '" + kind + "'");
+  return d;
+}
+
+double Rng::uniform() {
+  // The top 53 bits of one 64-bit draw, scaled to [0, 1): identical on every platform.
+  return static_cast<double>(g_() >> 11) * 0x1.0p-53;
+}
+
+double Rng::normal() {
+  if (have_spare_) {
+    have_spare_ = false;
+    return spare_;
+  }
+  double u1 = 0;
+  do u1 = uniform();
+  while (u1 <= 0);
+  const double u2 = uniform();
+  const double r = std::sqrt(-2.0 * std::log(u1));
+  const double t = 2.0 * std::numbers::pi * u2;
+  spare_ = r * std::sin(t);
+  have_spare_ = true;
+  return r * std::cos(t);
+}
+
+double Rng::exponential(double rate) {
+  double u = 0;
+  do u = uniform();
+  while (u <= 0);
+  return -std::log(u) / rate;
+}
+
+std::int64_t Rng::length(const LengthDist& d) {
+  double x = d.a;
+  switch (d.kind) {
+    case LengthKind::Fixed: break;
+    case LengthKind::Uniform:
+      // Integers MIN..MAX with equal probability.
+      x = d.a + std::floor(uniform() * (d.b - d.a + 1));
+      x = std::min(x, d.b);
+      break;
+    case LengthKind::LogNormal: {
+      if (d.b <= 0) break;
+      double mu = 0, sigma = 0;
+      lognormal_params(d.a, d.b, mu, sigma);
+      x = std::exp(mu + sigma * normal());
+      break;
+    }
+  }
+  return std::max<std::int64_t>(1, std::llround(x));
+}
+
+std::vector<Request> generate_requests(const StreamSpec& spec) {
+  std::vector<Request> out;
+  if (spec.requests <= 0) return out;
+  out.reserve(static_cast<std::size_t>(spec.requests));
+  // Separate generators for arrivals and lengths so that changing the arrival process keeps the lengths.
+  Rng arrivals(spec.seed * 0x9E3779B97F4A7C15ULL + 1);
+  Rng lengths(spec.seed);
+  double t = 0;
+  for (std::int64_t i = 0; i < spec.requests; ++i) {
+    Request r;
+    r.id = i;
+    r.input_tokens = lengths.length(spec.input);
+    r.output_tokens = lengths.length(spec.output);
+    switch (spec.kind) {
+      case ArrivalKind::Burst:
+      case ArrivalKind::Closed:
+      case ArrivalKind::Trace: r.arrival_s = 0; break;
+      case ArrivalKind::Poisson:
+        if (i > 0) t += arrivals.exponential(spec.rate);
+        r.arrival_s = t;
+        break;
+      case ArrivalKind::Constant: r.arrival_s = static_cast<double>(i) / spec.rate; break;
+    }
+    out.push_back(r);
+  }
+  return out;
+}
+
+TraceFile read_trace_csv(const std::string& path) {
+  std::ifstream f(path);
+  if (!f) throw_not_found(Location{.file = path}, "cannot open the trace file");
+  static const char* kColumns[] = {"arrival_s", "input_tokens", "output_tokens"};
+  TraceFile tf;
+  std::string line;
+  int lineno = 0;
+  bool header = false;
+  while (std::getline(f, line)) {
+    ++lineno;
+    const std::string t = trim(line);
+    if (t.empty() || t[0] == '#') continue;
+    // Split on commas, remembering where each field starts (1-based column of the line).
+    std::vector<std::string> fields;
+    std::vector<int> starts;
+    std::size_t pos = 0;
+    while (true) {
+      const auto comma = line.find(',', pos);
+      fields.push_back(trim(line.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos)));
+      starts.push_back(static_cast<int>(pos) + 1);
+      if (comma == std::string::npos) break;
+      pos = comma + 1;
+    }
+    if (!header) {
+      if (fields.size() != 3 || fields[0] != kColumns[0] || fields[1] != kColumns[1] || fields[2] != kColumns[2])
+        throw_input(Location{.file = path, .line = lineno, .column = 1},
+                    fmt::format("expected the header 'arrival_s,input_tokens,output_tokens', found '{}'", t));
+      header = true;
+      continue;
+    }
+    if (fields.size() != 3)
+      throw_input(Location{.file = path, .line = lineno, .column = 1},
+                  fmt::format("expected 3 fields (arrival_s,input_tokens,output_tokens), found {}", fields.size()));
+    double v[3] = {0, 0, 0};
+    for (int c = 0; c < 3; ++c) {
+      const Location where{.file = path, .line = lineno, .column = starts[static_cast<std::size_t>(c)]};
+      const std::string& s = fields[static_cast<std::size_t>(c)];
+      if (!parse_double(s, v[c])) throw_input(where, fmt::format("{} = '{}': not a number", kColumns[c], s));
+      if (c == 0 && v[c] < 0) throw_input(where, fmt::format("arrival_s = '{}': must be >= 0", s));
+      if (c > 0 && (v[c] < 1 || v[c] != std::floor(v[c])))
+        throw_input(where, fmt::format("{} = '{}': must be an integer >= 1", kColumns[c], s));
+    }
+    Request r;
+    r.arrival_s = v[0];
+    r.input_tokens = static_cast<std::int64_t>(v[1]);
+    r.output_tokens = static_cast<std::int64_t>(v[2]);
+    if (!tf.requests.empty() && r.arrival_s < tf.requests.back().arrival_s) tf.was_sorted = false;
+    r.id = lineno;  // carried through the sort, then replaced by the index
+    tf.requests.push_back(r);
+  }
+  if (!header) throw_input(Location{.file = path, .line = std::max(1, lineno)}, "empty trace: no header");
+  if (tf.requests.empty()) throw_input(Location{.file = path, .line = lineno}, "the trace has no requests");
+  if (!tf.was_sorted) {
+    std::stable_sort(tf.requests.begin(), tf.requests.end(),
+                     [](const Request& a, const Request& b) { return a.arrival_s < b.arrival_s; });
+    tf.note = fmt::format("{}: arrivals were not in order; sorted {} requests by arrival_s", path, tf.requests.size());
+  }
+  for (std::size_t i = 0; i < tf.requests.size(); ++i) {
+    tf.lines.push_back(static_cast<int>(tf.requests[i].id));
+    tf.requests[i].id = static_cast<std::int64_t>(i);
+  }
+  return tf;
+}
+
+}  // namespace llmsim::sim

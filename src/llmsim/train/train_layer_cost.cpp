@@ -1,0 +1,249 @@
+#include "llmsim/train/train_layer_cost.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "llmsim/model/operators.h"
+#include "llmsim/run/lora_adapters.h"
+
+namespace llmsim::sim {
+
+namespace {
+
+using model::Collective;
+using model::OpKind;
+using model::Operator;
+
+double dbl(std::int64_t v) { return static_cast<double>(v); }
+
+bool starts_with(const std::string& s, std::string_view p) { return s.compare(0, p.size(), p) == 0; }
+bool ends_with(const std::string& s, std::string_view p) {
+  return s.size() >= p.size() && s.compare(s.size() - p.size(), p.size(), p) == 0;
+}
+
+std::string op_class_key(const Operator& op, bool backward) {
+  switch (op.kind) {
+    case OpKind::Gemm: return "gemm";
+    case OpKind::FlashAttn: return "attention";
+    case OpKind::Norm: return "norm";
+    case OpKind::TpComm:
+    case OpKind::MoeComm: return std::string(model::collective_name(backward ? op.bwd_collective : op.collective));
+    default: return "elementwise";
+  }
+}
+
+// The weight dtype the layer GEMMs read: packed NF4 for QLoRA (dequantized before every GEMM).
+DType layer_weight_dtype(const RunSpec& run) {
+  const auto& t = run.train;
+  if (run.workload != Workload::Finetune || t.finetune == FinetuneKind::Full) return t.precision;
+  return model::stored_dtype(t.base_quant, t.finetune == FinetuneKind::Qlora ? DType::NF4 : t.precision);
+}
+
+
+class Builder {
+ public:
+  Builder(const LayerCostInputs& in, LayerCost& out) : in_(in), out_(out) {}
+
+  void add_ops(const std::vector<Operator>& ops, bool frozen, double attention_scale) {
+    const DType prec = in_.run.train.precision;
+    const bool recompute_all = in_.run.train.recompute == Recompute::Full;
+    const bool recompute_core = in_.run.train.recompute == Recompute::Selective;
+    for (Operator op : ops) {
+      if (attention_scale != 1.0 && is_attention_core(op)) {
+        op.fwd_flops *= attention_scale;
+        op.fwd_bytes *= attention_scale;
+        op.bwd_flops *= attention_scale;
+        op.bwd_bytes *= attention_scale;
+      }
+      const std::string module = breakdown_module(op);
+      const bool weights_trainable = !frozen;
+      const double norm_kernels = op.kind == OpKind::Norm ? in_.framework.glue.norm_kernels(in_.model.norm) : 1.0;
+      Interval f, b;
+      if (op.kind == OpKind::TpComm || op.kind == OpKind::MoeComm) {
+        const CommGroup& g = op.kind == OpKind::TpComm ? in_.groups.tp : in_.groups.ep;
+        f = in_.comm.collective(op.collective, op.comm_bytes, g);
+        b = in_.comm.collective(op.bwd_collective, op.comm_bytes, g);
+        out_.fwd_comm += f;
+        out_.bwd_comm += b;
+      } else {
+        f = in_.compute.forward(op, prec, norm_kernels);
+        b = in_.compute.backward(op, prec, weights_trainable, norm_kernels);
+        const double wflops = weights_trainable ? op.bwd_weight_flops : 0.0;
+        out_.fwd_flops += op.fwd_flops;
+        out_.bwd_flops += op.bwd_flops - op.bwd_weight_flops + wflops;
+        if (weights_trainable) out_.trainable_params += dbl(op.weight_params);
+      }
+      out_.params += dbl(op.weight_params);
+      out_.fwd += f;
+      out_.bwd += b;
+      const bool again = recompute_all || (recompute_core && is_attention_core(op) && op.kind != OpKind::FlashAttn);
+      if (again) {
+        out_.recompute += f;
+        if (op.kind == OpKind::TpComm || op.kind == OpKind::MoeComm) out_.recompute_comm += f;
+        else out_.recompute_flops += op.fwd_flops;
+      }
+      const double total = f.value + b.value + (again ? f.value : 0.0);
+      out_.by_module[module] += total;
+      out_.by_class[op_class_key(op, false)] += f.value + (again ? f.value : 0.0);
+      out_.by_class[op_class_key(op, true)] += b.value;
+    }
+  }
+
+  // LoRA adapters on the layer's projections (src/llmsim/run/lora_adapters.h, the memory model's list): two skinny
+  // GEMMs forward (x A, then (x A) B), their four backward GEMMs (activation and weight gradients of A
+  // and B), and one elementwise pass for dropout on x and the scaled add onto the base output (PEFT
+  // LoraLayer.forward). A and B are split over TP; on the routed experts each GPU runs its
+  // num_experts / ep pairs as a batch over the top_k rows of every token it holds.
+  void add_lora(std::int64_t tokens, bool moe_layer) {
+    const auto& t = in_.run.train;
+    const auto& par = in_.run.par;
+    const DType prec = t.precision;
+    const double a = dtype_bytes(prec), r = dbl(t.lora_rank);
+    const auto& cc = in_.compute;
+    for (const LoraAdapter& ad : lora_adapters(in_.model, moe_layer, t.lora_targets)) {
+      const auto R = t.lora_rank;
+      const double pairs = ad.routed ? ad.pairs / dbl(par.ep) : ad.pairs;
+      const double rows = dbl(tokens) * ad.rows_per_token;
+      const double d_in = ad.d_in / dbl(par.tp), d_out = ad.d_out / dbl(par.tp);
+      const auto batch = std::max<std::int64_t>(1, static_cast<std::int64_t>(pairs));
+      const auto m_rows = std::max<std::int64_t>(1, static_cast<std::int64_t>(rows / pairs));
+      const auto din = std::max<std::int64_t>(1, static_cast<std::int64_t>(d_in));
+      const auto dout = std::max<std::int64_t>(1, static_cast<std::int64_t>(d_out));
+      const double fa = 2 * rows * d_in * r, fb = 2 * rows * r * d_out;
+      const double ba = (rows * d_in + pairs * d_in * r + rows * r) * a;
+      const double bb = (rows * r + pairs * r * d_out + rows * d_out) * a;
+      Interval f = cc.gemm(m_rows, R, din, batch, fa, ba, prec) + cc.gemm(m_rows, dout, R, batch, fb, bb, prec);
+      const double ew = (2 * rows * d_in + 3 * rows * d_out) * a;
+      f += cc.memory_bound(ew, 2);
+      // Backward: dX of B, dB, dX of A, dA; same FLOPs and bytes as forward each.
+      Interval b = cc.gemm(m_rows, R, dout, batch, fb, bb, prec) + cc.gemm(R, dout, m_rows, batch, fb, bb, prec) +
+                   cc.gemm(m_rows, din, R, batch, fa, ba, prec) + cc.gemm(din, R, m_rows, batch, fa, ba, prec) +
+                   cc.memory_bound(ew, 2);
+      out_.fwd += f;
+      out_.bwd += b;
+      out_.fwd_flops += fa + fb;
+      out_.bwd_flops += 2 * (fa + fb);
+      const double p = r * (d_in + d_out) * pairs;
+      out_.params += p;
+      out_.trainable_params += p;
+      const bool again = t.recompute == Recompute::Full;
+      if (again) {
+        out_.recompute += f;
+        out_.recompute_flops += fa + fb;
+      }
+      out_.by_module["lora"] += f.value + b.value + (again ? f.value : 0.0);
+      out_.by_class["gemm"] += f.value + b.value + (again ? f.value : 0.0);
+    }
+  }
+
+  // Context parallelism: the K/V of the whole sequence are all-gathered over the CP group in forward
+  // and their gradients reduce-scattered in backward (Megatron-LM context parallel, ring exchange
+  // overlapped with the attention kernel); only what the attention compute cannot hide is charged.
+  void add_context_parallel(double kv_bytes, Interval core_fwd, Interval core_bwd) {
+    const auto& g = in_.groups.cp;
+    if (g.size <= 1) return;
+    const Interval f = in_.comm.collective(Collective::AllGather, kv_bytes, g);
+    const Interval b = in_.comm.collective(Collective::ReduceScatter, kv_bytes, g);
+    auto exposed = [](Interval c, Interval hide) {
+      return Interval{std::max(0.0, c.value - hide.value), std::max(0.0, c.low - hide.low),
+                      std::max(0.0, c.high - hide.high)};
+    };
+    const Interval ef = exposed(f, core_fwd), eb = exposed(b, core_bwd);
+    out_.fwd += ef;
+    out_.bwd += eb;
+    out_.fwd_comm += ef;
+    out_.bwd_comm += eb;
+    if (in_.run.train.recompute == Recompute::Full) {
+      out_.recompute += ef;
+      out_.recompute_comm += ef;
+    }
+    out_.by_module["communication.cp"] += ef.value + eb.value;
+    out_.by_class["all_gather"] += ef.value;
+    out_.by_class["reduce_scatter"] += eb.value;
+  }
+
+ private:
+  const LayerCostInputs& in_;
+  LayerCost& out_;
+};
+
+}  // namespace
+
+std::string breakdown_module(const model::Operator& op) {
+  const std::string& n = op.name;
+  if (ends_with(n, ".dequant")) return "dequantization";
+  if (ends_with(n, "_cast")) return "amp_casts";
+  if (op.kind == OpKind::TpComm) return "communication.tp";
+  if (op.kind == OpKind::MoeComm) return "communication.ep";
+  if (op.kind == OpKind::Norm) return "norm";
+  if (op.module == model::Module::Residual) return "residual";
+  if (n == "attn.qkv_proj") return "attention.qkv";
+  if (n == "attn.rope") return "attention.rope";
+  if (n == "attn.out_proj") return "attention.out_proj";
+  if (is_attention_core(op)) return "attention.core";
+  if (starts_with(n, "attn.")) return "attention.other";
+  if (starts_with(n, "mlp.")) return "mlp";
+  if (starts_with(n, "moe.")) return "moe";
+  if (starts_with(n, "embed.")) return "embedding";
+  if (starts_with(n, "head.")) return "lm_head_loss";
+  return "other";
+}
+
+LayerCost layer_cost(const LayerCostInputs& in, LayerKind kind, std::int64_t layer_index) {
+  const auto& run = in.run;
+  const auto& t = run.train;
+  const std::int64_t cp = std::max<std::int64_t>(1, run.par.cp);
+  model::InventoryParams p;
+  p.micro_batch = t.micro_batch;
+  p.q_len = t.seq_len / cp;
+  p.kv_len = 0;
+  p.causal = true;
+  p.tp = run.par.tp;
+  p.sequence_parallel = run.par.sequence_parallel;
+  p.flash_attn = t.flash_attn;
+  p.act_dtype = activation_dtype(t.precision);
+  p.weight_dtype = layer_weight_dtype(run);
+  p.training = true;
+  p.glue = training_glue(in.framework, t);
+
+  const bool lora = run.workload == Workload::Finetune && t.finetune != FinetuneKind::Full;
+  LayerCost out;
+  out.kind = kind;
+  Builder b(in, out);
+  if (kind == LayerKind::Embedding) {
+    b.add_ops(model::embedding_ops(in.model, p).ops, lora, 1.0);
+    return out;
+  }
+  if (kind == LayerKind::Head) {
+    b.add_ops(model::head_ops(in.model, p).ops, lora, 1.0);
+    return out;
+  }
+  const auto inv = model::layer_ops(in.model, p, layer_index);
+  // With CP each rank holds s/cp queries but attends over the whole (causal) sequence: its share of the
+  // attention work is 1/cp of the full sequence's, i.e. cp times that of an s/cp-token sequence.
+  b.add_ops(inv.ops, lora, static_cast<double>(cp));
+  if (lora) b.add_lora(t.micro_batch * p.q_len, in.model.is_moe_layer(layer_index));
+  if (cp > 1) {
+    Interval core_f, core_b;
+    for (const auto& op : inv.ops)
+      if (is_attention_core(op)) {
+        core_f += in.compute.forward(op, t.precision) * static_cast<double>(cp);
+        core_b += in.compute.backward(op, t.precision, false) * static_cast<double>(cp);
+      }
+    const double kv_bytes = 2.0 * dbl(t.micro_batch) * dbl(t.seq_len) * dbl(in.model.kv_dim()) / dbl(run.par.tp) *
+                            dtype_bytes(p.act_dtype);
+    b.add_context_parallel(kv_bytes, core_f, core_b);
+  }
+  // Expert parallelism: each GPU holds num_experts / ep of the experts.
+  if (in.model.is_moe_layer(layer_index) && run.par.ep > 1) {
+    double expert = 0;
+    for (const auto& op : inv.ops)
+      if (starts_with(op.name, "moe.experts_")) expert += dbl(op.weight_params);
+    const double drop = expert * (1.0 - 1.0 / dbl(run.par.ep));
+    out.params -= drop;
+    if (!lora) out.trainable_params -= drop;
+  }
+  return out;
+}
+
+}  // namespace llmsim::sim

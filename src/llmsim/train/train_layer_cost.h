@@ -1,0 +1,61 @@
+#pragma once
+// Costs of one micro-batch through one layer (or the embedding / LM head) on one GPU of a training
+// run: forward, backward and recomputation time on the compute stream (tensor/expert/context-parallel
+// collectives included, since they block it), FLOPs, parameters and gradient bytes, and the time split
+// by module and operator class for the breakdown tables. Computed once per kind of layer and reused for
+// every identical layer and micro-batch.
+#include <array>
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "llmsim/hardware/system_spec.h"
+#include "llmsim/model/model_spec.h"
+#include "llmsim/cost/comm_cost.h"
+#include "llmsim/cost/compute_cost.h"
+#include "llmsim/run/framework_profile.h"
+#include "llmsim/core/interval.h"
+#include "llmsim/run/run_spec.h"
+
+namespace llmsim::sim {
+
+enum class LayerKind { Embedding, Dense, Moe, Head };
+
+// Seconds (best estimate) per breakdown key; keys are module names ("attention.qkv", "mlp", …) or
+// operator classes ("gemm", "all_reduce", …).
+using TimeSplit = std::map<std::string, double>;
+
+struct LayerCost {
+  LayerKind kind = LayerKind::Dense;
+  Interval fwd, bwd, recompute;            // seconds per micro-batch on the compute stream
+  Interval fwd_comm, bwd_comm, recompute_comm;  // the blocking-collective part of the above
+  double fwd_flops = 0, bwd_flops = 0, recompute_flops = 0;  // FLOPs executed per micro-batch on one GPU
+  double params = 0;           // parameters held on one GPU (after TP / EP sharding, before ZeRO)
+  double trainable_params = 0; // of which trainable (LoRA: the adapters)
+  TimeSplit by_module;         // fwd + bwd + recompute seconds per micro-batch
+  TimeSplit by_class;
+};
+
+// The groups a layer's collectives run over.
+struct LayerGroups {
+  CommGroup tp, cp, ep;
+};
+
+struct LayerCostInputs {
+  const model::ModelSpec& model;
+  const RunSpec& run;                // with_defaults applied
+  const FrameworkProfile& framework;
+  const ComputeCost& compute;
+  const CommCost& comm;
+  LayerGroups groups;
+};
+
+// Cost of one layer of `kind` (layer_index picks dense vs MoE for Dense/Moe kinds; ignored otherwise).
+LayerCost layer_cost(const LayerCostInputs& in, LayerKind kind, std::int64_t layer_index);
+
+// The module a breakdown row of an inventory operator belongs to ("attention.qkv", "attention.rope",
+// "attention.core", "attention.out_proj", "mlp", "moe", "norm", "residual", "embedding", "lm_head_loss",
+// "dequantization", "communication.tp", "communication.ep").
+std::string breakdown_module(const model::Operator& op);
+
+}  // namespace llmsim::sim

@@ -1,0 +1,94 @@
+#include "llmsim/validate/source_facts.h"
+
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "llmsim/core/toml_reader.h"
+
+namespace llmsim::sim {
+
+namespace fs = std::filesystem;
+
+std::string source_facts_path(const std::string& csv_path) {
+  const fs::path p(csv_path);
+  return (p.parent_path() / (p.stem().string() + ".facts.toml")).string();
+}
+
+namespace {
+
+// One [[fact]] table: its prefix and evidence, and at least one setting.
+SourceFact read_fact(const toml::table& tbl, const std::string& path, std::size_t index) {
+  TomlReader r(tbl, path, "fact[" + std::to_string(index) + "]");
+  SourceFact f;
+  f.where = Location{.file = path, .line = static_cast<int>(tbl.source().begin.line)};
+  f.source_prefix = r.string("source_prefix");
+  if (f.source_prefix.empty()) throw_input(r.where("source_prefix"), "source_prefix must not be empty");
+  f.evidence = r.string("evidence");
+  if (f.evidence.empty()) throw_input(r.where("evidence"), "evidence must cite why the fact holds");
+  f.flash_attn = r.opt_boolean("flash_attn");
+  if (auto z = r.opt_integer("zero_stage")) {
+    if (*z < 0 || *z > 3)
+      throw_input(r.where("zero_stage"), fmt::format("zero_stage = {}: must be 0, 1, 2 or 3", *z));
+    f.zero_stage = static_cast<int>(*z);
+  }
+  f.sequence_parallel = r.opt_boolean("sequence_parallel");
+  f.overlap_grad_reduce = r.opt_boolean("overlap_grad_reduce");
+  f.overlap_param_gather = r.opt_boolean("overlap_param_gather");
+  if (auto k = r.opt_choice("attn_kernel", attention_kernel_names())) {
+    AttentionKernel kernel{};
+    parse_name(*k, kernel);
+    f.attn_kernel = kernel;
+  }
+  if (auto mm = r.opt_choice("memory_measure", memory_measure_names())) parse_name(*mm, f.memory_measure.emplace());
+  f.fused_loss = r.opt_boolean("fused_loss");
+  f.dropout = r.opt_non_negative("dropout");
+  if (f.dropout && *f.dropout >= 1)
+    throw_input(r.where("dropout"), fmt::format("dropout = {}: must be a probability below 1", *f.dropout));
+  if (auto n = r.opt_integer("input_len")) {
+    if (*n < 1) throw_input(r.where("input_len"), fmt::format("input_len = {}: must be >= 1", *n));
+    f.input_len = *n;
+  }
+  r.finish();
+  if (!f.flash_attn && !f.zero_stage && !f.sequence_parallel && !f.overlap_grad_reduce && !f.overlap_param_gather &&
+      !f.attn_kernel && !f.memory_measure && !f.fused_loss && !f.dropout && !f.input_len)
+    throw_input(f.where, "the fact sets nothing: give flash_attn, zero_stage, sequence_parallel, overlap_grad_reduce, "
+                         "overlap_param_gather, attn_kernel, memory_measure, fused_loss, dropout or input_len");
+  return f;
+}
+
+}  // namespace
+
+std::vector<SourceFact> load_source_facts(const std::string& path) {
+  const toml::table root = parse_toml_file(path);
+  TomlReader top(root, path);
+  const std::int64_t version = top.integer("schema_version");
+  if (version != 1)
+    throw_input(top.where("schema_version"),
+                fmt::format("schema_version = {}: this llmsim reads facts files of version 1", version));
+  top.ignore("fact");
+  top.finish();
+
+  std::vector<SourceFact> facts;
+  const toml::node* node = root.get("fact");
+  if (!node) return facts;
+  const toml::array* list = node->as_array();
+  if (!list || !list->is_array_of_tables())
+    throw_input(top.where("fact"), "'fact' must be an array of tables ([[fact]])");
+  for (std::size_t i = 0; i < list->size(); ++i) facts.push_back(read_fact(*list->get(i)->as_table(), path, i));
+  return facts;
+}
+
+const SourceFact* fact_for(const std::vector<SourceFact>& facts, const std::string& source) {
+  const SourceFact* best = nullptr;
+  for (const SourceFact& f : facts)
+    if (source.starts_with(f.source_prefix) && (!best || f.source_prefix.size() > best->source_prefix.size()))
+      best = &f;
+  return best;
+}
+
+std::string fact_label(const SourceFact& f) {
+  return fs::path(f.where.file).filename().string() + ":" + std::to_string(f.where.line);
+}
+
+}  // namespace llmsim::sim

@@ -1,0 +1,63 @@
+#pragma once
+// Facts about a measured-run source that its rows cannot state: the schema has no column for them
+// (which FlashAttention generation a benchmark harness ran), or the source states them outside the
+// row (a run published before FlashAttention existed). They live in `<csv stem>.facts.toml` beside
+// the CSV, each fact naming the rows it covers by a prefix of their `source` column and citing its
+// evidence, so that the CSV itself stays an unchanged copy of the published collection.
+//
+//   schema_version = 1
+//   [[fact]]
+//   source_prefix = "Narayanan et al. 2021"
+//   flash_attn = false          # applies only where the row leaves flash_attn empty
+//   zero_stage = 1              # likewise (e.g. a framework recipe's distributed optimizer)
+//   sequence_parallel = false   # likewise (a run published before Megatron's sequence parallelism)
+//   overlap_grad_reduce = false # no schema column: the framework recipe's overlap flags do not apply
+//   overlap_param_gather = false
+//   attn_kernel = "fa1"         # fused attention kernel generation (no schema column)
+//   memory_measure = "allocated" # what peak_mem_gib counts, for rows that leave memory_measure empty
+//   fused_loss = true           # a fused cross-entropy (no fp32 logits copy; no schema column)
+//   dropout = 0.0               # the model's training dropout probability (no schema column)
+//   input_len = 10              # prompt tokens, for inference rows that leave input_len empty
+//   evidence = "why this is so, with its citation"
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "llmsim/hardware/attention_kernel.h"
+#include "llmsim/core/error.h"
+#include "llmsim/memory/memory_model.h"
+
+namespace llmsim::sim {
+
+struct SourceFact {
+  Location where;                               // the [[fact]] table in its file
+  std::string source_prefix;                    // rows whose `source` starts with this
+  std::optional<bool> flash_attn;               // for rows that leave flash_attn empty
+  std::optional<int> zero_stage;                // for rows that leave zero_stage empty (0..3)
+  std::optional<bool> sequence_parallel;        // for rows that leave sequence_parallel empty
+  std::optional<bool> overlap_grad_reduce;      // TrainSpec::overlap_grad_reduce of every covered row
+  std::optional<bool> overlap_param_gather;     // TrainSpec::overlap_param_gather of every covered row
+  std::optional<AttentionKernel> attn_kernel;   // for every covered row that uses fused attention
+  // What the source's peak_mem_gib counts (the schema's memory_measure), for rows that leave it empty.
+  std::optional<MemoryMeasure> memory_measure;
+  std::optional<bool> fused_loss;               // TrainSpec::fused_loss of every covered row
+  std::optional<double> dropout;                // ModelSpec::dropout of every covered row, in [0, 1)
+  std::optional<std::int64_t> input_len;        // prompt tokens of inference rows that leave input_len empty
+  std::string evidence;                         // citation (required)
+};
+
+// "<folder>/<stem>.facts.toml" for "<folder>/<stem>.csv".
+std::string source_facts_path(const std::string& csv_path);
+
+// Reads a facts file. Unknown keys, a missing evidence, an empty prefix, an unknown kernel name or a
+// fact that sets nothing are Input errors naming file:line.
+std::vector<SourceFact> load_source_facts(const std::string& path);
+
+// The fact with the longest prefix of `source`, or nullptr.
+const SourceFact* fact_for(const std::vector<SourceFact>& facts, const std::string& source);
+
+// "published.facts.toml:12" for messages and row notes.
+std::string fact_label(const SourceFact& f);
+
+}  // namespace llmsim::sim

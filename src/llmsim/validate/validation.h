@@ -1,0 +1,93 @@
+#pragma once
+// Validation against measured runs: each measured-run row (src/llmsim/validate/measured_runs.h) becomes a prediction of
+// the same metric by the simulator, with its relative error, and the rows are summarised by workload,
+// metric, system and feature. Prediction rules are in docs/validation.md. No printing here.
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "llmsim/core/stats.h"
+#include "llmsim/validate/measured_runs.h"
+#include "llmsim/run/run_spec.h"
+
+namespace llmsim::sim {
+
+inline constexpr const char* kValidationOk = "ok";
+inline constexpr std::string_view kValidationErrorPrefix = "error: ";              // the row breaks a schema rule
+inline constexpr std::string_view kValidationUnsupportedPrefix = "unsupported: ";  // valid, but not predicted
+
+struct ValidationRow {
+  std::string file;                   // measured-run CSV
+  int line = 0;                       // 1-based line of the row in it
+  std::string run_id, workload, metric, system, framework;
+  std::string framework_profile;      // the profile that stood in for `framework` ("fsdp"), or "" when none
+  std::string source;                 // the document the row cites: its source column up to " @", " (" or ","
+  double measured = 0;
+  double predicted = 0, low = 0, high = 0;  // best estimate and band (only when ok)
+  double error_pct = 0;               // (predicted - measured) / measured * 100; fits: 0 agree, 100 disagree
+  std::string status;                 // "ok", "error: file:line: column: value: rule" or "unsupported: reason"
+  std::string error_column;           // error rows: the column whose value breaks the rule ("" for the row's shape)
+  std::string note;                   // e.g. "predicted OOM (…)": the prediction assumes the run executed
+  std::vector<std::string> features;  // tp, pp, vp, cp, ep, sp, dp, zero1..3, recompute-*, offload, lora, …
+  std::vector<std::string> defaults;  // defaults the reader filled for fields the source did not state
+
+  bool ok() const { return status == kValidationOk; }
+  bool is_error() const { return status.starts_with(kValidationErrorPrefix); }
+};
+
+// Features of a run spec used to group errors (after with_defaults): training "tp", "pp", "vp", "cp",
+// "ep", "dp", "sp" (sequence parallel), "zero1".."zero3", "recompute-selective", "recompute-full",
+// "offload", "offload-params", "lora", "qlora", "flash", "gpipe"; inference "tp", "pp", "quant-<fmt>",
+// "kv-fp8". Sorted by the order above; empty for a plain single-GPU run.
+std::vector<std::string> run_features(const RunSpec& run);
+
+// True when a tflops_per_gpu row's notes say the source counts the activation-recomputation FLOPs
+// (hardware FLOPs): case-insensitive "includes the activation-recomputation", "includes recomputation",
+// "counts recomputation", "hardware flops", or Narayanan et al. 2021's "Eq.3"/"Eq. 3" (whose FLOP
+// formula assumes the recomputation forward pass).
+bool notes_count_recompute_flops(const std::string& notes);
+
+// Predicts one row. Never throws llmsim::Error: an error while predicting (unknown system file, …)
+// becomes status "unsupported: <message>".
+ValidationRow predict_row(const MeasuredRun& run, const std::string& data_dir);
+
+// Every row of every run, in order.
+std::vector<ValidationRow> predict_rows(const std::vector<MeasuredRun>& runs, const std::string& data_dir);
+
+struct WorstRow {
+  std::string run_id, metric;
+  double error_pct = 0;
+};
+
+// Statistics of one group of rows. Error statistics use ok rows whose metric is not `fits`.
+struct GroupStats {
+  std::string key;                  // the group's value, e.g. "pretrain"; "all" for the overall group
+  std::size_t rows = 0;             // all rows in the group
+  std::size_t count = 0;            // ok non-fits rows (the error statistics' sample)
+  double median_abs_pct = 0;        // median |error_pct| (0 when count is 0)
+  double mape = 0;                  // mean |error_pct| (0 when count is 0)
+  double mean_pct = 0;              // mean signed error_pct: > 0 over-predicts on average
+  std::vector<WorstRow> worst;      // up to 5 rows with the largest |error_pct|, largest first
+  std::size_t fits_agree = 0;       // ok fits rows whose prediction equals the measurement
+  std::size_t fits_total = 0;       // ok fits rows
+  std::size_t unsupported = 0;      // valid rows that were not predicted (no profile, unsupported metric, …)
+  std::size_t errors = 0;           // rows that break a rule of the schema
+};
+
+struct Grouping {
+  std::string by;                   // "workload", "metric", "system", "feature"
+  std::vector<GroupStats> groups;   // sorted by key; rows without features are in feature "none"
+};
+
+struct ValidationSummary {
+  GroupStats overall;               // key "all"
+  std::vector<Grouping> groupings;  // by workload, metric, system, feature (in that order)
+};
+
+// Median of the values (src/llmsim/core/stats.h), used for the error summaries.
+using llmsim::median;
+
+ValidationSummary summarize(const std::vector<ValidationRow>& rows);
+
+}  // namespace llmsim::sim

@@ -1,0 +1,55 @@
+#include <doctest/doctest.h>
+
+#include "test_util.h"
+
+#include "llmsim/core/json_reader.h"
+#include "llmsim/core/strings.h"
+#include "llmsim/core/toml_reader.h"
+
+using llmsim::test::write_temp;
+constexpr auto caught = [](auto&& f) { return llmsim::test::error_of(f); };
+
+TEST_CASE("TOML reader: typed getters, ranges, unknown keys with line and did-you-mean") {
+  const auto path = write_temp("reader.toml", "a = 1\nb = \"x\"\n[t]\nbandwidth_GBps = -5\nlatncy_us = 2\n");
+  const auto root = llmsim::parse_toml_file(path);
+  llmsim::TomlReader r(root, path);
+  CHECK(r.integer("a") == 1);
+  CHECK(r.string("b") == "x");
+  auto t = r.table("t");
+  const auto neg = caught([&] { t.positive("bandwidth_GBps"); });
+  CHECK(neg.kind() == llmsim::ErrorKind::Input);
+  CHECK(neg.where().line == 4);
+  CHECK(neg.where().key == "t.bandwidth_GBps");
+  t.opt_number("latency_us");  // the misspelt key is what the file has
+  const auto unknown = caught([&] { t.finish(); });
+  CHECK(unknown.where().line == 5);
+  CHECK(std::string(unknown.what()).find("did you mean 'latency_us'") != std::string::npos);
+  const auto wrong_type = caught([&] { r.number("b"); });
+  CHECK(std::string(wrong_type.what()).find("expected a number") != std::string::npos);
+}
+
+TEST_CASE("TOML reader: malformed file gives its line, missing file is NotFound") {
+  const auto bad = write_temp("bad.toml", "a = 1\nb = [1, 2\nc = 3\n");
+  const auto e = caught([&] { llmsim::parse_toml_file(bad); });
+  CHECK(e.kind() == llmsim::ErrorKind::Input);
+  CHECK(e.where().line >= 2);
+  CHECK(caught([] { llmsim::parse_toml_file("/nonexistent/x.toml"); }).kind() == llmsim::ErrorKind::NotFound);
+}
+
+TEST_CASE("JSON reader: syntax errors located by line and column; keys located in the text") {
+  const auto bad = write_temp("bad.json", "{\n  \"a\": 1,\n  \"b\": ,\n}\n");
+  const auto e = caught([&] { llmsim::parse_json_file(bad); });
+  CHECK(e.kind() == llmsim::ErrorKind::Input);
+  CHECK(e.where().line == 3);
+  const auto good = write_temp("good.json", "{\n  \"hidden_size\": 4096,\n  \"x\": {\"num_heads\": 2}\n}\n");
+  const auto doc = llmsim::parse_json_file(good);
+  CHECK(doc.where("hidden_size").line == 2);
+  CHECK(doc.where("x.num_heads").line == 3);
+}
+
+TEST_CASE("text helpers: blanks trimmed, ASCII lower-cased") {
+  CHECK(llmsim::trim_blanks(" \t megatron-lm \t") == "megatron-lm");
+  CHECK(llmsim::trim_blanks("  ").empty());
+  CHECK(llmsim::trim_blanks("a b") == "a b");
+  CHECK(llmsim::to_lower("TensorRT-LLM") == "tensorrt-llm");
+}

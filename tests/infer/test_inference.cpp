@@ -1,0 +1,98 @@
+// Inference iteration costs and the fixed-batch simulator: golden numbers derived by hand.
+#include <doctest/doctest.h>
+
+#include "memory/memory_test_util.h"
+#include "llmsim/infer/infer_sim.h"
+#include "llmsim/infer/iteration_cost.h"
+
+using namespace llmsim;
+using llmsim::test::preset_model;
+using llmsim::test::preset_system;
+
+namespace {
+sim::InferSpec bf16() {
+  sim::InferSpec in;
+  in.precision = DType::BF16;
+  in.kv_dtype = DType::BF16;
+  return in;
+}
+}  // namespace
+
+TEST_CASE("a batch-1 decode step of llama2-7b reads the weights once: bytes / effective bandwidth") {
+  const auto m = preset_model("llama2-7b");
+  const auto sys = preset_system("a800-nvlink");
+  sim::ParallelSpec par;
+  const sim::IterationCostModel model(m, sys, par, bf16());
+  // 6,738,415,616 parameters in bf16, of which the embedding table (32000 x 4096) is gathered, not read.
+  const double read = (6738415616.0 - 32000.0 * 4096) * 2;
+  const double expected = read / (2039e9 * 0.88);
+  const auto step = model.uniform(1, 1, 128);
+  CHECK(step.linear_s.value == doctest::Approx(expected).epsilon(0.03));
+  // Everything else (norms, attention over 128 tokens, launches) adds little at batch 1.
+  CHECK(step.time_s.value > expected);
+  CHECK(step.time_s.value < 1.3 * expected);
+  CHECK(model.kv_bytes_per_token() == doctest::Approx(524288.0));  // 2 x 32 layers x 32 heads x 128 x 2 B
+}
+
+TEST_CASE("prefill is compute bound: the linear FLOPs 2 N T at the GEMM rate") {
+  const auto m = preset_model("llama2-7b");
+  const auto sys = preset_system("a800-nvlink");
+  sim::ParallelSpec par;
+  const sim::IterationCostModel model(m, sys, par, bf16());
+  const auto pre = model.uniform(8, 2048, 0);
+  const double T = 8.0 * 2048;
+  // Projections of 32 layers: 4096 x (3 x 4096 + 4096 + 3 x 11008) weights; plus the LM head for 8 rows.
+  const double linear_params = 32.0 * 4096 * (4 * 4096 + 3 * 11008);
+  const double flops = 2.0 * linear_params * T;
+  CHECK(pre.linear_s.value > flops / 312e12);                // never faster than the peak
+  CHECK(pre.linear_s.value < flops / (312e12 * 0.55));       // and at most ~25 % below the large-GEMM default
+  CHECK(pre.attention_s.value > 0);
+}
+
+TEST_CASE("weight-only int4 cuts batch-1 decode roughly by the weight bytes") {
+  const auto m = preset_model("llama2-7b");
+  const auto sys = preset_system("rtx4090-pcie");
+  sim::ParallelSpec par;
+  auto q = bf16();
+  q.weight_quant = model::WeightQuant::Int4;
+  const sim::IterationCostModel dense(m, sys, par, bf16()), int4(m, sys, par, q);
+  const double ratio = dense.uniform(1, 1, 64).linear_s.value / int4.uniform(1, 1, 64).linear_s.value;
+  CHECK(ratio > 3.0);   // 2 bytes -> ~0.52 bytes per weight, the LM head stays 16-bit
+  CHECK(ratio < 4.0);
+  CHECK(int4.weight_bytes_per_gpu() < 0.35 * dense.weight_bytes_per_gpu());
+}
+
+TEST_CASE("fixed-batch inference: TTFT, TPOT, throughput and problems") {
+  const auto m = preset_model("llama2-13b");
+  const auto sys = preset_system("a800-nvlink");
+  sim::RunSpec run;
+  run.workload = sim::Workload::Inference;
+  run.par.gpus = 2;
+  run.par.tp = 2;
+  run.infer.batch = 16;
+  run.infer.input_len = 512;
+  run.infer.output_len = 128;
+  const auto r = sim::simulate_inference(m, sys, run);
+  REQUIRE(r.valid());
+  CHECK(r.e2e_s.value == doctest::Approx(r.ttft_s.value + 127 * r.tpot_s.value).epsilon(1e-9));
+  CHECK(r.output_tokens_per_s.value == doctest::Approx(16.0 * 128 / r.e2e_s.value).epsilon(1e-9));
+  CHECK(r.ttft_s.low <= r.ttft_s.value);
+  CHECK(r.tpot_s.value <= r.tpot_s.high);
+  CHECK(r.decode_mid.comm_s.value > 0);  // TP all-reduces
+  run.infer.input_len = 4000;            // llama2: 4096 positions
+  const auto too_long = sim::simulate_inference(m, sys, run);
+  REQUIRE(!too_long.valid());
+  CHECK(too_long.problems.front().find("maximum context of 4096") != std::string::npos);
+}
+
+TEST_CASE("expert parallelism: each rank reads only its experts and pays the all-to-alls") {
+  const auto m = preset_model("mixtral-8x7b");
+  const auto sys = preset_system("dgx-h100");
+  sim::ParallelSpec one, ep8;
+  ep8.ep = 8;
+  const sim::IterationCostModel a(m, sys, one, bf16()), b(m, sys, ep8, bf16());
+  const auto da = a.uniform(32, 1, 512), db = b.uniform(32, 1, 512);
+  CHECK(db.linear_s.value < 0.5 * da.linear_s.value);   // 32 tokens x top-2 touch all 8 experts: 1/8 of them per rank
+  CHECK(db.comm_s.value > da.comm_s.value);              // dispatch + combine all-to-alls per MoE layer
+  CHECK(b.weight_bytes_per_gpu() < 0.3 * a.weight_bytes_per_gpu());
+}

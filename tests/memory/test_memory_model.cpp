@@ -1,0 +1,290 @@
+// Unit tests of the memory model: each technique moves the bytes it should, infeasible runs say why.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "memory/memory_test_util.h"
+#include "llmsim/model/param_count.h"
+#include "llmsim/core/units.h"
+#include "llmsim/run/framework_profile.h"
+#include "llmsim/memory/memory_advice.h"
+
+namespace lt = llmsim::test;
+namespace sim = llmsim::sim;
+using llmsim::units::GiB;
+
+namespace {
+sim::RunSpec train_run(std::int64_t gpus) {
+  sim::RunSpec r;
+  r.par.gpus = gpus;
+  r.train.seq_len = 2048;
+  return r;
+}
+}  // namespace
+
+TEST_CASE("structural problems are results, not exceptions") {
+  const auto m = lt::preset_model("llama2-7b");
+  const auto sys = lt::preset_system("a800-nvlink");
+  auto r = train_run(8);
+  r.par.tp = 3;
+  r.par.dp = 1;
+  auto res = sim::evaluate_memory(m, sys, r);
+  REQUIRE_FALSE(res.valid());
+  CHECK_FALSE(res.fits());
+  CHECK(res.problems.front().find("tp 3 does not divide the 32 attention heads") != std::string::npos);
+  r = train_run(8);
+  r.par.pp = 40;
+  r.par.dp = 1;
+  r.par.gpus = 40;
+  CHECK(sim::evaluate_memory(m, sys, r).problems.front().find("exceeds the 32 layers") != std::string::npos);
+  r = train_run(10);
+  r.par.tp = 4;  // 10 GPUs are not a multiple of 4
+  CHECK_FALSE(sim::evaluate_memory(m, sys, r).valid());
+  // GQA: llama2-70b has 8 KV heads; TP 16 divides the 64 query heads but not the KV heads.
+  r = train_run(16);
+  r.par.tp = 16;
+  CHECK_FALSE(sim::evaluate_memory(lt::preset_model("llama2-70b"), sys, r).valid());
+}
+
+TEST_CASE("uneven pipeline stages are valid (llama3.1-405b: 126 layers on PP16)") {
+  const auto m = lt::preset_model("llama3.1-405b");
+  auto r = train_run(128);
+  r.par.tp = 8;
+  r.par.pp = 16;
+  r.train.recompute = sim::Recompute::Full;
+  r.train.framework = sim::Framework::Megatron;
+  const auto res = sim::evaluate_memory(m, lt::preset_system("dgx-h100"), r);
+  CHECK(res.valid());
+  CHECK(res.params_per_gpu > 0);
+}
+
+TEST_CASE("ZeRO stages shard exactly what they should") {
+  const auto m = lt::preset_model("llama2-7b");
+  const auto sys = lt::preset_system("a800-nvlink");
+  auto r = train_run(8);
+  r.train.framework = sim::Framework::DeepSpeed;
+  const auto z0 = sim::evaluate_memory(m, sys, r);
+  r.train.zero_stage = 3;
+  const auto z3 = sim::evaluate_memory(m, sys, r);
+  CHECK(lt::item(z3, "weights") == doctest::Approx(lt::item(z0, "weights") / 8));
+  CHECK(lt::item(z3, "gradients") == doctest::Approx(lt::item(z0, "gradients") / 8));
+  CHECK(lt::item(z3, "optimizer_states") == doctest::Approx(lt::item(z0, "optimizer_states") / 8));
+  CHECK(lt::item(z3, "zero3_gathered_params") > 0);
+  CHECK(lt::item(z3, "activations") == doctest::Approx(lt::item(z0, "activations")));
+}
+
+TEST_CASE("optimizer offload moves optimizer states to host memory, per node") {
+  const auto m = lt::preset_model("llama2-7b");
+  const auto sys = lt::preset_system("rtx4090-pcie");
+  auto r = train_run(8);
+  r.train.zero_stage = 2;
+  r.train.offload = sim::Offload::Optimizer;
+  const auto res = sim::evaluate_memory(m, sys, r);
+  CHECK(lt::item(res, "optimizer_states") == 0.0);
+  // 8 GPUs each offload 12 B/param / 8 of optimizer states + 4 B/param / 8 of fp32 gradients = 16 B/param per node.
+  CHECK(res.host_bytes == doctest::Approx(16.0 * static_cast<double>(res.params_total)).epsilon(0.001));
+  r.train.zero_stage = 0;
+  CHECK_FALSE(sim::evaluate_memory(m, sys, r).valid());  // offload needs ZeRO
+}
+
+TEST_CASE("recomputation and FlashAttention shrink activations in the expected order") {
+  const auto m = lt::preset_model("llama2-13b");
+  const auto sys = lt::preset_system("a800-nvlink");
+  auto r = train_run(8);
+  r.train.flash_attn = false;
+  const double unfused = lt::item(sim::evaluate_memory(m, sys, r), "activations");
+  r.train.flash_attn = true;
+  const double flash = lt::item(sim::evaluate_memory(m, sys, r), "activations");
+  r.train.recompute = sim::Recompute::Full;
+  const auto full = sim::evaluate_memory(m, sys, r);
+  CHECK(flash < unfused);
+  CHECK(lt::item(full, "activations") < flash / 10);
+  // Full recomputation keeps 2 B x s x h per layer: 2 * 2048 * 5120 * 40 layers.
+  CHECK(lt::item(full, "activations") == doctest::Approx(2.0 * 2048 * 5120 * 40));
+}
+
+TEST_CASE("a fused cross-entropy keeps 2 + 2 bytes per logit instead of the framework's loss") {
+  const auto m = lt::preset_model("llama2-7b");
+  const auto sys = lt::preset_system("a800-nvlink");
+  auto r = train_run(8);
+  r.train.framework = sim::Framework::Fsdp;
+  r.train.zero_stage = 3;
+  r.train.micro_batch = 2;
+  // HF model code: bf16 logits, their fp32 copy and its fp32 gradient = 10 B for 2 x 2048 x 32000 logits.
+  const double logits = 2.0 * 2048 * 32000;
+  CHECK(lt::item(sim::evaluate_memory(m, sys, r), "logits_and_loss") == doctest::Approx(logits * 10));
+  r.train.fused_loss = true;
+  CHECK(lt::item(sim::evaluate_memory(m, sys, r), "logits_and_loss") == doctest::Approx(logits * 4));
+  // Megatron's vocab-parallel loss is already 4 B/logit: nothing to gain.
+  r.train.framework = sim::Framework::Megatron;
+  r.train.zero_stage = 1;
+  const double megatron = lt::item(sim::evaluate_memory(m, sys, r), "logits_and_loss");
+  r.train.fused_loss = false;
+  CHECK(lt::item(sim::evaluate_memory(m, sys, r), "logits_and_loss") == doctest::Approx(megatron));
+}
+
+TEST_CASE("LoRA freezes the base: adapters only in gradients and optimizer states") {
+  const auto m = lt::preset_model("llama2-7b");
+  const auto sys = lt::preset_system("a800-nvlink");
+  auto r = train_run(1);
+  r.workload = sim::Workload::Finetune;
+  r.train.finetune = sim::FinetuneKind::Lora;
+  r.train.lora_rank = 8;
+  r.train.lora_targets = {"q", "v"};
+  const auto res = sim::evaluate_memory(m, sys, r);
+  // r * (4096 + 4096) for q and for v, in 32 layers = 4,194,304 trainable parameters.
+  CHECK(res.params_trainable == 4194304);
+  CHECK(lt::item(res, "frozen_weights") == doctest::Approx(2.0 * static_cast<double>(res.params_total)));
+  CHECK(lt::item(res, "gradients") == doctest::Approx(4194304.0 * 2));  // deepspeed: bf16 gradients
+}
+
+TEST_CASE("QLoRA (Dettmers et al. 2023): NF4 + double quantization at 4.127 bits; a 65B model trains in < 48 GB") {
+  const auto sys = lt::preset_system("l40s-pcie");
+  auto r = train_run(1);
+  r.workload = sim::Workload::Finetune;
+  r.train.finetune = sim::FinetuneKind::Qlora;
+  r.train.lora_rank = 64;
+  r.train.seq_len = 512;
+  r.train.recompute = sim::Recompute::Full;
+  r.train.framework = sim::Framework::Hf;
+  // LLaMA-7B: 6,476,005,376 linear params x (4 + 8/64 + 32/16384)/8 B + 262,148,096 16-bit params.
+  const auto m7 = lt::preset_model("llama2-7b");
+  const auto r7 = sim::evaluate_memory(m7, sys, r);
+  const double linear = 6476005376.0, other = 6738415616.0 - linear;
+  CHECK(lt::item(r7, "frozen_weights") == doctest::Approx(linear * (4 + 0.125 + 32.0 / 16384) / 8 + other * 2));
+  // LLaMA-65B (80 layers, 8192 hidden, 64 heads, ffn 22016): model states + activations < 48 GB, as the paper reports.
+  const auto m65 = llmsim::model::make_custom_model(
+      {.arch = "llama", .layers = 80, .hidden = 8192, .heads = 64, .ffn = 22016, .vocab = 32000}, {});
+  const auto r65 = sim::evaluate_memory(m65, sys, r);
+  const double states = lt::item(r65, "frozen_weights") + lt::item(r65, "adapter_weights") +
+                        lt::item(r65, "gradients") + lt::item(r65, "optimizer_states") +
+                        lt::item(r65, "activations") + lt::item(r65, "recompute_working_set");
+  CHECK(states < 48e9);
+  CHECK(states > 40e9);  // the 4-bit base alone is ~34 GB
+}
+
+TEST_CASE("LoRA (Hu et al. 2021): GPT-3 175B with r=4 on Wq, Wv needs ~350 GB in total") {
+  // 96 layers, d_model 12288: the frozen fp16 base is 2 B x 175 G = 350 GB; adapters add 18.9 M params.
+  const auto m = lt::gpt(96, 12288, 96);
+  auto r = train_run(8);
+  r.workload = sim::Workload::Finetune;
+  r.par.pp = 8;
+  r.train.finetune = sim::FinetuneKind::Lora;
+  r.train.lora_rank = 4;
+  r.train.lora_targets = {"q", "v"};
+  r.train.micro_batch = 1;
+  r.train.recompute = sim::Recompute::Full;
+  const auto res = sim::evaluate_memory(m, lt::preset_system("dgx-a100-80gb"), r);
+  CHECK(res.params_trainable == 96 * 2 * 4 * (12288 + 12288));
+  double states = 0;
+  for (const auto& i : res.gpu)
+    if (i.name == "frozen_weights" || i.name == "adapter_weights" || i.name == "gradients" || i.name == "optimizer_states")
+      states += i.bytes;
+  CHECK(std::abs(states * 8 / 1e9 - 350) <= 0.10 * 350);
+}
+
+TEST_CASE("inference: quantized weights, KV cache and the largest batch that fits") {
+  const auto m = lt::preset_model("llama2-70b");
+  const auto sys = lt::preset_system("a800-nvlink");
+  sim::RunSpec r;
+  r.workload = sim::Workload::Inference;
+  r.par = {.gpus = 4, .tp = 4};
+  r.infer.batch = 8;
+  r.infer.input_len = 1024;
+  r.infer.output_len = 1024;
+  r.infer.framework = sim::Framework::Vllm;
+  const auto bf16 = sim::evaluate_memory(m, sys, r);
+  r.infer.weight_quant = llmsim::model::WeightQuant::Int4;
+  const auto int4 = sim::evaluate_memory(m, sys, r);
+  CHECK(lt::item(int4, "weights") < lt::item(bf16, "weights") / 3);
+  // KV: 8 seqs x 2048 tokens x 2 x 80 layers x 2 KV heads x 128 x 2 B per GPU.
+  CHECK(lt::item(bf16, "kv_cache") == doctest::Approx(8.0 * 2048 * 2 * 80 * 2 * 128 * 2));
+  CHECK(bf16.fits());
+  CHECK(bf16.max_batch > 8);
+  CHECK(int4.max_batch > bf16.max_batch);
+  // One more sequence than max_batch must not fit.
+  r.infer.weight_quant = llmsim::model::WeightQuant::None;
+  r.infer.batch = bf16.max_batch + 1;
+  CHECK_FALSE(sim::evaluate_memory(m, sys, r).fits());
+}
+
+TEST_CASE("advice: a run that does not fit gets changes that do, each re-evaluated") {
+  const auto m = lt::preset_model("llama2-13b");
+  const auto sys = lt::preset_system("rtx4090-pcie");
+  auto r = train_run(8);
+  r.train.micro_batch = 1;
+  r.train.seq_len = 1024;
+  const auto res = sim::evaluate_memory(m, sys, r);
+  REQUIRE_FALSE(res.fits());
+  const auto fixes = sim::suggest_fits(m, sys, r);
+  REQUIRE_FALSE(fixes.empty());
+  for (const auto& f : fixes) CHECK(f.gpu_bytes <= sys.gpu.memory_bytes);
+}
+
+TEST_CASE("advice offers only changes the framework can run") {
+  // Megatron has no CPU offload and no pure bf16 recipe: neither is offered to it, while its ZeRO
+  // stages (distributed optimizer, Megatron-FSDP) are; DeepSpeed gets offload. llama2-7b on 8 A800s at
+  // 4k tokens: 18 B/param of Megatron state alone (113 GiB) does not fit, ZeRO-1 does.
+  const auto m = lt::preset_model("llama2-7b");
+  const auto sys = lt::preset_system("a800-nvlink");
+  auto r = train_run(8);
+  r.train.micro_batch = 1;
+  r.train.seq_len = 4096;
+  const auto names = [&](sim::Framework f) {
+    r.train.framework = f;
+    REQUIRE_FALSE(sim::evaluate_memory(m, sys, r).fits());
+    std::string all;
+    for (const auto& fix : sim::suggest_fits(m, sys, r, 20)) all += fix.change + ";";
+    return all;
+  };
+  const std::string megatron = names(sim::Framework::Megatron);
+  CHECK(megatron.find("--offload") == std::string::npos);
+  CHECK(megatron.find("--master-weights") == std::string::npos);
+  CHECK(megatron.find("--zero-stage 1;") != std::string::npos);
+  CHECK(megatron.find("--zero-stage 3;") != std::string::npos);
+  CHECK(names(sim::Framework::DeepSpeed).find("--offload") != std::string::npos);
+}
+
+TEST_CASE("HF eager code under AMP saves 20 T h bytes more per Llama layer; gradients overlap activations") {
+  // Per layer (hidden h, q_dim = h, T tokens) beyond the fused Korthikanti count: two norm inputs in fp32
+  // (+2 each) with an eager RMSNorm's fp32 intermediate (+4 each), q, k and v each saving their own cast
+  // input (+2 x 2), gate and up likewise (+2), and the attention output's contiguous copy (+2).
+  const auto m = lt::preset_model("llama2-7b");
+  sim::ActivationParams fused{.micro_batch = 2, .seq_len = 1024};
+  sim::ActivationParams eager = fused;
+  eager.glue = sim::hf_model_code_glue(true);
+  const double T = 2048, h = 4096;
+  CHECK(sim::layer_activations(m, eager, 0).total() - sim::layer_activations(m, fused, 0).total() ==
+        doctest::Approx(20 * T * h));
+  // Full recomputation keeps the layer input, in the fp32 residual stream.
+  CHECK(sim::stored_layer_bytes(m, eager, 0, sim::Recompute::Full) == doctest::Approx(4 * T * h));
+  // DeepSpeed runs the same code in bf16: no casts, no fp32 stream; the eager norm and the copy remain.
+  sim::ActivationParams bf16 = fused;
+  bf16.glue = sim::hf_model_code_glue(false);
+  CHECK(sim::layer_activations(m, bf16, 0).total() - sim::layer_activations(m, fused, 0).total() ==
+        doctest::Approx((2 * 4 + 2) * T * h));
+
+  // One micro-batch per step on one GPU: gradients (4 B/param) are allocated during backward as the
+  // activations, logits and autocast's bf16 weight copies are freed.
+  auto r = train_run(1);
+  r.train.framework = sim::Framework::Hf;
+  r.train.micro_batch = 1;
+  r.train.global_batch = 1;
+  const auto sys = lt::preset_system("hgx-h200");
+  const auto res = sim::evaluate_memory(m, sys, r);
+  const double params = static_cast<double>(res.params_total);
+  CHECK(lt::item(res, "amp_weight_copies") == doctest::Approx(2 * params));
+  const double freed = lt::item(res, "activations") + lt::item(res, "logits_and_loss") + 2 * params;
+  CHECK(lt::item(res, "gradient_overlap") == doctest::Approx(-std::min(4 * params, freed)));
+  double sum = 0;
+  for (const auto& i : res.gpu) sum += i.bytes;
+  CHECK(res.gpu_bytes == doctest::Approx(sum));
+  // Gradient accumulation keeps gradients across micro-batches: no overlap.
+  r.train.global_batch = 4;
+  CHECK(lt::item(sim::evaluate_memory(m, sys, r), "gradient_overlap") == 0);
+  // LoRA on a 16-bit base: no autocast copies of the frozen weights.
+  r.workload = sim::Workload::Finetune;
+  r.train.finetune = sim::FinetuneKind::Lora;
+  r.train.lora_rank = 16;
+  CHECK(lt::item(sim::evaluate_memory(m, sys, r), "amp_weight_copies") == 0);
+}

@@ -1,0 +1,364 @@
+// Serving simulator: hand-checked schedules with a hand-computable iteration cost (1 ms + 0.1 ms per
+// token), request streams, trace files, and the full model on presets.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "memory/memory_test_util.h"
+#include "llmsim/run/engine_profile.h"
+#include "llmsim/serve/request_stream.h"
+#include "llmsim/serve/serving_sim.h"
+#include "test_util.h"
+
+using namespace llmsim;
+using llmsim::test::error_of;
+using llmsim::test::preset_model;
+using llmsim::test::preset_system;
+using llmsim::test::write_temp;
+
+namespace {
+
+// 1 ms per iteration + 0.1 ms per token computed in it.
+sim::IterationTimeFn simple_cost() {
+  return sim::exact_time([](const std::vector<sim::SequenceWork>& b) {
+    double tokens = 0;
+    for (const auto& s : b) tokens += static_cast<double>(s.new_tokens);
+    return 1e-3 + 1e-4 * tokens;
+  });
+}
+
+sim::Request req(std::int64_t id, double at, std::int64_t in, std::int64_t out) {
+  return sim::Request{.id = id, .arrival_s = at, .input_tokens = in, .output_tokens = out};
+}
+
+sim::ServingSetup setup_for(const sim::EngineProfile& e, std::int64_t kv_tokens) {
+  sim::ServingSetup s;
+  s.engine = e;
+  s.kv_capacity_tokens = kv_tokens;
+  return s;
+}
+
+constexpr double ms = 1e-3;
+
+}  // namespace
+
+TEST_CASE("vllm: chunked prefill, decodes first, FCFS admission within the token budget (hand-checked)") {
+  sim::EngineProfile e = sim::engine_profile(sim::Framework::Vllm);
+  e.max_batched_tokens = 128;
+  // A(100 in, 3 out) and C(200, 1) at t = 0, B(50, 2) at 20 ms.
+  //  it1 [0, 13.8]:     A prefill 100 + C chunk 28 = 128 tokens -> A's first token
+  //  it2 [13.8, 27.6]:  A decode 1 + C chunk 127 = 128
+  //  it3 [27.6, 38.2]:  A decode 1 + C last 45 + B prefill 50 = 96 -> A done, C's (only) token, B's first
+  //  it4 [38.2, 39.3]:  B decode -> B done
+  const std::vector<sim::Request> reqs{req(0, 0, 100, 3), req(1, 0, 200, 1), req(2, 0.020, 50, 2)};
+  const auto r = sim::run_serving(reqs, setup_for(e, 10000), simple_cost());
+  REQUIRE(r.valid());
+  REQUIRE(r.requests.size() == 3);
+  const auto& a = r.requests[0];
+  const auto& c = r.requests[1];
+  const auto& b = r.requests[2];
+  CHECK(a.ttft_s == doctest::Approx(13.8 * ms));
+  CHECK(a.e2e_s == doctest::Approx(38.2 * ms));
+  CHECK(a.tpot_s == doctest::Approx((38.2 - 13.8) / 2 * ms));
+  CHECK(c.ttft_s == doctest::Approx(38.2 * ms));
+  CHECK(c.e2e_s == doctest::Approx(38.2 * ms));
+  CHECK(c.queue_s == doctest::Approx(0));
+  CHECK(b.queue_s == doctest::Approx(7.6 * ms));
+  CHECK(b.ttft_s == doctest::Approx(18.2 * ms));
+  CHECK(b.tpot_s == doctest::Approx(1.1 * ms));
+  CHECK(b.e2e_s == doctest::Approx(19.3 * ms));
+  CHECK(r.iterations == 4);
+  CHECK(r.preemptions == 0);
+  CHECK(r.duration_s == doctest::Approx(39.3 * ms));
+  CHECK(r.output_tokens_per_s.value == doctest::Approx(6 / (39.3 * ms)));
+  // Time-weighted batch: (2 x 13.8 + 2 x 13.8 + 3 x 10.6 + 1 x 1.1) / 39.3.
+  CHECK(r.mean_batch == doctest::Approx((2 * 13.8 + 2 * 13.8 + 3 * 10.6 + 1.1) / 39.3));
+}
+
+TEST_CASE("vllm: without chunked prefill a prompt waits for a budget that holds it whole") {
+  sim::EngineProfile e = sim::engine_profile(sim::Framework::Vllm);
+  e.max_batched_tokens = 256;
+  e.chunked_prefill = false;
+  // it1: A(100) + B(100) = 200 (C(200) does not fit the remaining 56) -> 21 ms; it2: A, B decode + C 200 -> 21.2 ms.
+  const std::vector<sim::Request> reqs{req(0, 0, 100, 2), req(1, 0, 100, 2), req(2, 0, 200, 1)};
+  const auto r = sim::run_serving(reqs, setup_for(e, 10000), simple_cost());
+  REQUIRE(r.valid());
+  CHECK(r.requests[0].ttft_s == doctest::Approx(21 * ms));
+  CHECK(r.requests[2].ttft_s == doctest::Approx(42.2 * ms));
+  CHECK(r.requests[0].e2e_s == doctest::Approx(42.2 * ms));
+
+  // A prompt over the budget can never run: an infeasible result, not a hang.
+  const auto bad = sim::run_serving({req(0, 0, 300, 2)}, setup_for(e, 10000), simple_cost());
+  REQUIRE_FALSE(bad.valid());
+  CHECK(bad.problems[0].find("--chunked-prefill") != std::string::npos);
+}
+
+TEST_CASE("vllm: when KV blocks run out the newest running request is preempted and recomputed") {
+  sim::EngineProfile e = sim::engine_profile(sim::Framework::Vllm);
+  e.max_batched_tokens = 2048;
+  // 4 blocks of 16 tokens. A and B (30 in, 10 out) prefill together (2 blocks each); at their 33rd token A
+  // needs a third block: B (the newest) is preempted. A finishes alone; B then recomputes its 33 tokens.
+  //  it1 7.0 | it2 8.2 | it3 9.4 | it4 (B preempted) 10.5 | A alone to gen 10: 17.1 | B recompute 33 -> 21.4 |
+  //  B decodes 6 x 1.1 -> 28.0
+  const std::vector<sim::Request> reqs{req(0, 0, 30, 10), req(1, 0, 30, 10)};
+  const auto r = sim::run_serving(reqs, setup_for(e, 64), simple_cost());
+  REQUIRE(r.valid());
+  CHECK(r.preemptions == 1);
+  CHECK(r.requests[0].preemptions == 0);
+  CHECK(r.requests[1].preemptions == 1);
+  CHECK(r.requests[0].e2e_s == doctest::Approx(17.1 * ms));
+  CHECK(r.requests[1].ttft_s == doctest::Approx(7.0 * ms));
+  CHECK(r.requests[1].e2e_s == doctest::Approx(28.0 * ms));
+  CHECK(r.kv_peak_utilization == doctest::Approx(1.0));
+
+  // A request that cannot fit even alone is infeasible.
+  const auto bad = sim::run_serving({req(0, 0, 60, 10)}, setup_for(e, 64), simple_cost());
+  REQUIRE_FALSE(bad.valid());
+  CHECK(bad.problems[0].find("cannot fit the KV cache") != std::string::npos);
+}
+
+TEST_CASE("static batching: padded batch, prefill then decode until the longest output, then the next batch") {
+  sim::EngineProfile e = sim::static_engine_profile();
+  e.max_num_seqs = 2;
+  // Batch 1 = A(100, 3), B(50, 1) padded to 100: prefill 200 tokens 21 ms, two decodes of 2 -> 23.4 ms,
+  // both returned then. Batch 2 = C(200, 2): prefill 21 ms -> 44.4, one decode -> 45.5.
+  const std::vector<sim::Request> reqs{req(0, 0, 100, 3), req(1, 0, 50, 1), req(2, 0, 200, 2)};
+  const auto r = sim::run_serving(reqs, setup_for(e, 100000), simple_cost());
+  REQUIRE(r.valid());
+  CHECK(r.requests[0].ttft_s == doctest::Approx(21 * ms));
+  CHECK(r.requests[0].e2e_s == doctest::Approx(23.4 * ms));
+  CHECK(r.requests[0].tpot_s == doctest::Approx(1.2 * ms));
+  CHECK(r.requests[1].ttft_s == doctest::Approx(21 * ms));
+  CHECK(r.requests[1].e2e_s == doctest::Approx(23.4 * ms));
+  CHECK(r.requests[2].queue_s == doctest::Approx(23.4 * ms));
+  CHECK(r.requests[2].ttft_s == doctest::Approx(44.4 * ms));
+  CHECK(r.requests[2].e2e_s == doctest::Approx(45.5 * ms));
+  CHECK(r.iterations == 5);
+
+  // The KV cache bounds the batch: 2 x (100 + 3) tokens do not fit 205, so A runs alone.
+  const auto small = sim::run_serving(reqs, setup_for(e, 205), simple_cost());
+  REQUIRE(small.valid());
+  CHECK(small.requests[0].e2e_s == doctest::Approx((11 + 1.1 + 1.1) * ms));
+}
+
+TEST_CASE("tgi: a waiting request pauses the running batch for its own prefill when waiting/running >= ratio") {
+  const sim::EngineProfile e = sim::engine_profile(sim::Framework::Tgi);
+  // A(10, 5) at 0: prefill 2 ms. B(10, 2) arrives at 0.5 ms; at 2 ms floor(1 x 1.2) = 1 <= 1 waiting: B is
+  // prefilled alone (A paused) -> 4 ms; then A+B decode -> 5.2 (B done), A alone 6.3, 7.4, 8.5.
+  const std::vector<sim::Request> reqs{req(0, 0, 10, 5), req(1, 0.0005, 10, 2)};
+  const auto r = sim::run_serving(reqs, setup_for(e, 10000), simple_cost());
+  REQUIRE(r.valid());
+  CHECK(r.requests[1].ttft_s == doctest::Approx(3.5 * ms));
+  CHECK(r.requests[1].e2e_s == doctest::Approx(4.7 * ms));
+  CHECK(r.requests[0].e2e_s == doctest::Approx(8.5 * ms));
+  CHECK(r.preemptions == 0);
+}
+
+TEST_CASE("every engine completes a mixed stream; reserving engines never preempt") {
+  sim::StreamSpec spec;
+  spec.kind = sim::ArrivalKind::Poisson;
+  spec.requests = 300;
+  spec.rate = 40;
+  spec.input = sim::parse_length_dist("uniform:20-400", "--input-dist");
+  spec.output = sim::parse_length_dist("lognormal:60,40", "--output-dist");
+  spec.seed = 7;
+  const auto reqs = sim::generate_requests(spec);
+  for (const auto f : {sim::Framework::Hf, sim::Framework::Vllm, sim::Framework::Tgi, sim::Framework::LightLlm,
+                       sim::Framework::TrtLlm}) {
+    CAPTURE(sim::name_of(f));
+    const auto r = sim::run_serving(reqs, setup_for(sim::engine_profile(f), 6000), simple_cost());
+    REQUIRE(r.valid());
+    CHECK(r.completed == 300);
+    CHECK(r.kv_peak_utilization <= 1.0 + 1e-12);
+    for (const auto& m : r.requests) {
+      CHECK(m.ttft_s >= m.queue_s);
+      CHECK(m.e2e_s >= m.ttft_s);
+    }
+    if (f == sim::Framework::Tgi || f == sim::Framework::TrtLlm || f == sim::Framework::LightLlm)
+      CHECK(r.preemptions == 0);
+  }
+}
+
+TEST_CASE("closed loop: a client sends its next request when the previous one completes") {
+  sim::EngineProfile e = sim::engine_profile(sim::Framework::Vllm);
+  sim::ServingSetup s = setup_for(e, 10000);
+  s.closed_loop = true;
+  s.concurrency = 1;
+  // One client: prefill 10 (2 ms) + 1 decode (1.1 ms) per request, back to back.
+  const std::vector<sim::Request> reqs{req(0, 0, 10, 2), req(1, 0, 10, 2), req(2, 0, 10, 2)};
+  const auto r = sim::run_serving(reqs, s, simple_cost());
+  REQUIRE(r.valid());
+  CHECK(r.requests[1].arrival_s == doctest::Approx(3.1 * ms));
+  CHECK(r.requests[2].finish_s == doctest::Approx(9.3 * ms));
+  CHECK(r.requests[2].queue_s == doctest::Approx(0));
+}
+
+TEST_CASE("replicas get requests round-robin; SLO goodput counts requests meeting both bounds") {
+  sim::EngineProfile e = sim::engine_profile(sim::Framework::Vllm);
+  sim::ServingSetup s = setup_for(e, 10000);
+  s.replicas = 2;
+  s.slo_ttft_s = 2.5 * ms;
+  // Requests 0 and 2 go to replica 0 (prefilled together, 3 ms), 1 to replica 1 (2 ms).
+  const std::vector<sim::Request> reqs{req(0, 0, 10, 1), req(1, 0, 10, 1), req(2, 0, 10, 1)};
+  const auto r = sim::run_serving(reqs, s, simple_cost());
+  REQUIRE(r.valid());
+  CHECK(r.requests[0].replica == 0);
+  CHECK(r.requests[1].replica == 1);
+  CHECK(r.requests[2].replica == 0);
+  CHECK(r.requests[1].ttft_s == doctest::Approx(2 * ms));
+  CHECK(r.requests[2].ttft_s == doctest::Approx(3 * ms));
+  CHECK(r.slo_fraction == doctest::Approx(1.0 / 3));
+  CHECK(r.goodput_rps == doctest::Approx(1 / (3 * ms)));
+}
+
+TEST_CASE("request streams: seeds reproduce, distributions have their means") {
+  sim::StreamSpec spec;
+  spec.kind = sim::ArrivalKind::Poisson;
+  spec.requests = 20000;
+  spec.rate = 10;
+  spec.input = sim::parse_length_dist("lognormal:512,256", "--input-dist");
+  spec.output = sim::parse_length_dist("uniform:100-900", "--output-dist");
+  spec.seed = 42;
+  const auto a = sim::generate_requests(spec);
+  const auto b = sim::generate_requests(spec);
+  REQUIRE(a.size() == 20000);
+  bool same = true;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    same = same && a[i].arrival_s == b[i].arrival_s && a[i].input_tokens == b[i].input_tokens &&
+           a[i].output_tokens == b[i].output_tokens;
+  CHECK(same);
+  spec.seed = 43;
+  const auto c = sim::generate_requests(spec);
+  CHECK(c[5].input_tokens + c[6].input_tokens + c[7].input_tokens !=
+        a[5].input_tokens + a[6].input_tokens + a[7].input_tokens);
+
+  double in = 0, out = 0, in2 = 0;
+  std::int64_t out_min = 1 << 30, out_max = 0;
+  for (const auto& r : a) {
+    in += static_cast<double>(r.input_tokens);
+    in2 += static_cast<double>(r.input_tokens) * static_cast<double>(r.input_tokens);
+    out += static_cast<double>(r.output_tokens);
+    out_min = std::min(out_min, r.output_tokens);
+    out_max = std::max(out_max, r.output_tokens);
+  }
+  const double n = static_cast<double>(a.size());
+  CHECK(in / n == doctest::Approx(512).epsilon(0.02));
+  CHECK(std::sqrt(in2 / n - (in / n) * (in / n)) == doctest::Approx(256).epsilon(0.05));
+  CHECK(out / n == doctest::Approx(500).epsilon(0.02));
+  CHECK(out_min >= 100);
+  CHECK(out_max <= 900);
+  // Poisson at 10/s: mean gap 0.1 s.
+  CHECK(a.back().arrival_s / (n - 1) == doctest::Approx(0.1).epsilon(0.02));
+
+  // The transforms are our own, so the first draws are fixed numbers on every platform.
+  sim::Rng rng(1);
+  const double u = rng.uniform();
+  CHECK(u == doctest::Approx(static_cast<double>(std::mt19937_64(1)() >> 11) * 0x1.0p-53));
+
+  spec.kind = sim::ArrivalKind::Constant;
+  spec.requests = 3;
+  const auto k = sim::generate_requests(spec);
+  CHECK(k[2].arrival_s == doctest::Approx(0.2));
+}
+
+TEST_CASE("length distribution flags: forms and errors") {
+  CHECK(sim::parse_length_dist("512", "--input-dist").kind == sim::LengthKind::Fixed);
+  const auto u = sim::parse_length_dist("uniform:10-20", "--input-dist");
+  CHECK(u.a == 10);
+  CHECK(u.b == 20);
+  const auto e1 = error_of([] { sim::parse_length_dist("uniform:20-10", "--input-dist"); });
+  CHECK(e1.kind() == ErrorKind::Usage);
+  CHECK(std::string(e1.what()).find("MIN <= MAX") != std::string::npos);
+  const auto e2 = error_of([] { sim::parse_length_dist("gauss:5,1", "--output-dist"); });
+  CHECK(std::string(e2.what()).find("--output-dist") != std::string::npos);
+  CHECK(error_of([] { sim::parse_length_dist("lognormal:abc,1", "--x"); }).kind() == ErrorKind::Usage);
+}
+
+TEST_CASE("trace files: rows, sorting, and errors naming file:line, column and value") {
+  const auto ok = write_temp("trace-ok.csv", "arrival_s,input_tokens,output_tokens\n0.5,100,20\n# comment\n0.1,50,10\n\n");
+  const auto t = sim::read_trace_csv(ok);
+  REQUIRE(t.requests.size() == 2);
+  CHECK_FALSE(t.was_sorted);
+  CHECK(t.note.find("sorted") != std::string::npos);
+  CHECK(t.requests[0].arrival_s == doctest::Approx(0.1));
+  CHECK(t.requests[0].id == 0);
+  CHECK(t.requests[1].input_tokens == 100);
+
+  const auto bad_num = write_temp("trace-num.csv", "arrival_s,input_tokens,output_tokens\n0,100,20\n1.0,12x,5\n");
+  const auto e1 = error_of([&] { sim::read_trace_csv(bad_num); });
+  CHECK(e1.kind() == ErrorKind::Input);
+  CHECK(std::string(e1.what()).find("trace-num.csv:3:5") != std::string::npos);
+  CHECK(std::string(e1.what()).find("input_tokens = '12x'") != std::string::npos);
+
+  const auto neg = write_temp("trace-neg.csv", "arrival_s,input_tokens,output_tokens\n-1,100,20\n");
+  CHECK(std::string(error_of([&] { sim::read_trace_csv(neg); }).what()).find("trace-neg.csv:2:1") != std::string::npos);
+  const auto zero = write_temp("trace-zero.csv", "arrival_s,input_tokens,output_tokens\n1,100,0\n");
+  CHECK(std::string(error_of([&] { sim::read_trace_csv(zero); }).what()).find("output_tokens = '0'") != std::string::npos);
+  const auto header = write_temp("trace-hdr.csv", "t,in,out\n1,2,3\n");
+  CHECK(std::string(error_of([&] { sim::read_trace_csv(header); }).what()).find("trace-hdr.csv:1") != std::string::npos);
+  const auto fields = write_temp("trace-fields.csv", "arrival_s,input_tokens,output_tokens\n1,2\n");
+  CHECK(std::string(error_of([&] { sim::read_trace_csv(fields); }).what()).find("expected 3 fields") != std::string::npos);
+  CHECK(error_of([] { sim::read_trace_csv("/nonexistent/trace.csv"); }).kind() == ErrorKind::NotFound);
+}
+
+TEST_CASE("full model: llama2-7b on an A800 under vLLM — KV sizing, throughput, static is slower") {
+  const auto m = preset_model("llama2-7b");
+  const auto sys = preset_system("a800-nvlink");
+  sim::RunSpec run;
+  run.workload = sim::Workload::Inference;
+  run.infer.framework = sim::Framework::Vllm;
+  sim::StreamSpec spec;
+  spec.kind = sim::ArrivalKind::Burst;
+  spec.requests = 400;
+  spec.input = sim::parse_length_dist("512", "--input-len");
+  spec.output = sim::parse_length_dist("128", "--output-len");
+  const auto reqs = sim::generate_requests(spec);
+
+  sim::ServingConfig cfg;
+  cfg.engine = sim::serving_profile(sim::Framework::Vllm, sys);
+  CHECK(cfg.engine.max_batched_tokens == 8192);  // 80 GiB, not an A100: vLLM's large-GPU defaults
+  const auto v = sim::simulate_serving(m, sys, run, cfg, reqs);
+  REQUIRE(v.valid());
+  // 0.9 x 80 GiB - 12.55 GiB weights - workspace - context, at 0.5 MiB per token: ~110k tokens.
+  CHECK(v.kv_bytes_per_token == doctest::Approx(524288));
+  CHECK(v.kv_capacity_tokens > 100000);
+  CHECK(v.kv_capacity_tokens < 125000);
+  CHECK(v.kv_capacity_tokens % 16 == 0);
+  CHECK(v.completed == 400);
+  CHECK(v.time_ratio_low < 1);
+  CHECK(v.time_ratio_high > 1);
+  CHECK(v.output_tokens_per_s.low < v.output_tokens_per_s.value);
+  CHECK(v.output_tokens_per_s.high > v.output_tokens_per_s.value);
+  CHECK(v.mean_batch > 100);
+
+  run.infer.framework = sim::Framework::Hf;
+  cfg.engine = sim::serving_profile(sim::Framework::Hf, sys);
+  const auto s = sim::simulate_serving(m, sys, run, cfg, reqs);
+  REQUIRE(s.valid());
+  CHECK(s.output_tokens_per_s.value < v.output_tokens_per_s.value);
+
+  // Two GPUs at tp 1: two replicas, about twice the throughput.
+  run.infer.framework = sim::Framework::Vllm;
+  run.par.gpus = 2;
+  cfg.engine = sim::serving_profile(sim::Framework::Vllm, sys);
+  const auto two = sim::simulate_serving(m, sys, run, cfg, reqs);
+  REQUIRE(two.valid());
+  CHECK(two.replicas == 2);
+  CHECK(two.output_tokens_per_s.value > 1.5 * v.output_tokens_per_s.value);
+}
+
+TEST_CASE("full model: context beyond the model is an input error; no room for KV is infeasible") {
+  const auto m = preset_model("llama2-7b");
+  sim::RunSpec run;
+  sim::ServingConfig cfg;
+  cfg.engine = sim::engine_profile(sim::Framework::Vllm);
+  const auto sys = preset_system("a800-nvlink");
+  const auto e = error_of([&] { sim::simulate_serving(m, sys, run, cfg, {req(0, 0, 4000, 200)}); });
+  CHECK(e.kind() == ErrorKind::Input);
+  CHECK(std::string(e.what()).find("maximum context of 4096") != std::string::npos);
+
+  const auto big = preset_model("llama2-70b");
+  const auto r = sim::simulate_serving(big, sys, run, cfg, {req(0, 0, 100, 10)});
+  REQUIRE_FALSE(r.valid());
+  CHECK(r.problems[0].find("no memory left for the KV cache") != std::string::npos);
+}

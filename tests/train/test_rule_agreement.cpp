@@ -1,0 +1,171 @@
+// One rule, one place: the memory model and the time model read the same definitions (issue "One rule,
+// one place"). Each case failed before the rule had a single home: tf32 activations were 2 bytes in
+// memory and 4 in time; LoRA on MoE experts was 240 M trainable parameters in memory and ~14 M in time.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "memory/memory_test_util.h"
+#include "llmsim/core/dtype.h"
+#include "llmsim/cost/comm_cost.h"
+#include "llmsim/cost/compute_cost.h"
+#include "llmsim/memory/activation_memory.h"
+#include "llmsim/train/fast_train.h"
+#include "llmsim/run/framework_profile.h"
+#include "llmsim/run/lora_adapters.h"
+#include "llmsim/memory/memory_model.h"
+#include "llmsim/run/stage_layout.h"
+#include "llmsim/train/train_layer_cost.h"
+
+using namespace llmsim;
+using llmsim::test::preset_model;
+using llmsim::test::preset_system;
+
+namespace {
+
+double item(const sim::MemoryResult& r, const std::string& name) {
+  for (const auto& i : r.gpu)
+    if (i.name == name) return i.bytes;
+  return 0;
+}
+
+sim::RunSpec llama7b_zero3(DType precision) {
+  sim::RunSpec r;
+  r.workload = sim::Workload::Pretrain;
+  r.par.gpus = 8;
+  r.train.zero_stage = 3;
+  r.train.seq_len = 2048;
+  r.train.precision = precision;
+  return sim::with_defaults(r);
+}
+
+// Trainable parameters one GPU's layer cost counts (the time model: optimizer, gradient reduction).
+double layer_trainable(const model::ModelSpec& m, const hardware::SystemSpec& sys, const sim::RunSpec& run,
+                       std::int64_t layer) {
+  const sim::ComputeCost compute(sys, run.train.attn_kernel);
+  const sim::CommCost comm(sys);
+  const sim::LayerCostInputs in{m, run, sim::framework_profile(run.train.framework), compute, comm, {}};
+  return sim::layer_cost(in, m.is_moe_layer(layer) ? sim::LayerKind::Moe : sim::LayerKind::Dense, layer).trainable_params;
+}
+
+}  // namespace
+
+TEST_CASE("activation dtype: one definition; tf32 activations are stored as fp32 in memory and in time") {
+  CHECK(activation_dtype(DType::TF32) == DType::FP32);
+  CHECK(activation_dtype(DType::FP32) == DType::FP32);
+  CHECK(activation_dtype(DType::FP16) == DType::FP16);
+  CHECK(activation_dtype(DType::BF16) == DType::BF16);
+  CHECK(activation_dtype(DType::FP8) == DType::BF16);  // fp8 recipes keep activations in 16 bits
+  const auto m = preset_model("llama2-7b");
+  const auto sys = preset_system("a800-nvlink");
+  const double tf32 = item(sim::evaluate_memory(m, sys, llama7b_zero3(DType::TF32)), "activations");
+  const double fp32 = item(sim::evaluate_memory(m, sys, llama7b_zero3(DType::FP32)), "activations");
+  const double bf16 = item(sim::evaluate_memory(m, sys, llama7b_zero3(DType::BF16)), "activations");
+  REQUIRE(bf16 > 0);
+  CHECK(tf32 == doctest::Approx(fp32));
+  CHECK(tf32 > 1.5 * bf16);  // was equal to bf16 before the fix
+}
+
+TEST_CASE("LoRA on MoE experts: the time model trains the adapters the memory model stores") {
+  const auto m = preset_model("mixtral-8x7b");
+  const auto sys = preset_system("dgx-h100");
+  sim::RunSpec run;
+  run.workload = sim::Workload::Finetune;
+  run.par.gpus = 8;
+  run.train.finetune = sim::FinetuneKind::Lora;
+  run.train.lora_rank = 16;
+  run.train.seq_len = 1024;
+  run.train.zero_stage = 3;
+  run.train.framework = sim::Framework::Fsdp;
+  run = sim::with_defaults(run);
+  // Hand count for one mixtral layer at r = 16 (hidden 4096, 32 q heads and 8 kv heads of 128, 8 experts
+  // of ffn 14336, gated): q 16*(4096+4096) + k, v 16*(4096+1024) each + o 16*(4096+4096) = 425,984;
+  // per expert gate, up 16*(4096+14336) each + down 16*(14336+4096) = 884,736, times 8 = 7,077,888.
+  const sim::LoraParams lp = sim::lora_layer_params(m, true, 16, {});
+  CHECK(lp.unrouted == 425984.0);
+  CHECK(lp.routed == 7077888.0);
+  // Memory: the whole model's trainable parameters are those 32 layers' adapters (~240 M).
+  const sim::MemoryResult mem = sim::evaluate_memory(m, sys, run);
+  CHECK(mem.params_trainable == 32 * (425984 + 7077888));
+  double time_side = 0;
+  for (std::int64_t l = 0; l < m.num_layers; ++l) time_side += layer_trainable(m, sys, run, l);
+  CHECK(time_side == doctest::Approx(static_cast<double>(mem.params_trainable)));
+
+  // Sharded over TP 2 and EP 2 (dp 4): both sides hold (unrouted + routed / 2) / 2 per layer.
+  sim::RunSpec sharded = run;
+  sharded.par.tp = 2;
+  sharded.par.ep = 2;
+  sharded.par.dp = 0;
+  sharded = sim::with_defaults(sharded);
+  CHECK(layer_trainable(m, sys, sharded, 0) == doctest::Approx(lp.per_gpu(2, 2)));
+  CHECK(lp.per_gpu(2, 2) == doctest::Approx((425984.0 + 7077888.0 / 2) / 2));
+}
+
+TEST_CASE("LoRA on a dense model: adapters of the targeted projections only") {
+  const auto m = preset_model("llama2-7b");
+  // q and v at r = 8 (lit-gpt's default targets): 8*(4096+4096) * 2 = 131,072 per layer.
+  const sim::LoraParams lp = sim::lora_layer_params(m, false, 8, {"q", "v"});
+  CHECK(lp.unrouted == 131072.0);
+  CHECK(lp.routed == 0.0);
+  CHECK(sim::lora_adapters(m, false, {"q", "v"}).size() == 2);
+  CHECK(sim::lora_adapters(m, false, {}).size() == 7);
+}
+
+TEST_CASE("pipeline stage layout: even split, the remainder on the last stages; interleaved chunks") {
+  // 30 layers over 4 stages: 7, 7, 8, 8 (the last 30 % 4 = 2 stages take one more).
+  const sim::StageLayers s0 = sim::stage_layers(0, 4, 30), s1 = sim::stage_layers(1, 4, 30);
+  const sim::StageLayers s2 = sim::stage_layers(2, 4, 30), s3 = sim::stage_layers(3, 4, 30);
+  CHECK(s0.first == 0);
+  CHECK(s0.count == 7);
+  CHECK(s1.first == 7);
+  CHECK(s1.count == 7);
+  CHECK(s2.first == 14);
+  CHECK(s2.count == 8);
+  CHECK(s3.first == 22);
+  CHECK(s3.count == 8);
+  // 32 layers, pp 4, vp 2: chunks of 4; stage 1 runs layers 4-7 and 20-23.
+  CHECK(sim::stage_chunk(1, 0, 4, 2, 32).first == 4);
+  CHECK(sim::stage_chunk(1, 1, 4, 2, 32).first == 20);
+  CHECK(sim::stage_chunk(1, 1, 4, 2, 32).count == 4);
+  CHECK(sim::stage_chunk(3, 0, 4, 1, 30).first == 22);  // vp 1: the whole stage
+}
+
+TEST_CASE("micro-batches per step: global batch / (micro-batch x dp)") {
+  sim::RunSpec r;
+  r.par.gpus = 64;
+  r.par.tp = 8;
+  r.train.micro_batch = 2;
+  r.train.global_batch = 512;
+  CHECK(sim::micro_batches_per_step(sim::with_defaults(r)) == 32);  // dp 8: 512 / 16
+  r.train.global_batch = 0;
+  CHECK(sim::micro_batches_per_step(sim::with_defaults(r)) == 1);  // the default global batch is one micro-batch x dp
+}
+
+TEST_CASE("GPipe holds every micro-batch's activations; 1F1B at most pp of them (memory model and fast estimator)") {
+  CHECK(sim::in_flight_factor(0, 4, 1, 16, sim::PipelineSchedule::OneFOneB) == 4.0);
+  CHECK(sim::in_flight_factor(3, 4, 1, 16, sim::PipelineSchedule::OneFOneB) == 1.0);
+  CHECK(sim::in_flight_factor(0, 4, 1, 16, sim::PipelineSchedule::GPipe) == 16.0);
+  CHECK(sim::in_flight_factor(3, 4, 1, 16, sim::PipelineSchedule::GPipe) == 16.0);
+  CHECK(sim::in_flight_factor(0, 1, 1, 16, sim::PipelineSchedule::GPipe) == 1.0);  // no pipeline
+  const auto m = preset_model("llama2-7b");
+  const auto sys = preset_system("dgx-a100-80gb");
+  sim::RunSpec r;
+  r.workload = sim::Workload::Pretrain;
+  r.par.gpus = 4;
+  r.par.pp = 4;
+  r.train.micro_batch = 1;
+  r.train.global_batch = 16;
+  r.train.seq_len = 2048;
+  r.train.recompute = sim::Recompute::Full;
+  r.train.framework = sim::Framework::Megatron;
+  r = sim::with_defaults(r);
+  sim::RunSpec g = r;
+  g.train.schedule = sim::PipelineSchedule::GPipe;
+  const double a1 = item(sim::evaluate_memory(m, sys, r), "activations");
+  const double ag = item(sim::evaluate_memory(m, sys, g), "activations");
+  REQUIRE(a1 > 0);
+  // The peak stage of 1F1B (stage 0) holds 4 micro-batches of its 8 layers; under GPipe every stage holds 16.
+  CHECK(ag / a1 == doctest::Approx(16.0 / 4.0).epsilon(0.15));
+  sim::FastTrainEvaluator fe(m, sys);
+  CHECK(fe.memory(g).gpu_bytes == doctest::Approx(sim::evaluate_memory(m, sys, g).gpu_bytes).epsilon(1e-6));
+}
