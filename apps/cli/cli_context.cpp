@@ -74,15 +74,16 @@ void reject_extras(const CLI::App& app) {
 
 std::string describe_run(const sim::RunSpec& r) {
   const auto& p = r.par;
-  std::string s = fmt::format("{} GPUs (tp {}, pp {}, dp {}{}{}{})", p.gpus, p.tp, p.pp, p.dp,
-                              p.cp > 1 ? fmt::format(", cp {}", p.cp) : "", p.ep > 1 ? fmt::format(", ep {}", p.ep) : "",
-                              p.vp > 1 ? fmt::format(", vp {}", p.vp) : "");
+  std::string s = fmt::format(
+      "{} GPUs (tp {}, pp {}, dp {}{}{}{})", p.gpus, p.tp, p.pp, p.dp, p.cp > 1 ? fmt::format(", cp {}", p.cp) : "",
+      p.ep > 1 ? fmt::format(", ep {}", p.ep) : "", p.vp > 1 ? fmt::format(", vp {}", p.vp) : "");
   if (r.workload == sim::Workload::Inference) {
     const auto& i = r.infer;
-    return s + fmt::format(", inference, batch {}, {} + {} tokens, {} weights {}, kv {}, {}{}", i.batch, i.input_len,
-                           i.output_len, dtype_name(i.precision), model::weight_quant_name(i.weight_quant),
-                           dtype_name(i.kv_dtype), sim::name_of(i.framework),
-                           i.attn_kernel == AttentionKernel::Fa2 ? "" : fmt::format(", attention {}", name_of(i.attn_kernel)));
+    return s + fmt::format(
+                   ", inference, batch {}, {} + {} tokens, {} weights {}, kv {}, {}{}", i.batch, i.input_len,
+                   i.output_len, dtype_name(i.precision), model::weight_quant_name(i.weight_quant),
+                   dtype_name(i.kv_dtype), sim::name_of(i.framework),
+                   i.attn_kernel == AttentionKernel::Fa2 ? "" : fmt::format(", attention {}", name_of(i.attn_kernel)));
   }
   const auto& t = r.train;
   s += fmt::format(", {}, {}, micro-batch {}, global batch {}, seq {}, {}, ZeRO-{}", sim::name_of(r.workload),
@@ -90,15 +91,14 @@ std::string describe_run(const sim::RunSpec& r) {
                    t.zero_stage);
   if (t.offload != sim::Offload::None) s += fmt::format(", offload {}", sim::name_of(t.offload));
   s += fmt::format(", recompute {}, {}", sim::name_of(t.recompute),
-                   !t.flash_attn                            ? "no flash-attn"
+                   !t.flash_attn                           ? "no flash-attn"
                    : t.attn_kernel == AttentionKernel::Fa2 ? "flash-attn"
-                                                            : fmt::format("flash-attn ({})", name_of(t.attn_kernel)));
+                                                           : fmt::format("flash-attn ({})", name_of(t.attn_kernel)));
   if (t.fused_loss) s += ", fused loss";
   if (p.sequence_parallel) s += ", sequence parallel";
   if (p.pp > 1) s += fmt::format(", {} pipeline", sim::name_of(t.schedule));
   if (t.finetune != sim::FinetuneKind::Full) s += fmt::format(", {} rank {}", sim::name_of(t.finetune), t.lora_rank);
-  if (t.base_quant != model::WeightQuant::None)
-    s += fmt::format(", {} base", model::weight_quant_name(t.base_quant));
+  if (t.base_quant != model::WeightQuant::None) s += fmt::format(", {} base", model::weight_quant_name(t.base_quant));
   if (t.optimizer != sim::Optimizer::Adam) s += fmt::format(", {}", sim::name_of(t.optimizer));
   if (!t.master_weights) s += ", no master weights";
   if (t.optimizer_state_dtype) s += fmt::format(", {} optimizer states", dtype_name(*t.optimizer_state_dtype));

@@ -7,12 +7,14 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
-#include <optional>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 #include <fmt/format.h>
 
+#include "cli_context.h"
+#include "commands.h"
 #include "llmsim/calibrate/fingerprint.h"
 #include "llmsim/calibrate/gpu_bench.h"
 #include "llmsim/calibrate/host_bench.h"
@@ -20,11 +22,9 @@
 #include "llmsim/calibrate/plan.h"
 #include "llmsim/calibrate/process_group.h"
 #include "llmsim/calibrate/profile_writer.h"
-#include "llmsim/hardware/system_toml.h"
 #include "llmsim/core/error.h"
 #include "llmsim/core/suggest.h"
-#include "cli_context.h"
-#include "commands.h"
+#include "llmsim/hardware/system_toml.h"
 
 namespace llmsim::cli {
 
@@ -136,8 +136,10 @@ std::string describe_ranks(const cal::ProcessGroup& group) {
   std::vector<std::pair<std::string, int>> per_host;
   for (const auto& h : group.hosts()) {
     auto it = std::find_if(per_host.begin(), per_host.end(), [&](const auto& p) { return p.first == h; });
-    if (it == per_host.end()) per_host.emplace_back(h, 1);
-    else ++it->second;
+    if (it == per_host.end())
+      per_host.emplace_back(h, 1);
+    else
+      ++it->second;
   }
   std::vector<std::string> parts;
   for (const auto& [h, n] : per_host) parts.push_back(fmt::format("{} x{}", h, n));
@@ -152,15 +154,17 @@ void print_dry_run(const CalibrateCommand& c, const std::vector<cal::BenchItem>&
   std::map<std::string, int> count;
   for (const auto& i : items) ++count[i.bench];
   std::cout << fmt::format("llmsim calibrate --dry-run: {} measurements{}\n", items.size(), c.quick ? " (quick)" : "");
-  std::cout << fmt::format("GPU: {}\n", !want_gpu ? std::string("not needed (host benchmarks only)")
-                                        : gpu     ? fmt::format("{} x{}", gpu->name, gpu->device_count)
-                                                  : "none usable: " + why + fmt::format(" (plan assumes {} GPUs)", planned_gpus));
+  std::cout << fmt::format("GPU: {}\n",
+                           !want_gpu ? std::string("not needed (host benchmarks only)")
+                           : gpu     ? fmt::format("{} x{}", gpu->name, gpu->device_count)
+                                     : "none usable: " + why + fmt::format(" (plan assumes {} GPUs)", planned_gpus));
   if (c.mpi) {
     std::map<std::pair<int, int>, int> spans;  // (group, nodes) of the collectives
     for (const auto& i : items)
       if (i.bench.starts_with("nccl_")) ++spans[{i.group, i.nodes}];
     std::vector<std::string> g;
-    for (const auto& [k, n] : spans) g.push_back(fmt::format("{} ranks on {} node{}", k.first, k.second, k.second == 1 ? "" : "s"));
+    for (const auto& [k, n] : spans)
+      g.push_back(fmt::format("{} ranks on {} node{}", k.first, k.second, k.second == 1 ? "" : "s"));
     std::cout << fmt::format("MPI: {}; NCCL groups: {}\n", describe_ranks(group), g.empty() ? "none" : join(g));
   }
   for (const auto& f : cal::families())
@@ -194,13 +198,14 @@ int run_calibration(CalibrateCommand& c) {
     return 0;
   }
   if (want_gpu && !group->all(gpu.has_value()))
-    throw Error(ErrorKind::NoDevice, Location{},
-                gpu ? std::string("another rank has no usable GPU (see its message)")
-                    : fmt::format("{}no usable GPU: {}. The host benchmarks run without one: llmsim calibrate --only cpu",
-                                  group->multi_process() ? fmt::format("rank {} on {}: ", group->rank(),
-                                                                       group->hosts()[static_cast<std::size_t>(group->rank())])
-                                                         : "",
-                                  why));
+    throw Error(
+        ErrorKind::NoDevice, Location{},
+        gpu ? std::string("another rank has no usable GPU (see its message)")
+            : fmt::format("{}no usable GPU: {}. The host benchmarks run without one: llmsim calibrate --only cpu",
+                          group->multi_process() ? fmt::format("rank {} on {}: ", group->rank(),
+                                                               group->hosts()[static_cast<std::size_t>(group->rank())])
+                                                 : "",
+                          why));
 
   // Rank 0's output folder and log (the other ranks write nothing).
   std::optional<hardware::SystemSpec> base;
@@ -216,7 +221,8 @@ int run_calibration(CalibrateCommand& c) {
   });
   const std::size_t before = root ? log->samples().size() : 0;
   if (root) {
-    std::cerr << fmt::format("llmsim calibrate: {} measurements, {} already in {}\n", items.size(), before, log->path());
+    std::cerr << fmt::format("llmsim calibrate: {} measurements, {} already in {}\n", items.size(), before,
+                             log->path());
     if (group->multi_process()) std::cerr << fmt::format("llmsim calibrate: MPI: {}\n", describe_ranks(*group));
   }
   const cal::Progress progress = [](const cal::BenchItem& item, std::size_t i, std::size_t n) {
@@ -239,9 +245,9 @@ int run_calibration(CalibrateCommand& c) {
   if (!finished) {
     std::size_t done = 0;
     for (const auto& i : items) done += log->done(i) ? 1 : 0;
-    const std::string stop_note = fmt::format(
-        "stopped by --time-budget-s {:g}: {} of {} planned items measured; continue with --resume {}",
-        c.time_budget_s, done, items.size(), dir);
+    const std::string stop_note =
+        fmt::format("stopped by --time-budget-s {:g}: {} of {} planned items measured; continue with --resume {}",
+                    c.time_budget_s, done, items.size(), dir);
     std::cerr << "llmsim calibrate: " << stop_note << "\n";
     skipped.insert(skipped.begin(), stop_note);
   }
@@ -275,9 +281,9 @@ int run_import(CalibrateCommand& c) {
         log.append(s);
         ++added;
       }
-    std::cerr << fmt::format("llmsim: {}: {} over {} ranks{}, {} sizes ({} new)\n", path, parsed.collective, parsed.ranks,
-                             parsed.nodes > 1 ? fmt::format(" on {} nodes", parsed.nodes) : "", parsed.samples.size(),
-                             added);
+    std::cerr << fmt::format("llmsim: {}: {} over {} ranks{}, {} sizes ({} new)\n", path, parsed.collective,
+                             parsed.ranks, parsed.nodes > 1 ? fmt::format(" on {} nodes", parsed.nodes) : "",
+                             parsed.samples.size(), added);
   }
   cal::Fingerprint fp = cal::host_fingerprint(c.argv);
   fp.notes.push_back("collectives imported from nccl-tests logs: " + join(c.logs));
@@ -296,7 +302,8 @@ int run_refit(CalibrateCommand& c) {
   const cal::Fingerprint now = cal::host_fingerprint(c.argv);
   fp.notes.push_back(fmt::format("refit on {} by llmsim {} ({}) from these samples as measured", now.date_utc,
                                  now.tool_version, now.git_sha));
-  std::cout << fmt::format("llmsim calibrate refit: {} samples from {}\n", samples.size(), (dir / "samples.csv").string());
+  std::cout << fmt::format("llmsim calibrate refit: {} samples from {}\n", samples.size(),
+                           (dir / "samples.csv").string());
   fit_and_write(dir.string(), base, samples, fp);
   return 0;
 }
@@ -306,7 +313,8 @@ int run_refit(CalibrateCommand& c) {
 Runner add_calibrate_command(CLI::App& app, int argc, char** argv) {
   auto cmd = std::make_shared<CalibrateCommand>();
   cmd->argv.assign(argv, argv + argc);
-  CLI::App* sub = app.add_subcommand("calibrate", "measure this machine's GPUs and host and write a calibrated profile");
+  CLI::App* sub =
+      app.add_subcommand("calibrate", "measure this machine's GPUs and host and write a calibrated profile");
   sub->allow_extras();
   add_common_options(*sub, cmd->common);
   sub->add_option("--system", cmd->system, "preset or system TOML the calibration refines (its datasheet values stay)");
@@ -316,7 +324,8 @@ Runner add_calibrate_command(CLI::App& app, int argc, char** argv) {
   sub->add_option("--resume", cmd->resume, "continue an interrupted run in this folder (its samples.csv is kept)");
   sub->add_flag("--list", cmd->list, "list the benchmark families and exit (no GPU needed)");
   sub->add_flag("--dry-run", cmd->dry_run, "print the plan and exit (no GPU needed)");
-  sub->add_option("--gpus", cmd->gpus, "GPUs to plan collectives for (default: all visible; 8 in a dry run without GPUs)")
+  sub->add_option("--gpus", cmd->gpus,
+                  "GPUs to plan collectives for (default: all visible; 8 in a dry run without GPUs)")
       ->check(CLI::PositiveNumber);
   sub->add_option("--threads", cmd->threads, "threads for host benchmarks (default: all hardware threads)")
       ->check(CLI::PositiveNumber);
@@ -334,7 +343,8 @@ Runner add_calibrate_command(CLI::App& app, int argc, char** argv) {
   imp->add_option("--data-dir", cmd->common.data_dir, "folder with models/ and hardware/ presets");
   CLI::App* refit = sub->add_subcommand(
       "refit", "fit a calibration folder's samples again with this build and rewrite its profile (no GPU needed)");
-  refit->add_option("DIR", cmd->refit_dir, "folder holding samples.csv and fingerprint.json of a calibration")->required();
+  refit->add_option("DIR", cmd->refit_dir, "folder holding samples.csv and fingerprint.json of a calibration")
+      ->required();
   refit->add_option("--system", cmd->system, "preset or system TOML the calibration refined");
   refit->add_option("--data-dir", cmd->common.data_dir, "folder with models/ and hardware/ presets");
   return [cmd, sub, imp, refit]() -> int {

@@ -7,13 +7,13 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "llmsim/hardware/system_toml.h"
-#include "llmsim/model/presets.h"
-#include "llmsim/core/error.h"
 #include "cli_context.h"
 #include "commands.h"
-#include "llmsim/report/chrome_trace.h"
+#include "llmsim/core/error.h"
+#include "llmsim/hardware/system_toml.h"
 #include "llmsim/infer/infer_sim.h"
+#include "llmsim/model/presets.h"
+#include "llmsim/report/chrome_trace.h"
 
 namespace llmsim::cli {
 
@@ -52,21 +52,23 @@ void print_table(const model::ModelSpec& m, const hardware::SystemSpec& sys, con
   std::cout << fmt::format("memory: {}, {} of {} GiB per GPU; max batch at {} tokens/seq: {}\n",
                            mem.fits() ? "fits" : "DOES NOT FIT", gib(mem.gpu_bytes), gib(mem.gpu_capacity_bytes),
                            run.infer.input_len + run.infer.output_len, mem.max_batch);
-  std::cout << fmt::format("engine: {} ({} replica{} of tp {} x pp {})\n\n", r.engine, r.replicas, r.replicas == 1 ? "" : "s",
-                           run.par.tp, run.par.pp);
-  std::cout << fmt::format("{:<26} {}  [{} .. {}]\n", "prefill (TTFT)", ms(r.ttft_s.value), ms(r.ttft_s.low), ms(r.ttft_s.high));
+  std::cout << fmt::format("engine: {} ({} replica{} of tp {} x pp {})\n\n", r.engine, r.replicas,
+                           r.replicas == 1 ? "" : "s", run.par.tp, run.par.pp);
+  std::cout << fmt::format("{:<26} {}  [{} .. {}]\n", "prefill (TTFT)", ms(r.ttft_s.value), ms(r.ttft_s.low),
+                           ms(r.ttft_s.high));
   std::cout << fmt::format("{:<26} {}  [{} .. {}]\n", "decode per token (TPOT)", ms(r.tpot_s.value), ms(r.tpot_s.low),
                            ms(r.tpot_s.high));
   std::cout << fmt::format("{:<26} {}\n", "end to end", ms(r.e2e_s.value));
   std::cout << fmt::format("{:<26} {:.1f} tokens/s ({:.1f} per GPU)  [{:.1f} .. {:.1f}]\n", "output throughput",
                            r.output_tokens_per_s.value, r.output_tokens_per_s.value / static_cast<double>(run.par.gpus),
                            r.output_tokens_per_s.low, r.output_tokens_per_s.high);
-  std::cout << fmt::format("{:<26} {:.1f} tokens/s (prompt + output)\n", "total throughput", r.total_tokens_per_s.value);
+  std::cout << fmt::format("{:<26} {:.1f} tokens/s (prompt + output)\n", "total throughput",
+                           r.total_tokens_per_s.value);
   auto split = [](const char* what, const sim::IterationCost& c) {
     const double t = c.time_s.value;
-    std::cout << fmt::format("  {:<10} {:>10}: GEMMs {:4.1f}%, attention {:4.1f}%, communication {:4.1f}%, other {:4.1f}%\n",
-                             what, ms(t), 100 * c.linear_s.value / t, 100 * c.attention_s.value / t,
-                             100 * c.comm_s.value / t, 100 * c.other_s.value / t);
+    std::cout << fmt::format(
+        "  {:<10} {:>10}: GEMMs {:4.1f}%, attention {:4.1f}%, communication {:4.1f}%, other {:4.1f}%\n", what, ms(t),
+        100 * c.linear_s.value / t, 100 * c.attention_s.value / t, 100 * c.comm_s.value / t, 100 * c.other_s.value / t);
   };
   std::cout << "\nwhere an iteration's time goes\n";
   split("prefill", r.prefill);
@@ -122,7 +124,8 @@ Runner add_infer_command(CLI::App& app) {
       case Format::Csv: {
         std::cout << "schema_version,name,value,low,high,unit\n";
         auto row = [](const char* n, const sim::Interval& i, const char* u) {
-          std::cout << fmt::format("{},{},{:.6g},{:.6g},{:.6g},{}\n", sim::kResultSchemaVersion, n, i.value, i.low, i.high, u);
+          std::cout << fmt::format("{},{},{:.6g},{:.6g},{:.6g},{}\n", sim::kResultSchemaVersion, n, i.value, i.low,
+                                   i.high, u);
         };
         const double fits = r.memory.fits() ? 1 : 0;
         row("fits", sim::Interval::exact(fits), "bool");

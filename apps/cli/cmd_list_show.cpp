@@ -6,24 +6,26 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "llmsim/hardware/system_toml.h"
-#include "llmsim/model/param_count.h"
-#include "llmsim/model/presets.h"
-#include "llmsim/core/units.h"
 #include "cli_context.h"
 #include "commands.h"
 #include "llmsim/core/suggest.h"
+#include "llmsim/core/units.h"
 #include "llmsim/cost/compute_cost.h"
 #include "llmsim/hardware/attention_support.h"
-#include "llmsim/run/framework_catalog.h"
+#include "llmsim/hardware/system_toml.h"
 #include "llmsim/memory/memory_model.h"
+#include "llmsim/model/param_count.h"
+#include "llmsim/model/presets.h"
+#include "llmsim/run/framework_catalog.h"
 
 namespace llmsim::cli {
 
 namespace {
 
 std::string_view norm_name(model::NormKind n) { return n == model::NormKind::RmsNorm ? "rmsnorm" : "layernorm"; }
-std::string_view mlp_name(model::MlpKind k) { return k == model::MlpKind::Gated ? "gated (3 matrices)" : "plain (2 matrices)"; }
+std::string_view mlp_name(model::MlpKind k) {
+  return k == model::MlpKind::Gated ? "gated (3 matrices)" : "plain (2 matrices)";
+}
 std::string_view pos_name(model::PositionKind p) { return p == model::PositionKind::Rope ? "rope" : "learned"; }
 
 // KV-cache bytes per token of the whole model (one GPU, every layer) at `elem_bytes` per element.
@@ -33,34 +35,37 @@ double kv_bytes_per_token(const model::ModelSpec& m, double elem_bytes) {
 
 nlohmann::json model_json(const model::ModelSpec& m) {
   const auto pc = model::count_params(m);
-  nlohmann::json j{{"schema_version", sim::kResultSchemaVersion},
-                   {"name", m.name},
-                   {"model_type", m.model_type},
-                   {"layers", m.num_layers},
-                   {"hidden", m.hidden},
-                   {"heads", m.num_heads},
-                   {"kv_heads", m.num_kv_heads},
-                   {"head_dim", m.head_dim},
-                   {"ffn", m.ffn_hidden},
-                   {"vocab", m.vocab},
-                   {"max_positions", m.max_positions},
-                   {"norm", norm_name(m.norm)},
-                   {"mlp", mlp_name(m.mlp)},
-                   {"activation", m.activation},
-                   {"positions", pos_name(m.position)},
-                   {"rope_theta", m.rope_theta},
-                   {"tied_embeddings", m.tied_embeddings},
-                   {"dtype", dtype_name(m.dtype)},
-                   {"weight_quant", model::weight_quant_name(m.quant.format)},
-                   {"params_total", pc.total},
-                   {"params_active", pc.active},
-                   {"params_embedding", pc.embedding + pc.position_embedding},
-                   {"params_lm_head", pc.lm_head},
-                   {"params_layers", pc.layers},
-                   {"kv_bytes_per_token_16bit", kv_bytes_per_token(m, 2.0)},
-                   {"forward_flops_per_token", 2.0 * static_cast<double>(pc.active - pc.embedding - pc.position_embedding)}};
+  nlohmann::json j{
+      {"schema_version", sim::kResultSchemaVersion},
+      {"name", m.name},
+      {"model_type", m.model_type},
+      {"layers", m.num_layers},
+      {"hidden", m.hidden},
+      {"heads", m.num_heads},
+      {"kv_heads", m.num_kv_heads},
+      {"head_dim", m.head_dim},
+      {"ffn", m.ffn_hidden},
+      {"vocab", m.vocab},
+      {"max_positions", m.max_positions},
+      {"norm", norm_name(m.norm)},
+      {"mlp", mlp_name(m.mlp)},
+      {"activation", m.activation},
+      {"positions", pos_name(m.position)},
+      {"rope_theta", m.rope_theta},
+      {"tied_embeddings", m.tied_embeddings},
+      {"dtype", dtype_name(m.dtype)},
+      {"weight_quant", model::weight_quant_name(m.quant.format)},
+      {"params_total", pc.total},
+      {"params_active", pc.active},
+      {"params_embedding", pc.embedding + pc.position_embedding},
+      {"params_lm_head", pc.lm_head},
+      {"params_layers", pc.layers},
+      {"kv_bytes_per_token_16bit", kv_bytes_per_token(m, 2.0)},
+      {"forward_flops_per_token", 2.0 * static_cast<double>(pc.active - pc.embedding - pc.position_embedding)}};
   if (m.moe.enabled())
-    j["moe"] = {{"experts", m.moe.num_experts}, {"top_k", m.moe.experts_per_token}, {"expert_ffn", m.moe.expert_ffn},
+    j["moe"] = {{"experts", m.moe.num_experts},
+                {"top_k", m.moe.experts_per_token},
+                {"expert_ffn", m.moe.expert_ffn},
                 {"shared_expert_ffn", m.moe.shared_expert_ffn}};
   return j;
 }
@@ -75,9 +80,9 @@ void print_model(const model::ModelSpec& m) {
                            mlp_name(m.mlp), m.activation, pos_name(m.position), m.rope_theta,
                            m.tied_embeddings ? "tied" : "untied");
   if (m.moe.enabled())
-    std::cout << fmt::format("  MoE: {} experts, top-{}, expert ffn {}{}\n", m.moe.num_experts, m.moe.experts_per_token,
-                             m.moe.expert_ffn,
-                             m.moe.shared_expert_ffn ? fmt::format(", shared expert ffn {}", m.moe.shared_expert_ffn) : "");
+    std::cout << fmt::format(
+        "  MoE: {} experts, top-{}, expert ffn {}{}\n", m.moe.num_experts, m.moe.experts_per_token, m.moe.expert_ffn,
+        m.moe.shared_expert_ffn ? fmt::format(", shared expert ffn {}", m.moe.shared_expert_ffn) : "");
   std::cout << fmt::format("  checkpoint dtype {}, quantization {}\n", dtype_name(m.dtype),
                            model::weight_quant_name(m.quant.format));
   std::cout << fmt::format("  parameters: {} total ({:.3f} B), {} active per token ({:.3f} B)\n", pc.total,
@@ -97,8 +102,9 @@ nlohmann::json fraction_json(const hardware::Fraction& f) {
 // The calibrated per-collective fabric fractions a profile has, by collective.
 std::vector<std::pair<const char*, const hardware::Fraction*>> per_collective(const hardware::Efficiency& e) {
   std::vector<std::pair<const char*, const hardware::Fraction*>> out;
-  for (const auto& [name, f] : {std::pair{"all_gather", &e.fabric_all_gather}, std::pair{"reduce_scatter", &e.fabric_reduce_scatter},
-                                std::pair{"all_to_all", &e.fabric_all_to_all}, std::pair{"send_recv", &e.fabric_send_recv}})
+  for (const auto& [name, f] :
+       {std::pair{"all_gather", &e.fabric_all_gather}, std::pair{"reduce_scatter", &e.fabric_reduce_scatter},
+        std::pair{"all_to_all", &e.fabric_all_to_all}, std::pair{"send_recv", &e.fabric_send_recv}})
     if (*f) out.emplace_back(name, &**f);
   return out;
 }
@@ -108,7 +114,6 @@ nlohmann::json per_collective_json(const hardware::Efficiency& e) {
   for (const auto& [name, f] : per_collective(e)) j[name] = fraction_json(*f);
   return j;
 }
-
 
 nlohmann::json system_json(const hardware::SystemSpec& s) {
   nlohmann::json peaks;
@@ -169,29 +174,31 @@ nlohmann::json system_json(const hardware::SystemSpec& s) {
 void print_system(const hardware::SystemSpec& s) {
   const auto& g = s.gpu;
   std::cout << fmt::format("system {}: {}\n", s.name, s.description);
-  std::cout << fmt::format("  GPU {}: {} GiB at {:.0f} GB/s, L2 {:.0f} MiB, {} SMs at {:.0f} MHz, {:.0f} W{}\n", g.name,
-                           gib(g.memory_bytes), g.memory_bandwidth_Bps / 1e9, g.l2_bytes / units::MiB, g.sm_count,
-                           g.boost_clock_Hz / 1e6, g.tdp_W,
-                           g.compute_capability > 0
-                               ? fmt::format(", compute capability {}.{}", g.compute_capability / 10, g.compute_capability % 10)
-                               : "");
+  std::cout << fmt::format(
+      "  GPU {}: {} GiB at {:.0f} GB/s, L2 {:.0f} MiB, {} SMs at {:.0f} MHz, {:.0f} W{}\n", g.name, gib(g.memory_bytes),
+      g.memory_bandwidth_Bps / 1e9, g.l2_bytes / units::MiB, g.sm_count, g.boost_clock_Hz / 1e6, g.tdp_W,
+      g.compute_capability > 0
+          ? fmt::format(", compute capability {}.{}", g.compute_capability / 10, g.compute_capability % 10)
+          : "");
   std::cout << "  dense peak TFLOP/s:";
   for (const auto& [t, v] : g.peak_flops) std::cout << fmt::format(" {} {:.1f}", dtype_name(t), v / 1e12);
   std::cout << "\n";
   const auto& n = s.node;
-  std::cout << fmt::format("  node: {} GPUs, {} at {:.1f} GB/s per GPU per direction, P2P {}, PCIe gen{} x{} ({:.1f} GB/s)\n",
-                           n.gpus_per_node, hardware::fabric_name(n.fabric), n.fabric_bandwidth_Bps / 1e9,
-                           n.p2p ? "on" : "off", n.pcie_gen, n.pcie_lanes, n.pcie_bandwidth_Bps / 1e9);
+  std::cout << fmt::format(
+      "  node: {} GPUs, {} at {:.1f} GB/s per GPU per direction, P2P {}, PCIe gen{} x{} ({:.1f} GB/s)\n",
+      n.gpus_per_node, hardware::fabric_name(n.fabric), n.fabric_bandwidth_Bps / 1e9, n.p2p ? "on" : "off", n.pcie_gen,
+      n.pcie_lanes, n.pcie_bandwidth_Bps / 1e9);
   std::cout << fmt::format("  host: {} cores, {} GiB at {:.0f} GB/s\n", n.cpu_cores, gib(n.host_memory_bytes),
                            n.host_memory_bandwidth_Bps / 1e9);
   std::cout << fmt::format("  network: {} NICs x {:.0f} Gb/s, {:.1f} us\n", s.network.nics_per_node,
                            s.network.nic_bandwidth_Bps * 8 / 1e9, s.network.latency_s / units::us);
-  std::cout << fmt::format("  runtime reserve: {} GiB CUDA context, {:.0f}% allocator\n", gib(s.runtime.cuda_context_bytes),
-                           100 * s.runtime.allocator_reserve_fraction);
-  std::cout << fmt::format("  efficiency: {}\n", s.efficiency.calibrated ? "calibrated" : "uncalibrated (documented defaults)");
+  std::cout << fmt::format("  runtime reserve: {} GiB CUDA context, {:.0f}% allocator\n",
+                           gib(s.runtime.cuda_context_bytes), 100 * s.runtime.allocator_reserve_fraction);
+  std::cout << fmt::format("  efficiency: {}\n",
+                           s.efficiency.calibrated ? "calibrated" : "uncalibrated (documented defaults)");
   for (const auto& [t, f] : s.efficiency.gemm)
-    std::cout << fmt::format("    gemm {}: {:.2f} [{:.2f}, {:.2f}] of peak  ({})\n", dtype_name(t), f.value, f.low, f.high,
-                             f.source);
+    std::cout << fmt::format("    gemm {}: {:.2f} [{:.2f}, {:.2f}] of peak  ({})\n", dtype_name(t), f.value, f.low,
+                             f.high, f.source);
   const auto frac = [](const char* what, const hardware::Fraction& f) {
     std::cout << fmt::format("    {}: {:.2f} [{:.2f}, {:.2f}]  ({})\n", what, f.value, f.low, f.high, f.source);
   };
@@ -207,9 +214,10 @@ void print_system(const hardware::SystemSpec& s) {
     frac(fmt::format("fabric bandwidth, {}", name).c_str(), *f);
   frac("pcie bandwidth", s.efficiency.pcie_bandwidth);
   frac("network bandwidth", s.efficiency.network_bandwidth);
-  std::cout << fmt::format("    GEMM half-efficiency contraction: k = {:.0f}; kernel launch {:.1f} us; CPU Adam {:.0f} Mparams/s ({})\n",
-                           s.efficiency.gemm_half_k, s.efficiency.kernel_launch_s / units::us,
-                           s.efficiency.cpu_adam_params_per_s / 1e6, s.efficiency.cpu_adam_source);
+  std::cout << fmt::format(
+      "    GEMM half-efficiency contraction: k = {:.0f}; kernel launch {:.1f} us; CPU Adam {:.0f} Mparams/s ({})\n",
+      s.efficiency.gemm_half_k, s.efficiency.kernel_launch_s / units::us, s.efficiency.cpu_adam_params_per_s / 1e6,
+      s.efficiency.cpu_adam_source);
 }
 
 struct ListShow {
@@ -229,10 +237,16 @@ int list_frameworks(Format format) {
     case Format::Json: {
       nlohmann::json rows = nlohmann::json::array();
       for (const auto& e : catalog)
-        rows.push_back({{"name", e.name}, {"aliases", e.aliases}, {"training", profile(e.training)},
-                        {"inference", profile(e.inference)}, {"training_mapping", e.training_mapping},
-                        {"inference_mapping", e.inference_mapping}, {"unsupported_reason", e.unsupported_reason},
-                        {"recipe", sim::describe(e.recipe)}, {"recipe_source", e.recipe.source}, {"source", e.source}});
+        rows.push_back({{"name", e.name},
+                        {"aliases", e.aliases},
+                        {"training", profile(e.training)},
+                        {"inference", profile(e.inference)},
+                        {"training_mapping", e.training_mapping},
+                        {"inference_mapping", e.inference_mapping},
+                        {"unsupported_reason", e.unsupported_reason},
+                        {"recipe", sim::describe(e.recipe)},
+                        {"recipe_source", e.recipe.source},
+                        {"source", e.source}});
       std::cout << nlohmann::json{{"schema_version", sim::kResultSchemaVersion}, {"frameworks", rows}}.dump(2) << "\n";
       break;
     }
@@ -241,10 +255,12 @@ int list_frameworks(Format format) {
       for (const auto& e : catalog)
         std::cout << fmt::format("{},{},{},{},{},{},{},{}\n", sim::kResultSchemaVersion, csv_field(e.name),
                                  csv_field(join(e.aliases, " ")), profile(e.training), profile(e.inference),
-                                 csv_field(sim::describe(e.recipe)), csv_field(e.unsupported_reason), csv_field(e.source));
+                                 csv_field(sim::describe(e.recipe)), csv_field(e.unsupported_reason),
+                                 csv_field(e.source));
       break;
     case Format::Table:
-      std::cout << fmt::format("{:<20} {:<10} {:<10} {}\n", "name", "training", "inference", "recipe defaults (training)");
+      std::cout << fmt::format("{:<20} {:<10} {:<10} {}\n", "name", "training", "inference",
+                               "recipe defaults (training)");
       for (const auto& e : catalog) {
         const std::string recipe = sim::describe(e.recipe);
         std::cout << fmt::format("{:<20} {:<10} {:<10} {}\n", e.name, profile(e.training), profile(e.inference),
@@ -276,13 +292,17 @@ Runner add_list_command(CLI::App& app) {
       for (const auto& name : model::list_model_presets(data)) {
         const auto m = model::resolve_model(name, data);
         const auto pc = model::count_params(m);
-        rows.push_back({{"name", name}, {"model_type", m.model_type}, {"params_total", pc.total}, {"params_active", pc.active}});
+        rows.push_back(
+            {{"name", name}, {"model_type", m.model_type}, {"params_total", pc.total}, {"params_active", pc.active}});
       }
     } else {
       for (const auto& name : hardware::list_system_presets(data)) {
         const auto s = hardware::resolve_system(name, data);
-        rows.push_back({{"name", name}, {"gpu", s.gpu.name}, {"gpus_per_node", s.node.gpus_per_node},
-                        {"fabric", hardware::fabric_name(s.node.fabric)}, {"description", s.description}});
+        rows.push_back({{"name", name},
+                        {"gpu", s.gpu.name},
+                        {"gpus_per_node", s.node.gpus_per_node},
+                        {"fabric", hardware::fabric_name(s.node.fabric)},
+                        {"description", s.description}});
       }
     }
     switch (cmd->common.format()) {
@@ -307,13 +327,14 @@ Runner add_list_command(CLI::App& app) {
       case Format::Table:
         for (const auto& r : rows) {
           if (cmd->what == "models")
-            std::cout << fmt::format("{:<16} {:<10} {:>8.2f} B params ({:.2f} B active)\n", r["name"].get<std::string>(),
-                                     r["model_type"].get<std::string>(),
+            std::cout << fmt::format("{:<16} {:<10} {:>8.2f} B params ({:.2f} B active)\n",
+                                     r["name"].get<std::string>(), r["model_type"].get<std::string>(),
                                      static_cast<double>(r["params_total"].get<std::int64_t>()) / 1e9,
                                      static_cast<double>(r["params_active"].get<std::int64_t>()) / 1e9);
           else
-            std::cout << fmt::format("{:<16} {} x {} ({})\n", r["name"].get<std::string>(), r["gpus_per_node"].get<int>(),
-                                     r["gpu"].get<std::string>(), r["fabric"].get<std::string>());
+            std::cout << fmt::format("{:<16} {} x {} ({})\n", r["name"].get<std::string>(),
+                                     r["gpus_per_node"].get<int>(), r["gpu"].get<std::string>(),
+                                     r["fabric"].get<std::string>());
         }
         break;
     }
@@ -333,8 +354,10 @@ Runner add_show_command(CLI::App& app) {
     const std::string data = cmd->common.resolved_data_dir();
     if (cmd->what == "model") {
       const auto m = model::resolve_model(cmd->name, data);
-      if (cmd->common.format() == Format::Table) print_model(m);
-      else if (cmd->common.format() == Format::Json) std::cout << model_json(m).dump(2) << "\n";
+      if (cmd->common.format() == Format::Table)
+        print_model(m);
+      else if (cmd->common.format() == Format::Json)
+        std::cout << model_json(m).dump(2) << "\n";
       else {
         std::cout << "schema_version,key,value\n";
         for (const auto& [k, v] : model_json(m).items())
@@ -342,8 +365,10 @@ Runner add_show_command(CLI::App& app) {
       }
     } else {
       const auto s = hardware::resolve_system(cmd->name, data);
-      if (cmd->common.format() == Format::Table) print_system(s);
-      else if (cmd->common.format() == Format::Json) std::cout << system_json(s).dump(2) << "\n";
+      if (cmd->common.format() == Format::Table)
+        print_system(s);
+      else if (cmd->common.format() == Format::Json)
+        std::cout << system_json(s).dump(2) << "\n";
       else {
         std::cout << "schema_version,key,value\n";
         for (const auto& [section, obj] : system_json(s).items()) {
@@ -352,7 +377,8 @@ Runner add_show_command(CLI::App& app) {
             continue;
           }
           for (const auto& [k, v] : obj.items())
-            if (!v.is_object()) std::cout << sim::kResultSchemaVersion << "," << section << "." << k << "," << v.dump() << "\n";
+            if (!v.is_object())
+              std::cout << sim::kResultSchemaVersion << "," << section << "." << k << "," << v.dump() << "\n";
         }
       }
     }

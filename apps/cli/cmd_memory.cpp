@@ -6,12 +6,12 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "llmsim/hardware/system_toml.h"
-#include "llmsim/model/presets.h"
-#include "llmsim/core/units.h"
 #include "cli_context.h"
 #include "commands.h"
+#include "llmsim/core/units.h"
+#include "llmsim/hardware/system_toml.h"
 #include "llmsim/memory/memory_advice.h"
+#include "llmsim/model/presets.h"
 #include "llmsim/run/feasibility.h"
 
 namespace llmsim::cli {
@@ -25,7 +25,8 @@ struct MemoryCommand {
 
 nlohmann::json items_json(const std::vector<sim::MemoryItem>& items) {
   auto a = nlohmann::json::array();
-  for (const auto& i : items) a.push_back({{"name", i.name}, {"bytes", i.bytes}, {"gib", i.bytes / units::GiB}, {"note", i.note}});
+  for (const auto& i : items)
+    a.push_back({{"name", i.name}, {"bytes", i.bytes}, {"gib", i.bytes / units::GiB}, {"note", i.note}});
   return a;
 }
 
@@ -35,13 +36,17 @@ nlohmann::json to_json(const model::ModelSpec& m, const hardware::SystemSpec& sy
   j["workload"] = sim::name_of(run.workload);
   j["fits"] = r.fits();
   j["params"] = {{"total", r.params_total}, {"trainable", r.params_trainable}, {"per_gpu", r.params_per_gpu}};
-  j["gpu"] = {{"capacity_bytes", r.gpu_capacity_bytes}, {"total_bytes", r.gpu_bytes}, {"peak_stage", r.peak_stage},
+  j["gpu"] = {{"capacity_bytes", r.gpu_capacity_bytes},
+              {"total_bytes", r.gpu_bytes},
+              {"peak_stage", r.peak_stage},
               {"items", items_json(r.gpu)}};
   j["host"] = {{"capacity_bytes", r.host_capacity_bytes}, {"total_bytes", r.host_bytes}, {"items", items_json(r.host)}};
   if (run.workload == sim::Workload::Inference)
-    j["inference"] = {{"kv_bytes_per_token", r.kv_bytes_per_token}, {"max_batch", r.max_batch}, {"max_kv_tokens", r.max_tokens}};
+    j["inference"] = {
+        {"kv_bytes_per_token", r.kv_bytes_per_token}, {"max_batch", r.max_batch}, {"max_kv_tokens", r.max_tokens}};
   auto s = nlohmann::json::array();
-  for (const auto& f : fixes) s.push_back({{"change", f.change}, {"gpu_bytes", f.gpu_bytes}, {"host_bytes", f.host_bytes}});
+  for (const auto& f : fixes)
+    s.push_back({{"change", f.change}, {"gpu_bytes", f.gpu_bytes}, {"host_bytes", f.host_bytes}});
   j["suggestions"] = s;
   return j;
 }
@@ -84,10 +89,10 @@ void print_table(const model::ModelSpec& m, const hardware::SystemSpec& sys, con
     std::cout << fmt::format("{:<24} {:>10}  of {} GiB\n", "total", gib(r.host_bytes), gib(r.host_capacity_bytes));
   }
   if (run.workload == sim::Workload::Inference)
-    std::cout << fmt::format("\nKV cache: {:.1f} KiB per token per GPU; max batch at {} tokens/seq: {}; "
-                             "max KV tokens at this batch: {}\n",
-                             r.kv_bytes_per_token / units::KiB, run.infer.input_len + run.infer.output_len, r.max_batch,
-                             r.max_tokens);
+    std::cout << fmt::format(
+        "\nKV cache: {:.1f} KiB per token per GPU; max batch at {} tokens/seq: {}; "
+        "max KV tokens at this batch: {}\n",
+        r.kv_bytes_per_token / units::KiB, run.infer.input_len + run.infer.output_len, r.max_batch, r.max_tokens);
   std::cout << "\n";
   if (r.fits()) {
     std::cout << fmt::format("result: fits ({} GiB headroom per GPU)\n", gib(r.gpu_capacity_bytes - r.gpu_bytes));
@@ -96,9 +101,11 @@ void print_table(const model::ModelSpec& m, const hardware::SystemSpec& sys, con
   if (!r.gpu_fits())
     std::cout << fmt::format("result: does not fit by {} GiB per GPU\n", gib(r.gpu_bytes - r.gpu_capacity_bytes));
   if (!r.host_fits())
-    std::cout << fmt::format("result: host memory short by {} GiB per node\n", gib(r.host_bytes - r.host_capacity_bytes));
+    std::cout << fmt::format("result: host memory short by {} GiB per node\n",
+                             gib(r.host_bytes - r.host_capacity_bytes));
   if (fixes.empty()) {
-    std::cout << "no single change of recomputation, ZeRO stage, offload, micro-batch, TP/PP or quantization makes it fit\n";
+    std::cout
+        << "no single change of recomputation, ZeRO stage, offload, micro-batch, TP/PP or quantization makes it fit\n";
     return;
   }
   std::cout << "would fit with:\n";
@@ -121,8 +128,8 @@ Runner add_memory_command(CLI::App& app) {
     const std::string data = cmd->common.resolved_data_dir();
     const model::ModelSpec m = model::resolve_model(req.model, data);
     const hardware::SystemSpec sys = hardware::resolve_system(req.system, data);
-    if (!req.was_given("gpus")) req.run.par.gpus = req.run.par.tp * req.run.par.pp * req.run.par.cp *
-                                                   std::max<std::int64_t>(1, req.run.par.dp);
+    if (!req.was_given("gpus"))
+      req.run.par.gpus = req.run.par.tp * req.run.par.pp * req.run.par.cp * std::max<std::int64_t>(1, req.run.par.dp);
     const sim::RunSpec run = sim::with_defaults(req.run);
     sim::MemoryResult r = sim::evaluate_memory(m, sys, run);
     // What the framework, engine or GPU cannot run is infeasible here too, as in `train` and `infer`.

@@ -6,13 +6,14 @@
 
 #include <fmt/format.h>
 
-#include "llmsim/hardware/system_toml.h"
-#include "llmsim/model/presets.h"
-#include "llmsim/core/error.h"
-#include "llmsim/core/suggest.h"
 #include "cli_context.h"
 #include "commands.h"
+#include "llmsim/core/error.h"
+#include "llmsim/core/strings.h"
+#include "llmsim/core/suggest.h"
+#include "llmsim/hardware/system_toml.h"
 #include "llmsim/memory/memory_model.h"
+#include "llmsim/model/presets.h"
 #include "llmsim/search/plan_serve.h"
 
 namespace llmsim::cli {
@@ -44,22 +45,23 @@ struct PlanServeCommand {
 
 // Every evaluated candidate, one CSV line each (schema_version first, as the other commands' CSV).
 void print_csv(const sim::ServePlan& plan) {
-  std::cout << "schema_version,system,engine,tp,pp,weight_quant,kv_dtype,max_num_seqs,chunked_prefill,feasible,replicas,"
-               "gpus,ttft_p99_s,tpot_p99_s,output_tokens_per_s,cost_per_hour,pareto,why\n";
+  std::cout
+      << "schema_version,system,engine,tp,pp,weight_quant,kv_dtype,max_num_seqs,chunked_prefill,feasible,replicas,"
+         "gpus,ttft_p99_s,tpot_p99_s,output_tokens_per_s,cost_per_hour,pareto,why\n";
   for (const auto& k : plan.candidates)
-    std::cout << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{:.6g},{:.6g},{:.6g},{:.6g},{},{}\n", sim::kResultSchemaVersion,
-                             csv_field(k.system), k.engine == sim::Framework::Hf ? "static" : sim::name_of(k.engine), k.tp,
-                             k.pp, model::weight_quant_name(k.weight_quant), dtype_name(k.kv_dtype), k.max_num_seqs,
-                             k.chunked_prefill ? 1 : 0, k.feasible ? 1 : 0, k.replicas, k.gpus, k.ttft_p99_s, k.tpot_p99_s,
-                             k.output_tokens_per_s, k.cost_per_hour, k.pareto ? 1 : 0, csv_field(k.why));
+    std::cout << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{:.6g},{:.6g},{:.6g},{:.6g},{},{}\n",
+                             sim::kResultSchemaVersion, csv_field(k.system),
+                             k.engine == sim::Framework::Hf ? "static" : sim::name_of(k.engine), k.tp, k.pp,
+                             model::weight_quant_name(k.weight_quant), dtype_name(k.kv_dtype), k.max_num_seqs,
+                             k.chunked_prefill ? 1 : 0, k.feasible ? 1 : 0, k.replicas, k.gpus, k.ttft_p99_s,
+                             k.tpot_p99_s, k.output_tokens_per_s, k.cost_per_hour, k.pareto ? 1 : 0, csv_field(k.why));
 }
 
+// The non-empty items of a comma-separated flag value.
 std::vector<std::string> split(const std::string& s) {
   std::vector<std::string> out;
-  std::stringstream ss(s);
-  std::string x;
-  while (std::getline(ss, x, ','))
-    if (!x.empty()) out.push_back(x);
+  for (const std::string_view x : split_fields(s, ','))
+    if (!x.empty()) out.emplace_back(x);
   return out;
 }
 
@@ -68,8 +70,9 @@ int run(const PlanServeCommand& c) {
   if (c.systems.empty()) throw_usage("--system", "--system is required (one or more presets or TOML paths)");
   if (!(c.rate > 0)) throw_usage("--rate", fmt::format("--rate = {}: must be > 0 requests/s", c.rate));
   if (!(c.slo_ttft_ms > 0)) throw_usage("--slo-ttft", "--slo-ttft (p99, ms) is required and must be > 0");
-  const std::string data = c.data_dir.empty() ? (std::getenv("LLMSIM_DATA_DIR") ? std::getenv("LLMSIM_DATA_DIR") : LLMSIM_DATA_DIR)
-                                              : c.data_dir;
+  const std::string data = c.data_dir.empty()
+                               ? (std::getenv("LLMSIM_DATA_DIR") ? std::getenv("LLMSIM_DATA_DIR") : LLMSIM_DATA_DIR)
+                               : c.data_dir;
   const model::ModelSpec m = model::resolve_model(c.model, data);
   std::vector<hardware::SystemSpec> systems;
   for (const auto& s : c.systems) systems.push_back(hardware::resolve_system(s, data));
@@ -82,12 +85,14 @@ int run(const PlanServeCommand& c) {
   spec.max_gpus = c.max_gpus;
   spec.requests_per_replica = c.requests;
   spec.price_per_gpu_hour = c.price;
-  if (!parse_dtype(c.precision, spec.precision)) throw_usage("--precision", "--precision = '" + c.precision + "': unknown");
+  if (!parse_dtype(c.precision, spec.precision))
+    throw_usage("--precision", "--precision = '" + c.precision + "': unknown");
   spec.engines.clear();
   const std::vector<std::string> engine_names = {"vllm", "tgi", "lightllm", "trt-llm", "static"};
   for (const auto& e : split(c.engines)) {
     sim::Framework f{};
-    if (e == "static") f = sim::Framework::Hf;
+    if (e == "static")
+      f = sim::Framework::Hf;
     else if (!sim::parse_name(e, f) || std::find(engine_names.begin(), engine_names.end(), e) == engine_names.end())
       throw_usage("--engine", fmt::format("--engine = '{}': must be a comma-separated list of {}{}", c.engines,
                                           join(engine_names), did_you_mean(e, engine_names)));
@@ -107,7 +112,8 @@ int run(const PlanServeCommand& c) {
   for (const auto& q : split(c.weight_quants)) {
     model::WeightQuant w{};
     if (!model::parse_weight_quant(q, w))
-      throw_usage("--weight-quant", fmt::format("--weight-quant = '{}': must be a list of none, int8, int4, nf4, fp8", c.weight_quants));
+      throw_usage("--weight-quant",
+                  fmt::format("--weight-quant = '{}': must be a list of none, int8, int4, nf4, fp8", c.weight_quants));
     spec.weight_quants.push_back(w);
   }
 
@@ -140,10 +146,15 @@ int run(const PlanServeCommand& c) {
   }
   spec.chunked_prefill.clear();
   for (const auto& k : split(c.chunked)) {
-    if (k == "default") spec.chunked_prefill.push_back(-1);
-    else if (k == "on") spec.chunked_prefill.push_back(1);
-    else if (k == "off") spec.chunked_prefill.push_back(0);
-    else throw_usage("--chunked-prefill", fmt::format("--chunked-prefill = '{}': must be a list of on, off, default", c.chunked));
+    if (k == "default")
+      spec.chunked_prefill.push_back(-1);
+    else if (k == "on")
+      spec.chunked_prefill.push_back(1);
+    else if (k == "off")
+      spec.chunked_prefill.push_back(0);
+    else
+      throw_usage("--chunked-prefill",
+                  fmt::format("--chunked-prefill = '{}': must be a list of on, off, default", c.chunked));
   }
 
   std::cerr << "llmsim plan serve: simulating candidates…\n";
@@ -153,27 +164,31 @@ int run(const PlanServeCommand& c) {
     return plan.found() ? 0 : 1;
   }
   std::cout << fmt::format("llmsim plan serve: {} at {} requests/s, p99 TTFT <= {} ms{}, input {}, output {}\n", m.name,
-                           c.rate, c.slo_ttft_ms, c.slo_tpot_ms > 0 ? fmt::format(", p99 TPOT <= {} ms", c.slo_tpot_ms) : "",
+                           c.rate, c.slo_ttft_ms,
+                           c.slo_tpot_ms > 0 ? fmt::format(", p99 TPOT <= {} ms", c.slo_tpot_ms) : "",
                            spec.input.describe(), spec.output.describe());
   if (plan.found()) {
     const auto& b = plan.candidates.front();
-    std::cout << fmt::format("\nanswer: {} GPUs of {}: {} replicas of TP{} on {}{}; p99 TTFT {:.0f} ms, p99 TPOT {:.1f} ms, "
-                             "{:.0f} output tokens/s{}\n",
-                             b.gpus, b.system, b.replicas, b.tp, sim::name_of(b.engine),
-                             b.weight_quant != model::WeightQuant::None ? fmt::format(" ({} weights)", model::weight_quant_name(b.weight_quant)) : "",
-                             b.ttft_p99_s * 1e3, b.tpot_p99_s * 1e3, b.output_tokens_per_s,
-                             b.cost_per_hour > 0 ? fmt::format(", {:.2f} per hour", b.cost_per_hour) : "");
+    std::cout << fmt::format(
+        "\nanswer: {} GPUs of {}: {} replicas of TP{} on {}{}; p99 TTFT {:.0f} ms, p99 TPOT {:.1f} ms, "
+        "{:.0f} output tokens/s{}\n",
+        b.gpus, b.system, b.replicas, b.tp, sim::name_of(b.engine),
+        b.weight_quant != model::WeightQuant::None
+            ? fmt::format(" ({} weights)", model::weight_quant_name(b.weight_quant))
+            : "",
+        b.ttft_p99_s * 1e3, b.tpot_p99_s * 1e3, b.output_tokens_per_s,
+        b.cost_per_hour > 0 ? fmt::format(", {:.2f} per hour", b.cost_per_hour) : "");
   } else {
     std::cout << fmt::format("\nno candidate meets the SLOs within {} GPUs\n", c.max_gpus);
   }
-  std::cout << fmt::format("\n{:<16} {:<9} {:>3} {:>3} {:>5} {:>5} {:>5} {:>5} {:>8} {:>5} {:>11} {:>11} {:>11}  {}\n", "system",
-                           "engine", "tp", "pp", "quant", "kv", "seqs", "chunk", "replicas", "GPUs", "p99 TTFT", "p99 TPOT",
-                           "out tok/s", "result (* = GPUs vs p99 TTFT Pareto front)");
+  std::cout << fmt::format("\n{:<16} {:<9} {:>3} {:>3} {:>5} {:>5} {:>5} {:>5} {:>8} {:>5} {:>11} {:>11} {:>11}  {}\n",
+                           "system", "engine", "tp", "pp", "quant", "kv", "seqs", "chunk", "replicas", "GPUs",
+                           "p99 TTFT", "p99 TPOT", "out tok/s", "result (* = GPUs vs p99 TTFT Pareto front)");
   for (const auto& k : plan.candidates) {
     const std::string head = fmt::format("{:<16} {:<9} {:>3} {:>3} {:>5} {:>5} {:>5} {:>5}", k.system,
                                          k.engine == sim::Framework::Hf ? "static" : sim::name_of(k.engine), k.tp, k.pp,
-                                         model::weight_quant_name(k.weight_quant), dtype_name(k.kv_dtype), k.max_num_seqs,
-                                         k.chunked_prefill ? "on" : "off");
+                                         model::weight_quant_name(k.weight_quant), dtype_name(k.kv_dtype),
+                                         k.max_num_seqs, k.chunked_prefill ? "on" : "off");
     if (k.feasible)
       std::cout << fmt::format("{} {:>8} {:>5} {:>8.0f} ms {:>8.1f} ms {:>11.0f}  meets{}\n", head, k.replicas, k.gpus,
                                k.ttft_p99_s * 1e3, k.tpot_p99_s * 1e3, k.output_tokens_per_s, k.pareto ? " *" : "");
@@ -188,7 +203,8 @@ int run(const PlanServeCommand& c) {
 Runner add_plan_serve_subcommand(CLI::App& plan_top) {
   auto cmd = std::make_shared<PlanServeCommand>();
   CLI::App* sub = plan_top.add_subcommand(
-      "serve", "llmsim plan serve --model M --rate R --slo-ttft MS [--slo-tpot MS] [--system S…] [--engine …] [--tp …]");
+      "serve",
+      "llmsim plan serve --model M --rate R --slo-ttft MS [--slo-tpot MS] [--system S…] [--engine …] [--tp …]");
   sub->allow_extras();
   sub->add_option("--model", cmd->model, "model preset or config.json");
   sub->add_option("--system", cmd->systems, "system presets or TOMLs to consider (repeatable)");
@@ -206,7 +222,8 @@ Runner add_plan_serve_subcommand(CLI::App& plan_top) {
   sub->add_option("--input-len", cmd->input, "prompt tokens: N, uniform:MIN-MAX or lognormal:MEAN,STD");
   sub->add_option("--output-len", cmd->output, "output tokens: N, uniform:MIN-MAX or lognormal:MEAN,STD");
   sub->add_option("--max-gpus", cmd->max_gpus, "GPUs at most per candidate")->check(CLI::PositiveNumber);
-  sub->add_option("--requests", cmd->requests, "simulated requests per replica (default 400)")->check(CLI::PositiveNumber);
+  sub->add_option("--requests", cmd->requests, "simulated requests per replica (default 400)")
+      ->check(CLI::PositiveNumber);
   sub->add_option("--price-per-gpu-hour", cmd->price, "price of one GPU-hour, for the cost column");
   sub->add_option("--data-dir", cmd->data_dir, "folder with models/ and hardware/ presets");
   sub->add_flag("--csv", cmd->csv, "every evaluated candidate as CSV on stdout (schema_version first)");

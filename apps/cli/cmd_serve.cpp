@@ -11,14 +11,14 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "llmsim/hardware/system_toml.h"
-#include "llmsim/model/presets.h"
+#include "cli_context.h"
+#include "commands.h"
 #include "llmsim/core/error.h"
 #include "llmsim/core/suggest.h"
 #include "llmsim/core/units.h"
-#include "cli_context.h"
-#include "commands.h"
+#include "llmsim/hardware/system_toml.h"
 #include "llmsim/memory/memory_model.h"
+#include "llmsim/model/presets.h"
 #include "llmsim/serve/request_stream.h"
 #include "llmsim/serve/serving_sim.h"
 
@@ -118,7 +118,7 @@ nlohmann::json to_json(const Context& c, const sim::ServingResult& r) {
   j["notes"] = r.notes;
   j["calibrated"] = c.calibrated;
   j["engine"] = engine_json(r.profile);
-  j["kv_cache"] = {{"tokens_per_replica", r.kv_capacity_tokens},  {"bytes_per_token", r.kv_bytes_per_token},
+  j["kv_cache"] = {{"tokens_per_replica", r.kv_capacity_tokens},   {"bytes_per_token", r.kv_bytes_per_token},
                    {"budget_bytes_per_gpu", r.kv_budget_bytes},    {"weight_bytes_per_gpu", r.weight_bytes},
                    {"workspace_bytes_per_gpu", r.workspace_bytes}, {"runtime_bytes_per_gpu", r.runtime_bytes}};
   if (!r.valid()) return j;
@@ -131,7 +131,9 @@ nlohmann::json to_json(const Context& c, const sim::ServingResult& r) {
   j["input_tokens_per_s"] = interval_json(r.input_tokens_per_s);
   j["output_tokens_per_s"] = interval_json(r.output_tokens_per_s);
   j["output_tokens_per_s_per_gpu"] = interval_json(r.output_tokens_per_s_per_gpu);
-  j["latency_s"] = {{"ttft", stats_json(r.ttft)}, {"tpot", stats_json(r.tpot)}, {"e2e", stats_json(r.e2e)},
+  j["latency_s"] = {{"ttft", stats_json(r.ttft)},
+                    {"tpot", stats_json(r.tpot)},
+                    {"e2e", stats_json(r.e2e)},
                     {"queue", stats_json(r.queue)}};
   j["latency_band"] = {{"low_factor", r.time_ratio_low}, {"high_factor", r.time_ratio_high}};
   j["mean_batch"] = r.mean_batch;
@@ -148,13 +150,13 @@ nlohmann::json to_json(const Context& c, const sim::ServingResult& r) {
 void print_csv(const sim::ServingResult& r) {
   std::cout << "schema_version,section,name,value,low,high,unit\n";
   auto row = [](const std::string& section, const std::string& name, double v, double lo, double hi, const char* unit) {
-    std::cout << fmt::format("{},{},{},{:.6g},{:.6g},{:.6g},{}\n", sim::kResultSchemaVersion, section, csv_field(name), v,
-                             lo, hi, unit);
+    std::cout << fmt::format("{},{},{},{:.6g},{:.6g},{:.6g},{}\n", sim::kResultSchemaVersion, section, csv_field(name),
+                             v, lo, hi, unit);
   };
   const double ok = r.valid() ? 1 : 0;
   row("summary", "valid", ok, ok, ok, "bool");
-  row("summary", "kv_capacity_tokens", static_cast<double>(r.kv_capacity_tokens), static_cast<double>(r.kv_capacity_tokens),
-      static_cast<double>(r.kv_capacity_tokens), "tokens");
+  row("summary", "kv_capacity_tokens", static_cast<double>(r.kv_capacity_tokens),
+      static_cast<double>(r.kv_capacity_tokens), static_cast<double>(r.kv_capacity_tokens), "tokens");
   if (!r.valid()) return;
   auto iv = [&](const std::string& name, const sim::Interval& i, const char* unit) {
     row("summary", name, i.value, i.low, i.high, unit);
@@ -191,8 +193,8 @@ void print_table(const Context& c, const ServeCommand& cmd, const sim::ServingRe
   const auto& p = c.run.par;
   std::cout << fmt::format("llmsim serve: {} on {}\n", c.model, c.system);
   std::cout << fmt::format("run: {} GPU{} (tp {}, pp {}) = {} replica{}, {} weights {}, kv {}\n", p.gpus,
-                           p.gpus == 1 ? "" : "s", p.tp, p.pp,
-                           r.replicas, r.replicas == 1 ? "" : "s (requests round-robin)", dtype_name(c.run.infer.precision),
+                           p.gpus == 1 ? "" : "s", p.tp, p.pp, r.replicas,
+                           r.replicas == 1 ? "" : "s (requests round-robin)", dtype_name(c.run.infer.precision),
                            model::weight_quant_name(c.run.infer.weight_quant), dtype_name(c.run.infer.kv_dtype));
   std::cout << fmt::format("engine: {}: {}\n", r.profile.name, describe_engine(r.profile));
   std::cout << fmt::format("stream: {}\n", c.stream);
@@ -202,8 +204,9 @@ void print_table(const Context& c, const ServeCommand& cmd, const sim::ServingRe
     const bool is_static = r.profile.batching == sim::Batching::Static;
     std::cout << fmt::format(
         "KV cache: {} tokens per replica ({} GiB per GPU{}: {} GiB{} - weights {} - {} - runtime {})\n",
-        r.kv_capacity_tokens, gib(r.kv_budget_bytes), r.profile.utilization_of_free_memory ? ", of the free memory" : "",
-        gib(c.gpu_memory), util != 1.0 ? fmt::format(" x {:.2f}", util) : "", gib(r.weight_bytes),
+        r.kv_capacity_tokens, gib(r.kv_budget_bytes),
+        r.profile.utilization_of_free_memory ? ", of the free memory" : "", gib(c.gpu_memory),
+        util != 1.0 ? fmt::format(" x {:.2f}", util) : "", gib(r.weight_bytes),
         is_static ? std::string("each batch's prefill workspace") : "workspace " + gib(r.workspace_bytes),
         gib(r.runtime_bytes));
   }
@@ -217,15 +220,17 @@ void print_table(const Context& c, const ServeCommand& cmd, const sim::ServingRe
   std::cout << fmt::format("{:<18} {:.3g} requests/s  [{:.3g} .. {:.3g}]  ({:.3g} per GPU)\n", "throughput",
                            r.requests_per_s.value, r.requests_per_s.low, r.requests_per_s.high,
                            r.requests_per_s_per_gpu.value);
-  std::cout << fmt::format("{:<18} {:.0f} input + {:.0f} output tokens/s  ({:.0f} output per GPU)  [{:.0f} .. {:.0f}]\n", "",
-                           r.input_tokens_per_s.value, r.output_tokens_per_s.value, r.output_tokens_per_s.value / g,
-                           r.output_tokens_per_s.low, r.output_tokens_per_s.high);
+  std::cout << fmt::format(
+      "{:<18} {:.0f} input + {:.0f} output tokens/s  ({:.0f} output per GPU)  [{:.0f} .. {:.0f}]\n", "",
+      r.input_tokens_per_s.value, r.output_tokens_per_s.value, r.output_tokens_per_s.value / g,
+      r.output_tokens_per_s.low, r.output_tokens_per_s.high);
   std::cout << fmt::format("{:<18} {:.3f} s for {} requests ({} input, {} output tokens)\n", "duration", r.duration_s,
                            r.completed, r.input_tokens, r.output_tokens);
-  std::cout << fmt::format("\n{:<18} {:>9} {:>9} {:>9} {:>9} {:>9}\n", "latency (ms)", "mean", "p50", "p90", "p99", "max");
+  std::cout << fmt::format("\n{:<18} {:>9} {:>9} {:>9} {:>9} {:>9}\n", "latency (ms)", "mean", "p50", "p90", "p99",
+                           "max");
   const auto line = [](const char* name, const sim::LatencyStats& s) {
-    std::cout << fmt::format("  {:<16} {:>9} {:>9} {:>9} {:>9} {:>9}\n", name, ms(s.mean), ms(s.p50), ms(s.p90), ms(s.p99),
-                             ms(s.max));
+    std::cout << fmt::format("  {:<16} {:>9} {:>9} {:>9} {:>9} {:>9}\n", name, ms(s.mean), ms(s.p50), ms(s.p90),
+                             ms(s.p99), ms(s.max));
   };
   line("TTFT", r.ttft);
   line("TPOT", r.tpot);
@@ -233,8 +238,8 @@ void print_table(const Context& c, const ServeCommand& cmd, const sim::ServingRe
   line("queueing", r.queue);
   std::cout << fmt::format("  band: latencies x [{:.2f} .. {:.2f}] (iteration-time band; rates divide by it)\n\n",
                            r.time_ratio_low, r.time_ratio_high);
-  std::cout << fmt::format("{:<18} {:.1f} sequences, {:.0f} tokens per iteration (time-weighted); {} iterations\n", "batch",
-                           r.mean_batch, r.mean_batch_tokens, r.iterations);
+  std::cout << fmt::format("{:<18} {:.1f} sequences, {:.0f} tokens per iteration (time-weighted); {} iterations\n",
+                           "batch", r.mean_batch, r.mean_batch_tokens, r.iterations);
   std::cout << fmt::format("{:<18} {:.1f}% mean, {:.1f}% peak of {} tokens\n", "KV cache use", 100 * r.kv_utilization,
                            100 * r.kv_peak_utilization, r.kv_capacity_tokens);
   std::cout << fmt::format("{:<18} {}\n", "preemptions", r.preemptions);
@@ -243,8 +248,8 @@ void print_table(const Context& c, const ServeCommand& cmd, const sim::ServingRe
     std::string slo;
     if (cmd.slo_ttft_ms > 0) slo += fmt::format("TTFT <= {:g} ms", cmd.slo_ttft_ms);
     if (cmd.slo_tpot_ms > 0) slo += fmt::format("{}TPOT <= {:g} ms", slo.empty() ? "" : " and ", cmd.slo_tpot_ms);
-    std::cout << fmt::format("{:<18} {:.1f}% of requests meet {}: {:.3g} requests/s\n", "goodput", 100 * r.slo_fraction, slo,
-                             r.goodput_rps);
+    std::cout << fmt::format("{:<18} {:.1f}% of requests meet {}: {:.3g} requests/s\n", "goodput", 100 * r.slo_fraction,
+                             slo, r.goodput_rps);
   }
 }
 
@@ -254,8 +259,10 @@ void write_trace(const std::string& path, const sim::ServingResult& r) {
   nlohmann::json events = nlohmann::json::array();
   const auto us = [](double s) { return s * 1e6; };
   for (std::int64_t i = 0; i < r.replicas; ++i) {
-    events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", i}, {"args", {{"name", fmt::format("replica {}", i)}}}});
-    events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", i}, {"tid", 0}, {"args", {{"name", "iterations"}}}});
+    events.push_back(
+        {{"ph", "M"}, {"name", "process_name"}, {"pid", i}, {"args", {{"name", fmt::format("replica {}", i)}}}});
+    events.push_back(
+        {{"ph", "M"}, {"name", "thread_name"}, {"pid", i}, {"tid", 0}, {"args", {{"name", "iterations"}}}});
   }
   for (const auto& it : r.trace) {
     const char* kind = it.prefill_tokens > 0 ? (it.decode_tokens > 0 ? "mixed" : "prefill") : "decode";
@@ -303,8 +310,9 @@ void write_per_request(const std::string& path, const sim::ServingResult& r) {
   if (!f) throw_input(Location{.file = path}, "cannot open the per-request file for writing");
   f << "id,replica,arrival_s,input_tokens,output_tokens,queue_s,ttft_s,tpot_s,e2e_s,preemptions,meets_slo\n";
   for (const auto& q : r.requests)
-    f << fmt::format("{},{},{:.9g},{},{},{:.9g},{:.9g},{:.9g},{:.9g},{},{}\n", q.id, q.replica, q.arrival_s, q.input_tokens,
-                     q.output_tokens, q.queue_s, q.ttft_s, q.tpot_s, q.e2e_s, q.preemptions, q.meets_slo ? 1 : 0);
+    f << fmt::format("{},{},{:.9g},{},{},{:.9g},{:.9g},{:.9g},{:.9g},{},{}\n", q.id, q.replica, q.arrival_s,
+                     q.input_tokens, q.output_tokens, q.queue_s, q.ttft_s, q.tpot_s, q.e2e_s, q.preemptions,
+                     q.meets_slo ? 1 : 0);
 }
 
 }  // namespace
@@ -312,7 +320,8 @@ void write_per_request(const std::string& path, const sim::ServingResult& r) {
 Runner add_serve_command(CLI::App& app) {
   auto cmd = std::make_shared<ServeCommand>();
   CLI::App* sub = app.add_subcommand(
-      "serve", "simulate an inference engine serving a request stream: TTFT/TPOT/latency percentiles, throughput, goodput");
+      "serve",
+      "simulate an inference engine serving a request stream: TTFT/TPOT/latency percentiles, throughput, goodput");
   sub->allow_extras();
   add_common_options(*sub, cmd->common);
   add_run_flags(*sub, cmd->flags);
@@ -320,11 +329,14 @@ Runner add_serve_command(CLI::App& app) {
       ->check(CLI::IsMember(kEngines));
   sub->add_option("--requests", cmd->requests, "requests to simulate (default 1000; with --trace-file: the first N)")
       ->check(CLI::PositiveNumber);
-  sub->add_option("--rate", cmd->rate,
-                  "open loop: requests per second (Poisson unless --arrival constant); inf = offline, all --requests at "
-                  "t = 0 (vLLM benchmark_throughput, trtllm-bench)");
-  sub->add_option("--arrival", cmd->arrival, "open-loop arrivals with --rate")->check(CLI::IsMember({"poisson", "constant"}));
-  sub->add_option("--concurrency", cmd->concurrency, "closed loop: N clients, each sending its next request on completion")
+  sub->add_option(
+      "--rate", cmd->rate,
+      "open loop: requests per second (Poisson unless --arrival constant); inf = offline, all --requests at "
+      "t = 0 (vLLM benchmark_throughput, trtllm-bench)");
+  sub->add_option("--arrival", cmd->arrival, "open-loop arrivals with --rate")
+      ->check(CLI::IsMember({"poisson", "constant"}));
+  sub->add_option("--concurrency", cmd->concurrency,
+                  "closed loop: N clients, each sending its next request on completion")
       ->check(CLI::PositiveNumber);
   sub->add_option("--burst", cmd->burst, "N requests all at t = 0 (the default arrival, with --requests)")
       ->check(CLI::PositiveNumber);
@@ -332,15 +344,18 @@ Runner add_serve_command(CLI::App& app) {
   sub->add_option("--input-dist", cmd->input_dist, "prompt lengths: N | uniform:MIN-MAX | lognormal:MEAN,STD");
   sub->add_option("--output-dist", cmd->output_dist, "output lengths: N | uniform:MIN-MAX | lognormal:MEAN,STD");
   sub->add_option("--seed", cmd->seed, "seed of the arrival and length draws (default 1)");
-  sub->add_option("--max-num-seqs", cmd->max_num_seqs, "engine: sequences per iteration at most")->check(CLI::PositiveNumber);
+  sub->add_option("--max-num-seqs", cmd->max_num_seqs, "engine: sequences per iteration at most")
+      ->check(CLI::PositiveNumber);
   sub->add_option("--max-batched-tokens", cmd->max_batched_tokens, "engine: tokens per iteration at most")
       ->check(CLI::PositiveNumber);
   sub->add_flag("--chunked-prefill", cmd->chunked, "engine: split long prompts across iterations");
   sub->add_flag("--no-chunked-prefill", cmd->no_chunked, "engine: prompts prefill whole");
   sub->add_option("--gpu-memory-utilization", cmd->gpu_mem_util, "engine: fraction of GPU memory it may use")
       ->check(CLI::Range(0.01, 1.0));
-  sub->add_option("--slo-ttft", cmd->slo_ttft_ms, "goodput: time-to-first-token bound in ms")->check(CLI::PositiveNumber);
-  sub->add_option("--slo-tpot", cmd->slo_tpot_ms, "goodput: time-per-output-token bound in ms")->check(CLI::PositiveNumber);
+  sub->add_option("--slo-ttft", cmd->slo_ttft_ms, "goodput: time-to-first-token bound in ms")
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--slo-tpot", cmd->slo_tpot_ms, "goodput: time-per-output-token bound in ms")
+      ->check(CLI::PositiveNumber);
   sub->add_option("--trace", cmd->trace, "write iterations and request lifetimes as a Chrome trace (Perfetto)");
   sub->add_option("--per-request", cmd->per_request, "write every request's metrics as CSV to this file");
   return [cmd, sub]() -> int {
@@ -354,8 +369,9 @@ Runner add_serve_command(CLI::App& app) {
       const sim::Framework f = req.run.infer.framework;
       const std::string fw = f == sim::Framework::Hf ? "static" : std::string(sim::name_of(f));
       if (std::find(kEngines.begin(), kEngines.end(), fw) == kEngines.end())
-        throw_usage("--framework", fmt::format("--framework {}: serve simulates inference engines ({}, or hf for static)",
-                                               sim::name_of(f), join(kEngines)));
+        throw_usage("--framework",
+                    fmt::format("--framework {}: serve simulates inference engines ({}, or hf for static)",
+                                sim::name_of(f), join(kEngines)));
       if (!engine.empty() && engine != fw)
         throw_usage("--engine", fmt::format("--engine {} contradicts --framework {}", engine, sim::name_of(f)));
       engine = fw;
@@ -364,13 +380,15 @@ Runner add_serve_command(CLI::App& app) {
     // Arrivals: one of --rate, --concurrency, --burst, --trace-file (default: a burst of --requests).
     const int modes = (sub->count("--rate") > 0) + (cmd->concurrency > 0) + (cmd->burst > 0) + !cmd->trace_file.empty();
     if (modes > 1) throw_usage("--rate", "give one of --rate, --concurrency, --burst, --trace-file");
-    if (sub->count("--rate") > 0 && !(cmd->rate > 0) )
+    if (sub->count("--rate") > 0 && !(cmd->rate > 0))
       throw_usage("--rate", fmt::format("--rate {}: must be > 0 requests per second", cmd->rate));
     if (sub->count("--arrival") > 0 && sub->count("--rate") == 0) throw_usage("--arrival", "--arrival needs --rate");
-    if (cmd->chunked && cmd->no_chunked) throw_usage("--chunked-prefill", "give --chunked-prefill or --no-chunked-prefill");
+    if (cmd->chunked && cmd->no_chunked)
+      throw_usage("--chunked-prefill", "give --chunked-prefill or --no-chunked-prefill");
     if (!cmd->trace_file.empty() && (!cmd->input_dist.empty() || !cmd->output_dist.empty() ||
                                      req.was_given("input-len") || req.was_given("output-len")))
-      throw_usage("--trace-file", "--trace-file gives the lengths; drop --input-len/--output-len/--input-dist/--output-dist");
+      throw_usage("--trace-file",
+                  "--trace-file gives the lengths; drop --input-len/--output-len/--input-dist/--output-dist");
     if (!cmd->input_dist.empty() && req.was_given("input-len"))
       throw_usage("--input-dist", "give --input-len or --input-dist, not both");
     if (!cmd->output_dist.empty() && req.was_given("output-len"))
@@ -387,8 +405,10 @@ Runner add_serve_command(CLI::App& app) {
 
     // The engine profile with the overrides.
     sim::EngineProfile profile = sim::serving_profile(fw, sys);
-    if (cmd->max_num_seqs > 0) profile.max_num_seqs = cmd->max_num_seqs;
-    else if (engine == "static" && req.was_given("batch")) profile.max_num_seqs = run.infer.batch;
+    if (cmd->max_num_seqs > 0)
+      profile.max_num_seqs = cmd->max_num_seqs;
+    else if (engine == "static" && req.was_given("batch"))
+      profile.max_num_seqs = run.infer.batch;
     if (cmd->max_batched_tokens > 0) {
       profile.max_batched_tokens = cmd->max_batched_tokens;
       profile.batched_tokens_kv_fraction = 0;
@@ -397,10 +417,13 @@ Runner add_serve_command(CLI::App& app) {
     if (cmd->no_chunked) profile.chunked_prefill = false;
     if (cmd->gpu_mem_util > 0) profile.gpu_memory_utilization = cmd->gpu_mem_util;
     if (profile.chunked_prefill && profile.batching == sim::Batching::Static)
-      throw_usage("--chunked-prefill", "static batching prefills whole prompts; --chunked-prefill needs a continuous engine");
+      throw_usage("--chunked-prefill",
+                  "static batching prefills whole prompts; --chunked-prefill needs a continuous engine");
     if (profile.chunked_prefill && profile.separate_prefill)
-      throw_usage("--chunked-prefill", fmt::format("the {} profile prefills new batches in their own iterations; chunked "
-                                                   "prefill is modelled for vllm and trt-llm", engine));
+      throw_usage("--chunked-prefill",
+                  fmt::format("the {} profile prefills new batches in their own iterations; chunked "
+                              "prefill is modelled for vllm and trt-llm",
+                              engine));
 
     // The request stream.
     std::vector<sim::Request> requests;
@@ -428,8 +451,9 @@ Runner add_serve_command(CLI::App& app) {
         requests.resize(static_cast<std::size_t>(cmd->requests));
       stream = fmt::format("trace {} ({} requests)", cmd->trace_file, requests.size());
     } else {
-      spec.input = cmd->input_dist.empty() ? sim::LengthDist{sim::LengthKind::Fixed, static_cast<double>(run.infer.input_len), 0}
-                                           : sim::parse_length_dist(cmd->input_dist, "--input-dist");
+      spec.input = cmd->input_dist.empty()
+                       ? sim::LengthDist{sim::LengthKind::Fixed, static_cast<double>(run.infer.input_len), 0}
+                       : sim::parse_length_dist(cmd->input_dist, "--input-dist");
       spec.output = cmd->output_dist.empty()
                         ? sim::LengthDist{sim::LengthKind::Fixed, static_cast<double>(run.infer.output_len), 0}
                         : sim::parse_length_dist(cmd->output_dist, "--output-dist");
@@ -460,13 +484,15 @@ Runner add_serve_command(CLI::App& app) {
         if (max_ctx > 0 && q.input_tokens + q.output_tokens > max_ctx) {
           const bool drawn = spec.input.kind != sim::LengthKind::Fixed || spec.output.kind != sim::LengthKind::Fixed;
           if (!drawn)
-            throw_usage(req.was_given("input-len") ? "--input-len" : "--output-len",
-                        fmt::format("--input-len {} + --output-len {} = {} tokens exceed {}'s maximum context of {}",
-                                    q.input_tokens, q.output_tokens, q.input_tokens + q.output_tokens, m.name, max_ctx));
-          throw_usage(spec.input.kind != sim::LengthKind::Fixed ? "--input-dist" : "--output-dist",
-                      fmt::format("request {} drew {} + {} = {} tokens, beyond {}'s maximum context of {}; narrow "
-                                  "--input-dist/--output-dist",
-                                  q.id, q.input_tokens, q.output_tokens, q.input_tokens + q.output_tokens, m.name, max_ctx));
+            throw_usage(
+                req.was_given("input-len") ? "--input-len" : "--output-len",
+                fmt::format("--input-len {} + --output-len {} = {} tokens exceed {}'s maximum context of {}",
+                            q.input_tokens, q.output_tokens, q.input_tokens + q.output_tokens, m.name, max_ctx));
+          throw_usage(
+              spec.input.kind != sim::LengthKind::Fixed ? "--input-dist" : "--output-dist",
+              fmt::format("request {} drew {} + {} = {} tokens, beyond {}'s maximum context of {}; narrow "
+                          "--input-dist/--output-dist",
+                          q.id, q.input_tokens, q.output_tokens, q.input_tokens + q.output_tokens, m.name, max_ctx));
         }
       stream = fmt::format("{} requests, {}, input {}, output {}, seed {}", spec.requests, arrivals,
                            spec.input.describe(), spec.output.describe(), spec.seed);
@@ -483,13 +509,19 @@ Runner add_serve_command(CLI::App& app) {
     auto last = t0;
     cfg.progress = [&](double done) {
       const auto now = std::chrono::steady_clock::now();
-      if (std::chrono::duration<double>(now - t0).count() < 2 || std::chrono::duration<double>(now - last).count() < 1) return;
+      if (std::chrono::duration<double>(now - t0).count() < 2 || std::chrono::duration<double>(now - last).count() < 1)
+        return;
       last = now;
       std::cerr << fmt::format("llmsim: serve: {:.0f}% of {} requests done\n", 100 * done, requests.size());
     };
     sim::ServingResult r = sim::simulate_serving(m, sys, run, cfg, requests);
     for (auto& n : notes) r.notes.push_back(std::move(n));
-    Context c{m.name, sys.name, stream, run, sys.efficiency.calibrated, sys.gpu.memory_bytes,
+    Context c{m.name,
+              sys.name,
+              stream,
+              run,
+              sys.efficiency.calibrated,
+              sys.gpu.memory_bytes,
               std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()};
     if (c.wall_s > 2) std::cerr << fmt::format("llmsim: serve: simulated in {:.1f} s\n", c.wall_s);
     if (r.valid() && !cmd->trace.empty()) write_trace(cmd->trace, r);

@@ -7,13 +7,13 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "llmsim/hardware/system_toml.h"
-#include "llmsim/model/presets.h"
-#include "llmsim/core/error.h"
-#include "llmsim/core/units.h"
-#include "llmsim/report/chrome_trace.h"
 #include "cli_context.h"
 #include "commands.h"
+#include "llmsim/core/error.h"
+#include "llmsim/core/units.h"
+#include "llmsim/hardware/system_toml.h"
+#include "llmsim/model/presets.h"
+#include "llmsim/report/chrome_trace.h"
 #include "llmsim/train/train_sim.h"
 
 namespace llmsim::cli {
@@ -42,8 +42,10 @@ nlohmann::json to_json(const model::ModelSpec& m, const hardware::SystemSpec& sy
   nlohmann::json j = run_header_json("train", m.name, sys.name, run, r.problems);
   j["fits"] = r.memory.fits();
   j["calibrated"] = sys.efficiency.calibrated;
-  j["memory"] = {{"gpu_bytes", r.memory.gpu_bytes}, {"gpu_capacity_bytes", r.memory.gpu_capacity_bytes},
-                 {"host_bytes", r.memory.host_bytes}, {"timeline_peak_bytes", r.memory_timeline_peak_bytes},
+  j["memory"] = {{"gpu_bytes", r.memory.gpu_bytes},
+                 {"gpu_capacity_bytes", r.memory.gpu_capacity_bytes},
+                 {"host_bytes", r.memory.host_bytes},
+                 {"timeline_peak_bytes", r.memory_timeline_peak_bytes},
                  {"peak_in_flight_micro_batches", r.peak_in_flight}};
   if (!r.valid()) return j;
   j["step_time_s"] = interval_json(r.step_time_s);
@@ -64,7 +66,9 @@ nlohmann::json to_json(const model::ModelSpec& m, const hardware::SystemSpec& sy
   j["by_op_class"] = shares_json(r.by_op_class);
   j["graph_nodes"] = r.graph_nodes;
   if (r.total_steps > 0)
-    j["total"] = {{"steps", r.total_steps}, {"time_s", interval_json(r.total_time_s)}, {"cost", r.total_cost},
+    j["total"] = {{"steps", r.total_steps},
+                  {"time_s", interval_json(r.total_time_s)},
+                  {"cost", r.total_cost},
                   {"energy_J", r.total_energy_J}};
   return j;
 }
@@ -72,8 +76,8 @@ nlohmann::json to_json(const model::ModelSpec& m, const hardware::SystemSpec& sy
 void print_csv(const sim::TrainResult& r) {
   std::cout << "schema_version,section,name,value,low,high,unit\n";
   auto row = [](const std::string& section, const std::string& name, double v, double lo, double hi, const char* unit) {
-    std::cout << fmt::format("{},{},{},{:.6g},{:.6g},{:.6g},{}\n", sim::kResultSchemaVersion, section, csv_field(name), v,
-                             lo, hi, unit);
+    std::cout << fmt::format("{},{},{},{:.6g},{:.6g},{:.6g},{}\n", sim::kResultSchemaVersion, section, csv_field(name),
+                             v, lo, hi, unit);
   };
   auto iv = [&](const std::string& name, const sim::Interval& i, const char* unit) {
     row("summary", name, i.value, i.low, i.high, unit);
@@ -103,7 +107,8 @@ std::string seconds(double s) {
 
 void print_shares(const char* title, const std::vector<sim::TimeShare>& v) {
   std::cout << "\n" << title << "\n";
-  for (const auto& x : v) std::cout << fmt::format("  {:<26} {:>12}  {:5.1f}%\n", x.name, seconds(x.seconds), 100 * x.fraction);
+  for (const auto& x : v)
+    std::cout << fmt::format("  {:<26} {:>12}  {:5.1f}%\n", x.name, seconds(x.seconds), 100 * x.fraction);
 }
 
 void print_table(const model::ModelSpec& m, const hardware::SystemSpec& sys, const sim::RunSpec& run,
@@ -114,14 +119,17 @@ void print_table(const model::ModelSpec& m, const hardware::SystemSpec& sys, con
     std::cout << fmt::format("memory: fits, {} of {} GiB per GPU (stage {})\n", gib(mem.gpu_bytes),
                              gib(mem.gpu_capacity_bytes), mem.peak_stage);
   else if (!mem.gpu_fits())
-    std::cout << fmt::format("memory: DOES NOT FIT, {} of {} GiB per GPU (see `llmsim memory`); times below assume it ran\n",
-                             gib(mem.gpu_bytes), gib(mem.gpu_capacity_bytes));
+    std::cout << fmt::format(
+        "memory: DOES NOT FIT, {} of {} GiB per GPU (see `llmsim memory`); times below assume it ran\n",
+        gib(mem.gpu_bytes), gib(mem.gpu_capacity_bytes));
   else
     std::cout << fmt::format("memory: DOES NOT FIT in host memory ({} of {} GiB per node); times below assume it ran\n",
                              gib(mem.host_bytes), gib(mem.host_capacity_bytes));
-  std::cout << fmt::format("profile: {}\n\n", sys.efficiency.calibrated ? "calibrated" : "uncalibrated defaults (wide intervals)");
+  std::cout << fmt::format("profile: {}\n\n",
+                           sys.efficiency.calibrated ? "calibrated" : "uncalibrated defaults (wide intervals)");
   const auto& st = r.step_time_s;
-  std::cout << fmt::format("{:<22} {}  [{} .. {}]\n", "step time", seconds(st.value), seconds(st.low), seconds(st.high));
+  std::cout << fmt::format("{:<22} {}  [{} .. {}]\n", "step time", seconds(st.value), seconds(st.low),
+                           seconds(st.high));
   std::cout << fmt::format("{:<22} {:.0f} tokens/s ({:.0f} per GPU)  [{:.0f} .. {:.0f}]\n", "throughput",
                            r.tokens_per_s.value, r.tokens_per_s_per_gpu.value, r.tokens_per_s.low, r.tokens_per_s.high);
   std::cout << fmt::format("{:<22} {:.3g} samples/s ({:.3g} per GPU)\n", "", r.samples_per_s.value,
@@ -151,11 +159,13 @@ void print_table(const model::ModelSpec& m, const hardware::SystemSpec& sys, con
 
 Runner add_train_command(CLI::App& app) {
   auto cmd = std::make_shared<TrainCommand>();
-  CLI::App* sub = app.add_subcommand("train", "step time, throughput, MFU and time breakdown of training or fine-tuning");
+  CLI::App* sub =
+      app.add_subcommand("train", "step time, throughput, MFU and time breakdown of training or fine-tuning");
   sub->allow_extras();
   add_common_options(*sub, cmd->common);
   add_run_flags(*sub, cmd->flags);
-  sub->add_option("--steps", cmd->steps, "report the time (and cost) of this many optimizer steps")->check(CLI::PositiveNumber);
+  sub->add_option("--steps", cmd->steps, "report the time (and cost) of this many optimizer steps")
+      ->check(CLI::PositiveNumber);
   sub->add_option("--tokens", cmd->tokens, "report the time (and cost) to train this many tokens, e.g. 1e12")
       ->check(CLI::PositiveNumber);
   sub->add_option("--price-per-gpu-hour", cmd->price, "price of one GPU-hour, for the cost line")
@@ -167,7 +177,8 @@ Runner add_train_command(CLI::App& app) {
     if (req.model.empty()) throw_usage("--model", "--model is required (a preset name or a config.json path)");
     if (req.system.empty()) throw_usage("--system", "--system is required (a preset name or a system TOML path)");
     if (req.run.workload == sim::Workload::Inference)
-      throw_usage("--workload", "llmsim train simulates pre-training and fine-tuning; use `llmsim memory` for inference");
+      throw_usage("--workload",
+                  "llmsim train simulates pre-training and fine-tuning; use `llmsim memory` for inference");
     if (cmd->steps > 0 && cmd->tokens > 0) throw_usage("--steps", "give --steps or --tokens, not both");
     const std::string data = cmd->common.resolved_data_dir();
     const model::ModelSpec m = model::resolve_model(req.model, data);

@@ -15,13 +15,13 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "llmsim/core/error.h"
-#include "llmsim/core/suggest.h"
 #include "cli_context.h"
 #include "commands.h"
+#include "llmsim/core/error.h"
+#include "llmsim/core/suggest.h"
+#include "llmsim/memory/memory_model.h"
 #include "llmsim/validate/measured_runs.h"
 #include "llmsim/validate/source_facts.h"
-#include "llmsim/memory/memory_model.h"
 #include "llmsim/validate/validation.h"
 
 namespace llmsim::cli {
@@ -39,11 +39,11 @@ struct FileError {
 };
 
 struct ValidateCommand {
-  CommonOptions common;              // --json and --data-dir (its boolean --csv is not registered)
+  CommonOptions common;  // --json and --data-dir (its boolean --csv is not registered)
   std::vector<std::string> files;
-  std::string csv;                   // --csv FILE, or "-" for stdout
-  double max_mape = -1;              // < 0: no threshold
-  bool no_facts = false;             // --no-source-facts
+  std::string csv;        // --csv FILE, or "-" for stdout
+  double max_mape = -1;   // < 0: no threshold
+  bool no_facts = false;  // --no-source-facts
 };
 
 std::string shorten(const std::string& s, std::size_t n) {
@@ -70,8 +70,10 @@ void write_csv(std::ostream& out, const std::vector<sim::ValidationRow>& rows) {
   for (const auto& r : rows) {
     out << fmt::format("{},{},{},{:.6g},", sim::kResultSchemaVersion, csv_field(r.run_id), csv_field(r.metric),
                        r.measured);
-    if (r.ok()) out << fmt::format("{:.6g},{:.6g},{:.6g},{:.4f},", r.predicted, r.low, r.high, r.error_pct);
-    else out << ",,,,";
+    if (r.ok())
+      out << fmt::format("{:.6g},{:.6g},{:.6g},{:.4f},", r.predicted, r.low, r.high, r.error_pct);
+    else
+      out << ",,,,";
     out << fmt::format("{},{},{},{},{},{},{},{},{},{}\n", csv_field(r.status), csv_field(r.file), r.line,
                        csv_field(r.workload), csv_field(r.system), csv_field(r.framework),
                        csv_field(join(r.features, " ")), csv_field(r.note), csv_field(join(r.defaults, "; ")),
@@ -84,11 +86,19 @@ void write_csv(std::ostream& out, const std::vector<sim::ValidationRow>& rows) {
 
 nlohmann::json stats_json(const sim::GroupStats& g) {
   auto worst = nlohmann::json::array();
-  for (const auto& w : g.worst) worst.push_back({{"run_id", w.run_id}, {"metric", w.metric}, {"error_pct", w.error_pct}});
-  return {{"key", g.key},           {"rows", g.rows},           {"count", g.count},
-          {"median_abs_pct", g.median_abs_pct}, {"mape", g.mape}, {"mean_pct", g.mean_pct},
-          {"fits_agree", g.fits_agree}, {"fits_total", g.fits_total}, {"unsupported", g.unsupported},
-          {"errors", g.errors}, {"worst", worst}};
+  for (const auto& w : g.worst)
+    worst.push_back({{"run_id", w.run_id}, {"metric", w.metric}, {"error_pct", w.error_pct}});
+  return {{"key", g.key},
+          {"rows", g.rows},
+          {"count", g.count},
+          {"median_abs_pct", g.median_abs_pct},
+          {"mape", g.mape},
+          {"mean_pct", g.mean_pct},
+          {"fits_agree", g.fits_agree},
+          {"fits_total", g.fits_total},
+          {"unsupported", g.unsupported},
+          {"errors", g.errors},
+          {"worst", worst}};
 }
 
 nlohmann::json to_json(const std::vector<std::string>& files, const std::vector<FileError>& file_errors,
@@ -98,15 +108,16 @@ nlohmann::json to_json(const std::vector<std::string>& files, const std::vector<
   j["command"] = "validate";
   j["files"] = files;
   auto fe = nlohmann::json::array();
-  for (const auto& e : file_errors) fe.push_back({{"file", e.file}, {"exit_code", exit_code(e.kind)}, {"error", e.message}});
+  for (const auto& e : file_errors)
+    fe.push_back({{"file", e.file}, {"exit_code", exit_code(e.kind)}, {"error", e.message}});
   j["file_errors"] = fe;
   auto a = nlohmann::json::array();
   for (const auto& r : rows) {
-    nlohmann::json x = {{"file", r.file},         {"line", r.line},         {"run_id", r.run_id},
-                        {"workload", r.workload}, {"metric", r.metric},     {"system", r.system},
-                        {"framework", r.framework}, {"profile", r.framework_profile},
-                        {"measured", r.measured}, {"status", r.status},
-                        {"note", r.note},         {"features", r.features}, {"defaults", r.defaults}};
+    nlohmann::json x = {
+        {"file", r.file},         {"line", r.line},     {"run_id", r.run_id},       {"workload", r.workload},
+        {"metric", r.metric},     {"system", r.system}, {"framework", r.framework}, {"profile", r.framework_profile},
+        {"measured", r.measured}, {"status", r.status}, {"note", r.note},           {"features", r.features},
+        {"defaults", r.defaults}};
     if (r.is_error()) x["error_column"] = r.error_column;
     if (r.ok()) {
       x["predicted"] = r.predicted;
@@ -208,8 +219,8 @@ void print_summary(const sim::ValidationSummary& s) {
   std::cout << "\nsummary (n: predicted rows other than fits; errors over them; fits as agree/total; unsup: valid "
                "rows not predicted; err: rows that break a rule)\n";
   const auto header = [](const std::string& by) {
-    std::cout << fmt::format("  {:<34} {:>5} {:>5} {:>9} {:>9} {:>9} {:>8} {:>6} {:>6}\n", by, "rows", "n",
-                             "median|e|", "MAPE", "mean e", "fits", "unsup", "err");
+    std::cout << fmt::format("  {:<34} {:>5} {:>5} {:>9} {:>9} {:>9} {:>8} {:>6} {:>6}\n", by, "rows", "n", "median|e|",
+                             "MAPE", "mean e", "fits", "unsup", "err");
   };
   header("overall");
   print_stats_line(s.overall);
@@ -234,8 +245,8 @@ Runner add_validate_command(CLI::App& app) {
   sub->add_option("FILE", cmd->files, "measured-run CSV files (data/validation/SCHEMA.md)")->required();
   sub->add_flag("--json", cmd->common.json, "print rows and summary as JSON (schema_version inside)");
   sub->add_option("--csv", cmd->csv,
-                              "write one CSV line per row to FILE (the table still goes to stdout), or to stdout "
-                              "alone with '-' or no value")
+                  "write one CSV line per row to FILE (the table still goes to stdout), or to stdout "
+                  "alone with '-' or no value")
       ->type_name("[FILE|-]")
       ->expected(0, 1);
   sub->add_option("--max-mape", cmd->max_mape,
@@ -294,7 +305,8 @@ Runner add_validate_command(CLI::App& app) {
       std::cout << to_json(cmd->files, file_errors, rows, s).dump(2) << "\n";
     } else {
       std::cout << fmt::format("llmsim validate: {} rows from {} file{}\n\n", rows.size(),
-                               cmd->files.size() - file_errors.size(), cmd->files.size() - file_errors.size() == 1 ? "" : "s");
+                               cmd->files.size() - file_errors.size(),
+                               cmd->files.size() - file_errors.size() == 1 ? "" : "s");
       print_rows(rows);
       print_errors(file_errors, rows);
       print_unsupported(rows);
@@ -304,13 +316,15 @@ Runner add_validate_command(CLI::App& app) {
     if (!file_errors.empty()) {
       int code = 0;
       for (const auto& e : file_errors) code = std::max(code, exit_code(e.kind));
-      std::cerr << fmt::format("llmsim: validate: {} of {} files could not be read\n", file_errors.size(), cmd->files.size());
+      std::cerr << fmt::format("llmsim: validate: {} of {} files could not be read\n", file_errors.size(),
+                               cmd->files.size());
       return code;
     }
     if (s.overall.errors > 0) {
-      std::cerr << fmt::format("llmsim: validate: {} rows break a rule of the schema (listed under 'rows in error'); the "
-                               "other {} were processed\n",
-                               s.overall.errors, rows.size() - s.overall.errors);
+      std::cerr << fmt::format(
+          "llmsim: validate: {} rows break a rule of the schema (listed under 'rows in error'); the "
+          "other {} were processed\n",
+          s.overall.errors, rows.size() - s.overall.errors);
       return kRowsInErrorExit;
     }
     if (cmd->max_mape >= 0 && s.overall.count > 0 && s.overall.mape > cmd->max_mape) {

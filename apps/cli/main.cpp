@@ -7,8 +7,8 @@
 #include <iostream>
 #include <map>
 
-#include "llmsim/core/error.h"
 #include "commands.h"
+#include "llmsim/core/error.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"llmsim: analytical performance and memory simulator for LLM training, fine-tuning and inference"};

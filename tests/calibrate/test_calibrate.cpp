@@ -15,9 +15,9 @@
 #include "llmsim/calibrate/process_group.h"
 #include "llmsim/calibrate/profile_writer.h"
 #include "llmsim/calibrate/sample.h"
-#include "llmsim/hardware/system_toml.h"
 #include "llmsim/cost/comm_cost.h"
 #include "llmsim/cost/compute_cost.h"
+#include "llmsim/hardware/system_toml.h"
 #include "test_util.h"
 
 using namespace llmsim;
@@ -61,7 +61,8 @@ TEST_CASE("the sample log appends as it measures and resumes where it stopped") 
   CHECK(all[1].time_s == doctest::Approx(1e-4).epsilon(1e-15));
   CHECK(all[1].item.key() == b.item.key());
   // A damaged file is an error naming its line.
-  const auto bad = test::write_temp("samples-bad.csv", std::string(cal::sample_csv_header()) + "\nmem_copy,,0,0,0,x,1,0,1e-5,0,5,0,0,0,1\n");
+  const auto bad = test::write_temp(
+      "samples-bad.csv", std::string(cal::sample_csv_header()) + "\nmem_copy,,0,0,0,x,1,0,1e-5,0,5,0,0,0,1\n");
   const auto e = test::error_of([&] { cal::read_samples(bad); });
   CHECK(e.where().line == 2);
   CHECK(std::string(e.what()).find("bytes") != std::string::npos);
@@ -92,8 +93,8 @@ TEST_CASE("samples keep the nodes a collective spans; the 14-column format is re
   REQUIRE(all.size() == 2);
   CHECK(all[1].item.nodes == 2);
   CHECK(all[1].item.group == 16);
-  const auto bad = test::write_temp("samples-nodes0.csv",
-                                    std::string(cal::sample_csv_header()) + "\nmem_copy,,0,0,0,1024,1,0,1e-5,0,5,0,0,0,0\n");
+  const auto bad = test::write_temp(
+      "samples-nodes0.csv", std::string(cal::sample_csv_header()) + "\nmem_copy,,0,0,0,1024,1,0,1e-5,0,5,0,0,0,0\n");
   const auto e = test::error_of([&] { cal::read_samples(bad); });
   CHECK(e.where().key == "nodes");
 }
@@ -257,8 +258,8 @@ TEST_CASE("host benchmarks measure CPU Adam and host bandwidth on any machine") 
   CHECK(s.time_s > 0);
   CHECK(s.flops == doctest::Approx(1 << 20));
   const double rate = s.flops / s.time_s;
-  CHECK(rate > 1e6);    // even a slow core updates more than a million parameters a second
-  CHECK(rate < 1e12);   // and no host does a trillion
+  CHECK(rate > 1e6);   // even a slow core updates more than a million parameters a second
+  CHECK(rate < 1e12);  // and no host does a trillion
   cal::BenchItem triad;
   triad.bench = "host_triad";
   triad.bytes = 3.0 * 8 * (1 << 20);
@@ -337,11 +338,15 @@ TEST_CASE("a calibrated band in a system TOML must bracket its value") {
   const auto base = hardware::resolve_system("a800-nvlink", LLMSIM_DATA_DIR);
   std::ifstream in(base.source_file);
   std::string text((std::istreambuf_iterator<char>(in)), {});
-  const auto ok = test::write_temp("band-ok.toml", text + "\n[efficiency]\ngemm_fraction_bf16 = 0.8\ngemm_fraction_bf16_low = 0.75\ngemm_fraction_bf16_high = 0.83\n");
+  const auto ok = test::write_temp(
+      "band-ok.toml",
+      text +
+          "\n[efficiency]\ngemm_fraction_bf16 = 0.8\ngemm_fraction_bf16_low = 0.75\ngemm_fraction_bf16_high = 0.83\n");
   const auto sys = hardware::load_system_toml(ok);
   CHECK(sys.efficiency.gemm.at(DType::BF16).low == doctest::Approx(0.75));
   CHECK(sys.efficiency.gemm.at(DType::BF16).high == doctest::Approx(0.83));
-  const auto bad = test::write_temp("band-bad.toml", text + "\n[efficiency]\ngemm_fraction_bf16 = 0.8\ngemm_fraction_bf16_low = 0.85\n");
+  const auto bad = test::write_temp("band-bad.toml",
+                                    text + "\n[efficiency]\ngemm_fraction_bf16 = 0.8\ngemm_fraction_bf16_low = 0.85\n");
   const auto e = test::error_of([&] { hardware::load_system_toml(bad); });
   CHECK(std::string(e.what()).find("gemm_fraction_bf16_low") != std::string::npos);
 }
@@ -355,13 +360,15 @@ TEST_CASE("an NCCL all-reduce fit sets the fabric fraction and the ring's per-st
   const auto fits = cal::fit_samples(samples, base);
   REQUIRE(fits.all_reduce.count(8) == 1);
   CHECK(fits.all_reduce.at(8).bandwidth_Bps == doctest::Approx(240e9).epsilon(1e-6));
-  const auto sys = hardware::load_system_toml(cal::write_profile(temp_dir("profile-nccl"), base, fits, cal::host_fingerprint({})));
+  const auto sys =
+      hardware::load_system_toml(cal::write_profile(temp_dir("profile-nccl"), base, fits, cal::host_fingerprint({})));
   CHECK(sys.efficiency.fabric_bandwidth.value == doctest::Approx(240e9 / base.node.fabric_bandwidth_Bps).epsilon(1e-3));
   CHECK(sys.node.fabric_latency_s == doctest::Approx(28e-6 / 14).epsilon(1e-3));  // 2 (n-1) = 14 ring steps
 }
 
-TEST_CASE("all-gather, reduce-scatter, all-to-all and send/recv fits set their own fabric fractions; "
-          "groups spanning nodes are not mapped") {
+TEST_CASE(
+    "all-gather, reduce-scatter, all-to-all and send/recv fits set their own fabric fractions; "
+    "groups spanning nodes are not mapped") {
   const auto base = hardware::resolve_system("dgx-a100-80gb", LLMSIM_DATA_DIR);  // 8 GPUs per node
   std::vector<cal::Sample> samples;
   const auto add = [&](const char* fam, int n, double bus_fraction, double alpha, double Bps) {
@@ -376,7 +383,8 @@ TEST_CASE("all-gather, reduce-scatter, all-to-all and send/recv fits set their o
   add("nccl_all_to_all", 8, 7.0 / 8, 15e-6, 150e9);
   add("nccl_send_recv", 2, 1.0, 8e-6, 180e9);
   const auto fits = cal::fit_samples(samples, base);
-  const auto sys = hardware::load_system_toml(cal::write_profile(temp_dir("profile-colls"), base, fits, cal::host_fingerprint({})));
+  const auto sys =
+      hardware::load_system_toml(cal::write_profile(temp_dir("profile-colls"), base, fits, cal::host_fingerprint({})));
   const double fabric = base.node.fabric_bandwidth_Bps;
   const auto& e = sys.efficiency;
   CHECK(e.fabric_bandwidth.value == doctest::Approx(240e9 / fabric).epsilon(1e-3));  // the 8-GPU fit, not the 16

@@ -18,9 +18,9 @@
 #include "llmsim/calibrate/fingerprint.h"
 #include "llmsim/calibrate/fit.h"
 #include "llmsim/calibrate/profile_writer.h"
-#include "llmsim/hardware/system_toml.h"
 #include "llmsim/cost/comm_cost.h"
 #include "llmsim/cost/compute_cost.h"
+#include "llmsim/hardware/system_toml.h"
 #include "test_util.h"
 
 namespace cal = llmsim::calibrate;
@@ -183,7 +183,7 @@ TEST_CASE("GEMM fit: fraction within 2% and half_k within 15% of the truth, memo
   CHECK(within(f.half_k, half_k, 0.15));
   CHECK(f.fraction_low <= fraction);
   CHECK(f.fraction_high >= fraction);
-  CHECK(f.fraction_low > 0.6);   // ~ f exp(-2 x 3 %)
+  CHECK(f.fraction_low > 0.6);  // ~ f exp(-2 x 3 %)
   CHECK(f.fraction_high < 0.95);
   CHECK(f.rel_rms == doctest::Approx(kNoise).epsilon(0.25));
 }
@@ -329,8 +329,9 @@ std::vector<std::string> lines_of(const std::string& text) {
 
 }  // namespace
 
-TEST_CASE("multi-node all-reduce: the network fraction comes back through the hierarchical model, "
-          "single-node fits stay as they were") {
+TEST_CASE(
+    "multi-node all-reduce: the network fraction comes back through the hierarchical model, "
+    "single-node fits stay as they were") {
   const auto base = hw::resolve_system("dgx-a100-80gb", LLMSIM_DATA_DIR);
   REQUIRE(base.node.gpus_per_node == 8);
   REQUIRE(base.network.nics_per_node == 8);

@@ -60,8 +60,9 @@ TEST_CASE("probe, a bf16 GEMM and a device copy on the local GPU") {
   SampleLog log(fresh_log_path());
   std::vector<std::string> skipped;
   int progressed = 0;
-  run_gpu_items({gemm, copy, host}, &log, [&](const BenchItem&, std::size_t, std::size_t) { ++progressed; }, skipped,
-                {}, *single_process());
+  run_gpu_items(
+      {gemm, copy, host}, &log, [&](const BenchItem&, std::size_t, std::size_t) { ++progressed; }, skipped, {},
+      *single_process());
   for (const auto& s : skipped) MESSAGE("skipped: " << s);
   CHECK(skipped.empty());
   REQUIRE(log.samples().size() == 2);
@@ -74,8 +75,8 @@ TEST_CASE("probe, a bf16 GEMM and a device copy on the local GPU") {
   CHECK(g.repeats >= 3);
   CHECK(g.spread >= 0);
   const double tflops = g.flops / g.time_s / 1e12;
-  MESSAGE("gemm bf16 4096^3: " << g.time_s * 1e6 << " us, " << tflops << " TFLOP/s, spread " << g.spread
-                               << ", repeats " << g.repeats << (g.noisy ? ", noisy" : ""));
+  MESSAGE("gemm bf16 4096^3: " << g.time_s * 1e6 << " us, " << tflops << " TFLOP/s, spread " << g.spread << ", repeats "
+                               << g.repeats << (g.noisy ? ", noisy" : ""));
   CHECK(tflops > 1);
   CHECK(tflops < 2500);  // above any datasheet: the timing or the FLOP count would be wrong
 
@@ -83,14 +84,15 @@ TEST_CASE("probe, a bf16 GEMM and a device copy on the local GPU") {
   CHECK(c.item.bench == "mem_copy");
   CHECK(c.time_s > 0);
   const double GBps = c.item.bytes / c.time_s / 1e9;
-  MESSAGE("mem_copy 256 MiB: " << c.time_s * 1e6 << " us, " << GBps << " GB/s (read + written), spread "
-                               << c.spread << ", repeats " << c.repeats << (c.noisy ? ", noisy" : ""));
+  MESSAGE("mem_copy 256 MiB: " << c.time_s * 1e6 << " us, " << GBps << " GB/s (read + written), spread " << c.spread
+                               << ", repeats " << c.repeats << (c.noisy ? ", noisy" : ""));
   CHECK(GBps > 100);
   CHECK(GBps < 20000);
 
   // Resume: measured items are not measured again.
-  run_gpu_items({gemm, copy}, &log, [&](const BenchItem&, std::size_t, std::size_t) { ++progressed; }, skipped, {},
-                *single_process());
+  run_gpu_items(
+      {gemm, copy}, &log, [&](const BenchItem&, std::size_t, std::size_t) { ++progressed; }, skipped, {},
+      *single_process());
   CHECK(log.samples().size() == 2);
   CHECK(progressed == 2);
 }

@@ -48,7 +48,7 @@ TEST_CASE("nccl-tests: all_reduce_perf on 8 GPUs (classic layout, collective fro
   const auto log = cal::import_nccl_tests(data("all_reduce_perf_8xA100.txt"));
   CHECK(log.collective == "nccl_all_reduce");
   CHECK(log.ranks == 8);
-  CHECK(log.nodes == 1);  // every rank on dgx-a100-01
+  CHECK(log.nodes == 1);              // every rank on dgx-a100-01
   REQUIRE(log.samples.size() == 25);  // 8 B .. 128 MiB, factor 2
   const auto& first = log.samples.front();
   CHECK(first.item.bench == "nccl_all_reduce");
@@ -130,8 +130,8 @@ TEST_CASE("nccl-tests: all_reduce_perf over MPI on 2 hosts x 8 GPUs imports as 1
   CHECK(busbw == doctest::Approx(130e9).epsilon(0.02));  // the fixture's large-message bus bandwidth
   const double fabric = base.node.fabric_bandwidth_Bps * base.efficiency.fabric_bandwidth.value;
   const double share = base.network.nics_per_node * base.network.nic_bandwidth_Bps / base.node.gpus_per_node;
-  const double intra = 2 * (7.0 / 8) / fabric;          // reduce-scatter + all-gather over 8, s per byte
-  const double measured = 2 * (15.0 / 16) / busbw;      // s per byte of the all-reduced tensor
+  const double intra = 2 * (7.0 / 8) / fabric;                    // reduce-scatter + all-gather over 8, s per byte
+  const double measured = 2 * (15.0 / 16) / busbw;                // s per byte of the all-reduced tensor
   const double network = 2 * (1.0 / 2) / 8 / (measured - intra);  // inter all-reduce of B/8 over 2 nodes
   CHECK(fits.network->value == doctest::Approx(network / share).epsilon(1e-6));
   CHECK(fits.network->value > 0.5);
@@ -276,18 +276,22 @@ TEST_CASE("nccl-tests: malformed output is an Input error at file:line, a missin
     CHECK(e.message().find("no result rows") != std::string::npos);
   }
   {  // not nccl-tests at all
-    const auto e = lt::error_of([&] { cal::import_nccl_tests(lt::write_temp("all_reduce_perf_x.txt", "hello\n1 2 3\n")); });
+    const auto e =
+        lt::error_of([&] { cal::import_nccl_tests(lt::write_temp("all_reduce_perf_x.txt", "hello\n1 2 3\n")); });
     CHECK(e.kind() == ErrorKind::Input);
   }
   {  // two runs in one file
-    const auto e = lt::error_of([&] { cal::import_nccl_tests(lt::write_temp("all_reduce_perf_twice.txt", text + text)); });
+    const auto e =
+        lt::error_of([&] { cal::import_nccl_tests(lt::write_temp("all_reduce_perf_twice.txt", text + text)); });
     CHECK(e.kind() == ErrorKind::Input);
     CHECK(e.where().line == line_of(text, "# Avg bus") + 3);  // the second "# nThread" line
   }
   {  // JSON that is not an nccl-tests output, and broken JSON
-    CHECK(lt::error_of([&] { cal::import_nccl_tests(lt::write_temp("sendrecv_perf_a.json", "{\"version\": 2}")); }).kind() ==
-          ErrorKind::Input);
-    const auto e = lt::error_of([&] { cal::import_nccl_tests(lt::write_temp("sendrecv_perf_b.json", "{\"results\": [\n{]}")); });
+    CHECK(lt::error_of([&] {
+            cal::import_nccl_tests(lt::write_temp("sendrecv_perf_a.json", "{\"version\": 2}"));
+          }).kind() == ErrorKind::Input);
+    const auto e =
+        lt::error_of([&] { cal::import_nccl_tests(lt::write_temp("sendrecv_perf_b.json", "{\"results\": [\n{]}")); });
     CHECK(e.kind() == ErrorKind::Input);
     CHECK(e.where().line == 2);
   }

@@ -2,9 +2,9 @@
 // host copies. Expected values are computed by hand in the comments from the preset numbers.
 #include <doctest/doctest.h>
 
-#include "llmsim/hardware/system_toml.h"
 #include "llmsim/core/units.h"
 #include "llmsim/cost/comm_cost.h"
+#include "llmsim/hardware/system_toml.h"
 #include "test_util.h"
 
 namespace lt = llmsim::test;
@@ -152,8 +152,7 @@ TEST_CASE("rtx3090-nvlink: a pair uses the NVLink bridge, a larger ring the PCIe
   CHECK(cc.ring_bandwidth_Bps(sim::make_group(8, 1, 8)) == doctest::Approx(pcie));
   const double B = 1 * GiB;
   // 2 ranks: 2 * 1 * 2 us + 2 * 1/2 * B / nvlink.
-  CHECK(cc.collective(Coll::AllReduce, B, sim::make_group(2, 1, 8)).value ==
-        doctest::Approx(2 * 2e-6 + B / nvlink));
+  CHECK(cc.collective(Coll::AllReduce, B, sim::make_group(2, 1, 8)).value == doctest::Approx(2 * 2e-6 + B / nvlink));
   // 4 ranks: 2 * 3 * 2 us + 2 * 3/4 * B / pcie.
   CHECK(cc.collective(Coll::AllReduce, B, sim::make_group(4, 1, 8)).value ==
         doctest::Approx(6 * 2e-6 + 1.5 * B / pcie));
@@ -171,8 +170,8 @@ TEST_CASE("dgx-a100-80gb: hierarchical collectives across 2 nodes") {
   REQUIRE(sys.efficiency.network_bandwidth.value == doctest::Approx(0.85));
   const sim::CommCost cc(sys);
   const double B = 1 * GiB;
-  const double bw_i = 300e9 * 0.75;          // 225 GB/s
-  const double bw_n = 8 * 25e9 * 0.85 / 8;   // 21.25 GB/s per GPU
+  const double bw_i = 300e9 * 0.75;         // 225 GB/s
+  const double bw_n = 8 * 25e9 * 0.85 / 8;  // 21.25 GB/s per GPU
 
   const auto g = sim::make_group(16, 1, 8);
   REQUIRE(g.per_node == 8);

@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "llmsim/hardware/system_toml.h"
 #include "llmsim/core/error.h"
 #include "llmsim/core/units.h"
+#include "llmsim/hardware/system_toml.h"
 
 namespace hw = llmsim::hardware;
 namespace units = llmsim::units;
@@ -21,9 +21,9 @@ namespace {
 const std::string kDataDir = LLMSIM_DATA_DIR;
 const std::string kBadDir = std::string(LLMSIM_TEST_DATA_DIR) + "/hardware/";
 
-const std::vector<std::string> kExpectedPresets = {"a800-nvlink",   "dgx-a100-40gb", "dgx-a100-80gb",
-                                                   "dgx-h100",      "dgx2-v100",     "hgx-h200",
-                                                   "l40s-pcie",     "rtx3090-nvlink", "rtx4090-pcie"};
+const std::vector<std::string> kExpectedPresets = {"a800-nvlink", "dgx-a100-40gb",  "dgx-a100-80gb",
+                                                   "dgx-h100",    "dgx2-v100",      "hgx-h200",
+                                                   "l40s-pcie",   "rtx3090-nvlink", "rtx4090-pcie"};
 
 std::string preset_path(const std::string& name) { return kDataDir + "/hardware/" + name + ".toml"; }
 

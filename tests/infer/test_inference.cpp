@@ -1,9 +1,9 @@
 // Inference iteration costs and the fixed-batch simulator: golden numbers derived by hand.
 #include <doctest/doctest.h>
 
-#include "memory/memory_test_util.h"
 #include "llmsim/infer/infer_sim.h"
 #include "llmsim/infer/iteration_cost.h"
+#include "memory/memory_test_util.h"
 
 using namespace llmsim;
 using llmsim::test::preset_model;
@@ -44,8 +44,8 @@ TEST_CASE("prefill is compute bound: the linear FLOPs 2 N T at the GEMM rate") {
   // Projections of 32 layers: 4096 x (3 x 4096 + 4096 + 3 x 11008) weights; plus the LM head for 8 rows.
   const double linear_params = 32.0 * 4096 * (4 * 4096 + 3 * 11008);
   const double flops = 2.0 * linear_params * T;
-  CHECK(pre.linear_s.value > flops / 312e12);                // never faster than the peak
-  CHECK(pre.linear_s.value < flops / (312e12 * 0.55));       // and at most ~25 % below the large-GEMM default
+  CHECK(pre.linear_s.value > flops / 312e12);           // never faster than the peak
+  CHECK(pre.linear_s.value < flops / (312e12 * 0.55));  // and at most ~25 % below the large-GEMM default
   CHECK(pre.attention_s.value > 0);
 }
 
@@ -57,7 +57,7 @@ TEST_CASE("weight-only int4 cuts batch-1 decode roughly by the weight bytes") {
   q.weight_quant = model::WeightQuant::Int4;
   const sim::IterationCostModel dense(m, sys, par, bf16()), int4(m, sys, par, q);
   const double ratio = dense.uniform(1, 1, 64).linear_s.value / int4.uniform(1, 1, 64).linear_s.value;
-  CHECK(ratio > 3.0);   // 2 bytes -> ~0.52 bytes per weight, the LM head stays 16-bit
+  CHECK(ratio > 3.0);  // 2 bytes -> ~0.52 bytes per weight, the LM head stays 16-bit
   CHECK(ratio < 4.0);
   CHECK(int4.weight_bytes_per_gpu() < 0.35 * dense.weight_bytes_per_gpu());
 }
@@ -92,7 +92,7 @@ TEST_CASE("expert parallelism: each rank reads only its experts and pays the all
   ep8.ep = 8;
   const sim::IterationCostModel a(m, sys, one, bf16()), b(m, sys, ep8, bf16());
   const auto da = a.uniform(32, 1, 512), db = b.uniform(32, 1, 512);
-  CHECK(db.linear_s.value < 0.5 * da.linear_s.value);   // 32 tokens x top-2 touch all 8 experts: 1/8 of them per rank
-  CHECK(db.comm_s.value > da.comm_s.value);              // dispatch + combine all-to-alls per MoE layer
+  CHECK(db.linear_s.value < 0.5 * da.linear_s.value);  // 32 tokens x top-2 touch all 8 experts: 1/8 of them per rank
+  CHECK(db.comm_s.value > da.comm_s.value);            // dispatch + combine all-to-alls per MoE layer
   CHECK(b.weight_bytes_per_gpu() < 0.3 * a.weight_bytes_per_gpu());
 }

@@ -3,10 +3,10 @@
 #include <string>
 
 #include "llmsim/hardware/system_toml.h"
-#include "llmsim/model/custom_model.h"
-#include "llmsim/model/presets.h"
 #include "llmsim/memory/activation_memory.h"
 #include "llmsim/memory/memory_model.h"
+#include "llmsim/model/custom_model.h"
+#include "llmsim/model/presets.h"
 
 namespace llmsim::test {
 
@@ -17,9 +17,9 @@ inline hardware::SystemSpec preset_system(const std::string& name) {
 
 // GPT models of Korthikanti et al. 2022 Table 3 (s = 2048, vocab 51200).
 inline model::ModelSpec gpt(std::int64_t layers, std::int64_t hidden, std::int64_t heads) {
-  return model::make_custom_model({.arch = "gpt", .layers = layers, .hidden = hidden, .heads = heads, .vocab = 51200,
-                                   .max_positions = 2048},
-                                  Location{.key = "test"});
+  return model::make_custom_model(
+      {.arch = "gpt", .layers = layers, .hidden = hidden, .heads = heads, .vocab = 51200, .max_positions = 2048},
+      Location{.key = "test"});
 }
 
 inline double item(const sim::MemoryResult& r, const std::string& name) {

@@ -3,8 +3,8 @@
 
 #include <cmath>
 
-#include "memory/memory_test_util.h"
 #include "llmsim/core/units.h"
+#include "memory/memory_test_util.h"
 
 namespace lt = llmsim::test;
 using llmsim::units::GiB;
@@ -92,7 +92,8 @@ TEST_CASE("Korthikanti Table 2 per layer: exact formulas for the gpt arch") {
         doctest::Approx(s * b * h * (10 + 24 / t + 5 * a * s / (h * t))));
   // Tensor + sequence parallel: sbh(34/t + 5as/(ht)).
   p.sequence_parallel = true;
-  CHECK(sim::stored_layer_bytes(m, p, 0, sim::Recompute::None) == doctest::Approx(s * b * h * (34 / t + 5 * a * s / (h * t))));
+  CHECK(sim::stored_layer_bytes(m, p, 0, sim::Recompute::None) ==
+        doctest::Approx(s * b * h * (34 / t + 5 * a * s / (h * t))));
   // + selective recomputation: sbh * 34/t.
   CHECK(sim::stored_layer_bytes(m, p, 0, sim::Recompute::Selective) == doctest::Approx(s * b * h * 34 / t));
   // Full recomputation keeps the layer input, 2sbh (split by t with SP).
@@ -113,7 +114,8 @@ TEST_CASE("ZeRO (Rajbhandari et al. 2020 Fig. 1): 7.5B params, N_d = 64 -> 120 /
     r.train.zero_stage = stage;
     const auto res = sim::evaluate_memory(m, sys, r);
     const double per_param =
-        (lt::item(res, "weights") + lt::item(res, "gradients") + lt::item(res, "optimizer_states")) / res.params_per_gpu;
+        (lt::item(res, "weights") + lt::item(res, "gradients") + lt::item(res, "optimizer_states")) /
+        res.params_per_gpu;
     CHECK(within(per_param * 7.5e9 / 1e9, expected_GB[stage], 0.02));
   }
 }

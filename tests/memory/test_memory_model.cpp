@@ -2,12 +2,14 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <set>
+#include <string>
 
-#include "memory/memory_test_util.h"
-#include "llmsim/model/param_count.h"
 #include "llmsim/core/units.h"
-#include "llmsim/run/framework_profile.h"
 #include "llmsim/memory/memory_advice.h"
+#include "llmsim/model/param_count.h"
+#include "llmsim/run/framework_profile.h"
+#include "memory/memory_test_util.h"
 
 namespace lt = llmsim::test;
 namespace sim = llmsim::sim;
@@ -157,8 +159,8 @@ TEST_CASE("QLoRA (Dettmers et al. 2023): NF4 + double quantization at 4.127 bits
       {.arch = "llama", .layers = 80, .hidden = 8192, .heads = 64, .ffn = 22016, .vocab = 32000}, {});
   const auto r65 = sim::evaluate_memory(m65, sys, r);
   const double states = lt::item(r65, "frozen_weights") + lt::item(r65, "adapter_weights") +
-                        lt::item(r65, "gradients") + lt::item(r65, "optimizer_states") +
-                        lt::item(r65, "activations") + lt::item(r65, "recompute_working_set");
+                        lt::item(r65, "gradients") + lt::item(r65, "optimizer_states") + lt::item(r65, "activations") +
+                        lt::item(r65, "recompute_working_set");
   CHECK(states < 48e9);
   CHECK(states > 40e9);  // the 4-bit base alone is ~34 GB
 }
@@ -178,7 +180,8 @@ TEST_CASE("LoRA (Hu et al. 2021): GPT-3 175B with r=4 on Wq, Wv needs ~350 GB in
   CHECK(res.params_trainable == 96 * 2 * 4 * (12288 + 12288));
   double states = 0;
   for (const auto& i : res.gpu)
-    if (i.name == "frozen_weights" || i.name == "adapter_weights" || i.name == "gradients" || i.name == "optimizer_states")
+    if (i.name == "frozen_weights" || i.name == "adapter_weights" || i.name == "gradients" ||
+        i.name == "optimizer_states")
       states += i.bytes;
   CHECK(std::abs(states * 8 / 1e9 - 350) <= 0.10 * 350);
 }
@@ -287,4 +290,33 @@ TEST_CASE("HF eager code under AMP saves 20 T h bytes more per Llama layer; grad
   r.train.finetune = sim::FinetuneKind::Lora;
   r.train.lora_rank = 16;
   CHECK(lt::item(sim::evaluate_memory(m, sys, r), "amp_weight_copies") == 0);
+}
+
+TEST_CASE("memory items carry their kind, and the kind's name is the item's stable id") {
+  // Every kind has its own name.
+  std::set<std::string> names;
+  for (int k = 0; k <= static_cast<int>(sim::MemoryKind::AllocatorReserve); ++k)
+    names.insert(std::string(sim::name_of(static_cast<sim::MemoryKind>(k))));
+  CHECK(names.size() == static_cast<std::size_t>(sim::MemoryKind::AllocatorReserve) + 1);
+  const auto m = lt::preset_model("llama2-7b");
+  const auto sys = lt::preset_system("a800-nvlink");
+  auto r = train_run(8);
+  r.train.zero_stage = 3;
+  r.train.offload = sim::Offload::Optimizer;
+  const auto res = sim::evaluate_memory(m, sys, r);
+  REQUIRE(res.valid());
+  for (const auto& items : {res.gpu, res.host})
+    for (const auto& i : items) CHECK(i.name == sim::name_of(i.kind));
+  // The measured-peak conventions subtract items by kind: reserved leaves out the CUDA context,
+  // allocated also the allocator reserve.
+  double context = 0, reserve = 0;
+  for (const auto& i : res.gpu) {
+    if (i.kind == sim::MemoryKind::CudaContext) context += i.bytes;
+    if (i.kind == sim::MemoryKind::AllocatorReserve) reserve += i.bytes;
+  }
+  REQUIRE(context > 0);
+  REQUIRE(reserve > 0);
+  const double device = sim::peak_gpu_bytes_as(res, sim::MemoryMeasure::Device);
+  CHECK(sim::peak_gpu_bytes_as(res, sim::MemoryMeasure::Reserved) == doctest::Approx(device - context));
+  CHECK(sim::peak_gpu_bytes_as(res, sim::MemoryMeasure::Allocated) == doctest::Approx(device - context - reserve));
 }

@@ -2,12 +2,12 @@
 // hand from the cited recipes, and what they do to the memory model.
 #include <doctest/doctest.h>
 
-#include "memory/memory_test_util.h"
-#include "llmsim/model/param_count.h"
-#include "llmsim/run/framework_profile.h"
 #include "llmsim/memory/memory_model.h"
+#include "llmsim/model/param_count.h"
 #include "llmsim/run/feasibility.h"
+#include "llmsim/run/framework_profile.h"
 #include "llmsim/run/train_state_bytes.h"
+#include "memory/memory_test_util.h"
 
 namespace lt = llmsim::test;
 namespace sim = llmsim::sim;

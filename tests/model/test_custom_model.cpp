@@ -5,8 +5,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "llmsim/model/custom_model.h"
 #include "llmsim/core/error.h"
+#include "llmsim/model/custom_model.h"
 
 using llmsim::Error;
 using llmsim::ErrorKind;
@@ -113,13 +113,14 @@ TEST_CASE("custom model validation rules") {
 }
 
 TEST_CASE("custom gpt is multi-head and needs a sequence length for its position table") {
-  const CustomDims gqa{.arch = "gpt", .layers = 2, .hidden = 256, .heads = 8, .kv_heads = 2, .vocab = 100,
-                       .max_positions = 128};
+  const CustomDims gqa{
+      .arch = "gpt", .layers = 2, .hidden = 256, .heads = 8, .kv_heads = 2, .vocab = 100, .max_positions = 128};
   CHECK(contains(error_of([&] { make_custom_model(gqa, kRow); }).message(), "multi-head attention"));
   const CustomDims no_len{.arch = "gpt", .layers = 2, .hidden = 256, .heads = 8, .vocab = 100};
   const Error e = error_of([&] { make_custom_model(no_len, kRow); });
   CHECK(e.where().key == "seq_len");
   // A llama has no position table, so it does not need one.
-  CHECK(make_custom_model({.arch = "llama", .layers = 2, .hidden = 256, .heads = 8, .vocab = 100}, kRow).max_positions ==
-        0);
+  CHECK(
+      make_custom_model({.arch = "llama", .layers = 2, .hidden = 256, .heads = 8, .vocab = 100}, kRow).max_positions ==
+      0);
 }

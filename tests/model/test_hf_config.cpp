@@ -5,9 +5,9 @@
 #include <stdexcept>
 #include <string>
 
+#include "llmsim/core/error.h"
 #include "llmsim/model/hf_config.h"
 #include "llmsim/model/presets.h"
-#include "llmsim/core/error.h"
 
 using llmsim::Error;
 using llmsim::ErrorKind;
@@ -116,8 +116,8 @@ TEST_CASE("qwen2 presets: biases on q, k, v only; the window is off without use_
   CHECK_FALSE(m.mlp_bias);
   CHECK(m.sliding_window == 0);  // sliding_window 131072 but use_sliding_window false
   CHECK(resolve_model("qwen2-7b", kData).num_kv_heads == 4);
-  CHECK(from_text(R"({"model_type": "qwen2", "use_sliding_window": true, "sliding_window": 2048})")
-            .sliding_window == 2048);
+  CHECK(from_text(R"({"model_type": "qwen2", "use_sliding_window": true, "sliding_window": 2048})").sliding_window ==
+        2048);
 }
 
 TEST_CASE("every shipped preset loads and is listed, sorted") {
@@ -298,9 +298,9 @@ TEST_CASE("quantization_config errors name the rule") {
   const Error method = err(R"({"quant_method": "gptqq"})");
   CHECK(contains(method.message(), "did you mean 'gptq'"));
   CHECK(contains(err(R"({"quant_method": "bitsandbytes"})").message(), "load_in_4bit or load_in_8bit"));
-  CHECK(contains(err(R"({"quant_method": "bitsandbytes", "load_in_4bit": true, "bnb_4bit_quant_type": "int4"})")
-                     .message(),
-                 "nf4 or fp4"));
+  CHECK(contains(
+      err(R"({"quant_method": "bitsandbytes", "load_in_4bit": true, "bnb_4bit_quant_type": "int4"})").message(),
+      "nf4 or fp4"));
 }
 
 TEST_CASE("new transformers spellings: dtype, rope_parameters.rope_theta, head_dim") {
@@ -309,8 +309,8 @@ TEST_CASE("new transformers spellings: dtype, rope_parameters.rope_theta, head_d
   CHECK(m.rope_theta == 500000.0);
   CHECK(m.head_dim == 128);
   // rope_parameters wins over a stale top-level rope_theta.
-  CHECK(from_text(R"({"model_type": "llama", "rope_theta": 1.0, "rope_parameters": {"rope_theta": 7.0}})")
-            .rope_theta == 7.0);
+  CHECK(from_text(R"({"model_type": "llama", "rope_theta": 1.0, "rope_parameters": {"rope_theta": 7.0}})").rope_theta ==
+        7.0);
 }
 
 TEST_CASE("head_dim, when given, need not be hidden / heads") {
@@ -370,7 +370,8 @@ TEST_CASE("kv heads that do not divide the query heads are refused") {
 }
 
 TEST_CASE("heads that do not divide hidden are refused unless head_dim is given") {
-  const Error e = error_of([] { from_text(R"({"model_type": "llama", "hidden_size": 4100, "num_attention_heads": 32})"); });
+  const Error e =
+      error_of([] { from_text(R"({"model_type": "llama", "hidden_size": 4100, "num_attention_heads": 32})"); });
   CHECK(e.where().key == "num_attention_heads");
   CHECK(contains(e.message(), "must divide the hidden size (4100)"));
   CHECK(from_text(R"({"model_type": "llama", "hidden_size": 4100, "num_attention_heads": 32, "head_dim": 128})")

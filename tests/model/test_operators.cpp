@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <string>
 
-#include "llmsim/model/operators.h"
 #include "llmsim/core/error.h"
+#include "llmsim/model/operators.h"
 
 using namespace llmsim;
 using namespace llmsim::model;
@@ -491,4 +491,51 @@ TEST_CASE("eager glue: HF's unfused softmax chain (scale, mask, fp32 softmax, ca
   const auto inv = layer_ops(m, p, 0);
   CHECK(find(inv, "attn.softmax").fwd_bytes == doctest::Approx(scores * (2 + 2 + 2 + 4 + 4 + 2 + 2 + 2)));
   CHECK(find(inv, "attn.softmax").bwd_bytes == doctest::Approx(scores * (2 + 4 + 3 * 4 + 2 + 2)));
+}
+
+TEST_CASE("operator roles are set where the operators are made") {
+  // Fused attention: one core op; unfused (with dropout): the scores, softmax, dropout, context chain.
+  ModelSpec m = llama2_7b();
+  InventoryParams p = prefill(1, 512);
+  const auto roles = [](const LayerInventory& inv, OpRole r) {
+    std::vector<std::string> names;
+    for (const Operator& op : inv.ops)
+      if (op.role == r) names.push_back(op.name);
+    return names;
+  };
+  CHECK(roles(layer_ops(m, p, 0), OpRole::AttentionCore) == std::vector<std::string>{"attn.flash"});
+  m.dropout = 0.1;
+  p.flash_attn = false;
+  CHECK(roles(layer_ops(m, p, 0), OpRole::AttentionCore) ==
+        std::vector<std::string>{"attn.scores", "attn.softmax", "attn.dropout", "attn.context"});
+  for (const Operator& op : layer_ops(m, p, 0).ops) CHECK(is_attention_core(op) == (op.role == OpRole::AttentionCore));
+  CHECK(roles(layer_ops(m, p, 0), OpRole::QkvProj) == std::vector<std::string>{"attn.qkv_proj"});
+  CHECK(roles(layer_ops(m, p, 0), OpRole::OutProj) == std::vector<std::string>{"attn.out_proj"});
+  CHECK(roles(layer_ops(m, p, 0), OpRole::Rope) == std::vector<std::string>{"attn.rope"});
+
+  // NF4: every dequant kernel has the Dequant role and precedes the GEMM it feeds.
+  p = prefill(1, 512);
+  p.weight_dtype = DType::NF4;
+  CHECK(roles(layer_ops(llama2_7b(), p, 0), OpRole::Dequant).size() == 4);
+
+  // MoE with a shared expert: the routed experts' ops (and only they) are marked for EP sharding; the
+  // router, the shared gate and the LM head are GEMMs a weight format leaves in high precision.
+  ModelSpec moe = mixtral();
+  moe.moe.shared_expert_ffn = 5632;
+  moe.moe.shared_expert_gate = true;
+  const LayerInventory inv = layer_ops(moe, p, 0);
+  std::vector<std::string> routed;
+  for (const Operator& op : inv.ops)
+    if (op.routed_expert) routed.push_back(op.name);
+  CHECK(routed == std::vector<std::string>{"moe.experts_gate_up_proj.dequant", "moe.experts_gate_up_proj",
+                                           "moe.experts_act", "moe.experts_down_proj.dequant",
+                                           "moe.experts_down_proj"});
+  CHECK(roles(inv, OpRole::Router) == std::vector<std::string>{"moe.router"});
+  CHECK(roles(inv, OpRole::SharedGate) == std::vector<std::string>{"moe.shared_gate"});
+  CHECK_FALSE(find(inv, "moe.router").quantizable);
+  CHECK_FALSE(find(inv, "moe.shared_gate").quantizable);
+  CHECK(find(inv, "moe.shared_gate_up_proj").quantizable);
+  const LayerInventory head = head_ops(moe, p);
+  CHECK(roles(head, OpRole::LmHead) == std::vector<std::string>{"head.lm_head"});
+  CHECK_FALSE(find(head, "head.lm_head").quantizable);
 }

@@ -158,8 +158,8 @@ TEST_CASE("custom models count like their families") {
       {.arch = "gpt", .layers = 12, .hidden = 768, .heads = 12, .vocab = 50257, .max_positions = 1024}, {});
   CHECK(count_params(gpt).total == 124'439'808);
   // Llama-2-7B written as a custom llama: the same 6,738,415,616.
-  const ModelSpec llama = make_custom_model(
-      {.arch = "llama", .layers = 32, .hidden = 4096, .heads = 32, .ffn = 11008, .vocab = 32000}, {});
+  const ModelSpec llama =
+      make_custom_model({.arch = "llama", .layers = 32, .hidden = 4096, .heads = 32, .ffn = 11008, .vocab = 32000}, {});
   CHECK(count_params(llama).total == 6'738'415'616);
 }
 

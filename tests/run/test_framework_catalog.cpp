@@ -181,8 +181,8 @@ TEST_CASE("catalog invariants: unique names, sources, reasons") {
 
 TEST_CASE("recipe defaults that matter") {
   const RecipeDefaults& mlm = entry("megatron-lm").recipe;
-  CHECK(mlm.zero_stage == 1);              // --use-distributed-optimizer
-  CHECK(mlm.sequence_parallel == true);    // --sequence-parallel with TP > 1
+  CHECK(mlm.zero_stage == 1);            // --use-distributed-optimizer
+  CHECK(mlm.sequence_parallel == true);  // --sequence-parallel with TP > 1
   CHECK(mlm.overlap_grad_reduce == true);
   CHECK(mlm.overlap_param_gather == true);
   CHECK(mlm.source.find("--use-distributed-optimizer") != std::string::npos);
@@ -201,7 +201,7 @@ TEST_CASE("recipe defaults that matter") {
   CHECK(entry("llm-foundry").recipe.zero_stage == 3);     // FULL_SHARD
   CHECK(entry("internlm").recipe.zero_stage == 1);        // hybrid ZeRO-1
   CHECK(entry("internlm").recipe.flash_attn == true);
-  CHECK(entry("deepspeed").recipe.zero_stage == 0);       // no zero_optimization block
+  CHECK(entry("deepspeed").recipe.zero_stage == 0);        // no zero_optimization block
   CHECK(entry("hf").recipe.recompute == Recompute::None);  // gradient_checkpointing=False
   CHECK(entry("gpt-neox").recipe.zero_stage == 1);
 
@@ -235,8 +235,9 @@ TEST_CASE("describe() names every recipe field that is set") {
   r.single_device_full_optimizer = Optimizer::Adam8bit;
   r.single_device_full_optimizer_in_backward = true;
   const std::string d = describe(r);
-  for (const char* key : {"zero_stage=1", "sequence_parallel=yes", "recompute=full", "flash_attn=yes", "attn_kernel=fa2",
-                          "overlap_grad_reduce=yes", "overlap_param_gather=no", "master_weights=none", "fused_loss=yes",
-                          "precision=bf16", "optimizer=adam8bit", "optimizer_in_backward=yes"})
+  for (const char* key :
+       {"zero_stage=1", "sequence_parallel=yes", "recompute=full", "flash_attn=yes", "attn_kernel=fa2",
+        "overlap_grad_reduce=yes", "overlap_param_gather=no", "master_weights=none", "fused_loss=yes", "precision=bf16",
+        "optimizer=adam8bit", "optimizer_in_backward=yes"})
     CHECK_MESSAGE(d.find(key) != std::string::npos, key << " in " << d);
 }

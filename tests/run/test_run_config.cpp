@@ -66,7 +66,8 @@ TEST_CASE("bad values name the flag, the value and the rule") {
 }
 
 TEST_CASE("run TOML: same names; unknown key and bad value located by file:line") {
-  const auto good = write_temp("good.toml", "model = \"llama2-7b\"\ntp = 2\nflash-attn = false\nlora-targets = [\"q\", \"v\"]\n");
+  const auto good =
+      write_temp("good.toml", "model = \"llama2-7b\"\ntp = 2\nflash-attn = false\nlora-targets = [\"q\", \"v\"]\n");
   sim::RunRequest r;
   sim::apply_run_toml(r, good);
   CHECK(r.model == "llama2-7b");

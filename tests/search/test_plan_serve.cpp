@@ -1,8 +1,8 @@
 // Serving capacity planning: the replica count found is the smallest that meets the SLOs.
 #include <doctest/doctest.h>
 
-#include "memory/memory_test_util.h"
 #include "llmsim/search/plan_serve.h"
+#include "memory/memory_test_util.h"
 
 using namespace llmsim;
 

@@ -11,12 +11,12 @@
 
 #include <fmt/format.h>
 
-#include "memory/memory_test_util.h"
-#include "llmsim/train/fast_train.h"
+#include "llmsim/run/feasibility.h"
 #include "llmsim/search/search.h"
 #include "llmsim/search/search_space.h"
+#include "llmsim/train/fast_train.h"
 #include "llmsim/train/train_sim.h"
-#include "llmsim/run/feasibility.h"
+#include "memory/memory_test_util.h"
 #include "test_util.h"
 
 using namespace llmsim;
@@ -270,12 +270,12 @@ TEST_CASE("the closed-form estimate agrees with the full step simulator") {
       return static_cast<double>(std::count_if(s.err.begin(), s.err.end(), [&](double x) { return x <= tol; })) /
              static_cast<double>(s.err.size());
     };
-    MESSAGE(fmt::format("{}: fast vs full over {} configurations ({} pipelined, {} ZeRO-3): median {:.2f}%, p90 "
-                        "{:.2f}%, p99 {:.2f}%, within 2% {:.1f}%, within 10% {:.1f}%, max {:.1f}% ({})",
-                        big ? "llama2-70b on 256-1,024 H100s" : "mixed sample", s.err.size(), s.pipelined, s.zero3,
-                        100 * s.err[s.err.size() / 2], 100 * s.err[s.err.size() * 9 / 10],
-                        100 * s.err[s.err.size() * 99 / 100], 100 * within(0.02), 100 * within(0.10), 100 * s.worst,
-                        s.worst_run));
+    MESSAGE(fmt::format(
+        "{}: fast vs full over {} configurations ({} pipelined, {} ZeRO-3): median {:.2f}%, p90 "
+        "{:.2f}%, p99 {:.2f}%, within 2% {:.1f}%, within 10% {:.1f}%, max {:.1f}% ({})",
+        big ? "llama2-70b on 256-1,024 H100s" : "mixed sample", s.err.size(), s.pipelined, s.zero3,
+        100 * s.err[s.err.size() / 2], 100 * s.err[s.err.size() * 9 / 10], 100 * s.err[s.err.size() * 99 / 100],
+        100 * within(0.02), 100 * within(0.10), 100 * s.worst, s.worst_run));
     CHECK(within(0.10) >= 0.97);
     CHECK(within(0.02) >= 0.80);
     CHECK(s.worst < 0.25);
@@ -286,9 +286,16 @@ TEST_CASE("the closed-form estimate agrees with the full step simulator") {
 TEST_CASE("a small space: the search's best is the best of evaluating every configuration one by one") {
   const auto m = preset_model("llama2-7b");
   sim::SearchProblem p = problem(m, {"a800-nvlink"},
-                                 {{"gpus", "8"}, {"tp", "any"}, {"pp", "1-4"}, {"vp", "1,2"}, {"micro-batch", "pow2:1-4"},
-                                  {"recompute", "any"}, {"zero-stage", "any"}, {"sequence-parallel", "any"},
-                                  {"framework", "megatron,deepspeed"}, {"global-batch", "64"}});
+                                 {{"gpus", "8"},
+                                  {"tp", "any"},
+                                  {"pp", "1-4"},
+                                  {"vp", "1,2"},
+                                  {"micro-batch", "pow2:1-4"},
+                                  {"recompute", "any"},
+                                  {"zero-stage", "any"},
+                                  {"sequence-parallel", "any"},
+                                  {"framework", "megatron,deepspeed"},
+                                  {"global-batch", "64"}});
   const sim::SearchOutcome o = sim::search_training(p, fast_only(2));
   REQUIRE(o.status == sim::SearchStatus::Ok);
 
@@ -335,9 +342,16 @@ TEST_CASE("a small space: the search's best is the best of evaluating every conf
 TEST_CASE("results do not depend on the thread count") {
   const auto m = preset_model("llama2-13b");
   sim::SearchProblem p = problem(m, {"dgx-h100", "dgx-a100-80gb"},
-                                 {{"gpus", "16-64"}, {"tp", "any"}, {"pp", "1,2,4"}, {"vp", "1,2"},
-                                  {"micro-batch", "pow2:1-4"}, {"recompute", "none,full"}, {"zero-stage", "0-1"},
-                                  {"sequence-parallel", "any"}, {"framework", "megatron"}, {"global-batch", "256-512"}});
+                                 {{"gpus", "16-64"},
+                                  {"tp", "any"},
+                                  {"pp", "1,2,4"},
+                                  {"vp", "1,2"},
+                                  {"micro-batch", "pow2:1-4"},
+                                  {"recompute", "none,full"},
+                                  {"zero-stage", "0-1"},
+                                  {"sequence-parallel", "any"},
+                                  {"framework", "megatron"},
+                                  {"global-batch", "256-512"}});
   p.price_per_gpu_hour = {2.5, 1.5};
   p.objective = sim::Objective::TokensPerDollar;
   auto opt = fast_only(1);
@@ -380,8 +394,14 @@ TEST_CASE("pruned tuples are counted by the first rule they break") {
   const auto m = preset_model("llama2-7b");
   // 8 GPUs, tp 1/3/8 x pp 1/3: tp 3 or pp 3 do not divide 8; tp 8 pp 1 and tp 1 pp 1 remain.
   sim::SearchProblem p = problem(m, {"a800-nvlink"},
-                                 {{"gpus", "8"}, {"tp", "1,3,8"}, {"pp", "1,3"}, {"vp", "1"}, {"micro-batch", "1"},
-                                  {"recompute", "none"}, {"zero-stage", "0"}, {"sequence-parallel", "off"},
+                                 {{"gpus", "8"},
+                                  {"tp", "1,3,8"},
+                                  {"pp", "1,3"},
+                                  {"vp", "1"},
+                                  {"micro-batch", "1"},
+                                  {"recompute", "none"},
+                                  {"zero-stage", "0"},
+                                  {"sequence-parallel", "off"},
                                   {"global-batch", "64"}});
   auto o = sim::search_training(p, fast_only(2));
   CHECK(o.space_size == 6);
@@ -391,8 +411,15 @@ TEST_CASE("pruned tuples are counted by the first rule they break") {
   CHECK(o.pruned.total() + o.evaluated == o.space_size);
   // 12 GPUs with tp 3: 32 heads are not divisible by 3 (the structural rule's message, numbers dropped).
   p = problem(m, {"a800-nvlink"},
-              {{"gpus", "6"}, {"tp", "3"}, {"pp", "1"}, {"vp", "1"}, {"micro-batch", "1"}, {"recompute", "none"},
-               {"zero-stage", "0"}, {"sequence-parallel", "off"}, {"global-batch", "64"}});
+              {{"gpus", "6"},
+               {"tp", "3"},
+               {"pp", "1"},
+               {"vp", "1"},
+               {"micro-batch", "1"},
+               {"recompute", "none"},
+               {"zero-stage", "0"},
+               {"sequence-parallel", "off"},
+               {"global-batch", "64"}});
   o = sim::search_training(p, fast_only(1));
   CHECK(o.status == sim::SearchStatus::EmptySpace);
   CHECK(o.pruned.reasons().at("tp does not divide the attention heads").count == 1);
@@ -400,17 +427,33 @@ TEST_CASE("pruned tuples are counted by the first rule they break") {
         "tp 3 does not divide the 32 attention heads");
   // Duplicates are pruned as such: selective recomputation under FlashAttention, SP with tp 1.
   p = problem(m, {"a800-nvlink"},
-              {{"gpus", "8"}, {"tp", "1"}, {"pp", "1"}, {"vp", "1"}, {"micro-batch", "1"}, {"recompute", "any"},
-               {"zero-stage", "0"}, {"sequence-parallel", "any"}, {"global-batch", "64"}});
+              {{"gpus", "8"},
+               {"tp", "1"},
+               {"pp", "1"},
+               {"vp", "1"},
+               {"micro-batch", "1"},
+               {"recompute", "any"},
+               {"zero-stage", "0"},
+               {"sequence-parallel", "any"},
+               {"global-batch", "64"}});
   o = sim::search_training(p, fast_only(1));
   CHECK(o.space_size == 6);
   CHECK(o.pruned.reasons().at("sequence parallelism with tp 1 (same as without)").count == 3);
-  CHECK(o.pruned.reasons().at("selective recomputation with FlashAttention (same as none: nothing left to recompute)").count == 1);
+  CHECK(o.pruned.reasons()
+            .at("selective recomputation with FlashAttention (same as none: nothing left to recompute)")
+            .count == 1);
   CHECK(sim::is_duplicate_reason("sequence parallelism with tp 1 (same as without)"));
   // … but only when the tuple they duplicate is in the space: selective alone is searched.
   p = problem(m, {"a800-nvlink"},
-              {{"gpus", "8"}, {"tp", "1"}, {"pp", "1"}, {"vp", "1"}, {"micro-batch", "1"}, {"recompute", "selective"},
-               {"zero-stage", "3"}, {"sequence-parallel", "on"}, {"global-batch", "64"}});
+              {{"gpus", "8"},
+               {"tp", "1"},
+               {"pp", "1"},
+               {"vp", "1"},
+               {"micro-batch", "1"},
+               {"recompute", "selective"},
+               {"zero-stage", "3"},
+               {"sequence-parallel", "on"},
+               {"global-batch", "64"}});
   o = sim::search_training(p, fast_only(1));
   CHECK(o.space_size == 1);
   CHECK(o.evaluated == 1);
@@ -419,8 +462,7 @@ TEST_CASE("pruned tuples are counted by the first rule they break") {
 TEST_CASE("an empty space is a distinct outcome with its reasons") {
   const auto m = preset_model("llama2-70b");
   // 70B on one RTX 4090 box without sharding: nothing fits.
-  sim::SearchProblem p = problem(m, {"rtx4090-pcie"},
-                                 {{"gpus", "8"}, {"tp", "8"}, {"pp", "1"}, {"zero-stage", "0"}});
+  sim::SearchProblem p = problem(m, {"rtx4090-pcie"}, {{"gpus", "8"}, {"tp", "8"}, {"pp", "1"}, {"zero-stage", "0"}});
   const auto o = sim::search_training(p, fast_only(2));
   CHECK(o.status == sim::SearchStatus::EmptySpace);
   CHECK(o.feasible == 0);
@@ -533,9 +575,9 @@ TEST_CASE("planning: the fewest GPUs that meet the deadline") {
 
 TEST_CASE("with the optimizer in backward and no --global-batch, every configuration steps on one micro-batch") {
   const auto m = preset_model("llama2-7b");
-  sim::SearchProblem p = problem(m, {"a800-nvlink"},
-                                 {{"gpus", "8"}, {"tp", "1,2"}, {"pp", "1"}, {"micro-batch", "1,2"},
-                                  {"zero-stage", "3"}, {"framework", "fsdp"}});
+  sim::SearchProblem p = problem(
+      m, {"a800-nvlink"},
+      {{"gpus", "8"}, {"tp", "1,2"}, {"pp", "1"}, {"micro-batch", "1,2"}, {"zero-stage", "3"}, {"framework", "fsdp"}});
   p.space.base.train.optimizer_in_backward = true;
   const auto rs = sim::resolve_train_space(p.space, m, p.systems);
   CHECK(rs.one_micro_batch_per_step);

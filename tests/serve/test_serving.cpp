@@ -4,10 +4,10 @@
 
 #include <cmath>
 
-#include "memory/memory_test_util.h"
 #include "llmsim/run/engine_profile.h"
 #include "llmsim/serve/request_stream.h"
 #include "llmsim/serve/serving_sim.h"
+#include "memory/memory_test_util.h"
 #include "test_util.h"
 
 using namespace llmsim;
@@ -275,7 +275,8 @@ TEST_CASE("length distribution flags: forms and errors") {
 }
 
 TEST_CASE("trace files: rows, sorting, and errors naming file:line, column and value") {
-  const auto ok = write_temp("trace-ok.csv", "arrival_s,input_tokens,output_tokens\n0.5,100,20\n# comment\n0.1,50,10\n\n");
+  const auto ok =
+      write_temp("trace-ok.csv", "arrival_s,input_tokens,output_tokens\n0.5,100,20\n# comment\n0.1,50,10\n\n");
   const auto t = sim::read_trace_csv(ok);
   REQUIRE(t.requests.size() == 2);
   CHECK_FALSE(t.was_sorted);
@@ -293,11 +294,14 @@ TEST_CASE("trace files: rows, sorting, and errors naming file:line, column and v
   const auto neg = write_temp("trace-neg.csv", "arrival_s,input_tokens,output_tokens\n-1,100,20\n");
   CHECK(std::string(error_of([&] { sim::read_trace_csv(neg); }).what()).find("trace-neg.csv:2:1") != std::string::npos);
   const auto zero = write_temp("trace-zero.csv", "arrival_s,input_tokens,output_tokens\n1,100,0\n");
-  CHECK(std::string(error_of([&] { sim::read_trace_csv(zero); }).what()).find("output_tokens = '0'") != std::string::npos);
+  CHECK(std::string(error_of([&] { sim::read_trace_csv(zero); }).what()).find("output_tokens = '0'") !=
+        std::string::npos);
   const auto header = write_temp("trace-hdr.csv", "t,in,out\n1,2,3\n");
-  CHECK(std::string(error_of([&] { sim::read_trace_csv(header); }).what()).find("trace-hdr.csv:1") != std::string::npos);
+  CHECK(std::string(error_of([&] { sim::read_trace_csv(header); }).what()).find("trace-hdr.csv:1") !=
+        std::string::npos);
   const auto fields = write_temp("trace-fields.csv", "arrival_s,input_tokens,output_tokens\n1,2\n");
-  CHECK(std::string(error_of([&] { sim::read_trace_csv(fields); }).what()).find("expected 3 fields") != std::string::npos);
+  CHECK(std::string(error_of([&] { sim::read_trace_csv(fields); }).what()).find("expected 3 fields") !=
+        std::string::npos);
   CHECK(error_of([] { sim::read_trace_csv("/nonexistent/trace.csv"); }).kind() == ErrorKind::NotFound);
 }
 

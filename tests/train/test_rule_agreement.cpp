@@ -5,17 +5,17 @@
 
 #include <string>
 
-#include "memory/memory_test_util.h"
 #include "llmsim/core/dtype.h"
 #include "llmsim/cost/comm_cost.h"
 #include "llmsim/cost/compute_cost.h"
 #include "llmsim/memory/activation_memory.h"
-#include "llmsim/train/fast_train.h"
+#include "llmsim/memory/memory_model.h"
 #include "llmsim/run/framework_profile.h"
 #include "llmsim/run/lora_adapters.h"
-#include "llmsim/memory/memory_model.h"
 #include "llmsim/run/stage_layout.h"
+#include "llmsim/train/fast_train.h"
 #include "llmsim/train/train_layer_cost.h"
+#include "memory/memory_test_util.h"
 
 using namespace llmsim;
 using llmsim::test::preset_model;
@@ -45,7 +45,8 @@ double layer_trainable(const model::ModelSpec& m, const hardware::SystemSpec& sy
   const sim::ComputeCost compute(sys, run.train.attn_kernel);
   const sim::CommCost comm(sys);
   const sim::LayerCostInputs in{m, run, sim::framework_profile(run.train.framework), compute, comm, {}};
-  return sim::layer_cost(in, m.is_moe_layer(layer) ? sim::LayerKind::Moe : sim::LayerKind::Dense, layer).trainable_params;
+  return sim::layer_cost(in, m.is_moe_layer(layer) ? sim::LayerKind::Moe : sim::LayerKind::Dense, layer)
+      .trainable_params;
 }
 
 }  // namespace

@@ -325,8 +325,7 @@ TEST_CASE("GPipe and 1F1B bubbles: makespan = (m + p - 1)(tf + tb)") {
       CHECK(s.makespan.value == doctest::Approx(expected));
       CHECK(s.makespan.value - c.m * (c.tf + c.tb) == doctest::Approx(bubble));
       // Bubble fraction relative to the ideal time: (p - 1) / m.
-      CHECK((s.makespan.value - c.m * (c.tf + c.tb)) / (c.m * (c.tf + c.tb)) ==
-            doctest::Approx(double(c.p - 1) / c.m));
+      CHECK((s.makespan.value - c.m * (c.tf + c.tb)) / (c.m * (c.tf + c.tb)) == doctest::Approx(double(c.p - 1) / c.m));
     }
   }
 }

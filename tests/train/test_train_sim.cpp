@@ -6,14 +6,14 @@
 #include <numeric>
 #include <string>
 
-#include "memory/memory_test_util.h"
 #include "llmsim/cost/compute_cost.h"
 #include "llmsim/hardware/attention_support.h"
-#include "llmsim/train/fast_train.h"
+#include "llmsim/run/feasibility.h"
 #include "llmsim/run/framework_profile.h"
+#include "llmsim/train/fast_train.h"
 #include "llmsim/train/pipeline_order.h"
 #include "llmsim/train/train_sim.h"
-#include "llmsim/run/feasibility.h"
+#include "memory/memory_test_util.h"
 
 using namespace llmsim;
 using llmsim::test::preset_model;
@@ -107,7 +107,9 @@ TEST_CASE("on Hopper FlashAttention-2 reaches 35 % of the peak and FlashAttentio
   CHECK(mentions(sim::simulate_training(preset_model("llama2-7b"), a100, run).problems, "FlashAttention-3"));
 }
 
-TEST_CASE("cuDNN fused attention: 45 % of the peak on Hopper (measured on an H200), at most FlashAttention-2's before it, sm80+") {
+TEST_CASE(
+    "cuDNN fused attention: 45 % of the peak on Hopper (measured on an H200), at most FlashAttention-2's before it, "
+    "sm80+") {
   const auto h100 = preset_system("dgx-h100");
   const double flops = 4.0 * 32 * 128 * 8192.0 * 8192.0 / 2;
   const double bytes = 4.0 * 8192 * 4096 * 2;
@@ -327,7 +329,7 @@ TEST_CASE("gradient reduction: Megatron's DDP and distributed optimizer block, M
   const auto& megatron = sim::framework_profile(sim::Framework::Megatron);
   const auto& deepspeed = sim::framework_profile(sim::Framework::DeepSpeed);
   const auto& fsdp = sim::framework_profile(sim::Framework::Fsdp);
-  CHECK(sim::grad_reduce_on_compute_stream(megatron, 0));   // --overlap-grad-reduce is off by default
+  CHECK(sim::grad_reduce_on_compute_stream(megatron, 0));  // --overlap-grad-reduce is off by default
   CHECK(sim::grad_reduce_on_compute_stream(megatron, 1));
   CHECK_FALSE(sim::grad_reduce_on_compute_stream(megatron, 2));  // Megatron-FSDP optim_grads overlaps
   CHECK_FALSE(sim::grad_reduce_on_compute_stream(megatron, 3));

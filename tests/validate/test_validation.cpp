@@ -8,10 +8,10 @@
 #include <vector>
 
 #include "llmsim/hardware/system_toml.h"
-#include "llmsim/validate/measured_runs.h"
 #include "llmsim/memory/memory_model.h"
-#include "llmsim/train/train_sim.h"
 #include "llmsim/search/recipe_fill.h"
+#include "llmsim/train/train_sim.h"
+#include "llmsim/validate/measured_runs.h"
 #include "llmsim/validate/validation.h"
 #include "test_util.h"
 
@@ -24,7 +24,9 @@ std::vector<sim::ValidationRow> predict_small() {
   return sim::predict_rows(sim::load_measured_runs(kSmall, LLMSIM_DATA_DIR), LLMSIM_DATA_DIR);
 }
 
-bool has(const std::vector<std::string>& v, const std::string& s) { return std::find(v.begin(), v.end(), s) != v.end(); }
+bool has(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
 
 sim::ValidationRow made(const std::string& id, const std::string& workload, const std::string& metric, double err,
                         std::vector<std::string> features = {}, const std::string& status = sim::kValidationOk) {
@@ -50,284 +52,283 @@ const sim::GroupStats& group(const sim::ValidationSummary& s, const std::string&
 }  // namespace
 
 TEST_SUITE("validation") {
+  TEST_CASE("small file: statuses, predictions and the error formula") {
+    const auto rows = predict_small();
+    REQUIRE(rows.size() == 6);
 
-TEST_CASE("small file: statuses, predictions and the error formula") {
-  const auto rows = predict_small();
-  REQUIRE(rows.size() == 6);
+    const auto& tput = rows[0];
+    CHECK(tput.run_id == "train-7b-tp2");
+    CHECK(tput.line == 2);
+    CHECK(tput.workload == "pretrain");
+    CHECK(tput.system == "a800-nvlink");
+    CHECK(tput.framework == "megatron-lm");
+    REQUIRE(tput.ok());
+    CHECK(tput.predicted > 0);
+    CHECK(tput.low <= tput.predicted);
+    CHECK(tput.predicted <= tput.high);
+    CHECK(tput.error_pct == doctest::Approx((tput.predicted - 3000.0) / 3000.0 * 100.0));
+    CHECK(tput.note.empty());  // llama2-7b at tp 2, ZeRO-1, micro-batch 1 fits an 80 GiB A800
 
-  const auto& tput = rows[0];
-  CHECK(tput.run_id == "train-7b-tp2");
-  CHECK(tput.line == 2);
-  CHECK(tput.workload == "pretrain");
-  CHECK(tput.system == "a800-nvlink");
-  CHECK(tput.framework == "megatron-lm");
-  REQUIRE(tput.ok());
-  CHECK(tput.predicted > 0);
-  CHECK(tput.low <= tput.predicted);
-  CHECK(tput.predicted <= tput.high);
-  CHECK(tput.error_pct == doctest::Approx((tput.predicted - 3000.0) / 3000.0 * 100.0));
-  CHECK(tput.note.empty());  // llama2-7b at tp 2, ZeRO-1, micro-batch 1 fits an 80 GiB A800
+    const auto& fits = rows[1];
+    REQUIRE(fits.ok());
+    CHECK(fits.metric == "fits");
+    CHECK(fits.predicted == 1.0);
+    CHECK(fits.low == 1.0);
+    CHECK(fits.high == 1.0);
+    CHECK(fits.error_pct == 0.0);
 
-  const auto& fits = rows[1];
-  REQUIRE(fits.ok());
-  CHECK(fits.metric == "fits");
-  CHECK(fits.predicted == 1.0);
-  CHECK(fits.low == 1.0);
-  CHECK(fits.high == 1.0);
-  CHECK(fits.error_pct == 0.0);
+    // The notes say the source counts recomputation: hardware TFLOP/s, above the model TFLOP/s under
+    // full recomputation.
+    const auto& tflops = rows[2];
+    REQUIRE(tflops.ok());
+    CHECK(tflops.predicted > 0);
+    CHECK(tflops.note.find("counts recomputation") != std::string::npos);
+    CHECK(tflops.error_pct == doctest::Approx((tflops.predicted - 150.0) / 150.0 * 100.0));
 
-  // The notes say the source counts recomputation: hardware TFLOP/s, above the model TFLOP/s under
-  // full recomputation.
-  const auto& tflops = rows[2];
-  REQUIRE(tflops.ok());
-  CHECK(tflops.predicted > 0);
-  CHECK(tflops.note.find("counts recomputation") != std::string::npos);
-  CHECK(tflops.error_pct == doctest::Approx((tflops.predicted - 150.0) / 150.0 * 100.0));
+    // A fixed-batch inference row goes through the static-batch simulator: one 128-token prefill.
+    const auto& ttft = rows[3];
+    REQUIRE(ttft.ok());
+    CHECK(ttft.predicted > 1.0);  // ms: at least the ~13 GB of weights read once
+    CHECK(ttft.predicted < 100.0);
+    CHECK(ttft.error_pct == doctest::Approx((ttft.predicted - 20.0) / 20.0 * 100.0));
 
-  // A fixed-batch inference row goes through the static-batch simulator: one 128-token prefill.
-  const auto& ttft = rows[3];
-  REQUIRE(ttft.ok());
-  CHECK(ttft.predicted > 1.0);   // ms: at least the ~13 GB of weights read once
-  CHECK(ttft.predicted < 100.0);
-  CHECK(ttft.error_pct == doctest::Approx((ttft.predicted - 20.0) / 20.0 * 100.0));
+    // A serving row: a closed loop of 8 clients through the vllm engine profile.
+    const auto& serving = rows[5];
+    REQUIRE(serving.ok());
+    CHECK(serving.predicted > 1.0);
+    CHECK(serving.predicted < 1000.0);
 
-  // A serving row: a closed loop of 8 clients through the vllm engine profile.
-  const auto& serving = rows[5];
-  REQUIRE(serving.ok());
-  CHECK(serving.predicted > 1.0);
-  CHECK(serving.predicted < 1000.0);
-
-  const auto& tp3 = rows[4];
-  CHECK_FALSE(tp3.ok());
-  CHECK(tp3.status.starts_with("unsupported: "));
-  CHECK(tp3.status.find("tp 3 does not divide the 32 attention heads") != std::string::npos);
-}
-
-TEST_CASE("recomputation FLOPs rule reads the notes case-insensitively") {
-  CHECK(sim::notes_count_recompute_flops("FLOPs counted with paper Eq.3 = INCLUDES the activation-recomputation"));
-  CHECK(sim::notes_count_recompute_flops("FLOP counting as in the paper (Eq.3 style)"));
-  CHECK(sim::notes_count_recompute_flops("reported as hardware FLOPs"));
-  CHECK_FALSE(sim::notes_count_recompute_flops("MFU 41.5% as published; HFU 43.7%"));
-  CHECK_FALSE(sim::notes_count_recompute_flops(""));
-}
-
-TEST_CASE("features come from the run spec") {
-  sim::RunSpec run;
-  run.workload = sim::Workload::Pretrain;
-  run.par.gpus = 16;
-  run.par.tp = 2;
-  run.par.pp = 2;
-  run.par.vp = 2;
-  run.par.sequence_parallel = true;
-  run.train.zero_stage = 1;
-  run.train.recompute = sim::Recompute::Full;
-  run.train.flash_attn = true;
-  const auto f = sim::run_features(run);
-  CHECK(f == std::vector<std::string>{"tp", "pp", "vp", "dp", "sp", "zero1", "recompute-full", "flash"});
-
-  sim::RunSpec single;
-  single.train.flash_attn = false;
-  CHECK(sim::run_features(single).empty());
-
-  sim::RunSpec lora;
-  lora.workload = sim::Workload::Finetune;
-  lora.train.finetune = sim::FinetuneKind::Qlora;
-  lora.train.offload = sim::Offload::OptimizerParams;
-  lora.train.zero_stage = 3;
-  lora.train.flash_attn = false;
-  CHECK(sim::run_features(lora) == std::vector<std::string>{"zero3", "offload", "offload-params", "qlora"});
-
-  sim::RunSpec inf;
-  inf.workload = sim::Workload::Inference;
-  inf.par.gpus = 4;
-  inf.par.tp = 4;
-  inf.infer.weight_quant = model::WeightQuant::Int4;
-  inf.infer.kv_dtype = DType::FP8;
-  CHECK(sim::run_features(inf) == std::vector<std::string>{"tp", "quant-int4", "kv-fp8"});
-
-  const auto rows = predict_small();
-  CHECK(has(rows[0].features, "tp"));
-  CHECK(has(rows[0].features, "sp"));
-  CHECK(has(rows[0].features, "zero1"));
-  CHECK(has(rows[0].features, "recompute-selective"));
-  CHECK(has(rows[0].features, "flash"));
-  CHECK_FALSE(has(rows[0].features, "pp"));
-}
-
-TEST_CASE("median") {
-  CHECK(sim::median({}) == 0.0);
-  CHECK(sim::median({3.0}) == 3.0);
-  CHECK(sim::median({5.0, 1.0, 3.0}) == 3.0);
-  CHECK(sim::median({4.0, 1.0, 3.0, 2.0}) == 2.5);
-}
-
-TEST_CASE("rows group by the document they cite") {
-  const auto rows = predict_small();
-  const auto s = sim::summarize(rows);
-  CHECK(group(s, "source", "hand-made").rows == static_cast<std::size_t>(rows.size()));
-}
-
-TEST_CASE("summary: median, MAPE, worst rows, fits agreement and unsupported counts") {
-  const std::vector<sim::ValidationRow> rows = {
-      made("a", "pretrain", "tokens_per_s_per_gpu", 10.0, {"tp"}),
-      made("b", "pretrain", "tokens_per_s_per_gpu", -20.0, {"tp", "pp"}),
-      made("c", "pretrain", "step_time_s", 30.0),
-      made("d", "finetune", "tokens_per_s_per_gpu", -40.0, {"lora"}),
-      made("e", "pretrain", "fits", 0.0),
-      made("f", "pretrain", "fits", 100.0),
-      made("g", "inference", "ttft_ms", 0.0, {"tp"}, "unsupported: not yet"),
-  };
-  const auto s = sim::summarize(rows);
-
-  // Overall: |e| = 10, 20, 30, 40 -> median 25, MAPE 25, mean signed (10-20+30-40)/4 = -5.
-  CHECK(s.overall.key == "all");
-  CHECK(s.overall.rows == 7);
-  CHECK(s.overall.count == 4);
-  CHECK(s.overall.median_abs_pct == doctest::Approx(25.0));
-  CHECK(s.overall.mape == doctest::Approx(25.0));
-  CHECK(s.overall.mean_pct == doctest::Approx(-5.0));
-  CHECK(s.overall.fits_agree == 1);
-  CHECK(s.overall.fits_total == 2);
-  CHECK(s.overall.unsupported == 1);
-  REQUIRE(s.overall.worst.size() == 4);
-  CHECK(s.overall.worst[0].run_id == "d");
-  CHECK(s.overall.worst[0].error_pct == -40.0);
-  CHECK(s.overall.worst[1].run_id == "c");
-  CHECK(s.overall.worst[3].run_id == "a");
-
-  REQUIRE(s.groupings.size() == 6);
-  CHECK(s.groupings[0].by == "workload");
-  CHECK(s.groupings[1].by == "metric");
-  CHECK(s.groupings[2].by == "system");
-  CHECK(s.groupings[3].by == "source");
-  CHECK(s.groupings[4].by == "framework");
-  CHECK(s.groupings[5].by == "feature");
-  CHECK(group(s, "source", "-").rows == 7);  // made() rows cite no source
-  CHECK(group(s, "framework", "-").rows == 7);  // nor a framework
-
-  // pretrain: 10, 20, 30 -> median 20, MAPE 20; two fits rows.
-  const auto& pre = group(s, "workload", "pretrain");
-  CHECK(pre.rows == 5);
-  CHECK(pre.count == 3);
-  CHECK(pre.median_abs_pct == doctest::Approx(20.0));
-  CHECK(pre.mape == doctest::Approx(20.0));
-  CHECK(pre.fits_total == 2);
-  const auto& inf = group(s, "workload", "inference");
-  CHECK(inf.count == 0);
-  CHECK(inf.unsupported == 1);
-  CHECK(inf.mape == 0.0);
-
-  // tokens_per_s_per_gpu: 10, 20, 40 -> median 20, MAPE 70/3.
-  const auto& tok = group(s, "metric", "tokens_per_s_per_gpu");
-  CHECK(tok.count == 3);
-  CHECK(tok.median_abs_pct == doctest::Approx(20.0));
-  CHECK(tok.mape == doctest::Approx(70.0 / 3.0));
-  CHECK(group(s, "metric", "fits").count == 0);
-  CHECK(group(s, "metric", "fits").fits_agree == 1);
-
-  // A row counts in each of its features; rows without any are "none".
-  const auto& tp = group(s, "feature", "tp");
-  CHECK(tp.rows == 3);  // a, b, g
-  CHECK(tp.count == 2);
-  CHECK(tp.median_abs_pct == doctest::Approx(15.0));
-  CHECK(group(s, "feature", "pp").count == 1);
-  CHECK(group(s, "feature", "none").rows == 3);  // c, e, f
-  CHECK(group(s, "system", "a800-nvlink").rows == 7);
-}
-
-TEST_CASE("worst rows keep the top five") {
-  std::vector<sim::ValidationRow> rows;
-  for (int i = 1; i <= 8; ++i) rows.push_back(made("r" + std::to_string(i), "pretrain", "mfu", 1.0 * i));
-  const auto s = sim::summarize(rows);
-  REQUIRE(s.overall.worst.size() == 5);
-  CHECK(s.overall.worst.front().run_id == "r8");
-  CHECK(s.overall.worst.back().run_id == "r4");
-}
-
-TEST_CASE("an error while predicting a row is a status, not an exception") {
-  auto runs = sim::load_measured_runs(kSmall, LLMSIM_DATA_DIR);
-  sim::MeasuredRun r = runs.front();
-  r.system = "/nonexistent/system.toml";
-  const auto row = sim::predict_row(r, LLMSIM_DATA_DIR);
-  CHECK_FALSE(row.ok());
-  CHECK(row.status.starts_with("unsupported: "));
-  CHECK(row.status.find("/nonexistent/system.toml") != std::string::npos);
-}
-
-TEST_CASE("an allocated-only peak (source fact) is compared without the CUDA context and allocator reserve") {
-  const std::string csv = LLMSIM_TEST_DATA_DIR "/runs/facts/facts_peak_mem.csv";
-  const auto with = sim::predict_rows(sim::load_measured_runs(csv, LLMSIM_DATA_DIR), LLMSIM_DATA_DIR);
-  const auto without = sim::predict_rows(sim::load_measured_runs(csv, LLMSIM_DATA_DIR, false), LLMSIM_DATA_DIR);
-  REQUIRE(with.size() == 2);
-  REQUIRE(without.size() == 2);
-  REQUIRE(with[0].status == sim::kValidationOk);
-  // dgx-a100-80gb: 1 GiB of context plus 5 % of 80 GiB of allocator reserve (its runtime section).
-  CHECK(without[0].predicted - with[0].predicted == doctest::Approx(1.0 + 0.05 * 80.0).epsilon(1e-6));
-  CHECK(has(with[0].defaults, "memory_measure=allocated (source fact, facts_peak_mem.facts.toml:3)"));
-  // fits compares against device memory either way, and its row does not mention the fact.
-  CHECK(with[1].error_pct == without[1].error_pct);
-  CHECK_FALSE(has(with[1].defaults, "memory_measure=allocated (source fact, facts_peak_mem.facts.toml:3)"));
-}
-
-TEST_CASE("memory_measure: device counts everything, reserved drops the CUDA context, allocated the reserve too") {
-  const auto rows = sim::predict_rows(
-      sim::load_measured_runs(LLMSIM_TEST_DATA_DIR "/runs/memory_measure.csv", LLMSIM_DATA_DIR), LLMSIM_DATA_DIR);
-  REQUIRE(rows.size() == 4);
-  for (const auto& r : rows) REQUIRE_MESSAGE(r.ok(), r.status);
-  // dgx-a100-80gb's runtime section: a 1 GiB CUDA context and 5 % of 80 GiB of allocator reserve.
-  CHECK(rows[0].predicted - rows[1].predicted == doctest::Approx(1.0).epsilon(1e-9));
-  CHECK(rows[1].predicted - rows[2].predicted == doctest::Approx(0.05 * 80.0).epsilon(1e-9));
-  CHECK(rows[3].predicted == rows[0].predicted);  // not stated = device
-  CHECK(has(rows[3].defaults, "memory_measure=device (not stated)"));
-}
-
-TEST_CASE("a measured run ran: unstated axes take the fastest feasible setting when the recipe's does not fit") {
-  const auto runs = sim::load_measured_runs(LLMSIM_TEST_DATA_DIR "/runs/recipe_fill.csv", LLMSIM_DATA_DIR);
-  REQUIRE(runs.size() == 4);
-  const auto rows = sim::predict_rows(runs, LLMSIM_DATA_DIR);
-  for (const auto& r : rows) REQUIRE_MESSAGE(r.ok(), r.run_id << ": " << r.status);
-  const auto sys = hardware::resolve_system("dgx-a100-80gb", LLMSIM_DATA_DIR);
-  // llama2-13b, 8 x A100-80GB, ZeRO-0 without recomputation: ~354 GiB per GPU; the recipe cannot run.
-  CHECK_FALSE(sim::evaluate_memory(runs[0].model, sys, runs[0].run).fits());
-  const auto filled = std::find_if(rows[0].defaults.begin(), rows[0].defaults.end(),
-                                   [](const std::string& d) { return d.starts_with("best feasible: "); });
-  REQUIRE(filled != rows[0].defaults.end());
-  CHECK(filled->find("zero_stage=") != std::string::npos);
-  CHECK(rows[0].note.find("predicted OOM") == std::string::npos);
-  const auto fill = sim::best_feasible_fill(runs[0].model, sys, runs[0].run, runs[0].free_axes);
-  REQUIRE(fill.has_value());
-  CHECK(sim::evaluate_memory(runs[0].model, sys, fill->run).fits());
-  // The fastest: at least as fast as a setting that surely fits (ZeRO-3, full recomputation, micro-batch 1).
-  sim::RunSpec safe = runs[0].run;
-  safe.train.zero_stage = 3;
-  safe.train.recompute = sim::Recompute::Full;
-  safe.train.micro_batch = 1;
-  REQUIRE(sim::evaluate_memory(runs[0].model, sys, safe).fits());
-  CHECK(rows[0].predicted >= sim::simulate_training(runs[0].model, sys, safe).tokens_per_s_per_gpu.value * 0.999);
-  // fits = 0 recorded an out-of-memory run: its recipe stands (and agrees); fits = 1 ran, so it is filled.
-  CHECK(rows[1].predicted == 0);
-  CHECK(rows[1].error_pct == 0);
-  CHECK(rows[2].predicted == 1);
-  // Every axis stated: nothing to choose, the prediction says it does not fit.
-  CHECK(runs[3].free_axes.empty());
-  CHECK(rows[3].note.find("predicted OOM") != std::string::npos);
-}
-
-TEST_CASE("every published row gets a prediction or a reason, and the summary counts them all") {
-  const auto runs = sim::load_measured_runs(LLMSIM_DATA_DIR "/validation/published.csv", LLMSIM_DATA_DIR);
-  const auto rows = sim::predict_rows(runs, LLMSIM_DATA_DIR);
-  REQUIRE(rows.size() == runs.size());
-  std::size_t ok = 0;
-  for (const auto& r : rows) {
-    CHECK_MESSAGE((r.ok() || r.status.starts_with("unsupported: ")), r.run_id << " " << r.status);
-    if (r.ok() && r.metric != "fits") CHECK_MESSAGE(std::isfinite(r.error_pct), r.run_id);
-    ok += r.ok() ? 1 : 0;
+    const auto& tp3 = rows[4];
+    CHECK_FALSE(tp3.ok());
+    CHECK(tp3.status.starts_with("unsupported: "));
+    CHECK(tp3.status.find("tp 3 does not divide the 32 attention heads") != std::string::npos);
   }
-  const auto s = sim::summarize(rows);
-  CHECK(s.overall.rows == rows.size());
-  CHECK(s.overall.count + s.overall.fits_total == ok);
-  CHECK(s.overall.unsupported == rows.size() - ok);
-}
+
+  TEST_CASE("recomputation FLOPs rule reads the notes case-insensitively") {
+    CHECK(sim::notes_count_recompute_flops("FLOPs counted with paper Eq.3 = INCLUDES the activation-recomputation"));
+    CHECK(sim::notes_count_recompute_flops("FLOP counting as in the paper (Eq.3 style)"));
+    CHECK(sim::notes_count_recompute_flops("reported as hardware FLOPs"));
+    CHECK_FALSE(sim::notes_count_recompute_flops("MFU 41.5% as published; HFU 43.7%"));
+    CHECK_FALSE(sim::notes_count_recompute_flops(""));
+  }
+
+  TEST_CASE("features come from the run spec") {
+    sim::RunSpec run;
+    run.workload = sim::Workload::Pretrain;
+    run.par.gpus = 16;
+    run.par.tp = 2;
+    run.par.pp = 2;
+    run.par.vp = 2;
+    run.par.sequence_parallel = true;
+    run.train.zero_stage = 1;
+    run.train.recompute = sim::Recompute::Full;
+    run.train.flash_attn = true;
+    const auto f = sim::run_features(run);
+    CHECK(f == std::vector<std::string>{"tp", "pp", "vp", "dp", "sp", "zero1", "recompute-full", "flash"});
+
+    sim::RunSpec single;
+    single.train.flash_attn = false;
+    CHECK(sim::run_features(single).empty());
+
+    sim::RunSpec lora;
+    lora.workload = sim::Workload::Finetune;
+    lora.train.finetune = sim::FinetuneKind::Qlora;
+    lora.train.offload = sim::Offload::OptimizerParams;
+    lora.train.zero_stage = 3;
+    lora.train.flash_attn = false;
+    CHECK(sim::run_features(lora) == std::vector<std::string>{"zero3", "offload", "offload-params", "qlora"});
+
+    sim::RunSpec inf;
+    inf.workload = sim::Workload::Inference;
+    inf.par.gpus = 4;
+    inf.par.tp = 4;
+    inf.infer.weight_quant = model::WeightQuant::Int4;
+    inf.infer.kv_dtype = DType::FP8;
+    CHECK(sim::run_features(inf) == std::vector<std::string>{"tp", "quant-int4", "kv-fp8"});
+
+    const auto rows = predict_small();
+    CHECK(has(rows[0].features, "tp"));
+    CHECK(has(rows[0].features, "sp"));
+    CHECK(has(rows[0].features, "zero1"));
+    CHECK(has(rows[0].features, "recompute-selective"));
+    CHECK(has(rows[0].features, "flash"));
+    CHECK_FALSE(has(rows[0].features, "pp"));
+  }
+
+  TEST_CASE("median") {
+    CHECK(sim::median({}) == 0.0);
+    CHECK(sim::median({3.0}) == 3.0);
+    CHECK(sim::median({5.0, 1.0, 3.0}) == 3.0);
+    CHECK(sim::median({4.0, 1.0, 3.0, 2.0}) == 2.5);
+  }
+
+  TEST_CASE("rows group by the document they cite") {
+    const auto rows = predict_small();
+    const auto s = sim::summarize(rows);
+    CHECK(group(s, "source", "hand-made").rows == static_cast<std::size_t>(rows.size()));
+  }
+
+  TEST_CASE("summary: median, MAPE, worst rows, fits agreement and unsupported counts") {
+    const std::vector<sim::ValidationRow> rows = {
+        made("a", "pretrain", "tokens_per_s_per_gpu", 10.0, {"tp"}),
+        made("b", "pretrain", "tokens_per_s_per_gpu", -20.0, {"tp", "pp"}),
+        made("c", "pretrain", "step_time_s", 30.0),
+        made("d", "finetune", "tokens_per_s_per_gpu", -40.0, {"lora"}),
+        made("e", "pretrain", "fits", 0.0),
+        made("f", "pretrain", "fits", 100.0),
+        made("g", "inference", "ttft_ms", 0.0, {"tp"}, "unsupported: not yet"),
+    };
+    const auto s = sim::summarize(rows);
+
+    // Overall: |e| = 10, 20, 30, 40 -> median 25, MAPE 25, mean signed (10-20+30-40)/4 = -5.
+    CHECK(s.overall.key == "all");
+    CHECK(s.overall.rows == 7);
+    CHECK(s.overall.count == 4);
+    CHECK(s.overall.median_abs_pct == doctest::Approx(25.0));
+    CHECK(s.overall.mape == doctest::Approx(25.0));
+    CHECK(s.overall.mean_pct == doctest::Approx(-5.0));
+    CHECK(s.overall.fits_agree == 1);
+    CHECK(s.overall.fits_total == 2);
+    CHECK(s.overall.unsupported == 1);
+    REQUIRE(s.overall.worst.size() == 4);
+    CHECK(s.overall.worst[0].run_id == "d");
+    CHECK(s.overall.worst[0].error_pct == -40.0);
+    CHECK(s.overall.worst[1].run_id == "c");
+    CHECK(s.overall.worst[3].run_id == "a");
+
+    REQUIRE(s.groupings.size() == 6);
+    CHECK(s.groupings[0].by == "workload");
+    CHECK(s.groupings[1].by == "metric");
+    CHECK(s.groupings[2].by == "system");
+    CHECK(s.groupings[3].by == "source");
+    CHECK(s.groupings[4].by == "framework");
+    CHECK(s.groupings[5].by == "feature");
+    CHECK(group(s, "source", "-").rows == 7);     // made() rows cite no source
+    CHECK(group(s, "framework", "-").rows == 7);  // nor a framework
+
+    // pretrain: 10, 20, 30 -> median 20, MAPE 20; two fits rows.
+    const auto& pre = group(s, "workload", "pretrain");
+    CHECK(pre.rows == 5);
+    CHECK(pre.count == 3);
+    CHECK(pre.median_abs_pct == doctest::Approx(20.0));
+    CHECK(pre.mape == doctest::Approx(20.0));
+    CHECK(pre.fits_total == 2);
+    const auto& inf = group(s, "workload", "inference");
+    CHECK(inf.count == 0);
+    CHECK(inf.unsupported == 1);
+    CHECK(inf.mape == 0.0);
+
+    // tokens_per_s_per_gpu: 10, 20, 40 -> median 20, MAPE 70/3.
+    const auto& tok = group(s, "metric", "tokens_per_s_per_gpu");
+    CHECK(tok.count == 3);
+    CHECK(tok.median_abs_pct == doctest::Approx(20.0));
+    CHECK(tok.mape == doctest::Approx(70.0 / 3.0));
+    CHECK(group(s, "metric", "fits").count == 0);
+    CHECK(group(s, "metric", "fits").fits_agree == 1);
+
+    // A row counts in each of its features; rows without any are "none".
+    const auto& tp = group(s, "feature", "tp");
+    CHECK(tp.rows == 3);  // a, b, g
+    CHECK(tp.count == 2);
+    CHECK(tp.median_abs_pct == doctest::Approx(15.0));
+    CHECK(group(s, "feature", "pp").count == 1);
+    CHECK(group(s, "feature", "none").rows == 3);  // c, e, f
+    CHECK(group(s, "system", "a800-nvlink").rows == 7);
+  }
+
+  TEST_CASE("worst rows keep the top five") {
+    std::vector<sim::ValidationRow> rows;
+    for (int i = 1; i <= 8; ++i) rows.push_back(made("r" + std::to_string(i), "pretrain", "mfu", 1.0 * i));
+    const auto s = sim::summarize(rows);
+    REQUIRE(s.overall.worst.size() == 5);
+    CHECK(s.overall.worst.front().run_id == "r8");
+    CHECK(s.overall.worst.back().run_id == "r4");
+  }
+
+  TEST_CASE("an error while predicting a row is a status, not an exception") {
+    auto runs = sim::load_measured_runs(kSmall, LLMSIM_DATA_DIR);
+    sim::MeasuredRun r = runs.front();
+    r.system = "/nonexistent/system.toml";
+    const auto row = sim::predict_row(r, LLMSIM_DATA_DIR);
+    CHECK_FALSE(row.ok());
+    CHECK(row.status.starts_with("unsupported: "));
+    CHECK(row.status.find("/nonexistent/system.toml") != std::string::npos);
+  }
+
+  TEST_CASE("an allocated-only peak (source fact) is compared without the CUDA context and allocator reserve") {
+    const std::string csv = LLMSIM_TEST_DATA_DIR "/runs/facts/facts_peak_mem.csv";
+    const auto with = sim::predict_rows(sim::load_measured_runs(csv, LLMSIM_DATA_DIR), LLMSIM_DATA_DIR);
+    const auto without = sim::predict_rows(sim::load_measured_runs(csv, LLMSIM_DATA_DIR, false), LLMSIM_DATA_DIR);
+    REQUIRE(with.size() == 2);
+    REQUIRE(without.size() == 2);
+    REQUIRE(with[0].status == sim::kValidationOk);
+    // dgx-a100-80gb: 1 GiB of context plus 5 % of 80 GiB of allocator reserve (its runtime section).
+    CHECK(without[0].predicted - with[0].predicted == doctest::Approx(1.0 + 0.05 * 80.0).epsilon(1e-6));
+    CHECK(has(with[0].defaults, "memory_measure=allocated (source fact, facts_peak_mem.facts.toml:3)"));
+    // fits compares against device memory either way, and its row does not mention the fact.
+    CHECK(with[1].error_pct == without[1].error_pct);
+    CHECK_FALSE(has(with[1].defaults, "memory_measure=allocated (source fact, facts_peak_mem.facts.toml:3)"));
+  }
+
+  TEST_CASE("memory_measure: device counts everything, reserved drops the CUDA context, allocated the reserve too") {
+    const auto rows = sim::predict_rows(
+        sim::load_measured_runs(LLMSIM_TEST_DATA_DIR "/runs/memory_measure.csv", LLMSIM_DATA_DIR), LLMSIM_DATA_DIR);
+    REQUIRE(rows.size() == 4);
+    for (const auto& r : rows) REQUIRE_MESSAGE(r.ok(), r.status);
+    // dgx-a100-80gb's runtime section: a 1 GiB CUDA context and 5 % of 80 GiB of allocator reserve.
+    CHECK(rows[0].predicted - rows[1].predicted == doctest::Approx(1.0).epsilon(1e-9));
+    CHECK(rows[1].predicted - rows[2].predicted == doctest::Approx(0.05 * 80.0).epsilon(1e-9));
+    CHECK(rows[3].predicted == rows[0].predicted);  // not stated = device
+    CHECK(has(rows[3].defaults, "memory_measure=device (not stated)"));
+  }
+
+  TEST_CASE("a measured run ran: unstated axes take the fastest feasible setting when the recipe's does not fit") {
+    const auto runs = sim::load_measured_runs(LLMSIM_TEST_DATA_DIR "/runs/recipe_fill.csv", LLMSIM_DATA_DIR);
+    REQUIRE(runs.size() == 4);
+    const auto rows = sim::predict_rows(runs, LLMSIM_DATA_DIR);
+    for (const auto& r : rows) REQUIRE_MESSAGE(r.ok(), r.run_id << ": " << r.status);
+    const auto sys = hardware::resolve_system("dgx-a100-80gb", LLMSIM_DATA_DIR);
+    // llama2-13b, 8 x A100-80GB, ZeRO-0 without recomputation: ~354 GiB per GPU; the recipe cannot run.
+    CHECK_FALSE(sim::evaluate_memory(runs[0].model, sys, runs[0].run).fits());
+    const auto filled = std::find_if(rows[0].defaults.begin(), rows[0].defaults.end(),
+                                     [](const std::string& d) { return d.starts_with("best feasible: "); });
+    REQUIRE(filled != rows[0].defaults.end());
+    CHECK(filled->find("zero_stage=") != std::string::npos);
+    CHECK(rows[0].note.find("predicted OOM") == std::string::npos);
+    const auto fill = sim::best_feasible_fill(runs[0].model, sys, runs[0].run, runs[0].free_axes);
+    REQUIRE(fill.has_value());
+    CHECK(sim::evaluate_memory(runs[0].model, sys, fill->run).fits());
+    // The fastest: at least as fast as a setting that surely fits (ZeRO-3, full recomputation, micro-batch 1).
+    sim::RunSpec safe = runs[0].run;
+    safe.train.zero_stage = 3;
+    safe.train.recompute = sim::Recompute::Full;
+    safe.train.micro_batch = 1;
+    REQUIRE(sim::evaluate_memory(runs[0].model, sys, safe).fits());
+    CHECK(rows[0].predicted >= sim::simulate_training(runs[0].model, sys, safe).tokens_per_s_per_gpu.value * 0.999);
+    // fits = 0 recorded an out-of-memory run: its recipe stands (and agrees); fits = 1 ran, so it is filled.
+    CHECK(rows[1].predicted == 0);
+    CHECK(rows[1].error_pct == 0);
+    CHECK(rows[2].predicted == 1);
+    // Every axis stated: nothing to choose, the prediction says it does not fit.
+    CHECK(runs[3].free_axes.empty());
+    CHECK(rows[3].note.find("predicted OOM") != std::string::npos);
+  }
+
+  TEST_CASE("every published row gets a prediction or a reason, and the summary counts them all") {
+    const auto runs = sim::load_measured_runs(LLMSIM_DATA_DIR "/validation/published.csv", LLMSIM_DATA_DIR);
+    const auto rows = sim::predict_rows(runs, LLMSIM_DATA_DIR);
+    REQUIRE(rows.size() == runs.size());
+    std::size_t ok = 0;
+    for (const auto& r : rows) {
+      CHECK_MESSAGE((r.ok() || r.status.starts_with("unsupported: ")), r.run_id << " " << r.status);
+      if (r.ok() && r.metric != "fits") CHECK_MESSAGE(std::isfinite(r.error_pct), r.run_id);
+      ok += r.ok() ? 1 : 0;
+    }
+    const auto s = sim::summarize(rows);
+    CHECK(s.overall.rows == rows.size());
+    CHECK(s.overall.count + s.overall.fits_total == ok);
+    CHECK(s.overall.unsupported == rows.size() - ok);
+  }
 
 }  // TEST_SUITE
 

@@ -6,8 +6,8 @@
 
 #include "llmsim/hardware/system_toml.h"
 #include "llmsim/model/presets.h"
-#include "llmsim/serve/request_stream.h"
 #include "llmsim/search/search.h"
+#include "llmsim/serve/request_stream.h"
 #include "llmsim/serve/serving_sim.h"
 #include "llmsim/train/train_sim.h"
 
@@ -97,17 +97,24 @@ double search_evals_per_s(const std::string& data, double min_s, std::uint64_t& 
   sim::RunSpec base;
   base.train.seq_len = 4096;
   sim::TrainSpace sp = sim::TrainSpace::defaults(base);
-  const std::pair<const char*, const char*> axes[] = {
-      {"system", "dgx-h100"}, {"gpus", "256-1024"}, {"tp", "1-8"}, {"pp", "1-16"}, {"vp", "1-2"},
-      {"micro-batch", "pow2:1-8"}, {"recompute", "none,selective,full"}, {"zero-stage", "0-1"},
-      {"sequence-parallel", "any"}, {"framework", "megatron"}, {"global-batch", "512-1024"}};
+  const std::pair<const char*, const char*> axes[] = {{"system", "dgx-h100"},
+                                                      {"gpus", "256-1024"},
+                                                      {"tp", "1-8"},
+                                                      {"pp", "1-16"},
+                                                      {"vp", "1-2"},
+                                                      {"micro-batch", "pow2:1-8"},
+                                                      {"recompute", "none,selective,full"},
+                                                      {"zero-stage", "0-1"},
+                                                      {"sequence-parallel", "any"},
+                                                      {"framework", "megatron"},
+                                                      {"global-batch", "512-1024"}};
   for (const auto& [k, v] : axes) sim::set_train_axis(sp, k, v);
   sim::SearchProblem p;
   p.model = &m;
   p.systems.push_back(hardware::resolve_system("dgx-h100", data));
   p.space = sp;
   sim::SearchOptions opt;
-  opt.verify = 0;     // the fast phase only: no re-evaluation with the full simulator
+  opt.verify = 0;  // the fast phase only: no re-evaluation with the full simulator
   opt.pareto = false;
   std::uint64_t n = 0;
   const auto t0 = Clock::now();
@@ -156,16 +163,18 @@ int main(int argc, char** argv) {
   std::printf("train_evals_per_s_small: %.1f evals/s (%s, %zu graph nodes)\n", small_rate, small.name, nodes);
   double serve_ms = 0;
   const double serve_rate = serving_requests_per_s(data, 1.0, serve_ms);
-  std::printf("serving_requests_per_s: %.0f requests/s (llama2_7b_vllm_a800_poisson20_10k, %.1f ms per 10,000 requests)\n",
-              serve_rate, serve_ms);
+  std::printf(
+      "serving_requests_per_s: %.0f requests/s (llama2_7b_vllm_a800_poisson20_10k, %.1f ms per 10,000 requests)\n",
+      serve_rate, serve_ms);
   std::uint64_t space = 0, estimated = 0;
   int threads = 0;
   double estimator_rate = 0;
   const double search_rate = search_evals_per_s(data, 2.0, space, estimated, threads, estimator_rate);
-  std::printf("search_evals_per_s: %.0f evals/s (llama2_70b_dgx_h100_256-1024gpus: %llu configurations, %llu fit and "
-              "were estimated = %.0f estimates/s, %d threads; closed-form estimator alone %.0f/s on 1 thread)\n",
-              search_rate, static_cast<unsigned long long>(space), static_cast<unsigned long long>(estimated),
-              space > 0 ? search_rate * static_cast<double>(estimated) / static_cast<double>(space) : 0.0, threads,
-              estimator_rate);
+  std::printf(
+      "search_evals_per_s: %.0f evals/s (llama2_70b_dgx_h100_256-1024gpus: %llu configurations, %llu fit and "
+      "were estimated = %.0f estimates/s, %d threads; closed-form estimator alone %.0f/s on 1 thread)\n",
+      search_rate, static_cast<unsigned long long>(space), static_cast<unsigned long long>(estimated),
+      space > 0 ? search_rate * static_cast<double>(estimated) / static_cast<double>(space) : 0.0, threads,
+      estimator_rate);
   return 0;
 }

@@ -58,7 +58,8 @@ Fingerprint host_fingerprint(const std::vector<std::string>& argv) {
   for (char** e = environ; e && *e; ++e) {
     const std::string kv = *e;
     const auto eq = kv.find('=');
-    if (eq != std::string::npos && allowed(kv.substr(0, eq))) f.environment.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
+    if (eq != std::string::npos && allowed(kv.substr(0, eq)))
+      f.environment.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
   }
   f.host_cpu = cpu_model();
   f.host_threads = static_cast<int>(std::thread::hardware_concurrency());

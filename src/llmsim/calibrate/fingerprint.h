@@ -12,17 +12,17 @@
 namespace llmsim::calibrate {
 
 struct Fingerprint {
-  std::string tool_version;     // llmsim version
-  std::string git_sha;          // of the source tree at configure time ("unknown" outside git)
-  std::string date_utc;         // ISO 8601
+  std::string tool_version;  // llmsim version
+  std::string git_sha;       // of the source tree at configure time ("unknown" outside git)
+  std::string date_utc;      // ISO 8601
   std::vector<std::string> argv;
   std::vector<std::pair<std::string, std::string>> environment;  // allow-listed only
-  std::string host_cpu;         // model name from /proc/cpuinfo
-  int host_threads = 0;         // hardware threads
-  double host_memory_bytes = 0; // from /proc/meminfo
-  std::optional<GpuInfo> gpu;   // absent for host-only calibrations
-  int noisy_samples = 0;        // samples whose spread stayed above the target
-  int clocked_samples = 0;      // GPU samples with a known SM clock (NVML readable)
+  std::string host_cpu;                                          // model name from /proc/cpuinfo
+  int host_threads = 0;                                          // hardware threads
+  double host_memory_bytes = 0;                                  // from /proc/meminfo
+  std::optional<GpuInfo> gpu;                                    // absent for host-only calibrations
+  int noisy_samples = 0;                                         // samples whose spread stayed above the target
+  int clocked_samples = 0;                                       // GPU samples with a known SM clock (NVML readable)
   int throttled_samples = 0;    // of those, measured while power or heat held the clock down
   double sm_clock_MHz_min = 0;  // MHz, over the clocked samples (0 = none)
   double sm_clock_MHz_median = 0;

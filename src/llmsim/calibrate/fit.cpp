@@ -31,10 +31,9 @@ double student_t95(int dof) {
     int dof;
     double t;
   };
-  static constexpr Point kTable[] = {{1, 12.706}, {2, 4.303},  {3, 3.182},  {4, 2.776},  {5, 2.571},
-                                     {6, 2.447},  {7, 2.365},  {8, 2.306},  {9, 2.262},  {10, 2.228},
-                                     {12, 2.179}, {15, 2.131}, {20, 2.086}, {25, 2.060}, {30, 2.042},
-                                     {40, 2.021}, {60, 2.000}, {120, 1.980}};
+  static constexpr Point kTable[] = {{1, 12.706}, {2, 4.303},  {3, 3.182},  {4, 2.776},  {5, 2.571},  {6, 2.447},
+                                     {7, 2.365},  {8, 2.306},  {9, 2.262},  {10, 2.228}, {12, 2.179}, {15, 2.131},
+                                     {20, 2.086}, {25, 2.060}, {30, 2.042}, {40, 2.021}, {60, 2.000}, {120, 1.980}};
   for (const auto& p : kTable)
     if (p.dof == dof) return p.t;
   const Point* lo = nullptr;
@@ -132,14 +131,14 @@ LineFit irls_line(const std::vector<double>& bytes, const std::vector<double>& s
 
 AlphaBetaFit fit_alpha_beta(const std::vector<double>& bytes, const std::vector<double>& seconds) {
   if (bytes.size() != seconds.size())
-    throw_input(where("fit_alpha_beta"), "sizes and times differ in length (" + std::to_string(bytes.size()) +
-                                             " vs " + std::to_string(seconds.size()) + ")");
+    throw_input(where("fit_alpha_beta"), "sizes and times differ in length (" + std::to_string(bytes.size()) + " vs " +
+                                             std::to_string(seconds.size()) + ")");
   const int n = static_cast<int>(bytes.size());
   std::set<double> sizes;
   for (int i = 0; i < n; ++i) {
     if (!finite(seconds[i]) || seconds[i] <= 0)
-      throw_input(where("fit_alpha_beta"), "sample " + std::to_string(i) + " has a non-positive time (" +
-                                               std::to_string(seconds[i]) + " s)");
+      throw_input(where("fit_alpha_beta"),
+                  "sample " + std::to_string(i) + " has a non-positive time (" + std::to_string(seconds[i]) + " s)");
     if (!finite(bytes[i]) || bytes[i] < 0)
       throw_input(where("fit_alpha_beta"), "sample " + std::to_string(i) + " has a negative size");
     sizes.insert(bytes[i]);
@@ -298,12 +297,12 @@ GemmFit fit_gemm(const std::vector<Sample>& samples, double peak_flops, int sm_c
     const Sample& s = samples[i];
     const BenchItem& it = s.item;
     if (it.bench != "gemm" && it.bench != "gemm_batched")
-      throw_input(where("fit_gemm"), "sample " + std::to_string(i) + " is a '" + it.bench +
-                                         "' measurement, not a GEMM");
+      throw_input(where("fit_gemm"),
+                  "sample " + std::to_string(i) + " is a '" + it.bench + "' measurement, not a GEMM");
     if (i == 0) dtype = it.dtype;
     if (it.dtype != dtype)
-      throw_input(where("fit_gemm"), "samples mix dtypes '" + dtype + "' and '" + it.dtype +
-                                         "': fit one precision at a time");
+      throw_input(where("fit_gemm"),
+                  "samples mix dtypes '" + dtype + "' and '" + it.dtype + "': fit one precision at a time");
     if (!(s.flops > 0) || !finite(s.flops) || !(s.time_s > 0) || !finite(s.time_s)) continue;
     if (it.m <= 0 || it.n <= 0 || it.k <= 0) continue;
     if (hbm_Bps > 0 && it.bytes / hbm_Bps > s.flops / peak_flops) continue;  // memory bound at peak
@@ -321,8 +320,8 @@ GemmFit fit_gemm(const std::vector<Sample>& samples, double peak_flops, int sm_c
 
 RateFit fit_rate(const std::vector<double>& amount, const std::vector<double>& seconds) {
   if (amount.size() != seconds.size())
-    throw_input(where("fit_rate"), "amounts and times differ in length (" + std::to_string(amount.size()) +
-                                       " vs " + std::to_string(seconds.size()) + ")");
+    throw_input(where("fit_rate"), "amounts and times differ in length (" + std::to_string(amount.size()) + " vs " +
+                                       std::to_string(seconds.size()) + ")");
   if (amount.empty()) throw_input(where("fit_rate"), "no samples");
   std::vector<double> rates;
   for (std::size_t i = 0; i < amount.size(); ++i) {

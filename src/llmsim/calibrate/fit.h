@@ -13,13 +13,13 @@
 namespace llmsim::calibrate {
 
 struct AlphaBetaFit {
-  double alpha_s = 0;          // seconds: fixed cost per operation (latency)
-  double bandwidth_Bps = 0;    // bytes/s: 1 / slope
-  double bandwidth_low_Bps = 0;   // band: slope's 95 % confidence interval mapped to bandwidth
+  double alpha_s = 0;            // seconds: fixed cost per operation (latency)
+  double bandwidth_Bps = 0;      // bytes/s: 1 / slope
+  double bandwidth_low_Bps = 0;  // band: slope's 95 % confidence interval mapped to bandwidth
   double bandwidth_high_Bps = 0;
   double alpha_low_s = 0, alpha_high_s = 0;
-  double rel_rms = 0;          // root-mean-square relative residual of the fitted times
-  int n = 0;                   // samples used
+  double rel_rms = 0;  // root-mean-square relative residual of the fitted times
+  int n = 0;           // samples used
 };
 
 // Weighted least squares of time = alpha + bytes / bandwidth (weights 1/time^2, i.e. relative error),
@@ -27,12 +27,12 @@ struct AlphaBetaFit {
 AlphaBetaFit fit_alpha_beta(const std::vector<double>& bytes, const std::vector<double>& seconds);
 
 struct GemmFit {
-  double fraction = 0;         // large-GEMM throughput / dense peak
-  double fraction_low = 0;     // band covering ~95 % of the samples' fitted fractions
+  double fraction = 0;      // large-GEMM throughput / dense peak
+  double fraction_low = 0;  // band covering ~95 % of the samples' fitted fractions
   double fraction_high = 0;
-  double half_k = 0;           // elements (see hardware::Efficiency::gemm_half_k)
-  double rel_rms = 0;          // relative RMS error of predicted vs measured GEMM time
-  int n = 0;                   // compute-bound samples used
+  double half_k = 0;   // elements (see hardware::Efficiency::gemm_half_k)
+  double rel_rms = 0;  // relative RMS error of predicted vs measured GEMM time
+  int n = 0;           // compute-bound samples used
 };
 
 // Fits the GEMM model form to samples of one dtype: `peak_flops` is the dense datasheet peak for that
@@ -43,8 +43,8 @@ struct GemmFit {
 GemmFit fit_gemm(const std::vector<Sample>& samples, double peak_flops, int sm_count, double hbm_Bps);
 
 struct RateFit {
-  double rate = 0;             // units per second (median over samples)
-  double low = 0, high = 0;    // min / max over samples
+  double rate = 0;           // units per second (median over samples)
+  double low = 0, high = 0;  // min / max over samples
   int n = 0;
 };
 

@@ -13,17 +13,17 @@ namespace llmsim::calibrate {
 
 struct GpuInfo {
   int device_count = 0;
-  std::string name;              // device 0, as the driver reports it
+  std::string name;  // device 0, as the driver reports it
   int cc_major = 0, cc_minor = 0;
   int sm_count = 0;
   double memory_bytes = 0;
-  double sm_clock_Hz = 0;        // current max SM clock
+  double sm_clock_Hz = 0;  // current max SM clock
   double memory_clock_Hz = 0;
-  std::string driver_version;    // e.g. "580.65.06" or the CUDA driver API version "13.0"
-  std::string runtime_version;   // CUDA runtime
+  std::string driver_version;   // e.g. "580.65.06" or the CUDA driver API version "13.0"
+  std::string runtime_version;  // CUDA runtime
   std::string cublas_version;
-  std::string nccl_version;      // "" when built without NCCL
-  bool p2p_all = false;          // every pair of devices can access each other's memory
+  std::string nccl_version;  // "" when built without NCCL
+  bool p2p_all = false;      // every pair of devices can access each other's memory
 };
 
 // True when this build contains the CUDA benchmarks.

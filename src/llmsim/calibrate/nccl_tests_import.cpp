@@ -3,16 +3,17 @@
 //
 //   # nccl-tests version 2.x.y nccl-headers=... nccl-library=...          (newer versions only)
 //   # Collective test starting: all_reduce_perf                           (newer versions only)
-//   # nThread 1 nGpus 8 minBytes 8 maxBytes 134217728 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0
+//   # nThread 1 nGpus 8 minBytes 8 maxBytes 134217728 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1
+//   validation: 1 graph: 0
 //   #
 //   # Using devices
 //   #  Rank  0 Group  0 Pid  12345 on   hostname device  0 [0x07] NVIDIA A100-SXM4-80GB   (one per rank,
 //   #                                                    [0000:07:00] in newer versions, no Group in old ones)
 //   #
 //   #                                                              out-of-place                       in-place
-//   #       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong
-//   #        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)
-//              8             2     float     sum      -1    30.12    0.00    0.00      0    29.85    0.00    0.00      0
+//   #       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw
+//   #wrong #        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s) (GB/s)
+//              8             2     float     sum      -1    30.12    0.00    0.00      0    29.85    0.00    0.00 0
 //   ...
 //   # Out of bounds values : 0 OK
 //   # Avg bus bandwidth    : 95.5
@@ -58,10 +59,18 @@ struct Binary {
   const char* family;
 };
 constexpr Binary kBinaries[] = {
-    {"all_reduce", "nccl_all_reduce"},   {"all_gather", "nccl_all_gather"}, {"reduce_scatter", "nccl_reduce_scatter"},
-    {"alltoall", "nccl_all_to_all"},     {"broadcast", "nccl_broadcast"},   {"sendrecv", "nccl_send_recv"},
-    {"reduce", ""},                      {"gather", ""},                    {"scatter", ""},
-    {"hypercube", ""},                   {"alltoallv", ""},                 {"bisection", ""},
+    {"all_reduce", "nccl_all_reduce"},
+    {"all_gather", "nccl_all_gather"},
+    {"reduce_scatter", "nccl_reduce_scatter"},
+    {"alltoall", "nccl_all_to_all"},
+    {"broadcast", "nccl_broadcast"},
+    {"sendrecv", "nccl_send_recv"},
+    {"reduce", ""},
+    {"gather", ""},
+    {"scatter", ""},
+    {"hypercube", ""},
+    {"alltoallv", ""},
+    {"bisection", ""},
 };
 constexpr const char* kSupported =
     "all_reduce_perf, all_gather_perf, reduce_scatter_perf, alltoall_perf, broadcast_perf, sendrecv_perf";
@@ -101,7 +110,8 @@ std::optional<double> parse_double(const std::string& s) {
 }
 
 bool all_digits(const std::string& s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+  return !s.empty() &&
+         std::all_of(s.begin(), s.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
 }
 
 bool is_ident(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
@@ -135,9 +145,10 @@ const Binary* binary_from_filename(const std::string& path, std::vector<const Bi
     const char* key;
     const char* binary;
   };
-  static constexpr Key kKeys[] = {{"allreduce", "all_reduce"}, {"allgather", "all_gather"},
-                                  {"reducescatter", "reduce_scatter"}, {"alltoallv", "alltoallv"},
-                                  {"alltoall", "alltoall"}, {"broadcast", "broadcast"}, {"sendrecv", "sendrecv"}};
+  static constexpr Key kKeys[] = {
+      {"allreduce", "all_reduce"}, {"allgather", "all_gather"}, {"reducescatter", "reduce_scatter"},
+      {"alltoallv", "alltoallv"},  {"alltoall", "alltoall"},    {"broadcast", "broadcast"},
+      {"sendrecv", "sendrecv"}};
   std::set<std::string> names;
   for (const auto& k : kKeys) {
     const std::string key = k.key;
@@ -186,7 +197,7 @@ std::string strip_launcher_prefix(const std::string& line) {
 
 struct RunInfo {
   int nthread = 0, ngpus = 0, iters = 0;
-  std::map<int, int> ranks_per_group;                  // from "#  Rank" lines / JSON devices
+  std::map<int, int> ranks_per_group;                    // from "#  Rank" lines / JSON devices
   std::map<int, std::set<std::string>> hosts_per_group;  // host names of the same
   int ranks() const {
     int r = 0;
@@ -216,16 +227,17 @@ std::string choose_family(const std::string& path, const std::string& starting, 
   if (binary.empty() && in_log.size() > 1) {
     std::string list;
     for (const auto& n : in_log) list += (list.empty() ? "" : ", ") + n + "_perf";
-    throw_input(Location{.file = path}, "the log names several nccl-tests binaries (" + list +
-                                            "); keep one run per file");
+    throw_input(Location{.file = path},
+                "the log names several nccl-tests binaries (" + list + "); keep one run per file");
   }
   if (binary.empty() && in_log.size() == 1) binary = *in_log.begin();
   if (binary.empty()) {
     std::vector<const Binary*> all;
     const Binary* b = binary_from_filename(path, all);
     if (all.size() > 1)
-      throw_input(Location{.file = path}, "the file name names several collectives; name it after the one "
-                                          "nccl-tests binary that wrote it, e.g. all_reduce_perf.txt");
+      throw_input(Location{.file = path},
+                  "the file name names several collectives; name it after the one "
+                  "nccl-tests binary that wrote it, e.g. all_reduce_perf.txt");
     if (b) binary = b->name;
   }
   if (binary.empty())
@@ -236,8 +248,8 @@ std::string choose_family(const std::string& path, const std::string& starting, 
   for (const auto& b : kBinaries) {
     if (binary != b.name) continue;
     if (std::string(b.family).empty())
-      throw_input(Location{.file = path}, binary + "_perf is not supported for calibration (supported: " +
-                                              std::string(kSupported) + ")");
+      throw_input(Location{.file = path},
+                  binary + "_perf is not supported for calibration (supported: " + std::string(kSupported) + ")");
     return b.family;
   }
   throw_input(Location{.file = path}, "unknown nccl-tests binary '" + binary + "'");
@@ -292,8 +304,8 @@ NcclTestsLog import_text(const std::string& path, const std::string& text) {
         const std::string name = binary_name_of(" " + trim(body.substr(body.find(':') + 1)));
         if (!name.empty()) {
           if (!starting.empty() && starting != name)
-            throw_input(loc, "a second nccl-tests run (" + name + "_perf after " + starting +
-                                 "_perf); keep one run per file");
+            throw_input(
+                loc, "a second nccl-tests run (" + name + "_perf after " + starting + "_perf); keep one run per file");
           starting = name;
         }
         continue;
@@ -356,8 +368,7 @@ NcclTestsLog import_text(const std::string& path, const std::string& text) {
     if (tok.size() < 3) throw_input(loc, "malformed nccl-tests row: expected size, count, type, time, …");
     const auto size = parse_int(tok[0]);
     const auto count = parse_int(tok[1]);
-    if (!size || !count || *size < 0)
-      throw_input(loc, "malformed nccl-tests row: size and count must be integers");
+    if (!size || !count || *size < 0) throw_input(loc, "malformed nccl-tests row: size and count must be integers");
     if (parse_double(tok[2]))
       throw_input(loc, "malformed nccl-tests row: expected a type name in column 3, got '" + tok[2] + "'");
     std::size_t j = 3;
@@ -374,8 +385,7 @@ NcclTestsLog import_text(const std::string& path, const std::string& text) {
         ++j;  // an unknown label column
       }
     }
-    if (j + 2 >= tok.size())
-      throw_input(loc, "malformed nccl-tests row: missing time / algbw / busbw values");
+    if (j + 2 >= tok.size()) throw_input(loc, "malformed nccl-tests row: missing time / algbw / busbw values");
     const auto time_us = parse_double(tok[j]);
     if (!time_us || *time_us < 0 || !parse_double(tok[j + 1]) || !parse_double(tok[j + 2]))
       throw_input(loc, "malformed nccl-tests row: time, algbw and busbw must be numbers, got '" + tok[j] + " " +
@@ -436,7 +446,8 @@ NcclTestsLog import_json(const std::string& path) {
     // Each entry names its process's host ("hostname"); an output without them counts as one node.
     if (c.contains("devices") && c["devices"].is_array()) {
       for (const auto& d : c["devices"]) {
-        const int g = d.is_object() && d.contains("group") && d["group"].is_number_integer() ? d["group"].get<int>() : 0;
+        const int g =
+            d.is_object() && d.contains("group") && d["group"].is_number_integer() ? d["group"].get<int>() : 0;
         run.ranks_per_group[g] += std::max(1, run.nthread) * std::max(1, run.ngpus);
         if (d.is_object() && d.contains("hostname") && d["hostname"].is_string()) {
           const std::string host = trim(d["hostname"].get<std::string>());
@@ -463,7 +474,8 @@ NcclTestsLog import_json(const std::string& path) {
     const std::string key = "results[" + std::to_string(i) + "]";
     Location loc = doc.where("results");
     loc.key = key;
-    if (!r.is_object() || !r.contains("size") || !r["size"].is_number() || !r.contains("type") || !r["type"].is_string())
+    if (!r.is_object() || !r.contains("size") || !r["size"].is_number() || !r.contains("type") ||
+        !r["type"].is_string())
       throw_input(loc, "expected an object with \"size\" and \"type\"");
     const std::string redop = r.contains("redop") && r["redop"].is_string() ? trim(r["redop"].get<std::string>()) : "";
     if (is_reduction_family(log.collective) && (redop.empty() || redop == "none"))

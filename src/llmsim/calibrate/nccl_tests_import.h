@@ -12,11 +12,11 @@
 namespace llmsim::calibrate {
 
 struct NcclTestsLog {
-  std::string collective;      // sample family, e.g. "nccl_all_reduce"
-  int ranks = 0;               // GPUs in the run
-  int nodes = 1;               // distinct hosts the ranks ran on (1 when the log names no host)
-  std::vector<Sample> samples; // one per size: bytes = size, time_s = out-of-place time, group = ranks,
-                               // nodes = nodes
+  std::string collective;       // sample family, e.g. "nccl_all_reduce"
+  int ranks = 0;                // GPUs in the run
+  int nodes = 1;                // distinct hosts the ranks ran on (1 when the log names no host)
+  std::vector<Sample> samples;  // one per size: bytes = size, time_s = out-of-place time, group = ranks,
+                                // nodes = nodes
 };
 
 // Parses one log file. Unknown formats, a log without rows, or malformed rows are Input errors naming

@@ -9,7 +9,8 @@ namespace llmsim::calibrate {
 
 const std::vector<Family>& families() {
   static const std::vector<Family> f = {
-      {"gemm", "gemm", true, "cuBLAS GEMMs: LLM projection shapes (hidden 2k-8k, 1-32k tokens, TP splits) + a square grid"},
+      {"gemm", "gemm", true,
+       "cuBLAS GEMMs: LLM projection shapes (hidden 2k-8k, 1-32k tokens, TP splits) + a square grid"},
       {"gemm_batched", "gemm", true, "strided-batched GEMMs shaped like unfused attention (scores / context)"},
       {"mem_copy", "memory", true, "device-to-device copy bandwidth vs size (bytes = read + written)"},
       {"mem_read", "memory", true, "streaming read kernel bandwidth vs size"},
@@ -85,18 +86,19 @@ std::vector<BenchItem> make_plan(const PlanOptions& o) {
   if (wanted(o, "gemm")) {
     // Layer shapes: tokens x (output features) x (input features) of QKV, output and MLP projections,
     // whole and split 8 ways by tensor parallelism, plus a square grid.
-    const std::vector<std::int64_t> hidden = o.quick ? std::vector<std::int64_t>{4096} : std::vector<std::int64_t>{2048, 4096, 5120, 8192};
-    const std::vector<std::int64_t> tokens =
-        o.quick ? std::vector<std::int64_t>{16, 2048, 8192} : std::vector<std::int64_t>{1, 16, 128, 512, 2048, 8192, 32768};
-    const std::vector<std::int64_t> grid =
-        o.quick ? std::vector<std::int64_t>{1024, 8192} : std::vector<std::int64_t>{256, 512, 1024, 2048, 4096, 8192, 16384};
+    const std::vector<std::int64_t> hidden =
+        o.quick ? std::vector<std::int64_t>{4096} : std::vector<std::int64_t>{2048, 4096, 5120, 8192};
+    const std::vector<std::int64_t> tokens = o.quick ? std::vector<std::int64_t>{16, 2048, 8192}
+                                                     : std::vector<std::int64_t>{1, 16, 128, 512, 2048, 8192, 32768};
+    const std::vector<std::int64_t> grid = o.quick ? std::vector<std::int64_t>{1024, 8192}
+                                                   : std::vector<std::int64_t>{256, 512, 1024, 2048, 4096, 8192, 16384};
     for (const auto& dtype : o.dtypes) {
       for (auto h : hidden)
         for (auto t : tokens) {
-          add_gemm(out, dtype, t, 3 * h, h);      // fused QKV
-          add_gemm(out, dtype, t, h, h);          // output projection
-          add_gemm(out, dtype, t, 4 * h, h);      // MLP up
-          add_gemm(out, dtype, t, h, 4 * h);      // MLP down
+          add_gemm(out, dtype, t, 3 * h, h);  // fused QKV
+          add_gemm(out, dtype, t, h, h);      // output projection
+          add_gemm(out, dtype, t, 4 * h, h);  // MLP up
+          add_gemm(out, dtype, t, h, 4 * h);  // MLP down
           if (!o.quick) {
             add_gemm(out, dtype, t, 3 * h / 8, h);  // QKV at TP 8
             add_gemm(out, dtype, t, h, h / 2);      // MLP down at TP 8
@@ -149,13 +151,15 @@ std::vector<BenchItem> make_plan(const PlanOptions& o) {
       if (ranks) i.nodes = nodes_spanned(o.rank_hosts, g);
       return i;
     };
-    for (const char* f : {"nccl_all_reduce", "nccl_all_gather", "nccl_reduce_scatter", "nccl_all_to_all", "nccl_broadcast"})
+    for (const char* f :
+         {"nccl_all_reduce", "nccl_all_gather", "nccl_reduce_scatter", "nccl_all_to_all", "nccl_broadcast"})
       for (int g : groups)
         for (double s : msg) out.push_back(nccl(f, s, g));
     for (double s : msg) out.push_back(nccl("nccl_send_recv", s, 2));
   }
   if (wanted(o, "cpu")) {
-    const int threads = o.host_threads > 0 ? o.host_threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    const int threads =
+        o.host_threads > 0 ? o.host_threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     for (double params : o.quick ? std::vector<double>{1 << 24} : std::vector<double>{1 << 24, 1 << 26})
       out.push_back(item("cpu_adam", "fp32", params * 4, threads));
     for (const char* f : {"host_copy", "host_triad"})

@@ -24,10 +24,10 @@
 namespace llmsim::calibrate {
 
 struct Family {
-  std::string name;         // as in BenchItem::bench
-  std::string group;        // the --only group it belongs to: gemm, memory, h2d, p2p, nccl, cpu
+  std::string name;   // as in BenchItem::bench
+  std::string group;  // the --only group it belongs to: gemm, memory, h2d, p2p, nccl, cpu
   bool needs_gpu = true;
-  std::string what;         // one line for --list
+  std::string what;  // one line for --list
 };
 
 // Every family, in run order.
@@ -37,13 +37,13 @@ const std::vector<Family>& families();
 std::vector<std::string> only_groups();
 
 struct PlanOptions {
-  std::vector<std::string> only;       // empty = every group
-  bool quick = false;                  // a few points per family (minutes instead of an hour)
-  int gpus = 1;                        // GPUs visible (collective group sizes 2..gpus)
+  std::vector<std::string> only;  // empty = every group
+  bool quick = false;             // a few points per family (minutes instead of an hour)
+  int gpus = 1;                   // GPUs visible (collective group sizes 2..gpus)
   // GEMM precisions the GPU supports, in run order: the ones LLM work uses most come first, so a run cut
   // short by --time-budget-s has measured them.
   std::vector<std::string> dtypes = {"bf16", "fp16", "tf32", "fp32"};
-  int host_threads = 0;                // threads for host benchmarks (0 = hardware concurrency)
+  int host_threads = 0;  // threads for host benchmarks (0 = hardware concurrency)
   // calibrate --mpi: the host of every rank, in rank order. With two or more ranks the NCCL families
   // run over the first 2, 4, 8, … and all ranks (one GPU each), each item recording the nodes its
   // group spans; `gpus` still sizes the single-process families (p2p) of rank 0.

@@ -55,7 +55,8 @@ int nodes_spanned(const std::vector<std::string>& hosts, int group) {
 std::string pack_items(const std::vector<BenchItem>& items) {
   std::string out;
   for (const BenchItem& i : items)
-    out += fmt::format("{}\t{}\t{}\t{}\t{}\t{:.0f}\t{}\t{}\n", i.bench, i.dtype, i.m, i.n, i.k, i.bytes, i.group, i.nodes);
+    out +=
+        fmt::format("{}\t{}\t{}\t{}\t{}\t{:.0f}\t{}\t{}\n", i.bench, i.dtype, i.m, i.n, i.k, i.bytes, i.group, i.nodes);
   return out;
 }
 

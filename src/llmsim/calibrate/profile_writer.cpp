@@ -12,10 +12,10 @@
 
 #include <fmt/format.h>
 
-#include "llmsim/hardware/efficiency.h"
 #include "llmsim/core/error.h"
 #include "llmsim/core/units.h"
 #include "llmsim/cost/comm_cost.h"
+#include "llmsim/hardware/efficiency.h"
 
 namespace llmsim::calibrate {
 
@@ -142,7 +142,8 @@ hardware::Efficiency carried_link_efficiency(const CalibrationFits& f, const har
   hardware::Efficiency e = hardware::default_efficiency(base.gpu.compute_capability);
   if (const auto fr = fabric_fraction_of(f.all_reduce, base)) e.fabric_bandwidth = fr->second;
   if (const auto fr = fabric_fraction_of(links_of(f, "nccl_all_gather"), base)) e.fabric_all_gather = fr->second;
-  if (const auto fr = fabric_fraction_of(links_of(f, "nccl_reduce_scatter"), base)) e.fabric_reduce_scatter = fr->second;
+  if (const auto fr = fabric_fraction_of(links_of(f, "nccl_reduce_scatter"), base))
+    e.fabric_reduce_scatter = fr->second;
   if (const auto fr = pcie_fraction_of(f, base)) e.pcie_bandwidth = *fr;
   return e;
 }
@@ -188,7 +189,8 @@ std::optional<NetworkFractionFit> derive_network_fraction(const CalibrationFits&
   if (n % nodes != 0) return skip(fmt::format("{} ranks do not split evenly over {} nodes", n, nodes));
   const int g = n / nodes;
   if (g > std::max(1, base.node.gpus_per_node))
-    return skip(fmt::format("{} ranks per node, but a node of '{}' has {} GPUs", g, base.name, base.node.gpus_per_node));
+    return skip(
+        fmt::format("{} ranks per node, but a node of '{}' has {} GPUs", g, base.name, base.node.gpus_per_node));
 
   hardware::SystemSpec sys = base;
   sys.efficiency = carried_link_efficiency(f, base);
@@ -205,10 +207,10 @@ std::optional<NetworkFractionFit> derive_network_fraction(const CalibrationFits&
   NetworkFractionFit out;
   out.value = fraction_at(fit->bandwidth_Bps);
   if (!std::isfinite(out.value))
-    return skip(fmt::format("the measured {:.3g} s/GB is no more than the intra-node reduce-scatter + all-gather "
-                            "alone ({:.3g} s/GB at fabric fraction {:.3f}): the fabric is faster than the profile says",
-                            2.0 * (n - 1) / n / fit->bandwidth_Bps * 1e9, intra * 1e9,
-                            sys.efficiency.fabric_bandwidth.value));
+    return skip(
+        fmt::format("the measured {:.3g} s/GB is no more than the intra-node reduce-scatter + all-gather "
+                    "alone ({:.3g} s/GB at fabric fraction {:.3f}): the fabric is faster than the profile says",
+                    2.0 * (n - 1) / n / fit->bandwidth_Bps * 1e9, intra * 1e9, sys.efficiency.fabric_bandwidth.value));
   out.low = fraction_at(fit->bandwidth_low_Bps);
   out.high = fraction_at(fit->bandwidth_high_Bps);
   out.share_Bps = share;
@@ -224,9 +226,10 @@ std::optional<NetworkFractionFit> derive_network_fraction(const CalibrationFits&
       in_node_fit(f.all_reduce, base) ? "calibrated" : "default",
       own_rs_ag ? ", reduce-scatter/all-gather their own" : "");
   if (out.value > 1)
-    notes.push_back(fmt::format("{}: the inverted network bandwidth {} exceeds the NICs' {} per GPU; written as 1 "
-                                "(check the base system's [network] and fabric)",
-                                what, gbps(out.bandwidth_Bps), gbps(share)));
+    notes.push_back(
+        fmt::format("{}: the inverted network bandwidth {} exceeds the NICs' {} per GPU; written as 1 "
+                    "(check the base system's [network] and fabric)",
+                    what, gbps(out.bandwidth_Bps), gbps(share)));
   return out;
 }
 
@@ -250,7 +253,8 @@ CalibrationFits fit_samples(const std::vector<Sample>& samples, const hardware::
       f.notes.push_back(fmt::format("gemm {}: not fitted ({})", dtype, e.what()));
     }
   }
-  if (auto s = series_by(samples, "mem_copy", bytes_of); !s.empty()) f.memory = try_fit(s.begin()->second, "mem_copy", f.notes);
+  if (auto s = series_by(samples, "mem_copy", bytes_of); !s.empty())
+    f.memory = try_fit(s.begin()->second, "mem_copy", f.notes);
   {
     // One curve for the memory-bound compute kernels (RMSNorm, SiLU-mul, softmax, RoPE shapes pooled):
     // the simulator prices all of them at one bandwidth; the pooled fit's band spans the kernels.
@@ -263,16 +267,20 @@ CalibrationFits fit_samples(const std::vector<Sample>& samples, const hardware::
   }
   for (const auto& s : samples)
     if (s.item.bench == "launch") f.launch_s = s.time_s;
-  if (auto s = series_by(samples, "h2d_pinned", bytes_of); !s.empty()) f.h2d = try_fit(s.begin()->second, "h2d_pinned", f.notes);
-  if (auto s = series_by(samples, "d2h_pinned", bytes_of); !s.empty()) f.d2h = try_fit(s.begin()->second, "d2h_pinned", f.notes);
+  if (auto s = series_by(samples, "h2d_pinned", bytes_of); !s.empty())
+    f.h2d = try_fit(s.begin()->second, "h2d_pinned", f.notes);
+  if (auto s = series_by(samples, "d2h_pinned", bytes_of); !s.empty())
+    f.d2h = try_fit(s.begin()->second, "d2h_pinned", f.notes);
   for (const auto& [key, se] : series_by(samples, "nccl_all_reduce", bus_bytes)) {
     auto fit = try_fit(se, curve_name("nccl_all_reduce", key.group, key.nodes), f.notes);
     if (!fit) continue;
-    if (key.nodes > 1) f.all_reduce_across_nodes[{key.group, key.nodes}] = *fit;
-    else f.all_reduce[key.group] = *fit;
+    if (key.nodes > 1)
+      f.all_reduce_across_nodes[{key.group, key.nodes}] = *fit;
+    else
+      f.all_reduce[key.group] = *fit;
   }
-  for (const char* fam : {"nccl_all_gather", "nccl_reduce_scatter", "nccl_all_to_all", "nccl_broadcast",
-                          "nccl_send_recv", "p2p"}) {
+  for (const char* fam :
+       {"nccl_all_gather", "nccl_reduce_scatter", "nccl_all_to_all", "nccl_broadcast", "nccl_send_recv", "p2p"}) {
     const bool shared = std::string(fam) == "nccl_all_gather" || std::string(fam) == "nccl_reduce_scatter" ||
                         std::string(fam) == "nccl_all_to_all";
     auto x = shared ? +[](const Sample& s) { const double n = std::max(1, s.item.group); return s.item.bytes * (n - 1) / n; }
@@ -280,8 +288,10 @@ CalibrationFits fit_samples(const std::vector<Sample>& samples, const hardware::
     for (const auto& [key, se] : series_by(samples, fam, x)) {
       auto fit = try_fit(se, curve_name(fam, key.group, key.nodes), f.notes);
       if (!fit) continue;
-      if (key.nodes > 1) f.links_across_nodes[{fam, key.group, key.nodes}] = *fit;
-      else f.links[curve_name(fam, key.group, key.nodes)] = *fit;
+      if (key.nodes > 1)
+        f.links_across_nodes[{fam, key.group, key.nodes}] = *fit;
+      else
+        f.links[curve_name(fam, key.group, key.nodes)] = *fit;
     }
   }
   f.network = derive_network_fraction(f, base, f.notes);
@@ -315,8 +325,8 @@ std::vector<SummaryRow> summarize(const CalibrationFits& f, const hardware::Syst
   auto link = [&](const std::string& name, const AlphaBetaFit& a, double sheet) {
     rows.push_back({name, fmt::format("{} + {:.1f} us", gbps(a.bandwidth_Bps), a.alpha_s * 1e6),
                     sheet > 0 ? gbps(sheet) : "-",
-                    sheet > 0 ? fmt::format("{:.3f} [{:.3f}, {:.3f}]", a.bandwidth_Bps / sheet, a.bandwidth_low_Bps / sheet,
-                                            a.bandwidth_high_Bps / sheet)
+                    sheet > 0 ? fmt::format("{:.3f} [{:.3f}, {:.3f}]", a.bandwidth_Bps / sheet,
+                                            a.bandwidth_low_Bps / sheet, a.bandwidth_high_Bps / sheet)
                               : "-",
                     fmt::format("{:.1f}%", 100 * a.rel_rms)});
   };
@@ -325,7 +335,8 @@ std::vector<SummaryRow> summarize(const CalibrationFits& f, const hardware::Syst
   if (f.launch_s) rows.push_back({"kernel launch", fmt::format("{:.2f} us", *f.launch_s * 1e6), "-", "-", "-"});
   if (f.h2d) link("PCIe host->device, pinned", *f.h2d, base.node.pcie_bandwidth_Bps);
   if (f.d2h) link("PCIe device->host, pinned", *f.d2h, base.node.pcie_bandwidth_Bps);
-  for (const auto& [g, a] : f.all_reduce) link(fmt::format("NCCL all-reduce x{} (bus bandwidth)", g), a, base.node.fabric_bandwidth_Bps);
+  for (const auto& [g, a] : f.all_reduce)
+    link(fmt::format("NCCL all-reduce x{} (bus bandwidth)", g), a, base.node.fabric_bandwidth_Bps);
   for (const auto& [name, a] : f.links) link(name + " (bus bandwidth)", a, base.node.fabric_bandwidth_Bps);
   // Groups spanning nodes, against the network rather than NVSwitch (the fraction shown is of the whole
   // collective, intra-node steps included). A ring collective's bus bandwidth across nodes is bounded by
@@ -389,11 +400,13 @@ std::string efficiency_table(const CalibrationFits& f, const hardware::SystemSpe
   const double hbm = base.gpu.memory_bandwidth_Bps;
   if (f.memory && hbm > 0)
     fraction("memory_bandwidth_fraction", f.memory->bandwidth_Bps / hbm, f.memory->bandwidth_low_Bps / hbm,
-             f.memory->bandwidth_high_Bps / hbm, fmt::format("device copy {} of {}", gbps(f.memory->bandwidth_Bps), gbps(hbm)));
+             f.memory->bandwidth_high_Bps / hbm,
+             fmt::format("device copy {} of {}", gbps(f.memory->bandwidth_Bps), gbps(hbm)));
   if (f.elementwise && hbm > 0)
-    fraction("elementwise_bandwidth_fraction", f.elementwise->bandwidth_Bps / hbm, f.elementwise->bandwidth_low_Bps / hbm,
-             f.elementwise->bandwidth_high_Bps / hbm,
-             fmt::format("RMSNorm/SiLU-mul/softmax/RoPE-shaped kernels {} of {}", gbps(f.elementwise->bandwidth_Bps), gbps(hbm)));
+    fraction("elementwise_bandwidth_fraction", f.elementwise->bandwidth_Bps / hbm,
+             f.elementwise->bandwidth_low_Bps / hbm, f.elementwise->bandwidth_high_Bps / hbm,
+             fmt::format("RMSNorm/SiLU-mul/softmax/RoPE-shaped kernels {} of {}", gbps(f.elementwise->bandwidth_Bps),
+                         gbps(hbm)));
   if (f.launch_s) o << fmt::format("kernel_launch_us = {:.2f}   # empty-kernel launch\n", *f.launch_s * 1e6);
   if (const auto fr = pcie_fraction_of(f, base))
     write("pcie_bandwidth_fraction", *fr,
@@ -414,7 +427,8 @@ std::string efficiency_table(const CalibrationFits& f, const hardware::SystemSpe
   map_fabric("fabric_bandwidth_fraction_send_recv", links_of(f, "nccl_send_recv"), "send/recv");
   // The scale-out network: from a multi-node all-reduce, through the simulator's hierarchical model
   // (derive_network_fraction), with the intra-node fractions written above.
-  if (f.network) fraction("network_bandwidth_fraction", f.network->value, f.network->low, f.network->high, f.network->why);
+  if (f.network)
+    fraction("network_bandwidth_fraction", f.network->value, f.network->low, f.network->high, f.network->why);
   if (f.cpu_adam) {
     // Measured with every hardware thread of this host; a node of `cpu_cores` cores is assumed to be this host.
     o << fmt::format("cpu_adam_Mparams_per_s = {:.1f}   # fused AdamW, all host threads\n", f.cpu_adam->rate / 1e6);
@@ -449,7 +463,8 @@ std::string write_profile(const std::string& out_dir, const hardware::SystemSpec
       in_node = line.compare(first, 6, "[node]") == 0;
     }
     if (skipping) continue;
-    if (in_node && step_latency_us > 0 && first != std::string::npos && line.compare(first, 17, "fabric_latency_us") == 0) {
+    if (in_node && step_latency_us > 0 && first != std::string::npos &&
+        line.compare(first, 17, "fabric_latency_us") == 0) {
       text << fmt::format("fabric_latency_us = {:.3f}   # calibrated: NCCL all-reduce latency / 2(n-1) ring steps\n",
                           step_latency_us);
       continue;

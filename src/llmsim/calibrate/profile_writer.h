@@ -28,13 +28,13 @@ struct NetworkFractionFit {
 };
 
 struct CalibrationFits {
-  std::map<std::string, GemmFit> gemm;                 // by dtype ("bf16", …)
-  std::optional<AlphaBetaFit> memory;                  // mem_copy: bytes read + written
-  std::optional<AlphaBetaFit> elementwise;             // every elementwise-kernel sample pooled: bytes read + written
-  std::optional<double> launch_s;                      // empty-kernel launch
-  std::optional<AlphaBetaFit> h2d;                     // h2d_pinned
-  std::optional<AlphaBetaFit> d2h;                     // d2h_pinned
-  std::map<int, AlphaBetaFit> all_reduce;              // NCCL all-reduce by group size, on bus bytes (nodes = 1)
+  std::map<std::string, GemmFit> gemm;      // by dtype ("bf16", …)
+  std::optional<AlphaBetaFit> memory;       // mem_copy: bytes read + written
+  std::optional<AlphaBetaFit> elementwise;  // every elementwise-kernel sample pooled: bytes read + written
+  std::optional<double> launch_s;           // empty-kernel launch
+  std::optional<AlphaBetaFit> h2d;          // h2d_pinned
+  std::optional<AlphaBetaFit> d2h;          // d2h_pinned
+  std::map<int, AlphaBetaFit> all_reduce;   // NCCL all-reduce by group size, on bus bytes (nodes = 1)
   // Every other link and collective with nodes = 1, by "family xN" (nccl_all_gather x8, p2p x2, …), on bus bytes as
   // nccl-tests counts them (all-gather / reduce-scatter (n-1)/n x size, all-to-all (n-1)/n x size,
   // broadcast / send-recv / p2p x size). All-gather, reduce-scatter, all-to-all and send/recv within one
@@ -48,9 +48,9 @@ struct CalibrationFits {
   std::map<std::pair<int, int>, AlphaBetaFit> all_reduce_across_nodes;
   std::map<std::tuple<std::string, int, int>, AlphaBetaFit> links_across_nodes;
   std::optional<NetworkFractionFit> network;
-  std::optional<RateFit> cpu_adam;                     // parameters/s with all host threads
-  std::optional<RateFit> host_bandwidth;               // host_triad bytes/s
-  std::vector<std::string> notes;                      // what could not be fitted, and why
+  std::optional<RateFit> cpu_adam;        // parameters/s with all host threads
+  std::optional<RateFit> host_bandwidth;  // host_triad bytes/s
+  std::vector<std::string> notes;         // what could not be fitted, and why
 };
 
 // Fits whatever the samples contain; families with too few points are noted, not errors.

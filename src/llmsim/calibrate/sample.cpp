@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "llmsim/core/error.h"
+#include "llmsim/core/strings.h"
 
 namespace llmsim::calibrate {
 
@@ -15,22 +16,15 @@ namespace {
 // Older formats, still read (and upgraded on append): before sm_clock_MHz and throttled were recorded,
 // and before nodes.
 constexpr const char* kHeaderV1 = "bench,dtype,m,n,k,bytes,group,flops,time_s,spread,repeats,noisy";
-constexpr const char* kHeaderV2 = "bench,dtype,m,n,k,bytes,group,flops,time_s,spread,repeats,noisy,sm_clock_MHz,throttled";
-constexpr const char* kHeader = "bench,dtype,m,n,k,bytes,group,flops,time_s,spread,repeats,noisy,sm_clock_MHz,throttled,nodes";
+constexpr const char* kHeaderV2 =
+    "bench,dtype,m,n,k,bytes,group,flops,time_s,spread,repeats,noisy,sm_clock_MHz,throttled";
+constexpr const char* kHeader =
+    "bench,dtype,m,n,k,bytes,group,flops,time_s,spread,repeats,noisy,sm_clock_MHz,throttled,nodes";
 // Columns of each format version (1-based index = version).
 constexpr int kColumnsOf[] = {0, 12, 14, 15};
 constexpr int kCurrentVersion = 3;
 
 const char* header_of(int version) { return version == 1 ? kHeaderV1 : version == 2 ? kHeaderV2 : kHeader; }
-
-std::vector<std::string> split(const std::string& line) {
-  std::vector<std::string> out;
-  std::string cell;
-  std::stringstream ss(line);
-  while (std::getline(ss, cell, ',')) out.push_back(cell);
-  if (!line.empty() && line.back() == ',') out.emplace_back();
-  return out;
-}
 
 template <typename T>
 T number(const std::string& s, const std::string& path, int line, const char* column) {
@@ -40,8 +34,7 @@ T number(const std::string& s, const std::string& path, int line, const char* co
       std::size_t used = 0;
       v = static_cast<T>(std::stod(s, &used));
       if (used == s.size()) return v;
-    } catch (const std::exception&) {
-    }
+    } catch (const std::exception&) {}
   } else {
     const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
     if (ec == std::errc() && end == s.data() + s.size()) return v;
@@ -50,7 +43,9 @@ T number(const std::string& s, const std::string& path, int line, const char* co
 }
 
 Sample parse_row(const std::string& line, const std::string& path, int ln, int version) {
-  const auto c = split(line);
+  // Cells as written (the writer puts no blanks in them; a trailing comma is an empty last cell).
+  const auto fields = split_fields(line, ',');
+  const std::vector<std::string> c(fields.begin(), fields.end());
   const int want = kColumnsOf[version];
   if (static_cast<int>(c.size()) != want)
     throw_input(Location{.file = path, .line = ln},
@@ -119,9 +114,9 @@ std::vector<Sample> read_samples_file(const std::string& path, int& version) {
 
 std::string csv_row(const Sample& s) {
   // Full precision for times and byte counts: the fit reads these back.
-  return fmt::format("{},{},{},{},{},{:.0f},{},{:.17g},{:.17g},{:.6g},{},{},{:.0f},{},{}\n", s.item.bench,
-                     s.item.dtype, s.item.m, s.item.n, s.item.k, s.item.bytes, s.item.group, s.flops, s.time_s,
-                     s.spread, s.repeats, s.noisy ? 1 : 0, s.sm_clock_MHz, s.throttled ? 1 : 0, s.item.nodes);
+  return fmt::format("{},{},{},{},{},{:.0f},{},{:.17g},{:.17g},{:.6g},{},{},{:.0f},{},{}\n", s.item.bench, s.item.dtype,
+                     s.item.m, s.item.n, s.item.k, s.item.bytes, s.item.group, s.flops, s.time_s, s.spread, s.repeats,
+                     s.noisy ? 1 : 0, s.sm_clock_MHz, s.throttled ? 1 : 0, s.item.nodes);
 }
 
 }  // namespace

@@ -11,12 +11,12 @@ namespace llmsim::calibrate {
 
 // What to measure: one point of one benchmark family (see plan.h for the families).
 struct BenchItem {
-  std::string bench;        // family: "gemm", "mem_copy", "h2d_pinned", "nccl_all_reduce", "cpu_adam", …
-  std::string dtype;        // "bf16", "fp32", … ("" when not applicable)
+  std::string bench;                 // family: "gemm", "mem_copy", "h2d_pinned", "nccl_all_reduce", "cpu_adam", …
+  std::string dtype;                 // "bf16", "fp32", … ("" when not applicable)
   std::int64_t m = 0, n = 0, k = 0;  // GEMM shape (0 otherwise)
-  double bytes = 0;         // message / buffer size in bytes (the family's convention, see plan.h)
-  int group = 1;            // ranks taking part (collectives, p2p), threads (host benchmarks)
-  int nodes = 1;            // hosts the group spans (collectives across nodes through MPI, imported logs)
+  double bytes = 0;                  // message / buffer size in bytes (the family's convention, see plan.h)
+  int group = 1;                     // ranks taking part (collectives, p2p), threads (host benchmarks)
+  int nodes = 1;                     // hosts the group spans (collectives across nodes through MPI, imported logs)
   // Stable identity: "gemm|bf16|4096|4096|4096|0|1", with "|n<nodes>" appended when nodes > 1 (so the
   // keys of single-node samples, and resume of older folders, are unchanged).
   std::string key() const;
@@ -40,8 +40,8 @@ class SampleLog {
   // Opens (creating if needed) `path`; existing rows are read so that done() knows them. A malformed
   // existing file is an Input error naming path:line.
   explicit SampleLog(std::string path);
-  bool done(const BenchItem& item) const;     // already measured (resume)
-  void append(const Sample& s);               // writes and flushes one row
+  bool done(const BenchItem& item) const;  // already measured (resume)
+  void append(const Sample& s);            // writes and flushes one row
   const std::vector<Sample>& samples() const { return samples_; }
   const std::string& path() const { return path_; }
 

@@ -34,9 +34,7 @@ int exit_code(ErrorKind kind) {
   return 70;
 }
 
-void throw_input(const Location& where, const std::string& message) {
-  throw Error(ErrorKind::Input, where, message);
-}
+void throw_input(const Location& where, const std::string& message) { throw Error(ErrorKind::Input, where, message); }
 void throw_usage(const std::string& flag, const std::string& message) {
   throw Error(ErrorKind::Usage, Location{.key = flag}, message);
 }

@@ -10,8 +10,8 @@
 namespace llmsim {
 
 struct JsonDocument {
-  std::string file;   // path as given
-  std::string text;   // raw text (for locating keys)
+  std::string file;  // path as given
+  std::string text;  // raw text (for locating keys)
   nlohmann::json root;
 
   // Location of the first occurrence of "key" in the text (line 0 when not found).

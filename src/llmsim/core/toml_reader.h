@@ -23,7 +23,7 @@ class TomlReader {
   bool has(const std::string& key) const;
 
   // Required values: a missing key or wrong type is an Input error naming file:line and key.
-  double number(const std::string& key);          // integer or float
+  double number(const std::string& key);  // integer or float
   std::int64_t integer(const std::string& key);
   std::string string(const std::string& key);
   bool boolean(const std::string& key);
@@ -35,9 +35,9 @@ class TomlReader {
   std::optional<bool> opt_boolean(const std::string& key);
 
   // Range-checked numbers (the rule is named in the error).
-  double positive(const std::string& key);                  // > 0
+  double positive(const std::string& key);  // > 0
   std::optional<double> opt_positive(const std::string& key);
-  double non_negative(const std::string& key);              // >= 0
+  double non_negative(const std::string& key);  // >= 0
   std::optional<double> opt_non_negative(const std::string& key);
 
   // A required / optional string that must be one of `choices`.

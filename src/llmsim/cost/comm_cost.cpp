@@ -79,10 +79,14 @@ enum class Traffic { Collective, Send };
 // one (nccl-tests bus bandwidth of that collective), else the all-reduce-derived fabric fraction.
 const Fraction& fabric_fraction(const hardware::Efficiency& eff, model::Collective kind, Traffic traffic) {
   const std::optional<Fraction>* own = nullptr;
-  if (traffic == Traffic::Send) own = &eff.fabric_send_recv;
-  else if (kind == model::Collective::AllGather) own = &eff.fabric_all_gather;
-  else if (kind == model::Collective::ReduceScatter) own = &eff.fabric_reduce_scatter;
-  else if (kind == model::Collective::AllToAll) own = &eff.fabric_all_to_all;
+  if (traffic == Traffic::Send)
+    own = &eff.fabric_send_recv;
+  else if (kind == model::Collective::AllGather)
+    own = &eff.fabric_all_gather;
+  else if (kind == model::Collective::ReduceScatter)
+    own = &eff.fabric_reduce_scatter;
+  else if (kind == model::Collective::AllToAll)
+    own = &eff.fabric_all_to_all;
   return own && *own ? **own : eff.fabric_bandwidth;
 }
 
@@ -99,8 +103,7 @@ Link intra_link(const hardware::SystemSpec& sys, int ranks, model::Collective ki
   // doubled because each hop is two copies (device->host, host->device) in series.
   if (!node.p2p) {
     const Bandwidth pcie = scaled(node.pcie_bandwidth_Bps, eff.pcie_bandwidth);
-    return Link{Bandwidth{pcie.value * kStagedFactorValue, pcie.fast * kStagedFactorHigh,
-                          pcie.slow * kStagedFactorLow},
+    return Link{Bandwidth{pcie.value * kStagedFactorValue, pcie.fast * kStagedFactorHigh, pcie.slow * kStagedFactorLow},
                 2.0 * latency};
   }
   switch (node.fabric) {
@@ -129,13 +132,14 @@ Link intra_link(const hardware::SystemSpec& sys, int ranks, model::Collective ki
 Link inter_link(const hardware::SystemSpec& sys, int nodes) {
   const auto& net = sys.network;
   if (net.nics_per_node <= 0 || net.nic_bandwidth_Bps <= 0) {
-    throw_input(Location{.file = sys.source_file, .key = "network.nics_per_node"},
-                "system '" + sys.name + "' has no scale-out network (nics_per_node = " +
-                    std::to_string(net.nics_per_node) + ") but a communication group spans " +
-                    std::to_string(nodes) + " nodes; use at most " + std::to_string(sys.node.gpus_per_node) +
-                    " GPUs or describe the network in the system's [network] table");
+    throw_input(
+        Location{.file = sys.source_file, .key = "network.nics_per_node"},
+        "system '" + sys.name + "' has no scale-out network (nics_per_node = " + std::to_string(net.nics_per_node) +
+            ") but a communication group spans " + std::to_string(nodes) + " nodes; use at most " +
+            std::to_string(sys.node.gpus_per_node) + " GPUs or describe the network in the system's [network] table");
   }
-  return Link{scaled(hardware::nic_share_per_gpu_Bps(sys), sys.efficiency.network_bandwidth), or_default(net.latency_s)};
+  return Link{scaled(hardware::nic_share_per_gpu_Bps(sys), sys.efficiency.network_bandwidth),
+              or_default(net.latency_s)};
 }
 
 // Ring collective of `n` ranks over one link class (single node, or one level of a hierarchy).

@@ -2,9 +2,9 @@
 // Time of communication on a system: collectives (ring / hierarchical alpha-beta models), pipeline
 // point-to-point sends and host<->device copies. Each time is an Interval whose band comes from the
 // efficiency bands of the links crossed. Knows the system's topology, not models or schedules.
+#include "llmsim/core/interval.h"
 #include "llmsim/hardware/system_spec.h"
 #include "llmsim/model/operators.h"
-#include "llmsim/core/interval.h"
 
 namespace llmsim::sim {
 

@@ -6,15 +6,15 @@
 #include <cstdint>
 #include <string>
 
+#include "llmsim/core/interval.h"
+#include "llmsim/hardware/attention_kernel.h"
 #include "llmsim/hardware/system_spec.h"
 #include "llmsim/model/operators.h"
-#include "llmsim/hardware/attention_kernel.h"
-#include "llmsim/core/interval.h"
 
 namespace llmsim::sim {
 
 // Shape effects of the physical default model (see compute_cost.cpp for the why of each number).
-inline constexpr std::int64_t kGemmTile = 128;     // output tile edge (elements) of a large cuBLAS kernel
+inline constexpr std::int64_t kGemmTile = 128;  // output tile edge (elements) of a large cuBLAS kernel
 
 // Fraction of the large-GEMM throughput a GEMM of this shape reaches on a GPU of `sm_count` SMs: wave
 // quantisation x edge padding x k / (k + half_k). Shared by the simulator and the calibration fit.

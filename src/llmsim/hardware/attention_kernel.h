@@ -17,8 +17,8 @@ enum class AttentionKernel {
   Cudnn,
 };
 
-std::string_view name_of(AttentionKernel k);     // "fa2", "fa1", "fa3", "cudnn"
-std::vector<std::string> attention_kernel_names();  // every name, in enum order
+std::string_view name_of(AttentionKernel k);                // "fa2", "fa1", "fa3", "cudnn"
+std::vector<std::string> attention_kernel_names();          // every name, in enum order
 bool parse_name(std::string_view s, AttentionKernel& out);  // false when unknown (out untouched)
 
 }  // namespace llmsim

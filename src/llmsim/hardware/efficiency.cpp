@@ -28,24 +28,22 @@ std::map<DType, Fraction> default_gemm() {
       "of 312 end-to-end, a lower bound for GEMMs alone since it includes non-GEMM time.";
   g[DType::BF16] = fraction(0.75, 0.60, 0.85, half);
   g[DType::FP16] = fraction(0.75, 0.60, 0.85, half);
-  g[DType::TF32] = fraction(
-      0.70, 0.55, 0.85,
-      "engineering assumption: TF32 tensor GEMMs tile like fp16 but move twice the bytes per FLOP, so "
-      "we take 5 points less than the fp16/bf16 default (same NVIDIA GEMM guide as bf16).");
-  g[DType::FP32] = fraction(
-      0.90, 0.80, 0.97,
-      "non-tensor SGEMM: cuBLAS reaches 18.88 of 19.49 TFLOP/s (0.97) on A100 80GB PCIe and 29.17 of "
-      "35.48 (0.82) on RTX 4070 Ti at M=5120,N=K=4096 (github.com/Yinghan-Li/YHs_Sample issue #4); "
-      "0.90 is the midpoint.");
-  g[DType::FP8] = fraction(
-      0.65, 0.50, 0.80,
-      "engineering assumption: FP8 GEMMs on H100 (cuBLASLt / Transformer Engine) are further from "
-      "their doubled peak than bf16 because scaling and conversion epilogues cost a larger share; "
-      "no single published large-GEMM fraction was verified for this default.");
-  g[DType::INT8] = fraction(
-      0.65, 0.50, 0.80,
-      "engineering assumption: same reasoning and band as fp8 (integer tensor GEMM with "
-      "dequantisation epilogue); no published fraction verified.");
+  g[DType::TF32] =
+      fraction(0.70, 0.55, 0.85,
+               "engineering assumption: TF32 tensor GEMMs tile like fp16 but move twice the bytes per FLOP, so "
+               "we take 5 points less than the fp16/bf16 default (same NVIDIA GEMM guide as bf16).");
+  g[DType::FP32] =
+      fraction(0.90, 0.80, 0.97,
+               "non-tensor SGEMM: cuBLAS reaches 18.88 of 19.49 TFLOP/s (0.97) on A100 80GB PCIe and 29.17 of "
+               "35.48 (0.82) on RTX 4070 Ti at M=5120,N=K=4096 (github.com/Yinghan-Li/YHs_Sample issue #4); "
+               "0.90 is the midpoint.");
+  g[DType::FP8] = fraction(0.65, 0.50, 0.80,
+                           "engineering assumption: FP8 GEMMs on H100 (cuBLASLt / Transformer Engine) are further from "
+                           "their doubled peak than bf16 because scaling and conversion epilogues cost a larger share; "
+                           "no single published large-GEMM fraction was verified for this default.");
+  g[DType::INT8] = fraction(0.65, 0.50, 0.80,
+                            "engineering assumption: same reasoning and band as fp8 (integer tensor GEMM with "
+                            "dequantisation epilogue); no published fraction verified.");
   return g;
 }
 
@@ -73,8 +71,8 @@ Fraction cudnn_attention_before_hopper(const Fraction& fa2, int compute_capabili
     }
   return fraction(fa2.value * ratio, fa2.low * ratio, fa2.high * ratio,
                   "huggingface/transformers PR #48163 (cuDNN vs FlashAttention SDPA at training shapes: 0.82x on A100, "
-                  "0.93x on A10G, 1.00x on L40S, 0.88x on RTX PRO 6000; 1.7-2.3x on H100): " + why +
-                  ", applied to the FlashAttention-2 default.");
+                  "0.93x on A10G, 1.00x on L40S, 0.88x on RTX PRO 6000; 1.7-2.3x on H100): " +
+                      why + ", applied to the FlashAttention-2 default.");
 }
 
 }  // namespace
@@ -83,61 +81,63 @@ Efficiency default_efficiency(int compute_capability) {
   Efficiency e;
   e.calibrated = false;
   e.gemm = default_gemm();
-  e.attention = is_hopper(compute_capability)
-                    ? fraction(0.35, 0.30, 0.40,
-                               "Shah et al. 2024, 'FlashAttention-3' (arXiv:2407.08608) abstract: FlashAttention-2 "
-                               "achieves only 35% utilization on H100 (its kernels do not use Hopper's TMA and "
-                               "asynchronous WGMMA); its Fig. 5 (forward, head dim 128, H100 SXM5) has FlashAttention-2 "
-                               "at 309-370 TFLOP/s of 989 (0.31-0.37) from 512 to 16k tokens.")
-                    : fraction(0.55, 0.40, 0.70,
-                               "Dao 2023, 'FlashAttention-2' (arXiv:2307.08691) abstract: the forward pass reaches "
-                               "50-73% of the theoretical maximum FLOP/s on A100, and training end to end up to 225 "
-                               "TFLOP/s per A100 (72% model FLOPs utilisation); the backward pass is less efficient "
-                               "than the forward, so the default sits at the low end of that range for forward and "
-                               "backward alike.");
-  e.attention_fa3 = fraction(
-      0.60, 0.45, 0.75,
-      "Shah et al. 2024, 'FlashAttention-3' (arXiv:2407.08608) abstract: 1.5-2.0x faster than "
-      "FlashAttention-2 on H100, FP16 reaching up to 740 TFLOP/s (75% utilization) in the forward pass; the "
-      "backward pass is slower (its own section), so forward and backward together sit lower. Hopper only.");
-  e.attention_cudnn = is_hopper(compute_capability) ? hopper_cudnn_attention() : cudnn_attention_before_hopper(e.attention, compute_capability);
-  e.attention_fa1 = fraction(
-      0.33, 0.25, 0.40,
-      "Dao 2023, 'FlashAttention-2' (arXiv:2307.08691) abstract: FlashAttention (v1) reaches only 25-40% "
-      "of the theoretical maximum FLOP/s on A100; the middle of that range. The Triton FlashAttention "
-      "kernel (flash-attn's flash_attn_triton.py, used by e.g. MosaicML llm-foundry's attn_impl: triton) "
-      "is in the same class: its header states that Triton forward + backward is slightly slower than the "
-      "CUDA (v1) kernels.");
-  e.memory_bandwidth = fraction(
-      0.88, 0.80, 0.93,
-      "STREAM-like copy/triad kernels (BabelStream, Deakin et al.) typically reach ~85-92% of HBM "
-      "datasheet bandwidth on A100/H100 class GPUs; GDDR parts are lower (an L40S validation guide "
-      "sets >83% of 864 GB/s as its pass target, ai-hpc.github.io L40S-x12 benchmarks). Engineering "
-      "summary of those figures.");
-  e.elementwise_bandwidth = fraction(
-      0.76, 0.68, 0.85,
-      "measured on one H200 (data/calibration/h200-2026-11-29): RMSNorm-, SiLU-mul-, softmax- and "
-      "RoPE-shaped kernels at 256 MiB-1 GiB reach 3.3-4.0 TB/s (0.70-0.83 of 4.8 TB/s) while a device "
-      "copy reaches 4.2 TB/s, and PyTorch's fused AdamW kernel moved 3.4 TB/s (0.70) in a training step "
-      "(kernel-profile.json). Applied to other GPUs as an assumption: elementwise kernels reach ~0.87 of "
-      "their copy bandwidth.");
-  e.fabric_bandwidth = fraction(
-      0.75, 0.65, 0.87,
-      "NCCL all-reduce bus bandwidth (nccl-tests busbw, doc/PERFORMANCE.md) over per-GPU "
-      "per-direction NVLink: ~200 GB/s of 300 (0.67) on 8x A100-80GB SXM (NVIDIA/nccl-tests issue "
-      "#149); a public 8x A800-SXM4-80GB report with NCCL 2.21.5 measures 173.6 GB/s by 2*size/t at "
-      "1 GiB, i.e. ~152 GB/s busbw = 0.76 of 200 GB/s (0.87 by its own metric). Large messages only.");
-  e.pcie_bandwidth = fraction(
-      0.85, 0.75, 0.90,
-      "host<->device and peer copies over PCIe reach 80-90% of line rate: 27.1 GB/s of 31.5 (0.86) "
-      "for gen4 x16 P2P on RTX 3090 (noonghunna/club-3090 docs/PCIE_P2P.md) and ~56 of 63 GB/s (0.89) "
-      "for gen5 x16 (voipmonitor/rtx6kpro hardware/pcie-bandwidth.md); 26.2 GB/s H2D (0.83) on a 4x "
-      "RTX 4090 box (kentino.se case study).");
-  e.network_bandwidth = fraction(
-      0.85, 0.75, 0.92,
-      "engineering assumption: inter-node NCCL ring bus bandwidth over InfiniBand typically reaches "
-      "85-92% of NIC line rate with GPUDirect RDMA; no single published figure was verified for this "
-      "default (force NCCL_ALGO=RING when measuring, per NVIDIA/nccl-tests issue #196).");
+  e.attention =
+      is_hopper(compute_capability)
+          ? fraction(0.35, 0.30, 0.40,
+                     "Shah et al. 2024, 'FlashAttention-3' (arXiv:2407.08608) abstract: FlashAttention-2 "
+                     "achieves only 35% utilization on H100 (its kernels do not use Hopper's TMA and "
+                     "asynchronous WGMMA); its Fig. 5 (forward, head dim 128, H100 SXM5) has FlashAttention-2 "
+                     "at 309-370 TFLOP/s of 989 (0.31-0.37) from 512 to 16k tokens.")
+          : fraction(0.55, 0.40, 0.70,
+                     "Dao 2023, 'FlashAttention-2' (arXiv:2307.08691) abstract: the forward pass reaches "
+                     "50-73% of the theoretical maximum FLOP/s on A100, and training end to end up to 225 "
+                     "TFLOP/s per A100 (72% model FLOPs utilisation); the backward pass is less efficient "
+                     "than the forward, so the default sits at the low end of that range for forward and "
+                     "backward alike.");
+  e.attention_fa3 =
+      fraction(0.60, 0.45, 0.75,
+               "Shah et al. 2024, 'FlashAttention-3' (arXiv:2407.08608) abstract: 1.5-2.0x faster than "
+               "FlashAttention-2 on H100, FP16 reaching up to 740 TFLOP/s (75% utilization) in the forward pass; the "
+               "backward pass is slower (its own section), so forward and backward together sit lower. Hopper only.");
+  e.attention_cudnn = is_hopper(compute_capability) ? hopper_cudnn_attention()
+                                                    : cudnn_attention_before_hopper(e.attention, compute_capability);
+  e.attention_fa1 =
+      fraction(0.33, 0.25, 0.40,
+               "Dao 2023, 'FlashAttention-2' (arXiv:2307.08691) abstract: FlashAttention (v1) reaches only 25-40% "
+               "of the theoretical maximum FLOP/s on A100; the middle of that range. The Triton FlashAttention "
+               "kernel (flash-attn's flash_attn_triton.py, used by e.g. MosaicML llm-foundry's attn_impl: triton) "
+               "is in the same class: its header states that Triton forward + backward is slightly slower than the "
+               "CUDA (v1) kernels.");
+  e.memory_bandwidth =
+      fraction(0.88, 0.80, 0.93,
+               "STREAM-like copy/triad kernels (BabelStream, Deakin et al.) typically reach ~85-92% of HBM "
+               "datasheet bandwidth on A100/H100 class GPUs; GDDR parts are lower (an L40S validation guide "
+               "sets >83% of 864 GB/s as its pass target, ai-hpc.github.io L40S-x12 benchmarks). Engineering "
+               "summary of those figures.");
+  e.elementwise_bandwidth =
+      fraction(0.76, 0.68, 0.85,
+               "measured on one H200 (data/calibration/h200-2026-11-29): RMSNorm-, SiLU-mul-, softmax- and "
+               "RoPE-shaped kernels at 256 MiB-1 GiB reach 3.3-4.0 TB/s (0.70-0.83 of 4.8 TB/s) while a device "
+               "copy reaches 4.2 TB/s, and PyTorch's fused AdamW kernel moved 3.4 TB/s (0.70) in a training step "
+               "(kernel-profile.json). Applied to other GPUs as an assumption: elementwise kernels reach ~0.87 of "
+               "their copy bandwidth.");
+  e.fabric_bandwidth =
+      fraction(0.75, 0.65, 0.87,
+               "NCCL all-reduce bus bandwidth (nccl-tests busbw, doc/PERFORMANCE.md) over per-GPU "
+               "per-direction NVLink: ~200 GB/s of 300 (0.67) on 8x A100-80GB SXM (NVIDIA/nccl-tests issue "
+               "#149); a public 8x A800-SXM4-80GB report with NCCL 2.21.5 measures 173.6 GB/s by 2*size/t at "
+               "1 GiB, i.e. ~152 GB/s busbw = 0.76 of 200 GB/s (0.87 by its own metric). Large messages only.");
+  e.pcie_bandwidth =
+      fraction(0.85, 0.75, 0.90,
+               "host<->device and peer copies over PCIe reach 80-90% of line rate: 27.1 GB/s of 31.5 (0.86) "
+               "for gen4 x16 P2P on RTX 3090 (noonghunna/club-3090 docs/PCIE_P2P.md) and ~56 of 63 GB/s (0.89) "
+               "for gen5 x16 (voipmonitor/rtx6kpro hardware/pcie-bandwidth.md); 26.2 GB/s H2D (0.83) on a 4x "
+               "RTX 4090 box (kentino.se case study).");
+  e.network_bandwidth =
+      fraction(0.85, 0.75, 0.92,
+               "engineering assumption: inter-node NCCL ring bus bandwidth over InfiniBand typically reaches "
+               "85-92% of NIC line rate with GPUDirect RDMA; no single published figure was verified for this "
+               "default (force NCCL_ALGO=RING when measuring, per NVIDIA/nccl-tests issue #196).");
   // Engineering assumption (Efficiency has no source field for it): CUDA kernel launch overhead is
   // commonly measured at 2-10 us per launch without CUDA graphs; 5 us is the middle.
   e.kernel_launch_s = 5.0 * units::us;

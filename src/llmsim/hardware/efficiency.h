@@ -6,8 +6,8 @@
 #include <optional>
 #include <string>
 
-#include "llmsim/hardware/attention_kernel.h"
 #include "llmsim/core/dtype.h"
+#include "llmsim/hardware/attention_kernel.h"
 
 namespace llmsim::hardware {
 
@@ -20,26 +20,26 @@ struct Fraction {
 };
 
 struct Efficiency {
-  bool calibrated = false;               // false: all values below are documented defaults
-  std::map<DType, Fraction> gemm;        // large-GEMM throughput / peak, per precision
-  Fraction attention;                    // FlashAttention-2 kernel throughput / 16-bit tensor peak
-  Fraction attention_fa1;                // FlashAttention-1-generation kernel (CUDA v1, Triton) likewise
-  Fraction attention_fa3;                // FlashAttention-3 (Hopper only) likewise
-  Fraction attention_cudnn;              // cuDNN fused attention (TE FusedAttention, SDPA cuDNN) likewise
-  Fraction memory_bandwidth;             // streaming copy bandwidth / datasheet HBM bandwidth (weight and KV
-                                         // streaming in GEMMs and attention)
-  Fraction elementwise_bandwidth;        // memory-bound compute kernels (norms, activations, softmax, RoPE,
-                                         // casts, the optimizer update) / datasheet HBM bandwidth
-  Fraction fabric_bandwidth;             // collective bus bandwidth / per-GPU fabric bandwidth (all-reduce, and
-                                         // every other collective without a fraction of its own below)
+  bool calibrated = false;         // false: all values below are documented defaults
+  std::map<DType, Fraction> gemm;  // large-GEMM throughput / peak, per precision
+  Fraction attention;              // FlashAttention-2 kernel throughput / 16-bit tensor peak
+  Fraction attention_fa1;          // FlashAttention-1-generation kernel (CUDA v1, Triton) likewise
+  Fraction attention_fa3;          // FlashAttention-3 (Hopper only) likewise
+  Fraction attention_cudnn;        // cuDNN fused attention (TE FusedAttention, SDPA cuDNN) likewise
+  Fraction memory_bandwidth;       // streaming copy bandwidth / datasheet HBM bandwidth (weight and KV
+                                   // streaming in GEMMs and attention)
+  Fraction elementwise_bandwidth;  // memory-bound compute kernels (norms, activations, softmax, RoPE,
+                                   // casts, the optimizer update) / datasheet HBM bandwidth
+  Fraction fabric_bandwidth;       // collective bus bandwidth / per-GPU fabric bandwidth (all-reduce, and
+                                   // every other collective without a fraction of its own below)
   // Calibrated per-collective fractions of the NVLink/NVSwitch fabric (nccl-tests bus bandwidth of that
   // collective); absent = fabric_bandwidth applies. send_recv: pipeline point-to-point sends.
   std::optional<Fraction> fabric_all_gather, fabric_reduce_scatter, fabric_all_to_all, fabric_send_recv;
-  Fraction pcie_bandwidth;               // host<->device copy bandwidth / PCIe datasheet
-  Fraction network_bandwidth;            // inter-node bus bandwidth / NIC line rate
-  double kernel_launch_s = 0;            // seconds per kernel launch (overhead floor)
-  double gemm_half_k = 64;               // elements: GEMM contraction length at which the main loop runs at half efficiency
-  double cpu_adam_params_per_s = 0;      // parameters/s of a CPU Adam update over the node's cores
+  Fraction pcie_bandwidth;           // host<->device copy bandwidth / PCIe datasheet
+  Fraction network_bandwidth;        // inter-node bus bandwidth / NIC line rate
+  double kernel_launch_s = 0;        // seconds per kernel launch (overhead floor)
+  double gemm_half_k = 64;           // elements: GEMM contraction length at which the main loop runs at half efficiency
+  double cpu_adam_params_per_s = 0;  // parameters/s of a CPU Adam update over the node's cores
   std::string cpu_adam_source;
 
   // The fused-attention fraction of a kernel generation.

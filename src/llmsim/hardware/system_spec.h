@@ -6,21 +6,21 @@
 #include <string_view>
 #include <vector>
 
-#include "llmsim/hardware/efficiency.h"
 #include "llmsim/core/dtype.h"
+#include "llmsim/hardware/efficiency.h"
 
 namespace llmsim::hardware {
 
 struct GpuSpec {
-  std::string name;                        // marketing name, e.g. "NVIDIA A800-SXM4-80GB"
-  std::map<DType, double> peak_flops;      // dense peak, FLOP/s (int8: OP/s), per precision; absent = unsupported
-  double memory_bytes = 0;                 // bytes of device memory
-  double memory_bandwidth_Bps = 0;         // bytes/s, datasheet peak
-  double l2_bytes = 0;                     // bytes
-  int sm_count = 0;                        // streaming multiprocessors
-  double boost_clock_Hz = 0;               // Hz
-  double tdp_W = 0;                        // watts
-  int compute_capability = 0;              // 10 x major + minor (90 = Hopper); 0 = not stated
+  std::string name;                    // marketing name, e.g. "NVIDIA A800-SXM4-80GB"
+  std::map<DType, double> peak_flops;  // dense peak, FLOP/s (int8: OP/s), per precision; absent = unsupported
+  double memory_bytes = 0;             // bytes of device memory
+  double memory_bandwidth_Bps = 0;     // bytes/s, datasheet peak
+  double l2_bytes = 0;                 // bytes
+  int sm_count = 0;                    // streaming multiprocessors
+  double boost_clock_Hz = 0;           // Hz
+  double tdp_W = 0;                    // watts
+  int compute_capability = 0;          // 10 x major + minor (90 = Hopper); 0 = not stated
 
   // Peak for a precision; 0 when the GPU has no such tensor path (e.g. fp8 before Hopper/Ada).
   double peak(DType precision) const;
@@ -39,38 +39,38 @@ double derived_pcie_bandwidth_Bps(int gen, int lanes);
 struct NodeSpec {
   int gpus_per_node = 0;
   Fabric fabric = Fabric::Pcie;
-  double fabric_bandwidth_Bps = 0;   // bytes/s per GPU per direction over the intra-node fabric
-  double fabric_latency_s = 0;       // seconds, one-way small-message latency
-  bool p2p = true;                   // GPU peer-to-peer enabled (false: traffic staged through host memory)
-  int pcie_gen = 0;                  // PCIe generation to each GPU
-  int pcie_lanes = 0;                // lanes to each GPU
-  double pcie_bandwidth_Bps = 0;     // bytes/s per direction host<->GPU (datasheet or derived from gen x lanes)
-  double host_memory_bytes = 0;      // bytes of host DRAM per node
-  int cpu_cores = 0;                 // physical cores per node
+  double fabric_bandwidth_Bps = 0;       // bytes/s per GPU per direction over the intra-node fabric
+  double fabric_latency_s = 0;           // seconds, one-way small-message latency
+  bool p2p = true;                       // GPU peer-to-peer enabled (false: traffic staged through host memory)
+  int pcie_gen = 0;                      // PCIe generation to each GPU
+  int pcie_lanes = 0;                    // lanes to each GPU
+  double pcie_bandwidth_Bps = 0;         // bytes/s per direction host<->GPU (datasheet or derived from gen x lanes)
+  double host_memory_bytes = 0;          // bytes of host DRAM per node
+  int cpu_cores = 0;                     // physical cores per node
   double host_memory_bandwidth_Bps = 0;  // bytes/s host DRAM bandwidth per node
 };
 
 struct NetworkSpec {
-  int nics_per_node = 0;             // 0 = single node only
-  double nic_bandwidth_Bps = 0;      // bytes/s per NIC per direction
-  double latency_s = 0;              // seconds, one-way
+  int nics_per_node = 0;         // 0 = single node only
+  double nic_bandwidth_Bps = 0;  // bytes/s per NIC per direction
+  double latency_s = 0;          // seconds, one-way
 };
 
 // Runtime memory the framework cannot use for tensors (counted by the memory model).
 struct RuntimeSpec {
-  double cuda_context_bytes = 0;      // bytes: CUDA context + cuBLAS/NCCL workspaces per GPU
+  double cuda_context_bytes = 0;          // bytes: CUDA context + cuBLAS/NCCL workspaces per GPU
   double allocator_reserve_fraction = 0;  // fraction of device memory lost to allocator fragmentation
 };
 
 struct SystemSpec {
-  std::string name;          // preset name or file path
+  std::string name;  // preset name or file path
   std::string description;
-  std::string source_file;   // TOML it was read from
+  std::string source_file;  // TOML it was read from
   GpuSpec gpu;
   NodeSpec node;
   NetworkSpec network;
   RuntimeSpec runtime;
-  Efficiency efficiency;     // calibrated curves or documented defaults
+  Efficiency efficiency;  // calibrated curves or documented defaults
 };
 
 // bytes/s: one GPU's share of its node's scale-out NICs at line rate (nics_per_node x nic_bandwidth /

@@ -33,42 +33,58 @@ constexpr double kDefaultAllocatorReserveFraction = 0.05;
 // The keys each table accepts. They are declared before anything is read so that a misspelt
 // required key is reported as "unknown key 'memory_GB' (did you mean 'memory_GiB'?)" rather than
 // as a missing key. Each reader below starts with declare_and_check() on its list.
-const std::initializer_list<const char*> kRootKeys = {
-    "schema_version", "name", "description", "gpu", "node", "network", "runtime", "efficiency"};
-const std::initializer_list<const char*> kGpuKeys = {
-    "name",           "peak_fp32_TFLOPs", "peak_tf32_TFLOPs", "peak_fp16_TFLOPs", "peak_bf16_TFLOPs",
-    "peak_fp8_TFLOPs", "peak_int8_TOPs",  "memory_GiB",       "hbm_bandwidth_GBps", "l2_MiB",
-    "sm_count",       "boost_clock_MHz",  "tdp_W",            "compute_capability"};
-const std::initializer_list<const char*> kNodeKeys = {
-    "gpus_per_node", "fabric",     "fabric_bandwidth_GBps", "fabric_latency_us",
-    "p2p",           "pcie_gen",   "pcie_lanes",            "pcie_bandwidth_GBps",
-    "host_memory_GiB", "cpu_cores", "host_memory_bandwidth_GBps"};
+const std::initializer_list<const char*> kRootKeys = {"schema_version", "name",    "description", "gpu",
+                                                      "node",           "network", "runtime",     "efficiency"};
+const std::initializer_list<const char*> kGpuKeys = {"name",
+                                                     "peak_fp32_TFLOPs",
+                                                     "peak_tf32_TFLOPs",
+                                                     "peak_fp16_TFLOPs",
+                                                     "peak_bf16_TFLOPs",
+                                                     "peak_fp8_TFLOPs",
+                                                     "peak_int8_TOPs",
+                                                     "memory_GiB",
+                                                     "hbm_bandwidth_GBps",
+                                                     "l2_MiB",
+                                                     "sm_count",
+                                                     "boost_clock_MHz",
+                                                     "tdp_W",
+                                                     "compute_capability"};
+const std::initializer_list<const char*> kNodeKeys = {"gpus_per_node",
+                                                      "fabric",
+                                                      "fabric_bandwidth_GBps",
+                                                      "fabric_latency_us",
+                                                      "p2p",
+                                                      "pcie_gen",
+                                                      "pcie_lanes",
+                                                      "pcie_bandwidth_GBps",
+                                                      "host_memory_GiB",
+                                                      "cpu_cores",
+                                                      "host_memory_bandwidth_GBps"};
 const std::initializer_list<const char*> kNetworkKeys = {"nics_per_node", "nic_bandwidth_Gbps", "latency_us"};
 const std::initializer_list<const char*> kRuntimeKeys = {"cuda_context_GiB", "allocator_reserve_fraction"};
-const std::initializer_list<const char*> kEfficiencyKeys = {
-    "calibrated",
-    "gemm_fraction_bf16",
-    "gemm_fraction_fp16",
-    "gemm_fraction_fp32",
-    "gemm_fraction_tf32",
-    "gemm_fraction_fp8",
-    "attention_fraction",
-    "attention_fraction_fa1",
-    "attention_fraction_fa3",
-    "attention_fraction_cudnn",
-    "memory_bandwidth_fraction",
-    "elementwise_bandwidth_fraction",
-    "fabric_bandwidth_fraction_all_gather",
-    "fabric_bandwidth_fraction_reduce_scatter",
-    "fabric_bandwidth_fraction_all_to_all",
-    "fabric_bandwidth_fraction_send_recv",
-    "fabric_bandwidth_fraction",
-    "pcie_bandwidth_fraction",
-    "network_bandwidth_fraction",
-    "kernel_launch_us",
-    "gemm_half_k",
-    "cpu_adam_Mparams_per_s",
-    "source"};
+const std::initializer_list<const char*> kEfficiencyKeys = {"calibrated",
+                                                            "gemm_fraction_bf16",
+                                                            "gemm_fraction_fp16",
+                                                            "gemm_fraction_fp32",
+                                                            "gemm_fraction_tf32",
+                                                            "gemm_fraction_fp8",
+                                                            "attention_fraction",
+                                                            "attention_fraction_fa1",
+                                                            "attention_fraction_fa3",
+                                                            "attention_fraction_cudnn",
+                                                            "memory_bandwidth_fraction",
+                                                            "elementwise_bandwidth_fraction",
+                                                            "fabric_bandwidth_fraction_all_gather",
+                                                            "fabric_bandwidth_fraction_reduce_scatter",
+                                                            "fabric_bandwidth_fraction_all_to_all",
+                                                            "fabric_bandwidth_fraction_send_recv",
+                                                            "fabric_bandwidth_fraction",
+                                                            "pcie_bandwidth_fraction",
+                                                            "network_bandwidth_fraction",
+                                                            "kernel_launch_us",
+                                                            "gemm_half_k",
+                                                            "cpu_adam_Mparams_per_s",
+                                                            "source"};
 
 // Rejects unknown keys up front (see above), with file:line and a did-you-mean.
 void declare_and_check(TomlReader& t, std::initializer_list<const char*> keys) {
@@ -205,7 +221,8 @@ void override_fraction(TomlReader& t, const std::string& key, const std::string&
   const auto lo = opt_fraction(t, key + "_low");
   const auto hi = opt_fraction(t, key + "_high");
   if (!v) {
-    if (lo || hi) broken_rule(t, lo ? key + "_low" : key + "_high", show(lo ? *lo : *hi), "needs " + key + " beside it");
+    if (lo || hi)
+      broken_rule(t, lo ? key + "_low" : key + "_high", show(lo ? *lo : *hi), "needs " + key + " beside it");
     return;
   }
   f = Fraction{.value = *v, .low = lo.value_or(*v), .high = hi.value_or(*v), .source = source};
@@ -214,13 +231,24 @@ void override_fraction(TomlReader& t, const std::string& key, const std::string&
 }
 
 // Fractions that may carry a calibrated band: `<key>_low` and `<key>_high` beside `<key>`.
-const char* const kBandedFractions[] = {"gemm_fraction_bf16", "gemm_fraction_fp16", "gemm_fraction_fp32",
-                                        "gemm_fraction_tf32", "gemm_fraction_fp8", "attention_fraction", "attention_fraction_fa1", "attention_fraction_fa3", "attention_fraction_cudnn",
-                                        "memory_bandwidth_fraction", "elementwise_bandwidth_fraction",
-                                        "fabric_bandwidth_fraction", "fabric_bandwidth_fraction_all_gather",
+const char* const kBandedFractions[] = {"gemm_fraction_bf16",
+                                        "gemm_fraction_fp16",
+                                        "gemm_fraction_fp32",
+                                        "gemm_fraction_tf32",
+                                        "gemm_fraction_fp8",
+                                        "attention_fraction",
+                                        "attention_fraction_fa1",
+                                        "attention_fraction_fa3",
+                                        "attention_fraction_cudnn",
+                                        "memory_bandwidth_fraction",
+                                        "elementwise_bandwidth_fraction",
+                                        "fabric_bandwidth_fraction",
+                                        "fabric_bandwidth_fraction_all_gather",
                                         "fabric_bandwidth_fraction_reduce_scatter",
-                                        "fabric_bandwidth_fraction_all_to_all", "fabric_bandwidth_fraction_send_recv",
-                                        "pcie_bandwidth_fraction", "network_bandwidth_fraction"};
+                                        "fabric_bandwidth_fraction_all_to_all",
+                                        "fabric_bandwidth_fraction_send_recv",
+                                        "pcie_bandwidth_fraction",
+                                        "network_bandwidth_fraction"};
 
 void read_efficiency(std::optional<TomlReader> t, Efficiency& e) {
   if (!t) return;
@@ -272,9 +300,7 @@ void check_schema_version(TomlReader& r) {
                 "must be " + std::to_string(kSchemaVersion) + " (the only system schema this build reads)");
 }
 
-std::filesystem::path preset_dir(const std::string& data_dir) {
-  return std::filesystem::path(data_dir) / "hardware";
-}
+std::filesystem::path preset_dir(const std::string& data_dir) { return std::filesystem::path(data_dir) / "hardware"; }
 
 }  // namespace
 

@@ -5,11 +5,11 @@
 #include <string>
 #include <vector>
 
-#include "llmsim/hardware/system_spec.h"
-#include "llmsim/model/model_spec.h"
 #include "llmsim/core/interval.h"
+#include "llmsim/hardware/system_spec.h"
 #include "llmsim/infer/iteration_cost.h"
 #include "llmsim/memory/memory_model.h"
+#include "llmsim/model/model_spec.h"
 #include "llmsim/run/run_spec.h"
 
 namespace llmsim::sim {
@@ -18,15 +18,15 @@ struct InferResult {
   std::vector<std::string> problems;
   MemoryResult memory;
   std::string engine;
-  std::int64_t replicas = 1;          // gpus / (tp * pp), each running the same batch
-  Interval ttft_s;                    // prefill of the batch (time to first token)
-  Interval tpot_s;                    // mean decode iteration (time per output token after the first)
-  Interval e2e_s;                     // prefill + every decode iteration
-  Interval output_tokens_per_s;       // all replicas
-  Interval total_tokens_per_s;        // prompt + output tokens, all replicas
-  IterationCost prefill;              // the prefill iteration
-  IterationCost decode_mid;           // the decode iteration half-way through the output
-  std::vector<double> decode_steps_s; // every decode iteration in order (best estimate, seconds), for traces
+  std::int64_t replicas = 1;           // gpus / (tp * pp), each running the same batch
+  Interval ttft_s;                     // prefill of the batch (time to first token)
+  Interval tpot_s;                     // mean decode iteration (time per output token after the first)
+  Interval e2e_s;                      // prefill + every decode iteration
+  Interval output_tokens_per_s;        // all replicas
+  Interval total_tokens_per_s;         // prompt + output tokens, all replicas
+  IterationCost prefill;               // the prefill iteration
+  IterationCost decode_mid;            // the decode iteration half-way through the output
+  std::vector<double> decode_steps_s;  // every decode iteration in order (best estimate, seconds), for traces
   bool valid() const { return problems.empty(); }
 };
 

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "llmsim/model/operators.h"
 #include "llmsim/memory/memory_model.h"
+#include "llmsim/model/operators.h"
 
 namespace llmsim::sim {
 
@@ -27,7 +27,6 @@ namespace {
 
 double dbl(std::int64_t v) { return static_cast<double>(v); }
 
-
 hardware::SystemSpec with_floor(hardware::SystemSpec s, double floor) {
   if (floor >= 0) s.efficiency.kernel_launch_s = floor;
   return s;
@@ -35,12 +34,18 @@ hardware::SystemSpec with_floor(hardware::SystemSpec s, double floor) {
 
 }  // namespace
 
-IterationCostModel::IterationCostModel(const model::ModelSpec& m, const hardware::SystemSpec& sys, const ParallelSpec& par,
-                                       const InferSpec& infer, const IterationOptions& opt)
-    : m_(m), sys_(with_floor(sys, opt.kernel_floor_s)), par_(par), in_(infer), opt_(opt), compute_(sys_, infer.attn_kernel), comm_(sys_) {
+IterationCostModel::IterationCostModel(const model::ModelSpec& m, const hardware::SystemSpec& sys,
+                                       const ParallelSpec& par, const InferSpec& infer, const IterationOptions& opt)
+    : m_(m),
+      sys_(with_floor(sys, opt.kernel_floor_s)),
+      par_(par),
+      in_(infer),
+      opt_(opt),
+      compute_(sys_, infer.attn_kernel),
+      comm_(sys_) {
   const double layers_per_gpu = std::ceil(dbl(m.num_layers) / dbl(std::max<std::int64_t>(1, par.pp)));
-  kv_bytes_per_token_ = model::kv_bytes_per_token(m, static_cast<std::int64_t>(layers_per_gpu), par.tp,
-                                                 dtype_bytes(infer.kv_dtype));
+  kv_bytes_per_token_ =
+      model::kv_bytes_per_token(m, static_cast<std::int64_t>(layers_per_gpu), par.tp, dtype_bytes(infer.kv_dtype));
   // Weights as stored on one GPU: linear layers packed when quantized, the rest 16-bit.
   model::InventoryParams p;
   p.q_len = 1;
@@ -50,10 +55,9 @@ IterationCostModel::IterationCostModel(const model::ModelSpec& m, const hardware
   auto count = [&](const std::vector<model::Operator>& ops, double times) {
     for (const auto& op : ops) {
       // Each expert-parallel rank holds num_experts / ep of the experts.
-      const double share = op.name.rfind("moe.experts_", 0) == 0 ? 1.0 / dbl(std::max<std::int64_t>(1, par.ep)) : 1.0;
+      const double share = op.routed_expert ? 1.0 / dbl(std::max<std::int64_t>(1, par.ep)) : 1.0;
       // Quantizable projections; the router, shared-expert gate and LM head stay 16-bit.
-      const bool lin = op.kind == model::OpKind::Gemm && op.name.find("router") == std::string::npos &&
-                       op.name.find("shared_gate") == std::string::npos && op.name.find("lm_head") == std::string::npos;
+      const bool lin = op.kind == model::OpKind::Gemm && op.quantizable;
       (lin ? linear : other) += dbl(op.weight_params) * times * share;
     }
   };
@@ -86,7 +90,8 @@ IterationCost IterationCostModel::iteration(const std::vector<SequenceWork>& bat
   const CommGroup tp = make_group(static_cast<int>(par_.tp), 1, std::max(1, sys_.node.gpus_per_node));
   // Expert parallelism: experts spread over `ep` ranks next to the TP group; dispatch and combine are
   // all-to-alls (each rank still computes its share of the routed tokens, so expert GEMM time is unchanged).
-  const CommGroup ep = make_group(static_cast<int>(par_.ep), static_cast<int>(par_.tp), std::max(1, sys_.node.gpus_per_node));
+  const CommGroup ep =
+      make_group(static_cast<int>(par_.ep), static_cast<int>(par_.tp), std::max(1, sys_.node.gpus_per_node));
 
   model::InventoryParams p;
   p.micro_batch = 1;
@@ -103,7 +108,7 @@ IterationCost IterationCostModel::iteration(const std::vector<SequenceWork>& bat
     double packed_weight_bytes = -1, dense_weight_bytes = 0;
     for (const auto& op : ops) {
       if (is_attention_core(op)) continue;
-      if (op.name.size() > 8 && op.name.compare(op.name.size() - 8, 8, ".dequant") == 0) {
+      if (op.role == model::OpRole::Dequant) {
         // Folded into the next GEMM: it reads the packed weights instead of dense ones.
         const double params = op.fwd_flops / 2.0;
         dense_weight_bytes = params * dtype_bytes(act);
@@ -124,7 +129,7 @@ IterationCost IterationCostModel::iteration(const std::vector<SequenceWork>& bat
         }
         // With expert parallelism a rank reads only its own experts' weights (num_experts / ep of the
         // active ones), while computing the same number of routed tokens.
-        if (par_.ep > 1 && op.name.rfind("moe.experts_", 0) == 0) bytes -= weight_bytes * (1.0 - 1.0 / dbl(par_.ep));
+        if (par_.ep > 1 && op.routed_expert) bytes -= weight_bytes * (1.0 - 1.0 / dbl(par_.ep));
         c.linear_s += compute_.gemm(op.m, op.n, op.k, op.batch, op.fwd_flops, bytes, gemm_dtype) * times;
         packed_weight_bytes = -1;
         continue;
@@ -160,7 +165,8 @@ IterationCost IterationCostModel::iteration(const std::vector<SequenceWork>& bat
     if (n <= 0) continue;
     const double pairs = n * ctx + n * (n + 1) / 2;  // causal: each new token sees the context and its predecessors
     const double flops = 4.0 * heads * hd * pairs;
-    const double bytes = 2.0 * n * heads * hd * a + (ctx + n) * kv_row * kvb + n * kv_row * kvb;  // Q, O; read KV; write new KV
+    const double bytes =
+        2.0 * n * heads * hd * a + (ctx + n) * kv_row * kvb + n * kv_row * kvb;  // Q, O; read KV; write new KV
     if (s.new_tokens > 1 || s.context == 0) {
       pf += flops;
       pb += bytes;

@@ -8,11 +8,11 @@
 #include <cstdint>
 #include <vector>
 
-#include "llmsim/hardware/system_spec.h"
-#include "llmsim/model/model_spec.h"
+#include "llmsim/core/interval.h"
 #include "llmsim/cost/comm_cost.h"
 #include "llmsim/cost/compute_cost.h"
-#include "llmsim/core/interval.h"
+#include "llmsim/hardware/system_spec.h"
+#include "llmsim/model/model_spec.h"
 #include "llmsim/run/run_spec.h"
 
 namespace llmsim::sim {
@@ -28,17 +28,17 @@ struct SequenceWork {
 };
 
 struct IterationOptions {
-  double kernel_floor_s = -1;     // seconds per kernel at least (-1: the profile's launch overhead; CUDA graphs lower it)
-  double overhead_s = 0;          // seconds of engine CPU work per iteration (scheduling, sampling, detokenising)
-  model::EagerGlue glue;          // the engine's model code: fused kernels, or HF eager glue (HF generate)
+  double kernel_floor_s = -1;  // seconds per kernel at least (-1: the profile's launch overhead; CUDA graphs lower it)
+  double overhead_s = 0;       // seconds of engine CPU work per iteration (scheduling, sampling, detokenising)
+  model::EagerGlue glue;       // the engine's model code: fused kernels, or HF eager glue (HF generate)
 };
 
 struct IterationCost {
-  Interval time_s;                // the whole iteration
-  Interval linear_s;              // GEMMs (projections, MLP/experts, LM head) incl. dequantisation
-  Interval attention_s;           // attention kernels (prefill + decode)
-  Interval comm_s;                // TP all-reduces, PP hand-offs
-  Interval other_s;               // norms, RoPE, activations, residuals, embedding, sampling, overhead
+  Interval time_s;       // the whole iteration
+  Interval linear_s;     // GEMMs (projections, MLP/experts, LM head) incl. dequantisation
+  Interval attention_s;  // attention kernels (prefill + decode)
+  Interval comm_s;       // TP all-reduces, PP hand-offs
+  Interval other_s;      // norms, RoPE, activations, residuals, embedding, sampling, overhead
 };
 
 class IterationCostModel {
@@ -55,8 +55,8 @@ class IterationCostModel {
   double weight_bytes_per_gpu() const { return weight_bytes_; }      // as stored (packed when quantized)
 
  private:
-  const model::ModelSpec& m_;     // must outlive the model (as the system copy below does by value)
-  hardware::SystemSpec sys_;      // a copy: the engine's kernel floor replaces the launch overhead
+  const model::ModelSpec& m_;  // must outlive the model (as the system copy below does by value)
+  hardware::SystemSpec sys_;   // a copy: the engine's kernel floor replaces the launch overhead
   ParallelSpec par_;
   InferSpec in_;
   IterationOptions opt_;

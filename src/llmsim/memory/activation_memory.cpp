@@ -36,9 +36,9 @@ LayerActivations layer_activations(const model::ModelSpec& m, const ActivationPa
                   + attn_inputs * beta * tokens * h  // QKV GEMM input (norm output; per projection when cast)
                   + mask * tokens * h;               // dropout mask after the output projection
   // Split over TP: Q and K (scores GEMM or flash input), V, and the output-projection input.
-  a.split += beta * tokens * (q_dim / t + kv_dim_per_rank)  // Q, K after RoPE
-             + beta * tokens * kv_dim_per_rank              // V
-             + beta * tokens * q_dim / t                    // context = out-projection input
+  a.split += beta * tokens * (q_dim / t + kv_dim_per_rank)                 // Q, K after RoPE
+             + beta * tokens * kv_dim_per_rank                             // V
+             + beta * tokens * q_dim / t                                   // context = out-projection input
              + (glue.attn_output_copy ? beta * tokens * q_dim / t : 0.0);  // + its contiguous copy
   if (p.flash_attn) {
     a.split += 4.0 * tokens * heads_per_rank;  // fp32 log-sum-exp per query and head
@@ -61,9 +61,9 @@ LayerActivations layer_activations(const model::ModelSpec& m, const ActivationPa
   };
   if (m.is_moe_layer(layer_index)) {
     const double k = static_cast<double>(m.moe.experts_per_token);
-    const double routed = tokens * k;                                    // token copies sent to experts
-    a.split += 4.0 * tokens * static_cast<double>(m.moe.num_experts);    // fp32 router logits / probs
-    a.split += beta * routed * h;                                        // dispatched expert inputs
+    const double routed = tokens * k;                                  // token copies sent to experts
+    a.split += 4.0 * tokens * static_cast<double>(m.moe.num_experts);  // fp32 router logits / probs
+    a.split += beta * routed * h;                                      // dispatched expert inputs
     a.split += mlp_intermediates(static_cast<double>(m.moe.expert_ffn), routed);
     if (m.moe.shared_expert_ffn > 0) a.split += mlp_intermediates(static_cast<double>(m.moe.shared_expert_ffn), tokens);
   } else {
@@ -94,7 +94,8 @@ double stored_layer_bytes(const model::ModelSpec& m, const ActivationParams& p, 
 
 double in_flight_factor(std::int64_t stage, std::int64_t pp, std::int64_t vp, std::int64_t micro_batches,
                         PipelineSchedule schedule) {
-  if (schedule == PipelineSchedule::GPipe && pp > 1) return static_cast<double>(std::max<std::int64_t>(micro_batches, 1));
+  if (schedule == PipelineSchedule::GPipe && pp > 1)
+    return static_cast<double>(std::max<std::int64_t>(micro_batches, 1));
   const double held = static_cast<double>(std::min(pp - stage, std::max<std::int64_t>(micro_batches, 1)));
   if (vp > 1 && stage == 0) {
     // Interleaved 1F1B: the first stage holds pp micro-batches of all its chunks plus the warm-up extra.

@@ -24,8 +24,8 @@ struct ActivationParams {
   std::int64_t cp = 1;
   bool sequence_parallel = false;
   bool flash_attn = true;
-  double act_bytes = 2;  // bytes per activation element (bf16/fp16)
-  model::EagerGlue glue; // what eager model code saves beyond the fused kernels' tensors (default: fused)
+  double act_bytes = 2;   // bytes per activation element (bf16/fp16)
+  model::EagerGlue glue;  // what eager model code saves beyond the fused kernels' tensors (default: fused)
 };
 
 // Everything a layer stores with no recomputation (sequence parallelism divides `replicated` by tp).

@@ -4,8 +4,8 @@
 
 #include <fmt/format.h>
 
-#include "llmsim/run/framework_profile.h"
 #include "llmsim/run/feasibility.h"
+#include "llmsim/run/framework_profile.h"
 
 namespace llmsim::sim {
 
@@ -29,18 +29,26 @@ std::vector<Candidate> training_candidates(const model::ModelSpec& m) {
          return true;
        }},
       {"--recompute selective",
-       [](RunSpec& r) { return r.train.recompute == Recompute::None && ((r.train.recompute = Recompute::Selective), true); }},
+       [](RunSpec& r) {
+         return r.train.recompute == Recompute::None && ((r.train.recompute = Recompute::Selective), true);
+       }},
       {"--sequence-parallel",
        [](RunSpec& r) { return r.par.tp > 1 && !r.par.sequence_parallel && (r.par.sequence_parallel = true); }},
       {"--recompute full",
-       [](RunSpec& r) { return r.train.recompute != Recompute::Full && ((r.train.recompute = Recompute::Full), true); }},
-      {"--micro-batch 1",
-       [](RunSpec& r) { return r.train.micro_batch > 1 && ((r.train.micro_batch = 1), true); }},
-      {"--zero-stage 1", [](RunSpec& r) { return r.par.dp > 1 && r.train.zero_stage < 1 && ((r.train.zero_stage = 1), true); }},
-      {"--zero-stage 2", [](RunSpec& r) { return r.par.dp > 1 && r.train.zero_stage < 2 && ((r.train.zero_stage = 2), true); }},
-      {"--zero-stage 3", [](RunSpec& r) { return r.par.dp > 1 && r.train.zero_stage < 3 && ((r.train.zero_stage = 3), true); }},
+       [](RunSpec& r) {
+         return r.train.recompute != Recompute::Full && ((r.train.recompute = Recompute::Full), true);
+       }},
+      {"--micro-batch 1", [](RunSpec& r) { return r.train.micro_batch > 1 && ((r.train.micro_batch = 1), true); }},
+      {"--zero-stage 1",
+       [](RunSpec& r) { return r.par.dp > 1 && r.train.zero_stage < 1 && ((r.train.zero_stage = 1), true); }},
+      {"--zero-stage 2",
+       [](RunSpec& r) { return r.par.dp > 1 && r.train.zero_stage < 2 && ((r.train.zero_stage = 2), true); }},
+      {"--zero-stage 3",
+       [](RunSpec& r) { return r.par.dp > 1 && r.train.zero_stage < 3 && ((r.train.zero_stage = 3), true); }},
       {"--optimizer adam8bit",
-       [](RunSpec& r) { return r.train.optimizer == Optimizer::Adam && ((r.train.optimizer = Optimizer::Adam8bit), true); }},
+       [](RunSpec& r) {
+         return r.train.optimizer == Optimizer::Adam && ((r.train.optimizer = Optimizer::Adam8bit), true);
+       }},
       {"--optimizer-state-dtype bf16",  // Megatron-LM's precision-aware optimizer
        [](RunSpec& r) {
          if (r.train.framework != Framework::Megatron || r.train.optimizer != Optimizer::Adam ||
@@ -111,10 +119,13 @@ std::vector<Candidate> training_candidates(const model::ModelSpec& m) {
 
 std::vector<Candidate> inference_candidates(const model::ModelSpec& m) {
   const auto quant = [](model::WeightQuant q) {
-    return [q](RunSpec& r) { return r.infer.weight_quant == model::WeightQuant::None && ((r.infer.weight_quant = q), true); };
+    return [q](RunSpec& r) {
+      return r.infer.weight_quant == model::WeightQuant::None && ((r.infer.weight_quant = q), true);
+    };
   };
   return {
-      {"--kv-dtype fp8", [](RunSpec& r) { return r.infer.kv_dtype != DType::FP8 && ((r.infer.kv_dtype = DType::FP8), true); }},
+      {"--kv-dtype fp8",
+       [](RunSpec& r) { return r.infer.kv_dtype != DType::FP8 && ((r.infer.kv_dtype = DType::FP8), true); }},
       {"--weight-quant int8", quant(model::WeightQuant::Int8)},
       {"--weight-quant int4", quant(model::WeightQuant::Int4)},
       {"--batch /2", [](RunSpec& r) { return r.infer.batch > 1 && ((r.infer.batch /= 2), true); }},

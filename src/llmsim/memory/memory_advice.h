@@ -9,8 +9,8 @@
 namespace llmsim::sim {
 
 struct FitSuggestion {
-  std::string change;   // as flags, e.g. "--recompute full"
-  double gpu_bytes = 0; // peak per-GPU bytes with the change
+  std::string change;    // as flags, e.g. "--recompute full"
+  double gpu_bytes = 0;  // peak per-GPU bytes with the change
   double host_bytes = 0;
 };
 

@@ -5,16 +5,41 @@
 
 #include <fmt/format.h>
 
-#include "llmsim/model/param_count.h"
-#include "llmsim/memory/activation_memory.h"
 #include "llmsim/core/units.h"
+#include "llmsim/memory/activation_memory.h"
+#include "llmsim/model/param_count.h"
+#include "llmsim/run/feasibility.h"
 #include "llmsim/run/framework_profile.h"
 #include "llmsim/run/lora_adapters.h"
 #include "llmsim/run/stage_layout.h"
 #include "llmsim/run/train_state_bytes.h"
-#include "llmsim/run/feasibility.h"
 
 namespace llmsim::sim {
+
+std::string_view name_of(MemoryKind k) {
+  switch (k) {
+    case MemoryKind::Weights: return "weights";
+    case MemoryKind::FrozenWeights: return "frozen_weights";
+    case MemoryKind::AdapterWeights: return "adapter_weights";
+    case MemoryKind::Gradients: return "gradients";
+    case MemoryKind::OptimizerStates: return "optimizer_states";
+    case MemoryKind::OffloadedOptimizer: return "offloaded_optimizer";
+    case MemoryKind::OffloadedGradients: return "offloaded_gradients";
+    case MemoryKind::OffloadedWeights: return "offloaded_weights";
+    case MemoryKind::Zero3GatheredParams: return "zero3_gathered_params";
+    case MemoryKind::CommBuckets: return "comm_buckets";
+    case MemoryKind::Activations: return "activations";
+    case MemoryKind::RecomputeWorkingSet: return "recompute_working_set";
+    case MemoryKind::LogitsAndLoss: return "logits_and_loss";
+    case MemoryKind::AmpWeightCopies: return "amp_weight_copies";
+    case MemoryKind::GradientOverlap: return "gradient_overlap";
+    case MemoryKind::KvCache: return "kv_cache";
+    case MemoryKind::Workspace: return "workspace";
+    case MemoryKind::CudaContext: return "cuda_context";
+    case MemoryKind::AllocatorReserve: return "allocator_reserve";
+  }
+  return "weights";
+}
 
 namespace {
 
@@ -30,15 +55,18 @@ struct Stage {
 
 Stage stage_of(std::int64_t index, std::int64_t pp, std::int64_t num_layers) {
   const StageLayers layers = stage_layers(index, pp, num_layers);
-  return Stage{.index = index, .first_layer = layers.first, .layers = layers.count, .first = index == 0,
+  return Stage{.index = index,
+               .first_layer = layers.first,
+               .layers = layers.count,
+               .first = index == 0,
                .last = index == pp - 1};
 }
 
 // Parameters one GPU of a stage holds, before ZeRO sharding, split into the parts that LoRA/QLoRA
 // and weight quantization treat differently.
 struct StageParams {
-  double linear = 0;       // inside linear projections (quantizable, LoRA-frozen)
-  double other = 0;        // norms, embeddings, LM head (kept in 16-bit)
+  double linear = 0;         // inside linear projections (quantizable, LoRA-frozen)
+  double other = 0;          // norms, embeddings, LM head (kept in 16-bit)
   double largest_layer = 0;  // the biggest layer of the stage (ZeRO-3 gathers whole layers)
   double total() const { return linear + other; }
 };
@@ -62,8 +90,10 @@ StageParams stage_params(const model::ModelSpec& m, const ParallelSpec& par, con
   if (st.last) {
     sp.other += static_cast<double>(pc.final_norm);
     // Vocab-parallel LM head; a tied head on its own stage keeps a copy of the embedding (Megatron).
-    if (pc.lm_head > 0) sp.other += static_cast<double>(pc.lm_head) / tp;
-    else if (par.pp > 1) sp.other += static_cast<double>(pc.embedding) / tp;
+    if (pc.lm_head > 0)
+      sp.other += static_cast<double>(pc.lm_head) / tp;
+    else if (par.pp > 1)
+      sp.other += static_cast<double>(pc.embedding) / tp;
   }
   return sp;
 }
@@ -78,8 +108,8 @@ double lora_params(const model::ModelSpec& m, const ParallelSpec& par, std::int6
   return n;
 }
 
-void add(std::vector<MemoryItem>& items, std::string name, double bytes, std::string note) {
-  if (bytes > 0) items.push_back(MemoryItem{std::move(name), bytes, std::move(note)});
+void add(std::vector<MemoryItem>& items, MemoryKind kind, double bytes, std::string note) {
+  if (bytes > 0) items.push_back(MemoryItem{kind, std::string(name_of(kind)), bytes, std::move(note)});
 }
 
 double sum(const std::vector<MemoryItem>& items) {
@@ -88,12 +118,10 @@ double sum(const std::vector<MemoryItem>& items) {
   return s;
 }
 
-constexpr const char* kCudaContextItem = "cuda_context";
-constexpr const char* kAllocatorReserveItem = "allocator_reserve";
-
 void add_runtime(std::vector<MemoryItem>& gpu, const hardware::SystemSpec& sys) {
-  add(gpu, kCudaContextItem, sys.runtime.cuda_context_bytes, "CUDA context, cuBLAS/NCCL workspaces (system runtime)");
-  add(gpu, kAllocatorReserveItem, sys.runtime.allocator_reserve_fraction * sys.gpu.memory_bytes,
+  add(gpu, MemoryKind::CudaContext, sys.runtime.cuda_context_bytes,
+      "CUDA context, cuBLAS/NCCL workspaces (system runtime)");
+  add(gpu, MemoryKind::AllocatorReserve, sys.runtime.allocator_reserve_fraction * sys.gpu.memory_bytes,
       fmt::format("{:.0f}% of device memory lost to allocator fragmentation (system runtime)",
                   100.0 * sys.runtime.allocator_reserve_fraction));
 }
@@ -146,76 +174,79 @@ StageMemory training_stage(const model::ModelSpec& m, const hardware::SystemSpec
     // (embeddings, norms and the LM head stay 16-bit, as bitsandbytes leaves them).
     const double linear_b = frozen_linear_bytes(t);
     const double base = (sp.linear * linear_b + sp.other * 2.0) / shard_w;
-    add(gpu, "frozen_weights", offload_params ? 0.0 : base,
+    add(gpu, MemoryKind::FrozenWeights, offload_params ? 0.0 : base,
         fmt::format("{:.3g} params: linear at {:.4g} B, rest at 2 B{}", sp.total(), linear_b,
                     z >= 3 ? ", ZeRO-3 sharded" : ""));
   }
   const TrainStateBytes b = train_state_bytes(fw, t);
   const double w_bytes = trainable * b.weight / shard_w;
-  add(gpu, lora ? "adapter_weights" : "weights", offload_params ? 0.0 : w_bytes,
+  add(gpu, lora ? MemoryKind::AdapterWeights : MemoryKind::Weights, offload_params ? 0.0 : w_bytes,
       fmt::format("{:.4g} params x {} B ({}){}", trainable, b.weight, b.recipe, z >= 3 ? " / dp" : ""));
   const double largest = largest_trainable_tensor(m, t, par.tp, st.first || st.last);
   const double grads = live_gradient_params(t, trainable, largest) * b.grad / shard_g;
-  add(gpu, "gradients", grads,
-      t.optimizer_in_backward
-          ? fmt::format("{} B/param of the largest tensor: stepped and freed during backward{}", b.grad,
-                        z >= 2 ? " / dp" : "")
-          : fmt::format("{} B/param ({}){}", b.grad, b.recipe, z >= 2 ? " / dp" : ""));
+  add(gpu, MemoryKind::Gradients, grads,
+      t.optimizer_in_backward ? fmt::format("{} B/param of the largest tensor: stepped and freed during backward{}",
+                                            b.grad, z >= 2 ? " / dp" : "")
+                              : fmt::format("{} B/param ({}){}", b.grad, b.recipe, z >= 2 ? " / dp" : ""));
   const double opt_bytes = trainable * b.optimizer() / shard_o;
-  add(gpu, "optimizer_states", offload_opt ? 0.0 : opt_bytes,
-      fmt::format("{} ({} B/param: master {} + states {}{}){}", name_of(t.optimizer), b.optimizer(), b.master,
-                  b.states, t.optimizer == Optimizer::Adam ? fmt::format(" {}", dtype_name(b.state_dtype)) : "",
+  add(gpu, MemoryKind::OptimizerStates, offload_opt ? 0.0 : opt_bytes,
+      fmt::format("{} ({} B/param: master {} + states {}{}){}", name_of(t.optimizer), b.optimizer(), b.master, b.states,
+                  t.optimizer == Optimizer::Adam ? fmt::format(" {}", dtype_name(b.state_dtype)) : "",
                   z >= 1 ? " / dp" : ""));
   if (offload_opt) {
     // ZeRO-Offload keeps the fp32 optimizer states and an fp32 gradient partition in host memory.
-    add(out.host, "offloaded_optimizer", opt_bytes, "optimizer states moved to host (ZeRO-Offload)");
-    add(out.host, "offloaded_gradients", trainable * 4.0 / shard_g, "fp32 gradient partition on host");
+    add(out.host, MemoryKind::OffloadedOptimizer, opt_bytes, "optimizer states moved to host (ZeRO-Offload)");
+    add(out.host, MemoryKind::OffloadedGradients, trainable * 4.0 / shard_g, "fp32 gradient partition on host");
   }
-  if (offload_params) add(out.host, "offloaded_weights", w_bytes, "16-bit parameters on host (ZeRO-Infinity)");
+  if (offload_params) add(out.host, MemoryKind::OffloadedWeights, w_bytes, "16-bit parameters on host (ZeRO-Infinity)");
   if (z >= 3 && dp > 1)
-    add(gpu, "zero3_gathered_params", fw.zero3_live_layers * sp.largest_layer * 2.0,
+    add(gpu, MemoryKind::Zero3GatheredParams, fw.zero3_live_layers * sp.largest_layer * 2.0,
         fmt::format("{} layers gathered in 16-bit (current + prefetch)", fw.zero3_live_layers));
   if (fw.bucket_elements > 0 && z <= 2 && dp > 1)
-    add(gpu, "comm_buckets", std::min(fw.bucket_elements, trainable) * b.grad,
+    add(gpu, MemoryKind::CommBuckets, std::min(fw.bucket_elements, trainable) * b.grad,
         fmt::format("reduce bucket of {:.3g} elements ({})", fw.bucket_elements, fw.name));
   if (fw.bucket_copies_all_grads && z == 0 && dp > 1 && !t.optimizer_in_backward)
-    add(gpu, "comm_buckets", trainable * b.grad, "DDP bucket buffers copy every gradient");
+    add(gpu, MemoryKind::CommBuckets, trainable * b.grad, "DDP bucket buffers copy every gradient");
 
   // Activations, with what the framework's model code saves beyond fused kernels (model::EagerGlue).
   const model::EagerGlue glue = training_glue(fw, t);
   const std::int64_t micro_batches = micro_batches_per_step(run);
-  const ActivationParams ap{.micro_batch = t.micro_batch, .seq_len = t.seq_len, .tp = par.tp, .cp = par.cp,
-                            .sequence_parallel = par.sequence_parallel, .flash_attn = t.flash_attn,
-                            .act_bytes = act_bytes, .glue = glue};
+  const ActivationParams ap{.micro_batch = t.micro_batch,
+                            .seq_len = t.seq_len,
+                            .tp = par.tp,
+                            .cp = par.cp,
+                            .sequence_parallel = par.sequence_parallel,
+                            .flash_attn = t.flash_attn,
+                            .act_bytes = act_bytes,
+                            .glue = glue};
   double per_mb = 0, biggest_layer = 0;
   for (std::int64_t l = st.first_layer; l < st.first_layer + st.layers; ++l) {
     per_mb += stored_layer_bytes(m, ap, l, t.recompute);
     biggest_layer = std::max(biggest_layer, layer_activations(m, ap, l).total());
   }
   const double held = in_flight_factor(st.index, par.pp, par.vp, micro_batches, t.schedule);
-  add(gpu, "activations", per_mb * held,
-      fmt::format("{} layers x {:.3g} micro-batches in flight, recompute {}{}{}", st.layers, held,
-                  name_of(t.recompute), t.flash_attn ? ", flash-attn" : "",
-                  par.sequence_parallel ? ", sequence parallel" : ""));
+  add(gpu, MemoryKind::Activations, per_mb * held,
+      fmt::format("{} layers x {:.3g} micro-batches in flight, recompute {}{}{}", st.layers, held, name_of(t.recompute),
+                  t.flash_attn ? ", flash-attn" : "", par.sequence_parallel ? ", sequence parallel" : ""));
   if (t.recompute == Recompute::Full)
-    add(gpu, "recompute_working_set", biggest_layer, "one layer's activations re-materialised in backward");
+    add(gpu, MemoryKind::RecomputeWorkingSet, biggest_layer, "one layer's activations re-materialised in backward");
   double logits = 0;
   if (st.last) {
     const double tokens = static_cast<double>(t.micro_batch * t.seq_len) / static_cast<double>(par.cp);
     const double per_logit = loss_logits_bytes(fw, t);
     logits = tokens * std::ceil(static_cast<double>(m.vocab) / tp) * per_logit;
-    add(gpu, "logits_and_loss", logits,
+    add(gpu, MemoryKind::LogitsAndLoss, logits,
         fmt::format("{} B per logit ({}{})", per_logit, fw.name, t.fused_loss ? ", fused cross-entropy" : ""));
   }
   const double amp_copies = amp_weight_copy_bytes(glue, act_bytes, trainable / shard_w);
-  add(gpu, "amp_weight_copies", amp_copies,
+  add(gpu, MemoryKind::AmpWeightCopies, amp_copies,
       fmt::format("{} B/param: autocast's copy of each fp32 weight, held from forward to backward", act_bytes));
-  if (const double overlap = gradient_overlap_bytes(fw, run, micro_batches, grads,
-                                                    per_mb * held + logits + amp_copies);
+  if (const double overlap = gradient_overlap_bytes(fw, run, micro_batches, grads, per_mb * held + logits + amp_copies);
       overlap > 0)
-    gpu.push_back(MemoryItem{"gradient_overlap", -overlap,
-                             "gradients are allocated in backward as activations are freed (zero_grad(set_to_none=True)), "
-                             "one micro-batch per step"});
+    gpu.push_back(
+        MemoryItem{MemoryKind::GradientOverlap, std::string(name_of(MemoryKind::GradientOverlap)), -overlap,
+                   "gradients are allocated in backward as activations are freed (zero_grad(set_to_none=True)), "
+                   "one micro-batch per step"});
   add_runtime(gpu, sys);
   return out;
 }
@@ -231,14 +262,14 @@ StageMemory inference_stage(const model::ModelSpec& m, const hardware::SystemSpe
   StageMemory out;
   out.params = sp.total();
   const double wq = model::quantized_weight_bytes(in.weight_quant, in.precision);
-  add(out.gpu, "weights", sp.linear * wq + sp.other * beta,
+  add(out.gpu, MemoryKind::Weights, sp.linear * wq + sp.other * beta,
       fmt::format("{:.3g} params: linear at {:.4g} B ({}), rest at {} B", sp.total(), wq,
                   model::weight_quant_name(in.weight_quant), beta));
 
   // KV cache: K and V per layer per token (model::kv_bytes_per_token).
   kv_per_token = model::kv_bytes_per_token(m, st.layers, par.tp, dtype_bytes(in.kv_dtype));
   const double seq_tokens = std::max(static_cast<double>(in.input_len + in.output_len), fw.kv_prealloc_tokens);
-  add(out.gpu, "kv_cache", kv_per_token * seq_tokens * static_cast<double>(batch),
+  add(out.gpu, MemoryKind::KvCache, kv_per_token * seq_tokens * static_cast<double>(batch),
       fmt::format("{} seqs x {:.0f} tokens x {:.4g} B/token ({})", batch, seq_tokens, kv_per_token,
                   dtype_name(in.kv_dtype)));
 
@@ -252,7 +283,7 @@ StageMemory inference_stage(const model::ModelSpec& m, const hardware::SystemSpe
     const double logit_rows = fw.full_prefill_logits ? tokens : static_cast<double>(batch);
     ws += logit_rows * std::ceil(static_cast<double>(m.vocab) / tp) * (beta + 4.0);
   }
-  add(out.gpu, "workspace", ws,
+  add(out.gpu, MemoryKind::Workspace, ws,
       fmt::format("prefill of {} x {} tokens: hidden states, MLP intermediates, logits{}", batch, in.input_len,
                   fw.full_prefill_logits ? " of every prompt position" : " of the last position"));
   add_runtime(out.gpu, sys);
@@ -319,9 +350,9 @@ double peak_gpu_bytes_as(const MemoryResult& m, MemoryMeasure measure) {
   double bytes = m.gpu_bytes;
   for (const MemoryItem& i : m.gpu) {
     // The CUDA context lives outside PyTorch's allocator: neither reserved nor allocated bytes see it.
-    if (measure != MemoryMeasure::Device && i.name == kCudaContextItem) bytes -= i.bytes;
+    if (measure != MemoryMeasure::Device && i.kind == MemoryKind::CudaContext) bytes -= i.bytes;
     // The allocator's cached but unused blocks are reserved, not allocated.
-    if (measure == MemoryMeasure::Allocated && i.name == kAllocatorReserveItem) bytes -= i.bytes;
+    if (measure == MemoryMeasure::Allocated && i.kind == MemoryKind::AllocatorReserve) bytes -= i.bytes;
   }
   return bytes;
 }
@@ -360,7 +391,8 @@ MemoryResult evaluate(const model::ModelSpec& m, const hardware::SystemSpec& sys
   peak.params_total = r.params_total;
   peak.params_trainable = r.params_trainable;
   if (!inference && run.train.finetune != FinetuneKind::Full)
-    peak.params_trainable = static_cast<std::int64_t>(lora_params(m, ParallelSpec{}, 0, m.num_layers, run.train));  // whole model
+    peak.params_trainable =
+        static_cast<std::int64_t>(lora_params(m, ParallelSpec{}, 0, m.num_layers, run.train));  // whole model
 
   // Host memory is per node: every GPU of the node offloads its own partition.
   const double gpus_on_node = static_cast<double>(std::min<std::int64_t>(run.par.gpus, sys.node.gpus_per_node));
@@ -380,7 +412,7 @@ MemoryResult evaluate(const model::ModelSpec& m, const hardware::SystemSpec& sys
     peak.max_batch = lo;
     double kv_item = 0;
     for (const auto& item : peak.gpu)
-      if (item.name == "kv_cache") kv_item = item.bytes;
+      if (item.kind == MemoryKind::KvCache) kv_item = item.bytes;
     const double free_for_kv = r.gpu_capacity_bytes - (peak.gpu_bytes - kv_item);
     peak.max_tokens = kv_per_token > 0 ? static_cast<std::int64_t>(std::max(0.0, free_for_kv) / kv_per_token) : 0;
   }

@@ -16,21 +16,47 @@ namespace llmsim::sim {
 
 inline constexpr int kResultSchemaVersion = 1;  // version of the JSON/CSV result layout
 
+// What a memory item holds. Decisions read the kind; its name (name_of) is the stable id that the
+// tables, JSON and CSV show.
+enum class MemoryKind {
+  Weights,
+  FrozenWeights,
+  AdapterWeights,
+  Gradients,
+  OptimizerStates,
+  OffloadedOptimizer,
+  OffloadedGradients,
+  OffloadedWeights,
+  Zero3GatheredParams,
+  CommBuckets,
+  Activations,
+  RecomputeWorkingSet,
+  LogitsAndLoss,
+  AmpWeightCopies,
+  GradientOverlap,
+  KvCache,
+  Workspace,
+  CudaContext,
+  AllocatorReserve,
+};
+std::string_view name_of(MemoryKind k);  // "weights", "frozen_weights", …, "allocator_reserve"
+
 struct MemoryItem {
-  std::string name;   // stable id, e.g. "weights", "optimizer_states", "activations"
-  double bytes = 0;   // bytes per GPU (or per node for host items)
-  std::string note;   // how it was counted
+  MemoryKind kind = MemoryKind::Weights;
+  std::string name;  // name_of(kind): "weights", "optimizer_states", "activations", …
+  double bytes = 0;  // bytes per GPU (or per node for host items)
+  std::string note;  // how it was counted
 };
 
 struct MemoryResult {
   std::vector<std::string> problems;  // structural reasons the run is impossible (empty = valid)
 
-  std::vector<MemoryItem> gpu;        // breakdown of the peak GPU
-  double gpu_bytes = 0;               // sum of `gpu`
-  double gpu_capacity_bytes = 0;      // device memory of one GPU
-  std::int64_t peak_stage = 0;        // pipeline stage with the largest footprint
+  std::vector<MemoryItem> gpu;    // breakdown of the peak GPU
+  double gpu_bytes = 0;           // sum of `gpu`
+  double gpu_capacity_bytes = 0;  // device memory of one GPU
+  std::int64_t peak_stage = 0;    // pipeline stage with the largest footprint
 
-  std::vector<MemoryItem> host;       // host memory needed per node (offload, pinned buffers)
+  std::vector<MemoryItem> host;  // host memory needed per node (offload, pinned buffers)
   double host_bytes = 0;
   double host_capacity_bytes = 0;
 
@@ -40,9 +66,9 @@ struct MemoryResult {
   double params_per_gpu = 0;          // parameters resident on the peak GPU (before ZeRO sharding)
 
   // Inference only.
-  double kv_bytes_per_token = 0;      // per GPU, all its layers
-  std::int64_t max_batch = 0;         // largest batch at the run's input+output length that fits
-  std::int64_t max_tokens = 0;        // largest number of KV tokens that fits at the run's batch workspace
+  double kv_bytes_per_token = 0;  // per GPU, all its layers
+  std::int64_t max_batch = 0;     // largest batch at the run's input+output length that fits
+  std::int64_t max_tokens = 0;    // largest number of KV tokens that fits at the run's batch workspace
 
   bool valid() const { return problems.empty(); }
   bool gpu_fits() const { return gpu_bytes <= gpu_capacity_bytes; }

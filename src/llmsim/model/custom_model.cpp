@@ -37,9 +37,9 @@ void validate(const CustomDims& d, const Location& where) {
   require_unset_or_positive(where, "kv_heads", d.kv_heads);
   require_unset_or_positive(where, "ffn", d.ffn);
   if (d.hidden % d.heads != 0)
-    throw_input(at(where, "heads"),
-                fmt::format("heads ({}) must divide hidden ({}) so that every head has the same width", d.heads,
-                            d.hidden));
+    throw_input(
+        at(where, "heads"),
+        fmt::format("heads ({}) must divide hidden ({}) so that every head has the same width", d.heads, d.hidden));
   const std::int64_t kv = d.kv_heads == 0 ? d.heads : d.kv_heads;
   if (d.heads % kv != 0)
     throw_input(at(where, "kv_heads"),

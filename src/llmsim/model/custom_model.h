@@ -7,18 +7,18 @@
 #include <cstdint>
 #include <string>
 
-#include "llmsim/model/model_spec.h"
 #include "llmsim/core/error.h"
+#include "llmsim/model/model_spec.h"
 
 namespace llmsim::model {
 
 struct CustomDims {
-  std::string arch;              // "gpt" or "llama"
+  std::string arch;  // "gpt" or "llama"
   std::int64_t layers = 0;
   std::int64_t hidden = 0;
   std::int64_t heads = 0;
-  std::int64_t kv_heads = 0;     // 0 = heads
-  std::int64_t ffn = 0;          // 0 = 4 * hidden
+  std::int64_t kv_heads = 0;  // 0 = heads
+  std::int64_t ffn = 0;       // 0 = 4 * hidden
   std::int64_t vocab = 0;
   std::int64_t max_positions = 0;  // gpt: size of the learned position table (the run's seq_len)
 };

@@ -54,16 +54,13 @@ class Reader {
   }
   bool present(const std::string& key) const { return obj_.contains(key); }
 
-  [[noreturn]] void fail(const std::string& key, const std::string& rule) const {
-    throw_input(where(key), rule);
-  }
+  [[noreturn]] void fail(const std::string& key, const std::string& rule) const { throw_input(where(key), rule); }
 
   std::int64_t integer(const std::string& key, std::int64_t fallback) const {
     const json* v = get(key);
     if (!v) return fallback;
     // Hugging Face writes dimensions as JSON integers; 4096.0 or "4096" means a broken file.
-    if (!v->is_number_integer())
-      fail(key, fmt::format("{} must be an integer, got {}", key, shown(*v)));
+    if (!v->is_number_integer()) fail(key, fmt::format("{} must be an integer, got {}", key, shown(*v)));
     return v->get<std::int64_t>();
   }
 
@@ -170,8 +167,8 @@ void read_attention_shape(const Reader& r, ModelSpec& m, std::int64_t default_he
     return;
   }
   if (m.hidden % m.num_heads != 0)
-    r.fail(heads_key, fmt::format("{} ({}) must divide the hidden size ({}) when head_dim is not given",
-                                  heads_key, m.num_heads, m.hidden));
+    r.fail(heads_key, fmt::format("{} ({}) must divide the hidden size ({}) when head_dim is not given", heads_key,
+                                  m.num_heads, m.hidden));
   m.head_dim = m.hidden / m.num_heads;
 }
 
@@ -321,14 +318,15 @@ ModelSpec read_gpt2(const Reader& r) {
   m.vocab = r.positive("vocab_size", 50257);
   m.hidden = gpt2_dim(r, "n_embd", "hidden_size", 768);
   m.num_layers = gpt2_dim(r, "n_layer", "num_hidden_layers", 12);
-  read_attention_shape(r, m, 12, -1, r.get("n_head") || !r.get("num_attention_heads") ? "n_head" : "num_attention_heads");
+  read_attention_shape(r, m, 12, -1,
+                       r.get("n_head") || !r.get("num_attention_heads") ? "n_head" : "num_attention_heads");
   m.ffn_hidden = r.get("n_inner") ? r.positive("n_inner", 0) : 4 * m.hidden;  // n_inner None = 4 * n_embd
   m.max_positions = gpt2_dim(r, "n_positions", "max_position_embeddings", 1024);
   m.norm = NormKind::LayerNorm;
   m.mlp = MlpKind::Plain;
   m.position = PositionKind::Learned;
   m.activation = r.string("activation_function", "gelu_new");
-  m.qkv_bias = m.out_bias = m.mlp_bias = true;  // Conv1D layers always carry a bias
+  m.qkv_bias = m.out_bias = m.mlp_bias = true;                 // Conv1D layers always carry a bias
   m.tied_embeddings = r.boolean("tie_word_embeddings", true);  // PretrainedConfig default
   m.rope_theta = 0.0;                                          // no rotary embedding
   m.rotary_fraction = 0.0;
@@ -410,11 +408,12 @@ QuantSpec read_fp8(const Reader& q, const std::string& method) {
   QuantSpec s{.format = WeightQuant::Fp8, .method = method};
   const json* block = q.get("weight_block_size");
   if (!block) return s;
-  const bool ok = block->is_array() && !block->empty() &&
-                  std::all_of(block->begin(), block->end(),
-                              [](const json& v) { return v.is_number_integer() && v.get<std::int64_t>() > 0; });
+  const bool ok = block->is_array() && !block->empty() && std::all_of(block->begin(), block->end(), [](const json& v) {
+                    return v.is_number_integer() && v.get<std::int64_t>() > 0;
+                  });
   if (!ok)
-    q.fail("weight_block_size", fmt::format("weight_block_size must be a list of positive integers, got {}", shown(*block)));
+    q.fail("weight_block_size",
+           fmt::format("weight_block_size must be a list of positive integers, got {}", shown(*block)));
   s.group_size = 1;
   for (const json& v : *block) s.group_size *= v.get<std::int64_t>();
   return s;
@@ -453,8 +452,8 @@ ModelSpec model_from_hf_json(const JsonDocument& doc) {
     throw_input(Location{.file = doc.file, .key = "model_type"},
                 "missing model_type; supported: " + join(supported_model_types()));
   const std::string type = typed.string("model_type", "");
-  const auto family = std::find_if(kFamilies.begin(), kFamilies.end(),
-                                   [&](const Family& f) { return f.model_type == type; });
+  const auto family =
+      std::find_if(kFamilies.begin(), kFamilies.end(), [&](const Family& f) { return f.model_type == type; });
   if (family == kFamilies.end())
     typed.fail("model_type", fmt::format("unsupported model_type '{}'; supported: {}{}", type,
                                          join(supported_model_types()), did_you_mean(type, supported_model_types())));

@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "llmsim/model/model_spec.h"
 #include "llmsim/core/json_reader.h"
+#include "llmsim/model/model_spec.h"
 
 namespace llmsim::model {
 

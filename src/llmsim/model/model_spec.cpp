@@ -8,10 +8,10 @@ namespace llmsim::model {
 
 namespace {
 constexpr std::array<std::pair<WeightQuant, std::string_view>, 5> kQuantNames{{{WeightQuant::None, "none"},
-                                                                              {WeightQuant::Int8, "int8"},
-                                                                              {WeightQuant::Int4, "int4"},
-                                                                              {WeightQuant::Nf4, "nf4"},
-                                                                              {WeightQuant::Fp8, "fp8"}}};
+                                                                               {WeightQuant::Int8, "int8"},
+                                                                               {WeightQuant::Int4, "int4"},
+                                                                               {WeightQuant::Nf4, "nf4"},
+                                                                               {WeightQuant::Fp8, "fp8"}}};
 }
 
 std::string_view weight_quant_name(WeightQuant q) {
@@ -40,10 +40,10 @@ DType stored_dtype(WeightQuant q, DType unquantized) {
 double quantized_weight_bytes(WeightQuant q, DType fallback) {
   switch (q) {
     case WeightQuant::None: return dtype_bytes(fallback);
-    case WeightQuant::Int8: return 1.0;   // + one fp16 scale per output channel (negligible)
+    case WeightQuant::Int8: return 1.0;                        // + one fp16 scale per output channel (negligible)
     case WeightQuant::Int4: return 0.5 + (2.0 + 0.5) / 128.0;  // group 128: fp16 scale + 4-bit zero
     case WeightQuant::Nf4: return (4.0 + 8.0 / 64.0 + 32.0 / (64.0 * 256.0)) / 8.0;  // Dettmers et al. 2023 Sec. 3
-    case WeightQuant::Fp8: return 1.0;    // per-tensor scale
+    case WeightQuant::Fp8: return 1.0;                                               // per-tensor scale
   }
   return dtype_bytes(fallback);
 }

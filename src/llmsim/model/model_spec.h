@@ -10,9 +10,9 @@
 
 namespace llmsim::model {
 
-enum class NormKind { RmsNorm, LayerNorm };    // LayerNorm has a bias vector, RMSNorm does not
-enum class MlpKind { Gated, Plain };           // Gated: gate/up/down (SwiGLU); Plain: up/down (GELU)
-enum class PositionKind { Rope, Learned };     // Learned adds a max_positions x hidden table
+enum class NormKind { RmsNorm, LayerNorm };  // LayerNorm has a bias vector, RMSNorm does not
+enum class MlpKind { Gated, Plain };         // Gated: gate/up/down (SwiGLU); Plain: up/down (GELU)
+enum class PositionKind { Rope, Learned };   // Learned adds a max_positions x hidden table
 enum class WeightQuant { None, Int8, Int4, Nf4, Fp8 };
 
 std::string_view weight_quant_name(WeightQuant q);  // "none", "int8", "int4", "nf4", "fp8"
@@ -40,21 +40,21 @@ struct MoeSpec {
 // Pre-quantized checkpoints (quantization_config) or a requested storage format.
 struct QuantSpec {
   WeightQuant format = WeightQuant::None;
-  std::string method;          // "bitsandbytes", "gptq", "awq", "fp8", … (informational)
-  std::int64_t group_size = 0; // elements per scale (0 = per-channel or not applicable)
-  bool double_quant = false;   // bitsandbytes nested quantization of the NF4 scales
+  std::string method;           // "bitsandbytes", "gptq", "awq", "fp8", … (informational)
+  std::int64_t group_size = 0;  // elements per scale (0 = per-channel or not applicable)
+  bool double_quant = false;    // bitsandbytes nested quantization of the NF4 scales
 };
 
 struct ModelSpec {
-  std::string name;            // preset name or path it was read from
-  std::string model_type;      // Hugging Face model_type ("llama", "gpt2", …) or "custom-gpt"/"custom-llama"
+  std::string name;        // preset name or path it was read from
+  std::string model_type;  // Hugging Face model_type ("llama", "gpt2", …) or "custom-gpt"/"custom-llama"
 
   std::int64_t num_layers = 0;
-  std::int64_t hidden = 0;         // d_model
-  std::int64_t num_heads = 0;      // query heads
-  std::int64_t num_kv_heads = 0;   // key/value heads (== num_heads without GQA)
-  std::int64_t head_dim = 0;       // per head (usually hidden / num_heads)
-  std::int64_t ffn_hidden = 0;     // dense MLP intermediate size (0 for all-MoE models is allowed)
+  std::int64_t hidden = 0;        // d_model
+  std::int64_t num_heads = 0;     // query heads
+  std::int64_t num_kv_heads = 0;  // key/value heads (== num_heads without GQA)
+  std::int64_t head_dim = 0;      // per head (usually hidden / num_heads)
+  std::int64_t ffn_hidden = 0;    // dense MLP intermediate size (0 for all-MoE models is allowed)
   std::int64_t vocab = 0;
   std::int64_t max_positions = 0;  // context length the model was built for
 
@@ -63,25 +63,23 @@ struct ModelSpec {
   PositionKind position = PositionKind::Rope;
   std::string activation = "silu";
 
-  bool qkv_bias = false;       // biases on q/k/v projections
-  bool out_bias = false;       // bias on the attention output projection
-  bool mlp_bias = false;       // biases on the MLP projections
+  bool qkv_bias = false;  // biases on q/k/v projections
+  bool out_bias = false;  // bias on the attention output projection
+  bool mlp_bias = false;  // biases on the MLP projections
   bool tied_embeddings = false;
   bool parallel_residual = false;  // gpt_neox: attention and MLP read the same input
   double rotary_fraction = 1.0;    // fraction of head_dim rotated by RoPE (gpt_neox rotary_pct)
   double rope_theta = 10000.0;
-  double dropout = 0.0;        // training dropout probability (attention probs and residual); decides dropout masks
+  double dropout = 0.0;  // training dropout probability (attention probs and residual); decides dropout masks
   std::int64_t sliding_window = 0;  // 0 = full attention
 
   MoeSpec moe;
-  DType dtype = DType::BF16;   // checkpoint dtype (torch_dtype / dtype)
-  QuantSpec quant;             // pre-quantized checkpoint; format None otherwise
+  DType dtype = DType::BF16;  // checkpoint dtype (torch_dtype / dtype)
+  QuantSpec quant;            // pre-quantized checkpoint; format None otherwise
 
   std::int64_t q_dim() const { return num_heads * head_dim; }
   std::int64_t kv_dim() const { return num_kv_heads * head_dim; }
-  bool is_moe_layer(std::int64_t layer) const {
-    return moe.enabled() && ((layer + 1) % moe.sparse_step == 0);
-  }
+  bool is_moe_layer(std::int64_t layer) const { return moe.enabled() && ((layer + 1) % moe.sparse_step == 0); }
 };
 
 // KV-cache bytes per token of `layers` layers on one GPU of a `tp`-way tensor-parallel group, at

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "llmsim/model/model_spec.h"
 #include "llmsim/core/dtype.h"
+#include "llmsim/model/model_spec.h"
 
 namespace llmsim::model {
 
@@ -28,25 +28,42 @@ enum class Module { Embedding, Attention, Mlp, Moe, Norm, Residual, Head, Loss }
 // before the column-parallel GEMM), an SP all-gather has a reduce-scatter in backward and vice versa.
 enum class Collective { None, AllReduce, ReduceScatter, AllGather, AllToAll };
 
+// What an operator is, for the decisions the simulators make about it: which ones selective
+// recomputation repeats and the attention kernel prices, what a weight format quantizes, how the time
+// breakdown groups them. Set where the operator is made; nothing decides by an operator's name, so
+// renaming one changes no prediction.
+enum class OpRole {
+  Other,
+  QkvProj,        // the fused QKV projection
+  OutProj,        // the attention output projection
+  Rope,           // rotary position embedding
+  AttentionCore,  // the fused FlashAttention kernel, or the unfused chain: scores, softmax, dropout, context
+  Dequant,        // the dequantize kernel ahead of a packed-weight GEMM
+  Cast,           // an autocast copy of weights or of a projection's input
+  Router,         // the MoE router GEMM (high precision)
+  SharedGate,     // the shared expert's gate GEMM (high precision)
+  LmHead,         // the LM head GEMM (high precision)
+};
+
 std::string_view op_kind_name(OpKind k);
 std::string_view module_name(Module m);
 std::string_view collective_name(Collective c);  // "none", "all_reduce", "reduce_scatter", "all_gather", "all_to_all"
 
 struct Operator {
-  std::string name;   // stable id, e.g. "attn.qkv_proj", "mlp.down_proj", "attn.tp_allreduce"
+  std::string name;  // stable id, e.g. "attn.qkv_proj", "mlp.down_proj", "attn.tp_allreduce"
   OpKind kind = OpKind::Gemm;
   Module module = Module::Attention;
 
   // GEMM shape per GPU (kind == Gemm): C[m,n] = A[m,k] * B[k,n], repeated `batch` times.
   std::int64_t m = 0, n = 0, k = 0, batch = 1;
 
-  double fwd_flops = 0;        // forward FLOPs on one GPU (2 per multiply-add)
-  double fwd_bytes = 0;        // forward bytes read + written from GPU memory
-  double bwd_flops = 0;        // backward FLOPs: activation gradients + weight gradients
-  double bwd_bytes = 0;        // backward bytes read + written
-  double bwd_weight_flops = 0; // the part of bwd_flops that computes weight gradients (0 for frozen / weightless)
-  double bwd_weight_bytes = 0; // the part of bwd_bytes moved by the weight-gradient computation (drop it with
-                               // bwd_weight_flops when the weights are frozen, e.g. LoRA / QLoRA base weights)
+  double fwd_flops = 0;            // forward FLOPs on one GPU (2 per multiply-add)
+  double fwd_bytes = 0;            // forward bytes read + written from GPU memory
+  double bwd_flops = 0;            // backward FLOPs: activation gradients + weight gradients
+  double bwd_bytes = 0;            // backward bytes read + written
+  double bwd_weight_flops = 0;     // the part of bwd_flops that computes weight gradients (0 for frozen / weightless)
+  double bwd_weight_bytes = 0;     // the part of bwd_bytes moved by the weight-gradient computation (drop it with
+                                   // bwd_weight_flops when the weights are frozen, e.g. LoRA / QLoRA base weights)
   std::int64_t weight_params = 0;  // parameters of this operator held on one GPU (after TP sharding)
 
   // For TpComm / MoeComm: bytes of the tensor exchanged by the collective, per GPU, each direction.
@@ -56,6 +73,10 @@ struct Operator {
   double comm_bytes = 0;
   Collective collective = Collective::None;      // forward collective (None: nothing in forward)
   Collective bwd_collective = Collective::None;  // backward collective of the same comm_bytes (None: none)
+
+  OpRole role = OpRole::Other;
+  bool routed_expert = false;  // part of the routed experts (weights sharded by expert parallelism)
+  bool quantizable = true;     // a GEMM whose weights a weight-only format quantizes (false: router, gates, LM head)
 };
 
 // Whether the operator is part of the core attention computation (the fused FlashAttention kernel, or
@@ -70,25 +91,25 @@ bool is_attention_core(const Operator& op);
 // makes; everything off (the default) = fused. src/llmsim/run/framework_profile.cpp sets them per framework.
 struct EagerGlue {
   // Hugging Face transformers modelling code run in eager PyTorch:
-  double rmsnorm_kernels = 1;         // kernels an RMSNorm runs as (HF LlamaRMSNorm: to fp32, pow, mean,
-                                      // add + rsqrt, mul, to bf16 + mul by weight = 6), each re-reading and
-                                      // writing the tensor; applied by the simulator's cost model
-  int rope_kernels = 1;               // kernels apply_rotary_pos_emb runs per rotated tensor (HF: x*cos,
-                                      // rotate_half = neg + cat, *sin, add = 5), each reading and writing it
-  bool attn_output_copy = false;      // attn_output.transpose(1, 2).contiguous(): one copy of the output
-  bool split_gated_activation = false;// act_fn(gate) * up as two kernels (the product re-reads act(gate))
-  bool eager_softmax_chain = false;   // unfused attention as HF eager_attention_forward runs it: scores
-                                      // scaled, causal mask added, softmax in fp32, cast back (4 kernels)
+  double rmsnorm_kernels = 1;           // kernels an RMSNorm runs as (HF LlamaRMSNorm: to fp32, pow, mean,
+                                        // add + rsqrt, mul, to bf16 + mul by weight = 6), each re-reading and
+                                        // writing the tensor; applied by the simulator's cost model
+  int rope_kernels = 1;                 // kernels apply_rotary_pos_emb runs per rotated tensor (HF: x*cos,
+                                        // rotate_half = neg + cat, *sin, add = 5), each reading and writing it
+  bool attn_output_copy = false;        // attn_output.transpose(1, 2).contiguous(): one copy of the output
+  bool split_gated_activation = false;  // act_fn(gate) * up as two kernels (the product re-reads act(gate))
+  bool eager_softmax_chain = false;     // unfused attention as HF eager_attention_forward runs it: scores
+                                        // scaled, causal mask added, softmax in fp32, cast back (4 kernels)
   // Automatic mixed precision over fp32 weights (torch.autocast):
-  double residual_bytes = 0;          // bytes/element of the residual stream, norms and their outputs when
-                                      // wider than the activations (AMP: 4, fp32); 0 = activation dtype
-  bool cast_projection_inputs = false;// autocast casts the (fp32) normed input once per projection reading
-                                      // it (HF: q, k, v and gate, up separately; fused QKV once), and the
-                                      // gradients back, summing them in fp32
-  double weight_cast_bytes = 0;       // bytes/param of the stored weights autocast casts to the compute dtype
-                                      // each forward (fp32: 4), their bf16 gradients cast back in backward;
-                                      // 0 = weights already in the compute dtype
-  bool fp32_loss_upcast = false;      // logits.float() before the cross-entropy (HF ForCausalLMLoss)
+  double residual_bytes = 0;            // bytes/element of the residual stream, norms and their outputs when
+                                        // wider than the activations (AMP: 4, fp32); 0 = activation dtype
+  bool cast_projection_inputs = false;  // autocast casts the (fp32) normed input once per projection reading
+                                        // it (HF: q, k, v and gate, up separately; fused QKV once), and the
+                                        // gradients back, summing them in fp32
+  double weight_cast_bytes = 0;         // bytes/param of the stored weights autocast casts to the compute dtype
+                                        // each forward (fp32: 4), their bf16 gradients cast back in backward;
+                                        // 0 = weights already in the compute dtype
+  bool fp32_loss_upcast = false;        // logits.float() before the cross-entropy (HF ForCausalLMLoss)
 
   // The rules derived from the fields, for activations of `act` bytes per element (one place for the
   // time inventory and the activation memory):
@@ -103,17 +124,17 @@ struct EagerGlue {
 };
 
 struct InventoryParams {
-  std::int64_t micro_batch = 1;  // sequences
-  std::int64_t q_len = 0;        // query tokens per sequence (training / prefill: the sequence length; decode: 1)
-  std::int64_t kv_len = 0;       // tokens attended to per sequence (0 = q_len; decode: the context length)
-  bool causal = true;            // causal mask (halves attention FLOPs when q_len == kv_len and fused)
-  std::int64_t tp = 1;           // tensor-parallel degree (must divide heads and kv heads)
-  bool sequence_parallel = false;// Megatron SP: norms/dropout on s/tp tokens, RS+AG instead of all-reduce
-  bool flash_attn = true;        // fused attention vs the unfused chain
-  DType act_dtype = DType::BF16; // activation dtype
-  DType weight_dtype = DType::BF16; // weight storage dtype (int8/int4/nf4 adds dequantization ops)
-  bool training = true;          // include dropout (when the model has dropout) and backward figures
-  EagerGlue glue;                // unfused eager-code traffic (default: fused kernels)
+  std::int64_t micro_batch = 1;      // sequences
+  std::int64_t q_len = 0;            // query tokens per sequence (training / prefill: the sequence length; decode: 1)
+  std::int64_t kv_len = 0;           // tokens attended to per sequence (0 = q_len; decode: the context length)
+  bool causal = true;                // causal mask (halves attention FLOPs when q_len == kv_len and fused)
+  std::int64_t tp = 1;               // tensor-parallel degree (must divide heads and kv heads)
+  bool sequence_parallel = false;    // Megatron SP: norms/dropout on s/tp tokens, RS+AG instead of all-reduce
+  bool flash_attn = true;            // fused attention vs the unfused chain
+  DType act_dtype = DType::BF16;     // activation dtype
+  DType weight_dtype = DType::BF16;  // weight storage dtype (int8/int4/nf4 adds dequantization ops)
+  bool training = true;              // include dropout (when the model has dropout) and backward figures
+  EagerGlue glue;                    // unfused eager-code traffic (default: fused kernels)
 };
 
 struct LayerInventory {

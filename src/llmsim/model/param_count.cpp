@@ -18,9 +18,9 @@ std::int64_t mlp_params(const ModelSpec& m, std::int64_t ffn) {
 std::int64_t norm_params(const ModelSpec& m) { return m.norm == NormKind::LayerNorm ? 2 * m.hidden : m.hidden; }
 
 std::int64_t attention_params(const ModelSpec& m) {
-  return linear(m.hidden, m.q_dim(), m.qkv_bias)           // q_proj
-         + 2 * linear(m.hidden, m.kv_dim(), m.qkv_bias)    // k_proj, v_proj
-         + linear(m.q_dim(), m.hidden, m.out_bias);        // o_proj
+  return linear(m.hidden, m.q_dim(), m.qkv_bias)         // q_proj
+         + 2 * linear(m.hidden, m.kv_dim(), m.qkv_bias)  // k_proj, v_proj
+         + linear(m.q_dim(), m.hidden, m.out_bias);      // o_proj
 }
 
 // An MoE layer: routed experts, the router (hidden -> num_experts, no bias in mixtral or qwen2_moe),

@@ -7,10 +7,10 @@
 namespace llmsim::model {
 
 struct LayerParams {
-  std::int64_t attention = 0;  // q, k, v, o projections with their biases
-  std::int64_t mlp = 0;        // dense MLP, or all experts + router + shared expert of an MoE layer
-  std::int64_t mlp_active = 0; // what one token uses: top-k experts + router + shared expert (== mlp when dense)
-  std::int64_t norms = 0;      // the layer's norm weights (and biases for LayerNorm)
+  std::int64_t attention = 0;   // q, k, v, o projections with their biases
+  std::int64_t mlp = 0;         // dense MLP, or all experts + router + shared expert of an MoE layer
+  std::int64_t mlp_active = 0;  // what one token uses: top-k experts + router + shared expert (== mlp when dense)
+  std::int64_t norms = 0;       // the layer's norm weights (and biases for LayerNorm)
   std::int64_t total() const { return attention + mlp + norms; }
   std::int64_t active() const { return attention + mlp_active + norms; }
   // Parameters inside linear projections (the ones weight quantization and LoRA apply to).
@@ -22,11 +22,11 @@ struct ParamCounts {
   std::int64_t position_embedding = 0;  // learned position table (0 with RoPE)
   std::int64_t lm_head = 0;             // 0 when tied to the embedding
   std::int64_t final_norm = 0;
-  std::int64_t layers = 0;              // sum over all layers
-  std::int64_t layers_active = 0;       // sum over layers of what one token uses
-  std::int64_t layers_linear = 0;       // sum over layers of linear-projection parameters
-  std::int64_t total = 0;               // everything, counted once
-  std::int64_t active = 0;              // per token (MoE: top-k experts only)
+  std::int64_t layers = 0;         // sum over all layers
+  std::int64_t layers_active = 0;  // sum over layers of what one token uses
+  std::int64_t layers_linear = 0;  // sum over layers of linear-projection parameters
+  std::int64_t total = 0;          // everything, counted once
+  std::int64_t active = 0;         // per token (MoE: top-k experts only)
 };
 
 LayerParams count_layer_params(const ModelSpec& m, std::int64_t layer_index);

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "llmsim/model/hf_config.h"
 #include "llmsim/core/error.h"
 #include "llmsim/core/suggest.h"
+#include "llmsim/model/hf_config.h"
 
 namespace llmsim::model {
 
@@ -50,8 +50,8 @@ ModelSpec resolve_model(const std::string& name_or_path, const std::string& data
   }
   const std::vector<std::string> presets = list_model_presets(data_dir);
   throw_not_found(Location{}, "unknown model '" + name_or_path + "' (not a file or folder, and not a preset in " +
-                                  (fs::path(data_dir) / "models").string() + "); presets: " +
-                                  (presets.empty() ? std::string("none") : join(presets)) +
+                                  (fs::path(data_dir) / "models").string() +
+                                  "); presets: " + (presets.empty() ? std::string("none") : join(presets)) +
                                   did_you_mean(name_or_path, presets));
 }
 

@@ -17,10 +17,10 @@ EngineProfile static_profile() {
   EngineProfile p;
   p.name = "static";
   p.batching = Batching::Static;
-  p.max_num_seqs = 32;          // assumption: a typical generate() batch; --max-num-seqs sets it
-  p.max_batched_tokens = 0;     // no token budget: the whole padded batch prefills at once
+  p.max_num_seqs = 32;       // assumption: a typical generate() batch; --max-num-seqs sets it
+  p.max_batched_tokens = 0;  // no token budget: the whole padded batch prefills at once
   p.chunked_prefill = false;
-  p.kv_block_tokens = 1;        // contiguous per-sequence cache, padded to the batch's longest row
+  p.kv_block_tokens = 1;           // contiguous per-sequence cache, padded to the batch's longest row
   p.gpu_memory_utilization = 1.0;  // no up-front reservation: the PyTorch caching allocator takes what it needs
   p.iteration_overhead_s = 1e-3;   // assumption: Python generate loop per step (logits processors, stopping
                                    // criteria, sampling, input preparation); no published measurement found

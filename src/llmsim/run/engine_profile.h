@@ -13,21 +13,21 @@ namespace llmsim::sim {
 enum class Batching { Static, Continuous };
 
 struct EngineProfile {
-  std::string name;                 // "static", "vllm", "tgi", "lightllm", "trt-llm"
-  model::EagerGlue glue;            // memory-bound glue of the engine's model code (default: fused kernels)
+  std::string name;       // "static", "vllm", "tgi", "lightllm", "trt-llm"
+  model::EagerGlue glue;  // memory-bound glue of the engine's model code (default: fused kernels)
   Batching batching = Batching::Continuous;
-  std::int64_t max_num_seqs = 256;          // sequences per iteration at most
-  std::int64_t max_batched_tokens = 8192;   // tokens per iteration at most (prefill budget); 0 = no budget (static)
-  bool chunked_prefill = false;             // split long prompts across iterations within the budget
-  std::int64_t kv_block_tokens = 16;        // paged KV block size (1 = token granular, LightLLM)
-  double gpu_memory_utilization = 0.9;      // fraction of device memory the engine may use
-  double iteration_overhead_s = 0;          // seconds of CPU work per iteration
-  bool cuda_graphs = false;                 // decode launched as CUDA graphs (lower per-kernel floor)
-  double waiting_served_ratio = 0;          // TGI: admit waiting requests when waiting/running exceeds it
+  std::int64_t max_num_seqs = 256;         // sequences per iteration at most
+  std::int64_t max_batched_tokens = 8192;  // tokens per iteration at most (prefill budget); 0 = no budget (static)
+  bool chunked_prefill = false;            // split long prompts across iterations within the budget
+  std::int64_t kv_block_tokens = 16;       // paged KV block size (1 = token granular, LightLLM)
+  double gpu_memory_utilization = 0.9;     // fraction of device memory the engine may use
+  double iteration_overhead_s = 0;         // seconds of CPU work per iteration
+  bool cuda_graphs = false;                // decode launched as CUDA graphs (lower per-kernel floor)
+  double waiting_served_ratio = 0;         // TGI: admit waiting requests when waiting/running exceeds it
   std::string source;
 
-  // --- Added for the serving simulator (src/llmsim/serve/serving_sim.h); defaults keep the fields above meaningful alone.
-  // Decode steps a running batch takes before the router tries to admit waiting requests regardless of
+  // --- Added for the serving simulator (src/llmsim/serve/serving_sim.h); defaults keep the fields above meaningful
+  // alone. Decode steps a running batch takes before the router tries to admit waiting requests regardless of
   // waiting_served_ratio (TGI max_waiting_tokens; LightLLM router_max_wait_tokens). 0 = admit every iteration.
   std::int64_t max_waiting_tokens = 0;
   // Prefill runs in iterations of its own (TGI, LightLLM: the new batch is prefilled, then concatenated with

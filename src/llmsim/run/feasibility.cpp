@@ -24,15 +24,13 @@ std::vector<std::string> structural_problems(const RunSpec& run, const model::Mo
     why.push_back(fmt::format("tp {} does not divide the {} KV heads", p.tp, m.num_kv_heads));
   if (p.tp * p.pp * p.cp * p.dp != p.gpus)
     why.push_back(fmt::format("gpus {} != tp {} x pp {} x cp {} x dp {}", p.gpus, p.tp, p.pp, p.cp, p.dp));
-  if (p.pp > m.num_layers)
-    why.push_back(fmt::format("pp {} exceeds the {} layers", p.pp, m.num_layers));
+  if (p.pp > m.num_layers) why.push_back(fmt::format("pp {} exceeds the {} layers", p.pp, m.num_layers));
   if (p.vp > 1 && p.pp * p.vp > m.num_layers)
     why.push_back(fmt::format("pp {} x vp {} exceeds the {} layers", p.pp, p.vp, m.num_layers));
   if (p.vp > 1 && p.pp == 1) why.push_back("vp > 1 (interleaved pipeline) needs pp > 1");
   if (p.ep > 1 && (!m.moe.enabled() || m.moe.num_experts % p.ep != 0))
-    why.push_back(m.moe.enabled()
-                      ? fmt::format("ep {} does not divide the {} experts", p.ep, m.moe.num_experts)
-                      : fmt::format("ep {} needs a mixture-of-experts model", p.ep));
+    why.push_back(m.moe.enabled() ? fmt::format("ep {} does not divide the {} experts", p.ep, m.moe.num_experts)
+                                  : fmt::format("ep {} needs a mixture-of-experts model", p.ep));
   if (p.ep > 1 && p.dp % p.ep != 0) why.push_back(fmt::format("ep {} does not divide dp {}", p.ep, p.dp));
   if (run.workload != Workload::Inference) {
     const auto& t = run.train;
@@ -50,16 +48,18 @@ std::vector<std::string> structural_problems(const RunSpec& run, const model::Mo
       why.push_back(fmt::format("a {} quantized base needs frozen weights (--finetune lora or --qlora)",
                                 model::weight_quant_name(t.base_quant)));
     if (t.optimizer_state_dtype && t.optimizer != Optimizer::Adam)
-      why.push_back(fmt::format("--optimizer-state-dtype applies to adam; {} keeps its own state format",
-                                name_of(t.optimizer)));
+      why.push_back(
+          fmt::format("--optimizer-state-dtype applies to adam; {} keeps its own state format", name_of(t.optimizer)));
     if (t.optimizer_in_backward && t.global_batch != t.micro_batch * p.dp)
-      why.push_back(fmt::format("--optimizer-in-backward steps on each micro-batch's gradients, so it cannot "
-                                "accumulate {} micro-batches per step (global batch must be micro-batch {} x dp {})",
-                                micro_batches_per_step(run), t.micro_batch, p.dp));
+      why.push_back(
+          fmt::format("--optimizer-in-backward steps on each micro-batch's gradients, so it cannot "
+                      "accumulate {} micro-batches per step (global batch must be micro-batch {} x dp {})",
+                      micro_batches_per_step(run), t.micro_batch, p.dp));
     if (t.overlap_param_gather && (t.zero_stage < 1 || t.zero_stage > 2))
-      why.push_back(fmt::format("--overlap-param-gather overlaps the parameter all-gather of ZeRO-1/2 (the "
-                                "distributed optimizer); ZeRO-{} has none after the step",
-                                t.zero_stage));
+      why.push_back(
+          fmt::format("--overlap-param-gather overlaps the parameter all-gather of ZeRO-1/2 (the "
+                      "distributed optimizer); ZeRO-{} has none after the step",
+                      t.zero_stage));
     if (t.optimizer_in_backward && t.offload != Offload::None)
       why.push_back("--optimizer-in-backward runs the optimizer on the GPU during backward; it cannot be offloaded");
     if (t.offload != Offload::None && t.zero_stage == 0)
@@ -84,27 +84,31 @@ std::vector<std::string> training_problems(const model::ModelSpec& m, const hard
   if (t.flash_attn)
     if (auto k = hardware::attention_kernel_problem(sys, t.attn_kernel); !k.empty()) why.push_back(std::move(k));
   if (is_engine(t.framework))
-    why.push_back(fmt::format("{} is an inference engine; train with megatron, deepspeed, fsdp or hf",
-                              name_of(t.framework)));
+    why.push_back(
+        fmt::format("{} is an inference engine; train with megatron, deepspeed, fsdp or hf", name_of(t.framework)));
   if (t.framework == Framework::Hf && (t.zero_stage > 0 || p.tp > 1 || p.pp > 1))
-    why.push_back("the hf profile is plain PyTorch DDP (no ZeRO, TP or PP); use --framework deepspeed, fsdp or megatron");
+    why.push_back(
+        "the hf profile is plain PyTorch DDP (no ZeRO, TP or PP); use --framework deepspeed, fsdp or megatron");
   // torch.distributed.fsdp.ShardingStrategy: NO_SHARD (stage 0), SHARD_GRAD_OP (2), FULL_SHARD and
   // HYBRID_SHARD (3); sharding the optimizer states alone is torch's ZeroRedundancyOptimizer, not FSDP.
   if (t.framework == Framework::Fsdp && t.zero_stage == 1)
-    why.push_back("fsdp has no ZeRO-1 mode: its sharding strategies are NO_SHARD (stage 0), SHARD_GRAD_OP (2) and "
-                  "FULL_SHARD / HYBRID_SHARD (3)");
+    why.push_back(
+        "fsdp has no ZeRO-1 mode: its sharding strategies are NO_SHARD (stage 0), SHARD_GRAD_OP (2) and "
+        "FULL_SHARD / HYBRID_SHARD (3)");
   if (t.offload != Offload::None && t.framework != Framework::DeepSpeed && t.framework != Framework::Fsdp)
-    why.push_back(fmt::format("offload is a DeepSpeed (ZeRO-Offload) / FSDP (CPUOffload) feature, not {}",
-                              name_of(t.framework)));
+    why.push_back(
+        fmt::format("offload is a DeepSpeed (ZeRO-Offload) / FSDP (CPUOffload) feature, not {}", name_of(t.framework)));
   const FrameworkProfile& fw = framework_profile(t.framework);
   if (t.optimizer_in_backward && !fw.optimizer_in_backward)
-    why.push_back(fmt::format("{} has no optimizer-in-backward step; it is a PyTorch recipe (torchtune "
-                              "optimizer_in_bwd): use --framework fsdp or hf",
-                              name_of(t.framework)));
+    why.push_back(
+        fmt::format("{} has no optimizer-in-backward step; it is a PyTorch recipe (torchtune "
+                    "optimizer_in_bwd): use --framework fsdp or hf",
+                    name_of(t.framework)));
   if (!t.master_weights && !fw.pure_16bit && t.finetune != FinetuneKind::Qlora)
-    why.push_back(fmt::format("{} always keeps fp32 master weights; pure 16-bit training is a PyTorch recipe "
-                              "(torchtune, a model loaded in bf16): use --framework fsdp or hf",
-                              name_of(t.framework)));
+    why.push_back(
+        fmt::format("{} always keeps fp32 master weights; pure 16-bit training is a PyTorch recipe "
+                    "(torchtune, a model loaded in bf16): use --framework fsdp or hf",
+                    name_of(t.framework)));
   if (p.vp > 1 && m.num_layers % (p.pp * p.vp) != 0)
     why.push_back(fmt::format("interleaving needs pp {} x vp {} to divide the {} layers", p.pp, p.vp, m.num_layers));
   if (p.dp > 0 && t.micro_batch > 0 && t.global_batch % (t.micro_batch * p.dp) == 0 && p.pp > 1) {
@@ -117,7 +121,8 @@ std::vector<std::string> training_problems(const model::ModelSpec& m, const hard
   return why;
 }
 
-std::vector<std::string> inference_problems(const model::ModelSpec& m, const hardware::SystemSpec& sys, const RunSpec& run) {
+std::vector<std::string> inference_problems(const model::ModelSpec& m, const hardware::SystemSpec& sys,
+                                            const RunSpec& run) {
   std::vector<std::string> why;
   const auto& in = run.infer;
   const std::int64_t ctx = in.input_len + in.output_len;
@@ -142,10 +147,12 @@ std::vector<std::string> pipeline_problems(int pp, int vp, int micro_batches, Pi
   return why;
 }
 
-std::vector<std::string> run_problems(const model::ModelSpec& m, const hardware::SystemSpec& sys, const RunSpec& run_in) {
+std::vector<std::string> run_problems(const model::ModelSpec& m, const hardware::SystemSpec& sys,
+                                      const RunSpec& run_in) {
   const RunSpec run = with_defaults(run_in);
   std::vector<std::string> why = structural_problems(run, m);
-  const auto more = run.workload == Workload::Inference ? inference_problems(m, sys, run) : training_problems(m, sys, run);
+  const auto more =
+      run.workload == Workload::Inference ? inference_problems(m, sys, run) : training_problems(m, sys, run);
   why.insert(why.end(), more.begin(), more.end());
   return why;
 }

@@ -27,7 +27,8 @@ std::vector<std::string> training_problems(const model::ModelSpec& m, const hard
 // Problems specific to inference, beyond structural_problems (which every caller adds: GPUs not a
 // multiple of tp*pp, heads not divisible, …): context beyond the model's maximum, a precision, KV type
 // or attention kernel the GPU lacks.
-std::vector<std::string> inference_problems(const model::ModelSpec& m, const hardware::SystemSpec& sys, const RunSpec& run);
+std::vector<std::string> inference_problems(const model::ModelSpec& m, const hardware::SystemSpec& sys,
+                                            const RunSpec& run);
 
 // Why this schedule cannot run (empty if it can): interleaving needs the micro-batch count to be a
 // multiple of pp (Megatron-LM's rule), GPipe has no interleaved variant here.

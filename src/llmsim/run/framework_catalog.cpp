@@ -34,9 +34,12 @@ std::vector<FrameworkEntry> training_frameworks() {
       .name = "megatron",
       .training = Framework::Megatron,
       .inference = Framework::Megatron,
-      .training_mapping = "megatron profile (bf16 weights, fp32 main_grad, fused kernels; its distributed optimizer is zero_stage 1)",
-      .inference_mapping = "static batching (the static engine profile: one padded batch prefilled, then decoded in lockstep)",
-      .source = "the CLI's own profile name: src/llmsim/run/framework_profile.cpp megatron(), src/llmsim/run/engine_profile.cpp static_profile()"});
+      .training_mapping =
+          "megatron profile (bf16 weights, fp32 main_grad, fused kernels; its distributed optimizer is zero_stage 1)",
+      .inference_mapping =
+          "static batching (the static engine profile: one padded batch prefilled, then decoded in lockstep)",
+      .source = "the CLI's own profile name: src/llmsim/run/framework_profile.cpp megatron(), "
+                "src/llmsim/run/engine_profile.cpp static_profile()"});
 
   c.push_back(FrameworkEntry{
       .name = "megatron-lm",
@@ -48,28 +51,31 @@ std::vector<FrameworkEntry> training_frameworks() {
           "static batching (Megatron-LM text generation runs one batch prefilled, then decoded in lockstep; "
           "the static profile counts HF eager glue kernels where Megatron fuses them, which matters for "
           "RMSNorm/RoPE/SwiGLU models, not for GPT-style ones)",
-      .recipe = {.zero_stage = 1,
-                 .sequence_parallel = true,
-                 .overlap_grad_reduce = true,
-                 .overlap_param_gather = true,
-                 .fused_loss = true,
-                 .source =
-                     "NVIDIA/Megatron-LM examples/llama/train_llama3_8b_h100_fp8.sh @d98e8a6: --use-distributed-optimizer "
-                     "(zero_stage 1), --sequence-parallel (with --tensor-model-parallel-size 2), --overlap-grad-reduce, "
-                     "--overlap-param-gather, --cross-entropy-loss-fusion (examples/gpt3/train_gpt3_175b_distributed.sh sets "
-                     "none of them). The flags entered megatron/arguments.py in 2022-02 (329fe58, distributed optimizer), "
-                     "2022-04 (sequence parallel) and 2023-08 (2d5220a, --overlap-grad-reduce): runs published before "
-                     "then (Shoeybi 2019 tables, Narayanan et al. 2021, Korthikanti et al. 2022) need source facts that "
-                     "turn them off"},
-      .source = "Megatron-LM docs/user-guide/features/dist_optimizer.md (distributed optimizer shards fp32 master + Adam "
-                "states over DP), megatron/training/arguments.py; megatron/inference text generation (static batch); "
-                "src/llmsim/run/framework_profile.cpp megatron()"});
+      .recipe =
+          {.zero_stage = 1,
+           .sequence_parallel = true,
+           .overlap_grad_reduce = true,
+           .overlap_param_gather = true,
+           .fused_loss = true,
+           .source =
+               "NVIDIA/Megatron-LM examples/llama/train_llama3_8b_h100_fp8.sh @d98e8a6: --use-distributed-optimizer "
+               "(zero_stage 1), --sequence-parallel (with --tensor-model-parallel-size 2), --overlap-grad-reduce, "
+               "--overlap-param-gather, --cross-entropy-loss-fusion (examples/gpt3/train_gpt3_175b_distributed.sh sets "
+               "none of them). The flags entered megatron/arguments.py in 2022-02 (329fe58, distributed optimizer), "
+               "2022-04 (sequence parallel) and 2023-08 (2d5220a, --overlap-grad-reduce): runs published before "
+               "then (Shoeybi 2019 tables, Narayanan et al. 2021, Korthikanti et al. 2022) need source facts that "
+               "turn them off"},
+      .source =
+          "Megatron-LM docs/user-guide/features/dist_optimizer.md (distributed optimizer shards fp32 master + Adam "
+          "states over DP), megatron/training/arguments.py; megatron/inference text generation (static batch); "
+          "src/llmsim/run/framework_profile.cpp megatron()"});
 
   c.push_back(FrameworkEntry{
       .name = "megatron-core",
       .aliases = {"mcore", "megatron-core-lm"},
       .training = Framework::Megatron,
-      .training_mapping = "megatron profile (Megatron Core DistributedDataParallel, distributed optimizer, TE/apex fused layers)",
+      .training_mapping =
+          "megatron profile (Megatron Core DistributedDataParallel, distributed optimizer, TE/apex fused layers)",
       .unsupported_reason =
           "inference: Megatron Core has a static and a dynamic (continuous-batching, CUDA-graph) inference engine "
           "(megatron/core/inference/engines/static_engine.py, dynamic_engine.py); the name does not say which ran",
@@ -83,7 +89,8 @@ std::vector<FrameworkEntry> training_frameworks() {
       .training = Framework::Megatron,
       .training_mapping =
           "megatron TP/PP model code (fused kernels) + DeepSpeed ZeRO DP at the row's stage; DeepSpeed's fp16 ZeRO "
-          "keeps 16-bit gradients where the megatron profile counts a 4-byte fp32 main_grad (memory up to 2 B/param high)",
+          "keeps 16-bit gradients where the megatron profile counts a 4-byte fp32 main_grad (memory up to 2 B/param "
+          "high)",
       .unsupported_reason =
           "inference: Megatron-DeepSpeed's inference scripts run DeepSpeed-Inference or HF Accelerate "
           "(bigscience-workshop/Megatron-DeepSpeed scripts/inference); name deepspeed-inference or hf",
@@ -96,30 +103,35 @@ std::vector<FrameworkEntry> training_frameworks() {
       .aliases = {"megatronbridge", "nemo-megatron-bridge"},
       .training = Framework::Megatron,
       .training_mapping = "megatron profile (Megatron Core models, DDP and distributed optimizer set by its recipes)",
-      .unsupported_reason = "inference: Megatron-Bridge trains and converts checkpoints (HF <-> Megatron); serving runs "
-                            "in another engine, which the row should name",
-      .source = "NVIDIA-NeMo/Megatron-Bridge src/megatron/bridge/recipes/llama/h100/llama3.py @067f987 (ConfigContainer "
-                "of Megatron Core model/ddp/optimizer configs). No recipe defaults: its pretrain recipes set "
-                "ddp.use_distributed_optimizer/overlap_grad_reduce/overlap_param_gather = True, its SFT/PEFT recipes "
-                "False, and sequence_parallel varies at TP > 1 (10 True, 6 False)"});
+      .unsupported_reason =
+          "inference: Megatron-Bridge trains and converts checkpoints (HF <-> Megatron); serving runs "
+          "in another engine, which the row should name",
+      .source =
+          "NVIDIA-NeMo/Megatron-Bridge src/megatron/bridge/recipes/llama/h100/llama3.py @067f987 (ConfigContainer "
+          "of Megatron Core model/ddp/optimizer configs). No recipe defaults: its pretrain recipes set "
+          "ddp.use_distributed_optimizer/overlap_grad_reduce/overlap_param_gather = True, its SFT/PEFT recipes "
+          "False, and sequence_parallel varies at TP > 1 (10 True, 6 False)"});
 
   c.push_back(FrameworkEntry{
       .name = "nemo",
       .aliases = {"nvidia-nemo", "nemo-framework", "nemo-megatron", "nemo2"},
       .training = Framework::Megatron,
-      .training_mapping = "megatron profile (NeMo MegatronStrategy = Megatron Core TP/PP/CP/SP + distributed optimizer)",
+      .training_mapping =
+          "megatron profile (NeMo MegatronStrategy = Megatron Core TP/PP/CP/SP + distributed optimizer)",
       .unsupported_reason = "inference: NeMo serves models by exporting them to TensorRT-LLM or vLLM (nemo.export / "
                             "NeMo deploy); the row should name that engine",
-      .recipe = {.zero_stage = 1,
-                 .sequence_parallel = true,
-                 .overlap_grad_reduce = true,
-                 .overlap_param_gather = true,
-                 .source = "NVIDIA/NeMo nemo/collections/llm/recipes/optim/adam.py distributed_fused_adam_with_cosine_annealing: "
-                           "OptimizerConfig(use_distributed_optimizer=True) (zero_stage 1); recipes/llama3_70b.py trainer(): "
-                           "MegatronStrategy(tensor_parallelism=4, sequence_parallel=True, ddp=DistributedDataParallelConfig("
-                           "overlap_grad_reduce=True, overlap_param_gather=True)); finetune_recipe() reuses pretrain_recipe's "
-                           "trainer and optimizer. NeMo 2.0 recipes; assumption: NeMo 1.x yamls (megatron_gpt_config.yaml) "
-                           "were not re-read"},
+      .recipe =
+          {.zero_stage = 1,
+           .sequence_parallel = true,
+           .overlap_grad_reduce = true,
+           .overlap_param_gather = true,
+           .source =
+               "NVIDIA/NeMo nemo/collections/llm/recipes/optim/adam.py distributed_fused_adam_with_cosine_annealing: "
+               "OptimizerConfig(use_distributed_optimizer=True) (zero_stage 1); recipes/llama3_70b.py trainer(): "
+               "MegatronStrategy(tensor_parallelism=4, sequence_parallel=True, ddp=DistributedDataParallelConfig("
+               "overlap_grad_reduce=True, overlap_param_gather=True)); finetune_recipe() reuses pretrain_recipe's "
+               "trainer and optimizer. NeMo 2.0 recipes; assumption: NeMo 1.x yamls (megatron_gpt_config.yaml) "
+               "were not re-read"},
       .source = "NVIDIA/NeMo nemo/collections/llm/recipes/llama3_70b.py (nl.MegatronStrategy over Megatron Core); "
                 "src/llmsim/run/run_spec.cpp parse_name (nemo -> megatron)"});
 
@@ -141,14 +153,16 @@ std::vector<FrameworkEntry> training_frameworks() {
       .inference = Framework::DeepSpeed,
       .training_mapping = "deepspeed profile (ZeRO 0-3 over HF transformers modelling code, 16-bit params and grads, "
                           "fp32 master + Adam)",
-      .inference_mapping = "static batching (DeepSpeed-Inference: HF generate loop around its kernels, KV workspace for "
-                           "max_out_tokens 1024; the static profile counts HF eager glue where kernel injection fuses it)",
+      .inference_mapping =
+          "static batching (DeepSpeed-Inference: HF generate loop around its kernels, KV workspace for "
+          "max_out_tokens 1024; the static profile counts HF eager glue where kernel injection fuses it)",
       .recipe = {.zero_stage = 0,
                  .source = "deepspeedai/DeepSpeed deepspeed/runtime/zero/config.py DeepSpeedZeroConfig: stage: "
                            "ZeroStageEnum = 0 (no zero_optimization block = stage 0); overlap_comm left to the profile "
                            "(its validator sets it to stage == 3)"},
-      .source = "the CLI's own profile name: src/llmsim/run/framework_profile.cpp deepspeed(); DeepSpeed zero/config.py "
-                "(reduce_bucket_size 5e8, overlap_comm default), DeepSpeed inference config (max_out_tokens 1024)"});
+      .source =
+          "the CLI's own profile name: src/llmsim/run/framework_profile.cpp deepspeed(); DeepSpeed zero/config.py "
+          "(reduce_bucket_size 5e8, overlap_comm default), DeepSpeed inference config (max_out_tokens 1024)"});
 
   c.push_back(FrameworkEntry{
       .name = "gpt-neox",
@@ -162,9 +176,10 @@ std::vector<FrameworkEntry> training_frameworks() {
       .recipe = {.zero_stage = 1,
                  .recompute = Recompute::Full,
                  .overlap_grad_reduce = true,
-                 .source = "EleutherAI/gpt-neox configs/{19M,49M,125M,350M,760M,800M,1-3B,2-7B,6-7B,13B,20B,175B}.yml "
-                           "@ea7aefd: zero_optimization {\"stage\": 1, \"overlap_comm\": True}, \"checkpoint_activations\": "
-                           "true (bf16_125M.yml, bnb_125M.yml, slurm_125M.yml use stage 0)"},
+                 .source =
+                     "EleutherAI/gpt-neox configs/{19M,49M,125M,350M,760M,800M,1-3B,2-7B,6-7B,13B,20B,175B}.yml "
+                     "@ea7aefd: zero_optimization {\"stage\": 1, \"overlap_comm\": True}, \"checkpoint_activations\": "
+                     "true (bf16_125M.yml, bnb_125M.yml, slurm_125M.yml use stage 0)"},
       .source = "EleutherAI/gpt-neox megatron/model (Megatron-LM-derived ParallelTransformer, fused softmax) trained "
                 "by DeepSpeed (configs/*.yml zero_optimization)"});
 
@@ -177,9 +192,10 @@ std::vector<FrameworkEntry> training_frameworks() {
                             "hf or lmdeploy",
       .recipe = {.zero_stage = 2,
                  .recompute = Recompute::Full,
-                 .source = "InternLM/xtuner README.md quick start: 'xtuner train internlm2_chat_7b_qlora_oasst1_e3 "
-                           "--deepspeed deepspeed_zero2' (zero_stage 2); xtuner/model/sft.py SupervisedFinetune("
-                           "use_activation_checkpointing=True) calls llm.gradient_checkpointing_enable() (recompute full)"},
+                 .source =
+                     "InternLM/xtuner README.md quick start: 'xtuner train internlm2_chat_7b_qlora_oasst1_e3 "
+                     "--deepspeed deepspeed_zero2' (zero_stage 2); xtuner/model/sft.py SupervisedFinetune("
+                     "use_activation_checkpointing=True) calls llm.gradient_checkpointing_enable() (recompute full)"},
       .source = "InternLM/xtuner xtuner/model/sft.py (HF PreTrainedModel + PEFT, dispatch_modules patches attention "
                 "to FlashAttention where installed), README --deepspeed deepspeed_zero2/zero3"});
 
@@ -187,13 +203,15 @@ std::vector<FrameworkEntry> training_frameworks() {
       .name = "colossalai",
       .aliases = {"colossal-ai", "colossal"},
       .training = Framework::DeepSpeed,
-      .training_mapping = "deepspeed profile (ZeRO-style sharding of HF models: Gemini = chunked ZeRO-3, LowLevelZero = "
-                          "ZeRO-1/2); assumption: Gemini's reuse of fp16 chunks for gradients is not modelled",
+      .training_mapping =
+          "deepspeed profile (ZeRO-style sharding of HF models: Gemini = chunked ZeRO-3, LowLevelZero = "
+          "ZeRO-1/2); assumption: Gemini's reuse of fp16 chunks for gradients is not modelled",
       .unsupported_reason = "inference: Colossal-Inference is its own continuous-batching engine with a paged KV "
                             "cache; no profile was checked against it",
       .recipe = {.zero_stage = 3,
-                 .source = "hpcaitech/ColossalAI examples/language/llama/benchmark.py @a616e91: --plugin default \"gemini\" "
-                           "(GeminiPlugin shards params, grads and optimizer states = ZeRO-3)"},
+                 .source =
+                     "hpcaitech/ColossalAI examples/language/llama/benchmark.py @a616e91: --plugin default \"gemini\" "
+                     "(GeminiPlugin shards params, grads and optimizer states = ZeRO-3)"},
       .source = "hpcaitech/ColossalAI colossalai/booster/plugin (GeminiPlugin, LowLevelZeroPlugin over HF models), "
                 "examples/language/llama/benchmark.py"});
 
@@ -206,11 +224,13 @@ std::vector<FrameworkEntry> training_frameworks() {
       .training_mapping = "fsdp profile (FULL_SHARD flat fp32 params with bf16 compute copies, fp32 grads and Adam)",
       .inference_mapping = "static batching (the static engine profile, HF generate style)",
       .recipe = {.zero_stage = 3,
-                 .source = "PyTorch docs torch.distributed.fsdp.FullyShardedDataParallel: sharding_strategy defaults to "
-                           "ShardingStrategy.FULL_SHARD (parameters, gradients and optimizer states sharded = zero_stage "
-                           "3); FSDP2 fully_shard(reshard_after_forward=True) is the same"},
-      .source = "the CLI's own profile name: src/llmsim/run/framework_profile.cpp fsdp(); PyTorch FSDP docs (MixedPrecision, "
-                "per-unit reduce-scatter, backward prefetch)"});
+                 .source =
+                     "PyTorch docs torch.distributed.fsdp.FullyShardedDataParallel: sharding_strategy defaults to "
+                     "ShardingStrategy.FULL_SHARD (parameters, gradients and optimizer states sharded = zero_stage "
+                     "3); FSDP2 fully_shard(reshard_after_forward=True) is the same"},
+      .source =
+          "the CLI's own profile name: src/llmsim/run/framework_profile.cpp fsdp(); PyTorch FSDP docs (MixedPrecision, "
+          "per-unit reduce-scatter, backward prefetch)"});
 
   c.push_back(FrameworkEntry{
       .name = "torchtitan",
@@ -248,17 +268,20 @@ std::vector<FrameworkEntry> training_frameworks() {
                  .precision = DType::BF16,
                  .single_device_full_optimizer = Optimizer::Adam8bit,
                  .single_device_full_optimizer_in_backward = true,
-                 .source = "pytorch/torchtune recipes/configs/llama3_1/8B_full_single_device.yaml @02d7035: optimizer "
-                           "bitsandbytes.optim.PagedAdamW8bit, optimizer_in_bwd: True (one-GPU full fine-tuning; the "
-                           "paging of its states to host memory under pressure is not modelled); "
-                           "@bd2a0fc recipes/configs/llama3_1/8B_full.yaml: dtype: bf16 (pure bf16, "
-                           "master_weights none; 196 of 197 configs), enable_activation_checkpointing: True (126 of 197 "
-                           "configs; e.g. llama3_1/8B_lora.yaml sets False), loss: torchtune.modules.loss."
-                           "LinearCrossEntropyLoss (chunked, fused_loss); recipes/full_finetune_distributed.py: "
-                           "fully_shard with reshard_after_forward=cfg.get('fsdp_reshard_after_forward', True) = "
-                           "FULL_SHARD (zero_stage 3)"},
-      .source = "pytorch/torchtune recipes/full_finetune_distributed.py, torchtune/training/_distributed.py shard_model "
-                "(fully_shard); src/llmsim/run/framework_profile.cpp fsdp() (pure_16bit, optimizer_in_backward for torchtune)"});
+                 .source =
+                     "pytorch/torchtune recipes/configs/llama3_1/8B_full_single_device.yaml @02d7035: optimizer "
+                     "bitsandbytes.optim.PagedAdamW8bit, optimizer_in_bwd: True (one-GPU full fine-tuning; the "
+                     "paging of its states to host memory under pressure is not modelled); "
+                     "@bd2a0fc recipes/configs/llama3_1/8B_full.yaml: dtype: bf16 (pure bf16, "
+                     "master_weights none; 196 of 197 configs), enable_activation_checkpointing: True (126 of 197 "
+                     "configs; e.g. llama3_1/8B_lora.yaml sets False), loss: torchtune.modules.loss."
+                     "LinearCrossEntropyLoss (chunked, fused_loss); recipes/full_finetune_distributed.py: "
+                     "fully_shard with reshard_after_forward=cfg.get('fsdp_reshard_after_forward', True) = "
+                     "FULL_SHARD (zero_stage 3)"},
+      .source =
+          "pytorch/torchtune recipes/full_finetune_distributed.py, torchtune/training/_distributed.py shard_model "
+          "(fully_shard); src/llmsim/run/framework_profile.cpp fsdp() (pure_16bit, optimizer_in_backward for "
+          "torchtune)"});
 
   c.push_back(FrameworkEntry{
       .name = "litgpt",
@@ -293,11 +316,12 @@ std::vector<FrameworkEntry> training_frameworks() {
                  .flash_attn = true,
                  .fused_loss = true,
                  .precision = DType::BF16,
-                 .source = "mosaicml/llm-foundry @8c8dd48 scripts/train/yamls/pretrain/mpt-*.yaml: fsdp_config."
-                           "sharding_strategy: FULL_SHARD (zero_stage 3), model.attn_config.attn_impl: flash, precision: "
-                           "amp_bf16; llmfoundry/models/mpt/modeling_mpt.py ComposerMPTCausalLM loss_fn default "
-                           "'fused_crossentropy' (flash-attn CrossEntropyLoss). Not set: activation_checkpointing is true "
-                           "for mpt-3b and larger, false below"},
+                 .source =
+                     "mosaicml/llm-foundry @8c8dd48 scripts/train/yamls/pretrain/mpt-*.yaml: fsdp_config."
+                     "sharding_strategy: FULL_SHARD (zero_stage 3), model.attn_config.attn_impl: flash, precision: "
+                     "amp_bf16; llmfoundry/models/mpt/modeling_mpt.py ComposerMPTCausalLM loss_fn default "
+                     "'fused_crossentropy' (flash-attn CrossEntropyLoss). Not set: activation_checkpointing is true "
+                     "for mpt-3b and larger, false below"},
       .source = "mosaicml/llm-foundry scripts/train/yamls/pretrain/mpt-7b.yaml (fsdp_config), scripts/inference; "
                 "src/llmsim/run/framework_profile.cpp fsdp() (checked against llm-foundry MPT)"});
 
@@ -315,8 +339,10 @@ std::vector<FrameworkEntry> training_frameworks() {
                  .recompute = Recompute::None,
                  .source = "huggingface/transformers training_args.py TrainingArguments: gradient_checkpointing=False "
                            "(recompute none), deepspeed=None (no ZeRO: zero_stage 0)"},
-      .source = "the CLI's own profile name: src/llmsim/run/framework_profile.cpp hf(), src/llmsim/run/engine_profile.cpp static_profile(); "
-                "HF docs 'Model training anatomy', 'Generation strategies'; PEFT adapters train inside the same Trainer"});
+      .source =
+          "the CLI's own profile name: src/llmsim/run/framework_profile.cpp hf(), src/llmsim/run/engine_profile.cpp "
+          "static_profile(); "
+          "HF docs 'Model training anatomy', 'Generation strategies'; PEFT adapters train inside the same Trainer"});
 
   c.push_back(FrameworkEntry{
       .name = "trl",
@@ -341,9 +367,10 @@ std::vector<FrameworkEntry> training_frameworks() {
                           "FSDP / DeepSpeed plugins should be stated as fsdp / a ZeRO stage)",
       .inference_mapping = "static batching, HF generate loop (big-model inference with device_map places layers on "
                            "GPUs that run one after another)",
-      .source = "huggingface/accelerate docs: Accelerator / accelerate launch (MULTI_GPU = DistributedDataParallel; "
-                "FullyShardedDataParallelPlugin, DeepSpeedPlugin from accelerate config), 'Big Model Inference'; assumption: "
-                "docs not re-read for this entry"});
+      .source =
+          "huggingface/accelerate docs: Accelerator / accelerate launch (MULTI_GPU = DistributedDataParallel; "
+          "FullyShardedDataParallelPlugin, DeepSpeedPlugin from accelerate config), 'Big Model Inference'; assumption: "
+          "docs not re-read for this entry"});
 
   c.push_back(FrameworkEntry{
       .name = "axolotl",
@@ -355,16 +382,18 @@ std::vector<FrameworkEntry> training_frameworks() {
                             "the row should name",
       .recipe = {.recompute = Recompute::Full,
                  .flash_attn = true,
-                 .source = "axolotl-ai-cloud/axolotl examples/llama-3/lora-8b.yml @107c67a: gradient_checkpointing: true "
-                           "(recompute full), flash_attention: true"},
+                 .source =
+                     "axolotl-ai-cloud/axolotl examples/llama-3/lora-8b.yml @107c67a: gradient_checkpointing: true "
+                     "(recompute full), flash_attention: true"},
       .source = "axolotl-ai-cloud/axolotl (HF Trainer with PEFT, DeepSpeed/FSDP configs in deepspeed_configs/)"});
 
   c.push_back(FrameworkEntry{
       .name = "ms-swift",
       .aliases = {"swift", "modelscope-swift", "msswift"},
       .training = Framework::Hf,
-      .training_mapping = "hf profile (HF Seq2SeqTrainer over HF modelling code; --deepspeed should be stated as a ZeRO "
-                          "stage, Megatron-SWIFT runs as megatron-core)",
+      .training_mapping =
+          "hf profile (HF Seq2SeqTrainer over HF modelling code; --deepspeed should be stated as a ZeRO "
+          "stage, Megatron-SWIFT runs as megatron-core)",
       .unsupported_reason = "inference: swift infer picks a backend per run (pt, vllm, sglang, lmdeploy); the row "
                             "should name the engine",
       .recipe = {.recompute = Recompute::Full,
@@ -391,7 +420,8 @@ std::vector<FrameworkEntry> training_frameworks() {
       .aliases = {"unsloth-ai"},
       .unsupported_reason =
           "unsloth: replaces HF modelling code with its own Triton kernels (fused RMSNorm, RoPE, SwiGLU, chunked cross "
-          "entropy), a hand-written LoRA backward and host-offloaded gradient checkpointing; no profile has that kernel "
+          "entropy), a hand-written LoRA backward and host-offloaded gradient checkpointing; no profile has that "
+          "kernel "
           "set or memory recipe, for training or for its fast generation",
       .source = "unslothai/unsloth README (Triton kernels, manual backprop, 'unsloth' gradient checkpointing offloads "
                 "activations); assumption: kernel list from its README, code not re-read"});
@@ -412,10 +442,11 @@ std::vector<FrameworkEntry> training_frameworks() {
                  .overlap_grad_reduce = true,
                  .overlap_param_gather = false,
                  .precision = DType::BF16,
-                 .source = "InternLM/InternEvo configs/7B_sft.py @c628a8c: parallel zero1=dict(size=-1) (optimizer "
-                           "states over all DP ranks: zero_stage 1), tensor=dict(size=1, mode='mtp') (megatron TP "
-                           "without sequence parallel), model checkpoint=False (recompute none), use_flash_attn=True, "
-                           "dtype='torch.bfloat16', hybrid_zero_optimizer overlap_sync_grad=True, overlap_sync_param=False"},
+                 .source =
+                     "InternLM/InternEvo configs/7B_sft.py @c628a8c: parallel zero1=dict(size=-1) (optimizer "
+                     "states over all DP ranks: zero_stage 1), tensor=dict(size=1, mode='mtp') (megatron TP "
+                     "without sequence parallel), model checkpoint=False (recompute none), use_flash_attn=True, "
+                     "dtype='torch.bfloat16', hybrid_zero_optimizer overlap_sync_grad=True, overlap_sync_param=False"},
       .source = "InternLM/InternEvo internlm/solver/optimizer/hybrid_zero_optim.py (16-bit params and grads, fp32 "
                 "flat master partition per rank, reduce_bucket_size 512M), configs/7B_sft.py"});
 
@@ -451,8 +482,9 @@ std::vector<FrameworkEntry> inference_engines() {
       .inference = Framework::Vllm,
       .inference_mapping = "vllm profile (continuous batching, chunked prefill, 16-token KV blocks, CUDA-graph decode)",
       .unsupported_reason = engine_only("vllm"),
-      .source = "the CLI's own profile name: src/llmsim/run/engine_profile.cpp vllm_profile() (vllm engine/arg_utils.py, V1 "
-                "scheduler, CacheConfig)"});
+      .source =
+          "the CLI's own profile name: src/llmsim/run/engine_profile.cpp vllm_profile() (vllm engine/arg_utils.py, V1 "
+          "scheduler, CacheConfig)"});
 
   c.push_back(FrameworkEntry{
       .name = "sglang",
@@ -480,15 +512,16 @@ std::vector<FrameworkEntry> inference_engines() {
       .source = "InternLM/lmdeploy lmdeploy/messages.py TurbomindEngineConfig (cache_max_entry_count 0.8, "
                 "cache_block_seq_len 64, max_prefill_token_num 8192), docs/en/benchmark (persistent batching)"});
 
-  c.push_back(FrameworkEntry{
-      .name = "tgi",
-      .aliases = {"text-generation-inference", "hf-tgi", "huggingface-tgi"},
-      .inference = Framework::Tgi,
-      .inference_mapping = "tgi profile (router continuous batching, separate prefill, full-output token budget, "
-                           "paged KV, CUDA graphs up to batch 32)",
-      .unsupported_reason = engine_only("tgi"),
-      .source = "the CLI's own profile name: src/llmsim/run/engine_profile.cpp tgi_profile() (TGI launcher/src/main.rs, router "
-                "batching_task)"});
+  c.push_back(FrameworkEntry{.name = "tgi",
+                             .aliases = {"text-generation-inference", "hf-tgi", "huggingface-tgi"},
+                             .inference = Framework::Tgi,
+                             .inference_mapping =
+                                 "tgi profile (router continuous batching, separate prefill, full-output token budget, "
+                                 "paged KV, CUDA graphs up to batch 32)",
+                             .unsupported_reason = engine_only("tgi"),
+                             .source = "the CLI's own profile name: src/llmsim/run/engine_profile.cpp tgi_profile() "
+                                       "(TGI launcher/src/main.rs, router "
+                                       "batching_task)"});
 
   c.push_back(FrameworkEntry{
       .name = "lightllm",
@@ -497,18 +530,20 @@ std::vector<FrameworkEntry> inference_engines() {
       .inference_mapping = "lightllm profile (token-granular KV, router admission by future token use, separate "
                            "prefill)",
       .unsupported_reason = engine_only("lightllm"),
-      .source = "the CLI's own profile name: src/llmsim/run/engine_profile.cpp lightllm_profile() (LightLLM api_server.py, "
-                "router ReqQueue)"});
+      .source =
+          "the CLI's own profile name: src/llmsim/run/engine_profile.cpp lightllm_profile() (LightLLM api_server.py, "
+          "router ReqQueue)"});
 
-  c.push_back(FrameworkEntry{
-      .name = "trt-llm",
-      .aliases = {"tensorrt-llm", "trtllm", "nvidia-tensorrt-llm", "trtllm-serve"},
-      .inference = Framework::TrtLlm,
-      .inference_mapping = "trt-llm profile (C++ executor, in-flight batching, GUARANTEED_NO_EVICT reservation, "
-                           "64-token KV blocks, CUDA graphs)",
-      .unsupported_reason = engine_only("trt-llm"),
-      .source = "the CLI's own profile name: src/llmsim/run/engine_profile.cpp trtllm_profile() (TensorRT-LLM perf tuning guide, "
-                "KvCacheConfig)"});
+  c.push_back(FrameworkEntry{.name = "trt-llm",
+                             .aliases = {"tensorrt-llm", "trtllm", "nvidia-tensorrt-llm", "trtllm-serve"},
+                             .inference = Framework::TrtLlm,
+                             .inference_mapping =
+                                 "trt-llm profile (C++ executor, in-flight batching, GUARANTEED_NO_EVICT reservation, "
+                                 "64-token KV blocks, CUDA graphs)",
+                             .unsupported_reason = engine_only("trt-llm"),
+                             .source = "the CLI's own profile name: src/llmsim/run/engine_profile.cpp trtllm_profile() "
+                                       "(TensorRT-LLM perf tuning guide, "
+                                       "KvCacheConfig)"});
 
   c.push_back(FrameworkEntry{
       .name = "fastertransformer",
@@ -647,7 +682,8 @@ std::string describe(const RecipeDefaults& r) {
   if (r.flash_attn) parts.push_back("flash_attn=" + yes_no(*r.flash_attn));
   if (r.attn_kernel) parts.push_back("attn_kernel=" + std::string(name_of(*r.attn_kernel)));
   if (r.overlap_grad_reduce) parts.push_back("overlap_grad_reduce=" + yes_no(*r.overlap_grad_reduce));
-  if (r.overlap_param_gather) parts.push_back("overlap_param_gather=" + yes_no(*r.overlap_param_gather) + " (ZeRO-1/2)");
+  if (r.overlap_param_gather)
+    parts.push_back("overlap_param_gather=" + yes_no(*r.overlap_param_gather) + " (ZeRO-1/2)");
   if (r.master_weights) parts.push_back(std::string("master_weights=") + (*r.master_weights ? "fp32" : "none"));
   if (r.fused_loss) parts.push_back("fused_loss=" + yes_no(*r.fused_loss));
   if (r.precision) parts.push_back("precision=" + std::string(dtype_name(*r.precision)));

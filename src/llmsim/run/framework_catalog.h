@@ -13,8 +13,8 @@
 #include <string_view>
 #include <vector>
 
-#include "llmsim/hardware/attention_kernel.h"
 #include "llmsim/core/dtype.h"
+#include "llmsim/hardware/attention_kernel.h"
 #include "llmsim/run/run_spec.h"
 
 namespace llmsim::sim {
@@ -23,35 +23,35 @@ namespace llmsim::sim {
 // leaves them unstated. Each field unset = the simulator's own default. Applied by the measured-run
 // reader only where the row's column is empty and no source fact settles it.
 struct RecipeDefaults {
-  std::optional<int> zero_stage;             // 0..3 (Megatron's distributed optimizer = 1, FSDP FULL_SHARD = 3)
-  std::optional<bool> sequence_parallel;     // applied only when tp > 1
+  std::optional<int> zero_stage;          // 0..3 (Megatron's distributed optimizer = 1, FSDP FULL_SHARD = 3)
+  std::optional<bool> sequence_parallel;  // applied only when tp > 1
   std::optional<Recompute> recompute;
   std::optional<bool> flash_attn;
   std::optional<AttentionKernel> attn_kernel;  // with flash_attn
-  std::optional<bool> overlap_grad_reduce;   // TrainSpec::overlap_grad_reduce
-  std::optional<bool> overlap_param_gather;  // TrainSpec::overlap_param_gather
-  std::optional<bool> master_weights;        // false = pure 16-bit training (torchtune dtype=bf16, litgpt bf16-true)
-  std::optional<bool> fused_loss;            // a fused / chunked cross-entropy
-  std::optional<DType> precision;            // compute precision when the row leaves it empty
+  std::optional<bool> overlap_grad_reduce;     // TrainSpec::overlap_grad_reduce
+  std::optional<bool> overlap_param_gather;    // TrainSpec::overlap_param_gather
+  std::optional<bool> master_weights;          // false = pure 16-bit training (torchtune dtype=bf16, litgpt bf16-true)
+  std::optional<bool> fused_loss;              // a fused / chunked cross-entropy
+  std::optional<DType> precision;              // compute precision when the row leaves it empty
   // One-GPU full fine-tuning recipes that differ from the distributed ones (torchtune's
   // *_full_single_device configs step bitsandbytes' PagedAdamW8bit inside backward).
   std::optional<Optimizer> single_device_full_optimizer;
   std::optional<bool> single_device_full_optimizer_in_backward;
-  std::string source;                        // citation of every default above (required when any is set)
+  std::string source;  // citation of every default above (required when any is set)
 };
 
 struct FrameworkEntry {
-  std::string name;                    // canonical spelling, lower case ("megatron-deepspeed")
-  std::vector<std::string> aliases;    // other spellings users write ("megatron_deepspeed", "nvidia nemo")
+  std::string name;                  // canonical spelling, lower case ("megatron-deepspeed")
+  std::vector<std::string> aliases;  // other spellings users write ("megatron_deepspeed", "nvidia nemo")
   // The profile that stands in for training (pretrain / finetune) rows, and the one for inference and
   // serving rows; nullopt = no fair stand-in for that kind of workload (see unsupported_reason).
   std::optional<Framework> training;
   std::optional<Framework> inference;
-  std::string training_mapping;        // for reports: "megatron TP/PP + DeepSpeed ZeRO-1 DP"
-  std::string inference_mapping;       // "static batching, HF generate loop"
-  std::string unsupported_reason;      // why a workload without a profile has none
-  RecipeDefaults recipe;               // training recipe defaults
-  std::string source;                  // the framework's docs or code showing the shared behaviour
+  std::string training_mapping;    // for reports: "megatron TP/PP + DeepSpeed ZeRO-1 DP"
+  std::string inference_mapping;   // "static batching, HF generate loop"
+  std::string unsupported_reason;  // why a workload without a profile has none
+  RecipeDefaults recipe;           // training recipe defaults
+  std::string source;              // the framework's docs or code showing the shared behaviour
 };
 
 // Every entry, in a fixed order (training frameworks first, then inference engines).

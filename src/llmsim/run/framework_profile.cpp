@@ -88,8 +88,9 @@ FrameworkProfile megatron() {
   // finish_grad_sync, which finalize_model_grads calls after the pipeline schedule, on every stage at once.
   p.blocking_reduce_after_schedule = true;
   p.glue = {};  // Megatron-LM fused kernels (apex/TE RMSNorm and RoPE, fused SwiGLU, bf16 residual)
-  p.time_source = "Megatron-LM arguments.py (--overlap-grad-reduce off by default), core/distributed bucket_size, "
-                  "apex/TE fused norms";
+  p.time_source =
+      "Megatron-LM arguments.py (--overlap-grad-reduce off by default), core/distributed bucket_size, "
+      "apex/TE fused norms";
   p.source =
       "Megatron-LM distrib_optimizer.md (bf16 param 2 + fp32 grad 4 + fp32 master/m/v 12 bytes); "
       "Korthikanti et al. 2022 Sec. 4.3 (4sbv/t logits)";
@@ -122,8 +123,9 @@ FrameworkProfile deepspeed() {
   p.grad_reduce_bytes = 2;  // gradients reduced in the 16-bit training dtype
   p.zero3_overlap = true;
   p.glue = hf_model_code_glue(false);
-  p.time_source = "DeepSpeed config docs (reduce_bucket_size 5e8, overlap_comm false for stage 1/2, true for 3); "
-                  "HF transformers LlamaRMSNorm.forward (kernel count)";
+  p.time_source =
+      "DeepSpeed config docs (reduce_bucket_size 5e8, overlap_comm false for stage 1/2, true for 3); "
+      "HF transformers LlamaRMSNorm.forward (kernel count)";
   p.source =
       "Rajbhandari et al. 2020 Sec. 3.1 (2+2+12 bytes/param); DeepSpeed config docs (reduce_bucket_size "
       "5e8, stage3 prefetch/live parameters; inference max_out_tokens 1024); HF transformers "
@@ -199,15 +201,21 @@ FrameworkProfile engine(Framework f, std::string name) {
   p.framework = f;
   p.name = std::move(name);
   p.full_prefill_logits = false;
-  p.source = "vLLM docs (PagedAttention, logits of the last token); TensorRT-LLM docs (gather_context_logits off by default)";
+  p.source =
+      "vLLM docs (PagedAttention, logits of the last token); TensorRT-LLM docs (gather_context_logits off by default)";
   return p;
 }
 }  // namespace
 
 const FrameworkProfile& framework_profile(Framework f) {
-  static const std::array<FrameworkProfile, 8> profiles{
-      megatron(), deepspeed(), fsdp(), hf(), engine(Framework::Vllm, "vllm"), engine(Framework::Tgi, "tgi"),
-      engine(Framework::LightLlm, "lightllm"), engine(Framework::TrtLlm, "trt-llm")};
+  static const std::array<FrameworkProfile, 8> profiles{megatron(),
+                                                        deepspeed(),
+                                                        fsdp(),
+                                                        hf(),
+                                                        engine(Framework::Vllm, "vllm"),
+                                                        engine(Framework::Tgi, "tgi"),
+                                                        engine(Framework::LightLlm, "lightllm"),
+                                                        engine(Framework::TrtLlm, "trt-llm")};
   for (const auto& p : profiles)
     if (p.framework == f) return p;
   return profiles[1];

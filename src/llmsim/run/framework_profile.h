@@ -14,13 +14,13 @@ struct FrameworkProfile {
   Framework framework;
   std::string name;
   // Bytes per trainable parameter, before ZeRO sharding.
-  double weight_bytes = 2;   // working copy of the weights (bf16/fp16, or fp32 under plain AMP)
-  double grad_bytes = 2;     // gradient buffer
-  double master_bytes = 4;   // separate fp32 master copy held by the optimizer (0 = weights are fp32 already)
+  double weight_bytes = 2;  // working copy of the weights (bf16/fp16, or fp32 under plain AMP)
+  double grad_bytes = 2;    // gradient buffer
+  double master_bytes = 4;  // separate fp32 master copy held by the optimizer (0 = weights are fp32 already)
   // Bytes per element of the vocabulary logits kept on the last stage for the loss (per token x vocab/tp).
   double logits_bytes = 4;
   // Gradient communication buffers beyond the gradients themselves.
-  double bucket_elements = 0;        // elements of a fixed-size reduce bucket (0 = none)
+  double bucket_elements = 0;            // elements of a fixed-size reduce bucket (0 = none)
   bool bucket_copies_all_grads = false;  // DDP-style bucket buffers holding a second copy of all gradients
   // ZeRO-3 / FSDP: how many layers' full parameters are gathered at once (current + prefetched).
   double zero3_live_layers = 2;
@@ -28,14 +28,14 @@ struct FrameworkProfile {
   double kv_prealloc_tokens = 0;
   // Inference: whether the prompt's logits are materialised for every position (HF generate) or only the last.
   bool full_prefill_logits = false;
-  std::string source;        // citations for the numbers above
+  std::string source;  // citations for the numbers above
 
   // --- Time (training simulator). Each field is a documented framework default, cited in the .cpp.
-  bool grad_sync_overlap = true;       // data-parallel gradient reduction overlapped with backward
+  bool grad_sync_overlap = true;          // data-parallel gradient reduction overlapped with backward
   bool sharded_grad_sync_overlap = true;  // … under ZeRO-2 (gradients sharded); ZeRO-3 always overlaps
-  double grad_bucket_elements = 0;     // gradient elements per reduction bucket (0 = one per layer/unit)
-  double grad_reduce_bytes = 2;        // bytes per gradient element on the wire
-  bool zero3_overlap = true;           // ZeRO-3/FSDP parameter gathers prefetched ahead of compute
+  double grad_bucket_elements = 0;        // gradient elements per reduction bucket (0 = one per layer/unit)
+  double grad_reduce_bytes = 2;           // bytes per gradient element on the wire
+  bool zero3_overlap = true;              // ZeRO-3/FSDP parameter gathers prefetched ahead of compute
   // A data-parallel reduction that is not overlapped runs after the whole pipeline schedule of the step
   // (Megatron: finalize_model_grads -> finish_grad_sync once forward_backward_func returns) instead of
   // in the backward hooks as each bucket fills (DeepSpeed ZeRO-1/2 with overlap_comm false).
@@ -51,7 +51,7 @@ struct FrameworkProfile {
   // pure 16-bit training (no master copy) and stepping each parameter inside backward.
   bool pure_16bit = false;
   bool optimizer_in_backward = false;
-  std::string time_source;             // citations for the time fields
+  std::string time_source;  // citations for the time fields
 };
 
 const FrameworkProfile& framework_profile(Framework f);

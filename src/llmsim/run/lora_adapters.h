@@ -21,7 +21,8 @@ struct LoraAdapter {
 
 // The adapters of one layer (`moe_layer`: its MLP is the routed experts plus any shared expert) for the
 // LoRA targets `targets` (empty = every linear projection; valid names: sim::lora_target_names()).
-std::vector<LoraAdapter> lora_adapters(const model::ModelSpec& m, bool moe_layer, const std::vector<std::string>& targets);
+std::vector<LoraAdapter> lora_adapters(const model::ModelSpec& m, bool moe_layer,
+                                       const std::vector<std::string>& targets);
 
 // Adapter parameters of one layer, split by how they shard.
 struct LoraParams {

@@ -60,13 +60,18 @@ const std::vector<Setting>& table() {
        [](RunRequest& r, const std::string& v) { r.system = v; }},
       {{"workload", K::Choice, "what runs", {"pretrain", "finetune", "inference"}},
        [](RunRequest& r, const std::string& v) { r.run.workload = to_enum<Workload>(v); }},
-      {{"gpus", K::PositiveInt, "GPUs in total"}, [](RunRequest& r, const std::string& v) { r.run.par.gpus = to_int(v); }},
-      {{"tp", K::PositiveInt, "tensor-parallel size"}, [](RunRequest& r, const std::string& v) { r.run.par.tp = to_int(v); }},
-      {{"pp", K::PositiveInt, "pipeline-parallel size"}, [](RunRequest& r, const std::string& v) { r.run.par.pp = to_int(v); }},
+      {{"gpus", K::PositiveInt, "GPUs in total"},
+       [](RunRequest& r, const std::string& v) { r.run.par.gpus = to_int(v); }},
+      {{"tp", K::PositiveInt, "tensor-parallel size"},
+       [](RunRequest& r, const std::string& v) { r.run.par.tp = to_int(v); }},
+      {{"pp", K::PositiveInt, "pipeline-parallel size"},
+       [](RunRequest& r, const std::string& v) { r.run.par.pp = to_int(v); }},
       {{"dp", K::PositiveInt, "data-parallel size (default gpus/(tp*pp*cp))"},
        [](RunRequest& r, const std::string& v) { r.run.par.dp = to_int(v); }},
-      {{"cp", K::PositiveInt, "context-parallel size"}, [](RunRequest& r, const std::string& v) { r.run.par.cp = to_int(v); }},
-      {{"ep", K::PositiveInt, "expert-parallel size"}, [](RunRequest& r, const std::string& v) { r.run.par.ep = to_int(v); }},
+      {{"cp", K::PositiveInt, "context-parallel size"},
+       [](RunRequest& r, const std::string& v) { r.run.par.cp = to_int(v); }},
+      {{"ep", K::PositiveInt, "expert-parallel size"},
+       [](RunRequest& r, const std::string& v) { r.run.par.ep = to_int(v); }},
       {{"vp", K::PositiveInt, "virtual pipeline stages per GPU (interleaved 1F1B)"},
        [](RunRequest& r, const std::string& v) { r.run.par.vp = to_int(v); }},
       {{"sequence-parallel", K::Flag, "Megatron sequence parallelism"},
@@ -83,10 +88,13 @@ const std::vector<Setting>& table() {
        [](RunRequest& r, const std::string& v) { r.run.train.recompute = to_enum<Recompute>(v); }},
       {{"flash-attn", K::Flag, "fused (FlashAttention) attention; --no-flash-attn for the unfused chain"},
        [](RunRequest& r, const std::string& v) { r.run.train.flash_attn = v == "true"; }},
-      {{"attn-kernel", K::Choice, "fused attention kernel (fa1: flash-attn 1.x or Triton FlashAttention; cudnn: Transformer Engine's "
+      {{"attn-kernel", K::Choice,
+        "fused attention kernel (fa1: flash-attn 1.x or Triton FlashAttention; cudnn: Transformer Engine's "
         "FusedAttention or PyTorch SDPA's cuDNN backend)",
         attention_kernel_names()},
-       [](RunRequest& r, const std::string& v) { r.run.train.attn_kernel = r.run.infer.attn_kernel = to_enum<AttentionKernel>(v); }},
+       [](RunRequest& r, const std::string& v) {
+         r.run.train.attn_kernel = r.run.infer.attn_kernel = to_enum<AttentionKernel>(v);
+       }},
       {{"fused-loss", K::Flag, "fused cross-entropy (flash-attn, Liger): no fp32 copy of the logits"},
        [](RunRequest& r, const std::string& v) { r.run.train.fused_loss = v == "true"; }},
       {{"zero-stage", K::Choice, "ZeRO / FSDP sharding stage", {"0", "1", "2", "3"}},
@@ -95,11 +103,14 @@ const std::vector<Setting>& table() {
        [](RunRequest& r, const std::string& v) { r.run.train.offload = to_enum<Offload>(v); }},
       {{"optimizer", K::Choice, "optimizer (adam = AdamW with fp32 master weights)", optimizer_names()},
        [](RunRequest& r, const std::string& v) { r.run.train.optimizer = to_enum<Optimizer>(v); }},
-      {{"optimizer-state-dtype", K::Choice,
+      {{"optimizer-state-dtype",
+        K::Choice,
         "element type of Adam's m and v (default fp32, or the weights' type with --master-weights none)",
         {"fp32", "bf16", "fp16"}},
        [](RunRequest& r, const std::string& v) { r.run.train.optimizer_state_dtype = to_dtype(v); }},
-      {{"master-weights", K::Choice, "fp32 master copy (mixed precision) or none (pure 16-bit training)",
+      {{"master-weights",
+        K::Choice,
+        "fp32 master copy (mixed precision) or none (pure 16-bit training)",
         {"fp32", "none"}},
        [](RunRequest& r, const std::string& v) { r.run.train.master_weights = v == "fp32"; }},
       {{"optimizer-in-backward", K::Flag,
@@ -249,9 +260,12 @@ void apply_run_toml(RunRequest& req, const std::string& path) {
   for (const auto& [key, node] : entries) {
     Location where{.file = path, .line = static_cast<int>(node->source().begin.line), .key = key};
     std::string text;
-    if (node->is_string()) text = *node->value<std::string>();
-    else if (node->is_integer()) text = std::to_string(*node->value<std::int64_t>());
-    else if (node->is_boolean()) text = *node->value<bool>() ? "true" : "false";
+    if (node->is_string())
+      text = *node->value<std::string>();
+    else if (node->is_integer())
+      text = std::to_string(*node->value<std::int64_t>());
+    else if (node->is_boolean())
+      text = *node->value<bool>() ? "true" : "false";
     else if (node->is_array()) {
       for (const auto& el : *node->as_array()) {
         if (!el.is_string()) throw_input(where, key + ": expected an array of strings");

@@ -12,8 +12,8 @@ namespace llmsim::sim {
 
 // A run as the user described it: preset names/paths are resolved later, by the front end.
 struct RunRequest {
-  std::string model;    // preset name or config.json path
-  std::string system;   // preset name or system TOML path
+  std::string model;   // preset name or config.json path
+  std::string system;  // preset name or system TOML path
   RunSpec run;
   std::vector<std::string> given;  // setting names that were set explicitly
   bool was_given(const std::string& name) const;
@@ -22,9 +22,9 @@ struct RunRequest {
 enum class SettingKind { Text, PositiveInt, NonNegativeInt, Flag, Choice, List };
 
 struct SettingInfo {
-  std::string name;         // "micro-batch"
+  std::string name;  // "micro-batch"
   SettingKind kind;
-  std::string help;         // one line for --help
+  std::string help;                  // one line for --help
   std::vector<std::string> choices;  // for Choice / List
 };
 

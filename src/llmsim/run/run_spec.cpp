@@ -11,31 +11,26 @@ namespace {
 template <typename E, std::size_t N>
 using Names = std::array<std::pair<E, std::string_view>, N>;
 
-constexpr Names<Workload, 3> kWorkload{{{Workload::Pretrain, "pretrain"},
-                                       {Workload::Finetune, "finetune"},
-                                       {Workload::Inference, "inference"}}};
-constexpr Names<Recompute, 3> kRecompute{{{Recompute::None, "none"},
-                                         {Recompute::Selective, "selective"},
-                                         {Recompute::Full, "full"}}};
-constexpr Names<Offload, 3> kOffload{{{Offload::None, "none"},
-                                     {Offload::Optimizer, "optimizer"},
-                                     {Offload::OptimizerParams, "optimizer+params"}}};
-constexpr Names<FinetuneKind, 3> kFinetune{{{FinetuneKind::Full, "full"},
-                                           {FinetuneKind::Lora, "lora"},
-                                           {FinetuneKind::Qlora, "qlora"}}};
-constexpr Names<Optimizer, 3> kOptimizer{{{Optimizer::Adam, "adam"},
-                                         {Optimizer::Adam8bit, "adam8bit"},
-                                         {Optimizer::Sgd, "sgd"}}};
-constexpr Names<PipelineSchedule, 2> kSchedule{{{PipelineSchedule::OneFOneB, "1f1b"},
-                                                {PipelineSchedule::GPipe, "gpipe"}}};
+constexpr Names<Workload, 3> kWorkload{
+    {{Workload::Pretrain, "pretrain"}, {Workload::Finetune, "finetune"}, {Workload::Inference, "inference"}}};
+constexpr Names<Recompute, 3> kRecompute{
+    {{Recompute::None, "none"}, {Recompute::Selective, "selective"}, {Recompute::Full, "full"}}};
+constexpr Names<Offload, 3> kOffload{
+    {{Offload::None, "none"}, {Offload::Optimizer, "optimizer"}, {Offload::OptimizerParams, "optimizer+params"}}};
+constexpr Names<FinetuneKind, 3> kFinetune{
+    {{FinetuneKind::Full, "full"}, {FinetuneKind::Lora, "lora"}, {FinetuneKind::Qlora, "qlora"}}};
+constexpr Names<Optimizer, 3> kOptimizer{
+    {{Optimizer::Adam, "adam"}, {Optimizer::Adam8bit, "adam8bit"}, {Optimizer::Sgd, "sgd"}}};
+constexpr Names<PipelineSchedule, 2> kSchedule{
+    {{PipelineSchedule::OneFOneB, "1f1b"}, {PipelineSchedule::GPipe, "gpipe"}}};
 constexpr Names<Framework, 8> kFramework{{{Framework::Megatron, "megatron"},
-                                         {Framework::DeepSpeed, "deepspeed"},
-                                         {Framework::Fsdp, "fsdp"},
-                                         {Framework::Hf, "hf"},
-                                         {Framework::Vllm, "vllm"},
-                                         {Framework::Tgi, "tgi"},
-                                         {Framework::LightLlm, "lightllm"},
-                                         {Framework::TrtLlm, "trt-llm"}}};
+                                          {Framework::DeepSpeed, "deepspeed"},
+                                          {Framework::Fsdp, "fsdp"},
+                                          {Framework::Hf, "hf"},
+                                          {Framework::Vllm, "vllm"},
+                                          {Framework::Tgi, "tgi"},
+                                          {Framework::LightLlm, "lightllm"},
+                                          {Framework::TrtLlm, "trt-llm"}}};
 
 template <typename E, std::size_t N>
 std::string_view lookup(const Names<E, N>& table, E v) {

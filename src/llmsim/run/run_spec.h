@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "llmsim/model/model_spec.h"
-#include "llmsim/hardware/attention_kernel.h"
 #include "llmsim/core/dtype.h"
+#include "llmsim/hardware/attention_kernel.h"
+#include "llmsim/model/model_spec.h"
 
 namespace llmsim::sim {
 
@@ -17,7 +17,7 @@ enum class Workload { Pretrain, Finetune, Inference };
 enum class Recompute { None, Selective, Full };
 enum class Offload { None, Optimizer, OptimizerParams };  // ZeRO-Offload / ZeRO-Infinity to host memory
 enum class FinetuneKind { Full, Lora, Qlora };
-enum class Optimizer { Adam, Adam8bit, Sgd };              // Adam = AdamW with fp32 master weights
+enum class Optimizer { Adam, Adam8bit, Sgd };  // Adam = AdamW with fp32 master weights
 // Pipeline schedule: GPipe (all forwards, then all backwards) or 1F1B (interleaved when vp > 1).
 enum class PipelineSchedule { OneFOneB, GPipe };
 // Training frameworks, and inference engines (continuous batching, paged or token-granular KV cache).
@@ -48,13 +48,13 @@ bool parse_name(std::string_view s, PipelineSchedule& out);
 bool parse_name(std::string_view s, Framework& out);
 
 struct ParallelSpec {
-  std::int64_t gpus = 1;   // total GPUs
-  std::int64_t tp = 1;     // tensor parallel
-  std::int64_t pp = 1;     // pipeline parallel
-  std::int64_t dp = 0;     // data parallel; 0 = derived as gpus / (tp*pp*cp)
-  std::int64_t cp = 1;     // context parallel
-  std::int64_t ep = 1;     // expert parallel (within dp)
-  std::int64_t vp = 1;     // virtual pipeline stages per GPU (interleaved 1F1B)
+  std::int64_t gpus = 1;           // total GPUs
+  std::int64_t tp = 1;             // tensor parallel
+  std::int64_t pp = 1;             // pipeline parallel
+  std::int64_t dp = 0;             // data parallel; 0 = derived as gpus / (tp*pp*cp)
+  std::int64_t cp = 1;             // context parallel
+  std::int64_t ep = 1;             // expert parallel (within dp)
+  std::int64_t vp = 1;             // virtual pipeline stages per GPU (interleaved 1F1B)
   bool sequence_parallel = false;  // Megatron sequence parallelism (needs tp > 1 to matter)
 };
 
@@ -67,17 +67,17 @@ inline constexpr std::int64_t kQloraDefaultRank = 64;
 std::vector<std::string> lora_target_names();
 
 struct TrainSpec {
-  std::int64_t micro_batch = 1;    // sequences per micro-batch per data-parallel rank
-  std::int64_t global_batch = 0;   // sequences per optimizer step (0 = micro_batch * dp)
-  std::int64_t seq_len = 2048;     // tokens per sequence
-  DType precision = DType::BF16;   // compute / activation precision
+  std::int64_t micro_batch = 1;   // sequences per micro-batch per data-parallel rank
+  std::int64_t global_batch = 0;  // sequences per optimizer step (0 = micro_batch * dp)
+  std::int64_t seq_len = 2048;    // tokens per sequence
+  DType precision = DType::BF16;  // compute / activation precision
   Recompute recompute = Recompute::None;
   bool flash_attn = true;
   AttentionKernel attn_kernel = AttentionKernel::Fa2;  // which fused kernel, when flash_attn
   // Fused cross-entropy (flash-attn's CrossEntropyLoss, Liger, Megatron's vocab-parallel loss): the
   // logits stay in the compute dtype and are never copied to fp32; false = the framework's own loss.
   bool fused_loss = false;
-  int zero_stage = 0;              // 0..3 (FSDP FULL_SHARD = 3, SHARD_GRAD_OP = 2)
+  int zero_stage = 0;  // 0..3 (FSDP FULL_SHARD = 3, SHARD_GRAD_OP = 2)
   Offload offload = Offload::None;
   Optimizer optimizer = Optimizer::Adam;
   // Element type of Adam's m and v; unset = fp32, or under pure 16-bit training the weights' own type
@@ -99,7 +99,7 @@ struct TrainSpec {
   // (Megatron --overlap-param-gather): only what the first micro-batch's forward cannot hide is exposed.
   bool overlap_param_gather = false;
   FinetuneKind finetune = FinetuneKind::Full;
-  std::int64_t lora_rank = 0;      // > 0 for lora / qlora
+  std::int64_t lora_rank = 0;             // > 0 for lora / qlora
   std::vector<std::string> lora_targets;  // empty = all linear projections
   // Storage of the frozen base's linear weights under LoRA: none = 16-bit; int8 (LLM.int8()), nf4
   // (QLoRA implies it), int4, fp8. Dequantized before every base GEMM.
@@ -109,12 +109,12 @@ struct TrainSpec {
 };
 
 struct InferSpec {
-  std::int64_t batch = 1;          // concurrent sequences
-  std::int64_t input_len = 512;    // prompt tokens per sequence
-  std::int64_t output_len = 128;   // generated tokens per sequence
-  DType precision = DType::BF16;   // activation / compute precision
+  std::int64_t batch = 1;         // concurrent sequences
+  std::int64_t input_len = 512;   // prompt tokens per sequence
+  std::int64_t output_len = 128;  // generated tokens per sequence
+  DType precision = DType::BF16;  // activation / compute precision
   model::WeightQuant weight_quant = model::WeightQuant::None;
-  DType kv_dtype = DType::BF16;    // KV cache element type (bf16, fp16, fp8)
+  DType kv_dtype = DType::BF16;                        // KV cache element type (bf16, fp16, fp8)
   AttentionKernel attn_kernel = AttentionKernel::Fa2;  // the fused prefill attention kernel
   Framework framework = Framework::Hf;  // engine family for workspace rules (vllm etc. arrive with serving)
 };
@@ -122,8 +122,8 @@ struct InferSpec {
 struct RunSpec {
   Workload workload = Workload::Pretrain;
   ParallelSpec par;
-  TrainSpec train;   // pretrain / finetune
-  InferSpec infer;   // inference
+  TrainSpec train;  // pretrain / finetune
+  InferSpec infer;  // inference
 };
 
 // Fills derived fields: dp = gpus / (tp*pp*cp) when dp is 0, global_batch = micro_batch*dp when 0.

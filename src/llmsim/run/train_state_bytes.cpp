@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 
-
 namespace llmsim::sim {
 
 double TrainStateBytes::update_traffic() const {
@@ -48,7 +47,9 @@ TrainStateBytes train_state_bytes(const FrameworkProfile& fw, const TrainSpec& t
   b.grad_wire = std::min(fw.grad_reduce_bytes, b.grad);
   b.state_dtype = optimizer_state_dtype(t);
   switch (t.optimizer) {
-    case Optimizer::Adam: b.states = 2.0 * dtype_bytes(b.state_dtype); break;  // m and v
+    case Optimizer::Adam:
+      b.states = 2.0 * dtype_bytes(b.state_dtype);
+      break;  // m and v
     // 8-bit m and v, block-wise (Dettmers et al. 2022; the block statistics are negligible).
     case Optimizer::Adam8bit: b.states = 2.0; break;
     case Optimizer::Sgd: b.states = 0.0; break;  // plain SGD keeps no state
@@ -58,19 +59,20 @@ TrainStateBytes train_state_bytes(const FrameworkProfile& fw, const TrainSpec& t
 
 double frozen_linear_bytes(const TrainSpec& t) {
   const model::WeightQuant q = t.base_quant != model::WeightQuant::None ? t.base_quant
-                               : t.finetune == FinetuneKind::Qlora   ? model::WeightQuant::Nf4
-                                                                     : model::WeightQuant::None;
+                               : t.finetune == FinetuneKind::Qlora      ? model::WeightQuant::Nf4
+                                                                        : model::WeightQuant::None;
   return q != model::WeightQuant::None ? model::quantized_weight_bytes(q, DType::BF16) : 2.0;
 }
 
 double largest_trainable_tensor(const model::ModelSpec& m, const TrainSpec& t, std::int64_t tp,
                                 bool holds_vocab_matrix) {
   const double h = static_cast<double>(m.hidden);
-  const double widest = static_cast<double>(std::max({m.ffn_hidden, m.moe.expert_ffn, m.moe.shared_expert_ffn,
-                                                      m.q_dim(), m.hidden}));
+  const double widest =
+      static_cast<double>(std::max({m.ffn_hidden, m.moe.expert_ffn, m.moe.shared_expert_ffn, m.q_dim(), m.hidden}));
   if (t.finetune != FinetuneKind::Full) return static_cast<double>(t.lora_rank) * widest;
   double largest = h * widest / static_cast<double>(tp);
-  if (holds_vocab_matrix) largest = std::max(largest, h * std::ceil(static_cast<double>(m.vocab) / static_cast<double>(tp)));
+  if (holds_vocab_matrix)
+    largest = std::max(largest, h * std::ceil(static_cast<double>(m.vocab) / static_cast<double>(tp)));
   return largest;
 }
 

@@ -6,8 +6,8 @@
 
 #include <cstdint>
 
-#include "llmsim/model/model_spec.h"
 #include "llmsim/core/dtype.h"
+#include "llmsim/model/model_spec.h"
 #include "llmsim/run/framework_profile.h"
 #include "llmsim/run/run_spec.h"
 
@@ -15,12 +15,12 @@ namespace llmsim::sim {
 
 struct TrainStateBytes {
   // All in bytes per trainable parameter, before ZeRO sharding.
-  double weight = 2;   // working copy the forward and backward read
-  double grad = 2;     // gradient buffer
-  double master = 4;   // separate master copy held by the optimizer (0 = the weights are the master)
-  double states = 8;   // optimizer states (Adam m and v)
-  double grad_wire = 2;  // bytes per gradient element on the wire: the framework's reduce dtype, never
-                         // wider than the gradients are stored
+  double weight = 2;                // working copy the forward and backward read
+  double grad = 2;                  // gradient buffer
+  double master = 4;                // separate master copy held by the optimizer (0 = the weights are the master)
+  double states = 8;                // optimizer states (Adam m and v)
+  double grad_wire = 2;             // bytes per gradient element on the wire: the framework's reduce dtype, never
+                                    // wider than the gradients are stored
   DType state_dtype = DType::FP32;  // element type of the Adam states (meaningless for SGD / 8-bit Adam)
   // Whose convention these are: the framework's name, "qlora recipe" or "pure bf16" / "pure fp32"
   // (static strings: the search evaluates this per candidate, so it allocates nothing).

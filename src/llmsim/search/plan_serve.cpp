@@ -12,8 +12,8 @@ namespace llmsim::sim {
 namespace {
 
 struct Outcome {
-  bool ran = false;      // the configuration can serve at all (fits, KV for a request)
-  bool meets = false;    // p99 TTFT and TPOT within the SLOs
+  bool ran = false;    // the configuration can serve at all (fits, KV for a request)
+  bool meets = false;  // p99 TTFT and TPOT within the SLOs
   std::string why;
   double ttft_p99 = 0, tpot_p99 = 0, out_tps = 0;
 };
@@ -29,8 +29,8 @@ struct Choice {
   EngineProfile profile;  // with the candidate's overrides applied
 };
 
-Outcome evaluate(const model::ModelSpec& m, const hardware::SystemSpec& sys, const ServePlanSpec& spec, const Choice& ch,
-                 std::int64_t replicas) {
+Outcome evaluate(const model::ModelSpec& m, const hardware::SystemSpec& sys, const ServePlanSpec& spec,
+                 const Choice& ch, std::int64_t replicas) {
   RunSpec run;
   run.workload = Workload::Inference;
   run.par.gpus = ch.tp * ch.pp;
@@ -100,8 +100,8 @@ ServePlan plan_serving(const model::ModelSpec& m, const std::vector<hardware::Sy
     {
       {
         {
-          ServePlanCandidate c{sys.name, ch.engine, ch.tp, ch.quant, ch.pp, ch.kv, ch.profile.max_num_seqs,
-                               ch.profile.chunked_prefill};
+          ServePlanCandidate c{
+              sys.name, ch.engine, ch.tp, ch.quant, ch.pp, ch.kv, ch.profile.max_num_seqs, ch.profile.chunked_prefill};
           const std::int64_t tp = ch.tp * ch.pp;  // GPUs per replica
           const std::int64_t max_replicas = spec.max_gpus / tp;
           // Doubling until the SLOs are met (or the GPU cap), then bisection for the smallest count.
@@ -118,8 +118,9 @@ ServePlan plan_serving(const model::ModelSpec& m, const std::vector<hardware::Sy
             at_hi = evaluate(m, sys, spec, ch, hi);
           }
           if (!at_hi.meets) {
-            c.why = fmt::format("misses the SLOs even with {} replicas ({} GPUs): p99 TTFT {:.0f} ms, p99 TPOT {:.1f} ms",
-                                hi, hi * tp, at_hi.ttft_p99 * 1e3, at_hi.tpot_p99 * 1e3);
+            c.why =
+                fmt::format("misses the SLOs even with {} replicas ({} GPUs): p99 TTFT {:.0f} ms, p99 TPOT {:.1f} ms",
+                            hi, hi * tp, at_hi.ttft_p99 * 1e3, at_hi.tpot_p99 * 1e3);
             plan.candidates.push_back(c);
             continue;
           }
@@ -150,18 +151,20 @@ ServePlan plan_serving(const model::ModelSpec& m, const std::vector<hardware::Sy
     if (!a.feasible) continue;
     a.pareto = true;
     for (const auto& b : plan.candidates)
-      if (b.feasible && b.gpus <= a.gpus && b.ttft_p99_s <= a.ttft_p99_s && (b.gpus < a.gpus || b.ttft_p99_s < a.ttft_p99_s)) {
+      if (b.feasible && b.gpus <= a.gpus && b.ttft_p99_s <= a.ttft_p99_s &&
+          (b.gpus < a.gpus || b.ttft_p99_s < a.ttft_p99_s)) {
         a.pareto = false;
         break;
       }
   }
-  std::stable_sort(plan.candidates.begin(), plan.candidates.end(), [](const ServePlanCandidate& a, const ServePlanCandidate& b) {
-    if (a.feasible != b.feasible) return a.feasible;
-    if (!a.feasible) return false;
-    if (a.gpus != b.gpus) return a.gpus < b.gpus;
-    if (a.cost_per_hour != b.cost_per_hour) return a.cost_per_hour < b.cost_per_hour;
-    return a.ttft_p99_s < b.ttft_p99_s;
-  });
+  std::stable_sort(plan.candidates.begin(), plan.candidates.end(),
+                   [](const ServePlanCandidate& a, const ServePlanCandidate& b) {
+                     if (a.feasible != b.feasible) return a.feasible;
+                     if (!a.feasible) return false;
+                     if (a.gpus != b.gpus) return a.gpus < b.gpus;
+                     if (a.cost_per_hour != b.cost_per_hour) return a.cost_per_hour < b.cost_per_hour;
+                     return a.ttft_p99_s < b.ttft_p99_s;
+                   });
   return plan;
 }
 

@@ -10,15 +10,15 @@
 
 #include "llmsim/hardware/system_spec.h"
 #include "llmsim/model/model_spec.h"
-#include "llmsim/serve/request_stream.h"
 #include "llmsim/run/run_spec.h"
+#include "llmsim/serve/request_stream.h"
 
 namespace llmsim::sim {
 
 struct ServePlanSpec {
-  double rate = 1;                     // requests per second, all replicas together (> 0)
-  double slo_ttft_p99_s = 1;           // p99 time to first token bound, seconds
-  double slo_tpot_p99_s = 0.1;         // p99 time per output token bound, seconds (0 = none)
+  double rate = 1;              // requests per second, all replicas together (> 0)
+  double slo_ttft_p99_s = 1;    // p99 time to first token bound, seconds
+  double slo_tpot_p99_s = 0.1;  // p99 time per output token bound, seconds (0 = none)
   LengthDist input{LengthKind::Fixed, 512, 0};
   LengthDist output{LengthKind::Fixed, 128, 0};
   std::vector<Framework> engines = {Framework::Vllm, Framework::Tgi, Framework::LightLlm, Framework::TrtLlm};
@@ -29,10 +29,10 @@ struct ServePlanSpec {
   std::vector<std::int64_t> max_num_seqs = {0};  // engine's sequence limit (0 = the engine's default)
   std::vector<int> chunked_prefill = {-1};       // -1 = the engine's default, 0 = off, 1 = on
   DType precision = DType::BF16;
-  std::int64_t max_gpus = 64;          // per candidate
+  std::int64_t max_gpus = 64;               // per candidate
   std::int64_t requests_per_replica = 400;  // simulated requests per replica (Poisson, seeded)
   std::uint64_t seed = 1;
-  double price_per_gpu_hour = 0;       // for the cost column (0 = none)
+  double price_per_gpu_hour = 0;  // for the cost column (0 = none)
 };
 
 struct ServePlanCandidate {
@@ -42,15 +42,15 @@ struct ServePlanCandidate {
   model::WeightQuant weight_quant = model::WeightQuant::None;
   std::int64_t pp = 1;
   DType kv_dtype = DType::BF16;
-  std::int64_t max_num_seqs = 0;       // as simulated (the engine default resolved)
-  bool chunked_prefill = false;        // as simulated
-  bool pareto = false;                 // on the GPUs vs p99 TTFT front of the feasible candidates
-  bool feasible = false;               // some replica count within max_gpus meets the SLOs
-  std::string why;                     // when not feasible
+  std::int64_t max_num_seqs = 0;  // as simulated (the engine default resolved)
+  bool chunked_prefill = false;   // as simulated
+  bool pareto = false;            // on the GPUs vs p99 TTFT front of the feasible candidates
+  bool feasible = false;          // some replica count within max_gpus meets the SLOs
+  std::string why;                // when not feasible
   std::int64_t replicas = 0;
   std::int64_t gpus = 0;
-  double ttft_p99_s = 0, tpot_p99_s = 0;   // at that replica count
-  double output_tokens_per_s = 0;          // all replicas
+  double ttft_p99_s = 0, tpot_p99_s = 0;  // at that replica count
+  double output_tokens_per_s = 0;         // all replicas
   double cost_per_hour = 0;
 };
 

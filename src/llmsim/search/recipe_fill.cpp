@@ -55,9 +55,9 @@ std::optional<RecipeFill> best_feasible_fill(const model::ModelSpec& m, const ha
   // Hugging Face stacks shard through DeepSpeed (transformers' integration; the measured-run reader maps
   // an hf row with a stated ZeRO stage the same way): with the stage unstated, both are candidates.
   const bool hf_zero = t.framework == Framework::Hf && has(free_axes, FillAxis::ZeroStage);
-  space.axis(A::Framework) = hf_zero ? listed_axis({static_cast<std::int64_t>(Framework::Hf),
-                                                    static_cast<std::int64_t>(Framework::DeepSpeed)})
-                                     : fixed_axis(static_cast<std::int64_t>(t.framework));
+  space.axis(A::Framework) =
+      hf_zero ? listed_axis({static_cast<std::int64_t>(Framework::Hf), static_cast<std::int64_t>(Framework::DeepSpeed)})
+              : fixed_axis(static_cast<std::int64_t>(t.framework));
   space.axis(A::Offload) = fixed_axis(static_cast<std::int64_t>(t.offload));
   space.axis(A::Precision) = fixed_axis(static_cast<std::int64_t>(t.precision));
   space.axis(A::FlashAttn) = fixed_axis(as_int(t.flash_attn));
@@ -67,8 +67,9 @@ std::optional<RecipeFill> best_feasible_fill(const model::ModelSpec& m, const ha
           ? listed_axis({static_cast<std::int64_t>(Recompute::None), static_cast<std::int64_t>(Recompute::Selective),
                          static_cast<std::int64_t>(Recompute::Full)})
           : fixed_axis(static_cast<std::int64_t>(t.recompute));
-  space.axis(A::SequenceParallel) =
-      has(free_axes, FillAxis::SequenceParallel) && p.tp > 1 ? listed_axis({0, 1}) : fixed_axis(as_int(p.sequence_parallel));
+  space.axis(A::SequenceParallel) = has(free_axes, FillAxis::SequenceParallel) && p.tp > 1
+                                        ? listed_axis({0, 1})
+                                        : fixed_axis(as_int(p.sequence_parallel));
   space.axis(A::ZeroStage) = has(free_axes, FillAxis::ZeroStage) ? listed_axis({0, 1, 2, 3}) : fixed_axis(t.zero_stage);
   // The global batch stays what the row states (or its default); micro-batches that divide its share
   // of one data-parallel rank.
@@ -103,7 +104,8 @@ std::optional<RecipeFill> best_feasible_fill(const model::ModelSpec& m, const ha
   fill.candidates = static_cast<std::size_t>(out.space_size);
   const auto& c = fill.run;
   if (c.train.framework != t.framework)
-    fill.chosen.push_back(fmt::format("framework={} (transformers' DeepSpeed integration)", name_of(c.train.framework)));
+    fill.chosen.push_back(
+        fmt::format("framework={} (transformers' DeepSpeed integration)", name_of(c.train.framework)));
   if (c.train.recompute != t.recompute) fill.chosen.push_back(fmt::format("recompute={}", name_of(c.train.recompute)));
   if (c.par.sequence_parallel != p.sequence_parallel)
     fill.chosen.push_back(fmt::format("sequence_parallel={}", c.par.sequence_parallel ? "yes" : "no"));

@@ -16,10 +16,10 @@
 namespace llmsim::sim {
 
 struct RecipeFill {
-  RunSpec run;                       // the chosen configuration (with_defaults applied)
-  TrainResult result;                // simulate_training of `run` (the search's re-evaluation of its best)
-  std::vector<std::string> chosen;   // the settings that differ from the recipe's: "recompute=full", …
-  std::size_t candidates = 0;        // configurations of the unstated axes that were considered
+  RunSpec run;                      // the chosen configuration (with_defaults applied)
+  TrainResult result;               // simulate_training of `run` (the search's re-evaluation of its best)
+  std::vector<std::string> chosen;  // the settings that differ from the recipe's: "recompute=full", …
+  std::size_t candidates = 0;       // configurations of the unstated axes that were considered
 };
 
 // The settings a fill may choose, when a run leaves them unstated.

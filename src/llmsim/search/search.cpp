@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <condition_variable>
 #include <cmath>
+#include <condition_variable>
 #include <limits>
 #include <memory>
 #include <mutex>
@@ -11,9 +11,9 @@
 
 #include <fmt/format.h>
 
-#include "llmsim/model/param_count.h"
 #include "llmsim/core/error.h"
 #include "llmsim/core/units.h"
+#include "llmsim/model/param_count.h"
 
 namespace llmsim::sim {
 
@@ -23,7 +23,7 @@ using Clock = std::chrono::steady_clock;
 double dbl(std::int64_t v) { return static_cast<double>(v); }
 double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-constexpr std::uint64_t kBlock = 2048;   // tuples per unit of work
+constexpr std::uint64_t kBlock = 2048;  // tuples per unit of work
 constexpr std::uint64_t kCancelEvery = 256;
 
 // Total order of results: higher score first, then lower enumeration index.
@@ -42,10 +42,10 @@ const std::string kDeadline = "misses the deadline";
 struct Accumulator {
   PruneTally pruned;
   std::uint64_t evaluated = 0, feasible = 0;
-  std::vector<SearchEntry> best;             // heap: worst on top (better_entry as "less")
+  std::vector<SearchEntry> best;                 // heap: worst on top (better_entry as "less")
   std::map<std::int64_t, SearchEntry> per_gpus;  // fastest (tokens/s) per GPU count
   std::vector<SearchEntry> all;
-  std::optional<SearchEntry> fastest;        // highest tokens/s, deadline or not (planning)
+  std::optional<SearchEntry> fastest;  // highest tokens/s, deadline or not (planning)
 };
 
 struct FastPhase {
@@ -143,8 +143,8 @@ FastPhase fast_phase(const SearchProblem& problem, const ResolvedTrainSpace& rs,
           e.score = score;
           return e;
         };
-        if (track_fastest && (!acc.fastest || better(est.tokens_per_s, i, acc.fastest->fast.tokens_per_s,
-                                                     acc.fastest->index)))
+        if (track_fastest &&
+            (!acc.fastest || better(est.tokens_per_s, i, acc.fastest->fast.tokens_per_s, acc.fastest->index)))
           acc.fastest = make();
         if (problem.deadline_s > 0 && problem.train_tokens > 0) {
           const double t = train_time(problem, est.step_time_s, est.tokens_per_step);
@@ -167,8 +167,10 @@ FastPhase fast_phase(const SearchProblem& problem, const ResolvedTrainSpace& rs,
         }
         if (opt.pareto) {
           auto it = acc.per_gpus.find(cand.run.par.gpus);
-          if (it == acc.per_gpus.end()) acc.per_gpus.emplace(cand.run.par.gpus, make());
-          else if (better(est.tokens_per_s, i, it->second.fast.tokens_per_s, it->second.index)) it->second = make();
+          if (it == acc.per_gpus.end())
+            acc.per_gpus.emplace(cand.run.par.gpus, make());
+          else if (better(est.tokens_per_s, i, it->second.fast.tokens_per_s, it->second.index))
+            it->second = make();
         }
         if (opt.keep_all) acc.all.push_back(make());
       }
@@ -241,14 +243,17 @@ SearchOutcome merge(FastPhase&& fp) {
     for (auto& e : a.best) out.top.push_back(std::move(e));
     for (auto& [g, e] : a.per_gpus) {
       auto it = per_gpus.find(g);
-      if (it == per_gpus.end()) per_gpus.emplace(g, std::move(e));
-      else if (faster_entry(e, it->second)) it->second = std::move(e);
+      if (it == per_gpus.end())
+        per_gpus.emplace(g, std::move(e));
+      else if (faster_entry(e, it->second))
+        it->second = std::move(e);
     }
     for (auto& e : a.all) out.all.push_back(std::move(e));
   }
   out.processed = out.evaluated + out.pruned.total();
   std::sort(out.top.begin(), out.top.end(), better_entry);
-  std::sort(out.all.begin(), out.all.end(), [](const SearchEntry& a, const SearchEntry& b) { return a.index < b.index; });
+  std::sort(out.all.begin(), out.all.end(),
+            [](const SearchEntry& a, const SearchEntry& b) { return a.index < b.index; });
   // Throughput-vs-GPUs front: each count's fastest, kept when faster than every smaller count.
   double best = -1;
   for (auto& [g, e] : per_gpus)
@@ -256,7 +261,9 @@ SearchOutcome merge(FastPhase&& fp) {
       best = e.fast.tokens_per_s;
       out.pareto.push_back(std::move(e));
     }
-  out.status = fp.interrupted ? SearchStatus::Interrupted : out.feasible == 0 ? SearchStatus::EmptySpace : SearchStatus::Ok;
+  out.status = fp.interrupted      ? SearchStatus::Interrupted
+               : out.feasible == 0 ? SearchStatus::EmptySpace
+                                   : SearchStatus::Ok;
   return out;
 }
 
@@ -269,8 +276,9 @@ void verify_outcome(const SearchProblem& problem, SearchOutcome& out, const Sear
   if (opt.pareto)
     for (auto& e : out.pareto) todo.push_back(&e);
   verify_entries(problem, todo, thread_count(opt.threads));
-  std::stable_sort(out.top.begin(), out.top.begin() + static_cast<std::ptrdiff_t>(nv),
-                   [](const SearchEntry& a, const SearchEntry& b) { return better(a.full_score, a.index, b.full_score, b.index); });
+  std::stable_sort(
+      out.top.begin(), out.top.begin() + static_cast<std::ptrdiff_t>(nv),
+      [](const SearchEntry& a, const SearchEntry& b) { return better(a.full_score, a.index, b.full_score, b.index); });
   out.max_fast_error = 0;
   for (const SearchEntry* e : todo)
     if (e->full && e->full->valid() && e->full->step_time_s.value > 0)
@@ -347,8 +355,8 @@ PlanOutcome plan_training(const SearchProblem& problem, const SearchOptions& opt
   }
   // Fewer GPUs than this cannot train the tokens in time even at 100% MFU: model FLOPs per token are
   // at least 6 (LoRA: 4) per weight of the transformer layers a token passes through.
-  const bool lora = problem.space.base.workload == Workload::Finetune &&
-                    problem.space.base.train.finetune != FinetuneKind::Full;
+  const bool lora =
+      problem.space.base.workload == Workload::Finetune && problem.space.base.train.finetune != FinetuneKind::Full;
   const double flops_per_token = (lora ? 4.0 : 6.0) * dbl(model::count_params(*problem.model).layers_active);
   double best_peak = 0;
   for (const auto& sl : rs.slices) {
@@ -359,7 +367,8 @@ PlanOutcome plan_training(const SearchProblem& problem, const SearchOptions& opt
   // The largest count that even 100% MFU leaves short of the deadline.
   if (problem.deadline_s > 0 && best_peak > 0)
     out.lower_bound_gpus = static_cast<std::int64_t>(
-        std::ceil(problem.train_tokens * flops_per_token / (problem.deadline_s * best_peak))) - 1;
+                               std::ceil(problem.train_tokens * flops_per_token / (problem.deadline_s * best_peak))) -
+                           1;
 
   std::uint64_t total = 0;
   for (const auto& [g, n] : tuples_at) total += n;

@@ -16,8 +16,8 @@
 
 #include "llmsim/hardware/system_spec.h"
 #include "llmsim/model/model_spec.h"
-#include "llmsim/train/fast_train.h"
 #include "llmsim/search/search_space.h"
+#include "llmsim/train/fast_train.h"
 #include "llmsim/train/train_sim.h"
 
 namespace llmsim::sim {
@@ -35,20 +35,20 @@ bool parse_name(std::string_view s, Objective& out);
 
 struct SearchProblem {
   const model::ModelSpec* model = nullptr;
-  std::vector<hardware::SystemSpec> systems;   // resolved TrainSpace::systems, same order
+  std::vector<hardware::SystemSpec> systems;  // resolved TrainSpace::systems, same order
   TrainSpace space;
   Objective objective = Objective::TokensPerS;
-  double train_tokens = 0;                     // > 0: time / cost / energy to train this many tokens
-  double deadline_s = 0;                       // > 0 (with train_tokens): prune what trains too slowly
-  std::vector<double> price_per_gpu_hour;      // per system (empty = no prices)
+  double train_tokens = 0;                 // > 0: time / cost / energy to train this many tokens
+  double deadline_s = 0;                   // > 0 (with train_tokens): prune what trains too slowly
+  std::vector<double> price_per_gpu_hour;  // per system (empty = no prices)
 };
 
 struct SearchOptions {
-  int threads = 0;                    // 0 = hardware concurrency
-  std::size_t top = 10;               // configurations to report
-  std::size_t verify = 20;            // best configurations re-evaluated with simulate_training
-  bool keep_all = false;              // keep every evaluated configuration (SearchOutcome::all)
-  bool pareto = true;                 // throughput-vs-GPUs front (re-evaluated too)
+  int threads = 0;                            // 0 = hardware concurrency
+  std::size_t top = 10;                       // configurations to report
+  std::size_t verify = 20;                    // best configurations re-evaluated with simulate_training
+  bool keep_all = false;                      // keep every evaluated configuration (SearchOutcome::all)
+  bool pareto = true;                         // throughput-vs-GPUs front (re-evaluated too)
   const std::atomic<bool>* cancel = nullptr;  // checked by workers between small batches
   // Called from the calling thread about every `progress_interval_s` with (tuples done, total).
   std::function<void(std::uint64_t done, std::uint64_t total, double elapsed_s)> progress;
@@ -57,14 +57,14 @@ struct SearchOptions {
 
 // One evaluated configuration.
 struct SearchEntry {
-  std::uint64_t index = 0;            // enumeration index (ties are broken by it)
+  std::uint64_t index = 0;  // enumeration index (ties are broken by it)
   int system = 0;
   RunSpec run;
   FastTrainEstimate fast;
-  double gpu_bytes = 0;               // memory model's peak per GPU
-  double score = 0;                   // objective, higher is better (fast estimate)
+  double gpu_bytes = 0;  // memory model's peak per GPU
+  double score = 0;      // objective, higher is better (fast estimate)
   // Filled for re-evaluated entries:
-  std::optional<TrainResult> full;    // simulate_training with the totals of train_tokens
+  std::optional<TrainResult> full;  // simulate_training with the totals of train_tokens
   double full_score = 0;
 };
 
@@ -72,16 +72,16 @@ enum class SearchStatus { Ok, EmptySpace, Interrupted };
 
 struct SearchOutcome {
   SearchStatus status = SearchStatus::Ok;
-  std::uint64_t space_size = 0;       // tuples in the space
-  std::uint64_t processed = 0;        // tuples enumerated (all of them unless interrupted)
-  std::uint64_t evaluated = 0;        // tuples that reached the fast estimator
-  std::uint64_t feasible = 0;         // … and met every constraint
+  std::uint64_t space_size = 0;  // tuples in the space
+  std::uint64_t processed = 0;   // tuples enumerated (all of them unless interrupted)
+  std::uint64_t evaluated = 0;   // tuples that reached the fast estimator
+  std::uint64_t feasible = 0;    // … and met every constraint
   PruneTally pruned;
-  std::vector<SearchEntry> top;       // best first (full-simulation order when re-evaluated)
-  std::vector<SearchEntry> pareto;    // by GPU count: each faster than every smaller count
-  std::vector<SearchEntry> all;       // when keep_all, in enumeration order (without `full`)
-  double fast_seconds = 0;            // enumeration + fast evaluation
-  double full_seconds = 0;            // re-evaluation
+  std::vector<SearchEntry> top;     // best first (full-simulation order when re-evaluated)
+  std::vector<SearchEntry> pareto;  // by GPU count: each faster than every smaller count
+  std::vector<SearchEntry> all;     // when keep_all, in enumeration order (without `full`)
+  double fast_seconds = 0;          // enumeration + fast evaluation
+  double full_seconds = 0;          // re-evaluation
   int threads = 1;
   // Tuples per second through the rules, the memory model and the fast estimator.
   double evals_per_s() const { return fast_seconds > 0 ? static_cast<double>(processed) / fast_seconds : 0; }
@@ -101,17 +101,17 @@ SearchOutcome search_training(const SearchProblem& problem, const SearchOptions&
 // answer. The space's gpus axis lists the candidate counts (Free = whole nodes up to max_gpus).
 struct PlanOutcome {
   SearchStatus status = SearchStatus::Ok;
-  bool met = false;                   // a configuration meets the deadline
-  std::int64_t gpus = 0;              // the answer (when met)
-  SearchOutcome search;               // the search at that count (or, when not met, the fastest overall)
+  bool met = false;       // a configuration meets the deadline
+  std::int64_t gpus = 0;  // the answer (when met)
+  SearchOutcome search;   // the search at that count (or, when not met, the fastest overall)
   std::uint64_t counts_tried = 0;
   std::int64_t first_count = 0, last_count = 0;  // counts tried
-  std::int64_t lower_bound_gpus = 0;  // fewer cannot meet the deadline even at 100% MFU
-  std::uint64_t space_size = 0;       // tuples over every count tried
+  std::int64_t lower_bound_gpus = 0;             // fewer cannot meet the deadline even at 100% MFU
+  std::uint64_t space_size = 0;                  // tuples over every count tried
   std::uint64_t evaluated = 0;
-  PruneTally pruned;                  // over every count tried
+  PruneTally pruned;  // over every count tried
   double seconds = 0;
-  std::optional<SearchEntry> fastest; // when not met: the fastest configuration found
+  std::optional<SearchEntry> fastest;  // when not met: the fastest configuration found
 };
 
 PlanOutcome plan_training(const SearchProblem& problem, const SearchOptions& options);

@@ -9,209 +9,21 @@
 #include "llmsim/core/error.h"
 #include "llmsim/core/strings.h"
 #include "llmsim/core/suggest.h"
-#include "llmsim/train/train_sim.h"
 #include "llmsim/run/feasibility.h"
+#include "llmsim/train/train_sim.h"
 
 namespace llmsim::sim {
-
-namespace {
-
-std::vector<std::string_view> split(std::string_view s, char sep) {
-  std::vector<std::string_view> out;
-  std::size_t start = 0;
-  for (std::size_t i = 0; i <= s.size(); ++i)
-    if (i == s.size() || s[i] == sep) {
-      out.push_back(trim_blanks(s.substr(start, i - start)));
-      start = i + 1;
-    }
-  return out;
-}
-
-bool to_int(std::string_view s, std::int64_t& out) {
-  if (s.empty()) return false;
-  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
-  return ec == std::errc() && end == s.data() + s.size();
-}
-
-bool is_free(std::string_view s) { return s == "any" || s == "*"; }
-
-constexpr const char* kIntSyntax = "a number, a list 1,2,4, a range 1-8, pow2:1-16 or any";
-constexpr std::int64_t kMaxAxisValues = 100000;
-
-[[noreturn]] void axis_error(std::string_view flag, std::string_view text, const std::string& rule) {
-  throw_usage(std::string(flag), fmt::format("{} '{}': {}", flag, text, rule));
-}
-
-}  // namespace
-
-bool Axis::contains(std::int64_t v) const { return std::find(values.begin(), values.end(), v) != values.end(); }
-
-Axis parse_int_axis(std::string_view flag, std::string_view text_in, std::int64_t min_value) {
-  const std::string_view text = trim_blanks(text_in);
-  Axis a;
-  a.text = std::string(text);
-  if (text.empty()) axis_error(flag, text, std::string("must be ") + kIntSyntax);
-  if (is_free(text)) {
-    a.mode = AxisMode::Free;
-    return a;
-  }
-  const auto items = split(text, ',');
-  bool single = items.size() == 1;
-  for (const std::string_view item : items) {
-    if (item.empty()) axis_error(flag, text, "empty item in the list");
-    if (is_free(item)) axis_error(flag, text, "'any' stands for the whole axis and cannot be combined with values");
-    std::string_view body = item;
-    bool pow2 = false;
-    if (const auto colon = item.find(':'); colon != std::string_view::npos) {
-      const std::string_view prefix = item.substr(0, colon);
-      if (prefix != "pow2")
-        axis_error(flag, text,
-                   fmt::format("unknown prefix '{}:'{} (the syntax is {})", prefix,
-                               did_you_mean(prefix, {"pow2"}), kIntSyntax));
-      pow2 = true;
-      body = item.substr(colon + 1);
-    }
-    std::int64_t lo = 0, hi = 0;
-    const auto dash = body.find('-', 1);
-    if (dash != std::string_view::npos) {
-      if (!to_int(trim_blanks(body.substr(0, dash)), lo) || !to_int(trim_blanks(body.substr(dash + 1)), hi))
-        axis_error(flag, text, fmt::format("'{}' is not a range a-b of integers", item));
-      if (lo > hi) axis_error(flag, text, fmt::format("range '{}' runs backwards (write {}-{})", item, hi, lo));
-      single = false;
-    } else {
-      if (!to_int(body, lo)) {
-        std::string hint = did_you_mean(body, {"any"});
-        axis_error(flag, text, fmt::format("'{}' is not {}{}", item, kIntSyntax, hint));
-      }
-      hi = lo;
-      if (pow2) single = false;
-    }
-    if (lo < min_value) axis_error(flag, text, fmt::format("values must be >= {}", min_value));
-    if (!pow2 && hi - lo >= kMaxAxisValues)
-      axis_error(flag, text, fmt::format("range '{}' has more than {} values", item, kMaxAxisValues));
-    const std::size_t before = a.values.size();
-    if (pow2) {
-      for (std::int64_t p = 1; p <= hi && p > 0; p *= 2)
-        if (p >= lo) a.values.push_back(p);
-      if (a.values.size() == before) axis_error(flag, text, fmt::format("no power of two in '{}'", item));
-    } else {
-      for (std::int64_t v = lo; v <= hi; ++v) a.values.push_back(v);
-    }
-  }
-  std::sort(a.values.begin(), a.values.end());
-  a.values.erase(std::unique(a.values.begin(), a.values.end()), a.values.end());
-  a.mode = single ? AxisMode::Fixed : AxisMode::Listed;
-  return a;
-}
-
-Axis parse_choice_axis(std::string_view flag, std::string_view text_in, const std::vector<std::string>& choices,
-                       const std::vector<std::pair<std::string, std::string>>& aliases) {
-  const std::string_view text = trim_blanks(text_in);
-  Axis a;
-  a.text = std::string(text);
-  if (text.empty()) axis_error(flag, text, "must be one or more of " + join(choices) + " (comma-separated) or any");
-  if (is_free(text)) {
-    a.mode = AxisMode::Free;
-    return a;
-  }
-  std::vector<std::string> known = choices;
-  for (const auto& [alias, target] : aliases) known.push_back(alias);
-  const auto items = split(text, ',');
-  for (const std::string_view item_in : items) {
-    std::string item(item_in);
-    if (item.empty()) axis_error(flag, text, "empty item in the list");
-    if (is_free(item)) axis_error(flag, text, "'any' stands for the whole axis and cannot be combined with values");
-    for (const auto& [alias, target] : aliases)
-      if (item == alias) item = target;
-    const auto it = std::find(choices.begin(), choices.end(), item);
-    if (it == choices.end())
-      axis_error(flag, text,
-                 fmt::format("'{}' is not one of {}{}", item_in, join(choices), did_you_mean(item_in, known)));
-    const auto v = static_cast<std::int64_t>(it - choices.begin());
-    if (std::find(a.values.begin(), a.values.end(), v) == a.values.end()) a.values.push_back(v);
-  }
-  a.mode = items.size() == 1 ? AxisMode::Fixed : AxisMode::Listed;
-  return a;
-}
-
-// ---- pruning reasons ----------------------------------------------------------------------------
-
-std::string reason_key(std::string_view message) {
-  std::string out;
-  std::string_view prev;
-  for (const std::string_view word : split(message, ' ')) {
-    if (word.empty()) continue;
-    const bool number = std::all_of(word.begin(), word.end(), [](char c) {
-      return (c >= '0' && c <= '9') || c == '.' || c == ',' || c == '(' || c == ')';
-    }) && std::any_of(word.begin(), word.end(), [](char c) { return c >= '0' && c <= '9'; });
-    // Numbers that are part of the rule ("vp > 1") stay; those describing the tuple go.
-    const bool rule = prev == ">" || prev == "<" || prev == ">=" || prev == "<=";
-    prev = word;
-    if (number && !rule) continue;
-    if (!out.empty()) out += ' ';
-    out += word;
-  }
-  return out;
-}
-
-bool is_duplicate_reason(std::string_view key) {
-  return key.find("(same as") != std::string_view::npos;
-}
-
-bool PruneTally::has(const std::string& key) const {
-  if (last_ != reasons_.end() && last_->first == key) return true;
-  return reasons_.count(key) != 0;
-}
-
-void PruneTally::add(const std::string& key, std::uint64_t index, const std::string& message, std::uint64_t count) {
-  if (count == 0) return;
-  // Consecutive tuples are often pruned for the same reason.
-  if (last_ != reasons_.end() && last_->first == key && index >= last_->second.first_index) {
-    last_->second.count += count;
-    total_ += count;
-    return;
-  }
-  auto [it, inserted] = reasons_.try_emplace(key);
-  last_ = it;
-  PruneReason& r = it->second;
-  if (inserted || (index < r.first_index && !message.empty())) {
-    r.first_index = index;
-    r.example = message;
-  }
-  r.count += count;
-  total_ += count;
-}
-
-void PruneTally::merge(const PruneTally& other) {
-  for (const auto& [key, r] : other.reasons_) {
-    auto [it, inserted] = reasons_.try_emplace(key, r);
-    if (!inserted) {
-      if (r.first_index < it->second.first_index) {
-        it->second.first_index = r.first_index;
-        it->second.example = r.example;
-      }
-      it->second.count += r.count;
-    }
-  }
-  total_ += other.total_;
-}
-
-std::vector<std::pair<std::string, PruneReason>> PruneTally::sorted() const {
-  std::vector<std::pair<std::string, PruneReason>> v(reasons_.begin(), reasons_.end());
-  std::stable_sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.second.count > b.second.count; });
-  return v;
-}
 
 // ---- training spaces ------------------------------------------------------------------------------
 
 namespace {
 
 const std::vector<std::string> kOnOff = {"off", "on"};
-const std::vector<std::pair<std::string, std::string>> kOnOffAliases = {
-    {"false", "off"}, {"true", "on"}, {"no", "off"}, {"yes", "on"}, {"0", "off"}, {"1", "on"}};
+const std::vector<std::pair<std::string, std::string>> kOnOffAliases = {{"false", "off"}, {"true", "on"}, {"no", "off"},
+                                                                        {"yes", "on"},    {"0", "off"},   {"1", "on"}};
 const std::vector<std::string> kTrainFrameworks = {"megatron", "deepspeed", "fsdp", "hf"};  // Framework order
 const std::vector<std::pair<std::string, std::string>> kFrameworkAliases = {{"megatron-lm", "megatron"},
-                                                                           {"nemo", "megatron"}};
+                                                                            {"nemo", "megatron"}};
 const std::vector<std::string> kPrecisions = compute_precision_names();  // DType order
 
 std::size_t idx(TrainAxis a) { return static_cast<std::size_t>(a); }
@@ -263,10 +75,22 @@ Axis listed_axis(std::vector<std::int64_t> values) {
 }
 
 const std::vector<std::string>& train_axis_names() {
-  static const std::vector<std::string> names = {
-      "system",    "gpus",       "tp",        "pp",         "cp",        "ep",
-      "vp",        "framework",  "zero-stage", "offload",   "precision", "flash-attn",
-      "recompute", "sequence-parallel", "pipeline-schedule", "micro-batch"};
+  static const std::vector<std::string> names = {"system",
+                                                 "gpus",
+                                                 "tp",
+                                                 "pp",
+                                                 "cp",
+                                                 "ep",
+                                                 "vp",
+                                                 "framework",
+                                                 "zero-stage",
+                                                 "offload",
+                                                 "precision",
+                                                 "flash-attn",
+                                                 "recompute",
+                                                 "sequence-parallel",
+                                                 "pipeline-schedule",
+                                                 "micro-batch"};
   return names;
 }
 
@@ -302,11 +126,12 @@ void set_train_axis(TrainSpace& space, const std::string& name, const std::strin
   }
   if (name == "global-batch") {
     const Axis a = parse_int_axis(flag, text);
-    const bool range = a.mode == AxisMode::Listed && text.find(',') == std::string::npos &&
-                       text.find(':') == std::string::npos;
+    const bool range =
+        a.mode == AxisMode::Listed && text.find(',') == std::string::npos && text.find(':') == std::string::npos;
     if (a.mode == AxisMode::Free || (a.mode == AxisMode::Listed && !range))
-      axis_error(flag, text, "must be a number of sequences per step, or a range a-b (the largest multiple of "
-                             "micro-batch x dp in it is used)");
+      axis_error(flag, text,
+                 "must be a number of sequences per step, or a range a-b (the largest multiple of "
+                 "micro-batch x dp in it is used)");
     space.global_batch_min = a.values.front();
     space.global_batch_max = a.values.back();
     return;
@@ -314,8 +139,9 @@ void set_train_axis(TrainSpace& space, const std::string& name, const std::strin
   if (name == "system") {
     Axis a;
     a.text = text;
-    const auto items = split(text, ',');
-    if (is_free(trim_blanks(text))) axis_error(flag, text, "'any' must be expanded to the preset names by the front end");
+    const auto items = split_fields(text, ',');
+    if (is_free_axis_text(trim_blanks(text)))
+      axis_error(flag, text, "'any' must be expanded to the preset names by the front end");
     space.systems.clear();
     for (const auto item : items) {
       if (item.empty()) axis_error(flag, text, "empty item in the list");
@@ -467,7 +293,8 @@ TrainCursor TrainGenerator::seek(std::uint64_t index) const {
   TrainCursor c;
   c.index = index;
   for (std::size_t k = 0; k < resolved_.slices.size(); ++k)
-    if (index >= resolved_.slices[k].offset && index < resolved_.slices[k].offset + resolved_.slices[k].size) c.slice = k;
+    if (index >= resolved_.slices[k].offset && index < resolved_.slices[k].offset + resolved_.slices[k].size)
+      c.slice = k;
   if (resolved_.slices.empty()) return c;
   const auto& sl = resolved_.slices[c.slice];
   std::uint64_t local = index - sl.offset;
@@ -524,14 +351,18 @@ bool TrainGenerator::check(const TrainCursor& c, TrainCandidate& out, std::strin
   // `msg` formats the message; it runs only when the tally has no example of this reason yet.
   auto fail = [&](const char* k, auto&& msg) {
     key = k;
-    if (tally != nullptr && tally->has(key)) message.clear();
-    else message = msg();
+    if (tally != nullptr && tally->has(key))
+      message.clear();
+    else
+      message = msg();
     return false;
   };
   if (space_.max_gpus > 0 && p.gpus > space_.max_gpus)
-    return fail("more GPUs than --max-gpus", [&] { return fmt::format("gpus {} > --max-gpus {}", p.gpus, space_.max_gpus); });
+    return fail("more GPUs than --max-gpus",
+                [&] { return fmt::format("gpus {} > --max-gpus {}", p.gpus, space_.max_gpus); });
   if (p.gpus < space_.min_gpus)
-    return fail("fewer GPUs than --min-gpus", [&] { return fmt::format("gpus {} < --min-gpus {}", p.gpus, space_.min_gpus); });
+    return fail("fewer GPUs than --min-gpus",
+                [&] { return fmt::format("gpus {} < --min-gpus {}", p.gpus, space_.min_gpus); });
   const std::int64_t mp = p.tp * p.pp * p.cp;
   if (p.gpus % mp != 0)
     return fail("gpus not a multiple of tp x pp x cp", [&] {
@@ -546,9 +377,11 @@ bool TrainGenerator::check(const TrainCursor& c, TrainCandidate& out, std::strin
     return std::find(vs.begin(), vs.end(), value) != vs.end();
   };
   if (p.vp > 1 && p.pp == 1 && in_axis(TrainAxis::Vp, 1))
-    return fail("interleaving (vp > 1) without a pipeline (same as vp 1 with pp 1)", [] { return std::string("vp > 1 with pp 1"); });
+    return fail("interleaving (vp > 1) without a pipeline (same as vp 1 with pp 1)",
+                [] { return std::string("vp > 1 with pp 1"); });
   if (p.sequence_parallel && p.tp == 1 && in_axis(TrainAxis::SequenceParallel, 0))
-    return fail("sequence parallelism with tp 1 (same as without)", [] { return std::string("sequence parallelism with tp 1"); });
+    return fail("sequence parallelism with tp 1 (same as without)",
+                [] { return std::string("sequence parallelism with tp 1"); });
   if (r.train.recompute == Recompute::Selective && r.train.flash_attn &&
       in_axis(TrainAxis::Recompute, static_cast<std::int64_t>(Recompute::None)))
     return fail("selective recomputation with FlashAttention (same as none: nothing left to recompute)",

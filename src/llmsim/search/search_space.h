@@ -18,80 +18,31 @@
 #include "llmsim/hardware/system_spec.h"
 #include "llmsim/model/model_spec.h"
 #include "llmsim/run/run_spec.h"
+#include "llmsim/search/axis.h"
+#include "llmsim/search/prune_tally.h"
 
 namespace llmsim::sim {
-
-enum class AxisMode { Fixed, Listed, Free };
-
-// One axis: values as integers (choices as their index in the axis' name list), in the order given
-// (duplicates dropped). A free axis holds no values until resolved against a model and a system.
-struct Axis {
-  AxisMode mode = AxisMode::Fixed;
-  std::vector<std::int64_t> values;
-  std::string text;  // as the user wrote it ("" for a default)
-  bool contains(std::int64_t v) const;
-};
-
-// "4", "1,2,4,8", "1-8", "pow2:1-16", "any" / "*" (Free), or a comma-separated mix of them. Every
-// value must be >= min_value. Errors are Usage errors naming `flag` and the rule.
-Axis parse_int_axis(std::string_view flag, std::string_view text, std::int64_t min_value = 1);
-
-// An axis of the one value `v`; of `values` (Fixed when there is only one).
-Axis fixed_axis(std::int64_t v);
-Axis listed_axis(std::vector<std::int64_t> values);
-
-// Names from `choices` (their indexes become the values), comma-separated, or "any" / "*". Unknown
-// names are Usage errors with a did-you-mean. `aliases` map extra spellings onto choices.
-Axis parse_choice_axis(std::string_view flag, std::string_view text, const std::vector<std::string>& choices,
-                       const std::vector<std::pair<std::string, std::string>>& aliases = {});
-
-// Reasons a tuple was pruned: a stable key (the problem text with its numbers removed, e.g. "tp does
-// not divide the attention heads"), how many tuples it removed, and the first one's full message.
-struct PruneReason {
-  std::uint64_t count = 0;
-  std::uint64_t first_index = 0;  // enumeration index of the example
-  std::string example;
-};
-
-class PruneTally {
- public:
-  PruneTally() = default;
-  PruneTally(const PruneTally& o) : reasons_(o.reasons_), total_(o.total_) {}
-  PruneTally& operator=(const PruneTally& o) {
-    reasons_ = o.reasons_;
-    total_ = o.total_;
-    last_ = reasons_.end();
-    return *this;
-  }
-  void add(const std::string& key, std::uint64_t index, const std::string& message, std::uint64_t count = 1);
-  bool has(const std::string& key) const;
-  void merge(const PruneTally& other);
-  std::uint64_t total() const { return total_; }
-  // Reasons by count (largest first; ties by key).
-  std::vector<std::pair<std::string, PruneReason>> sorted() const;
-  const std::map<std::string, PruneReason>& reasons() const { return reasons_; }
-
- private:
-  std::map<std::string, PruneReason> reasons_;
-  std::uint64_t total_ = 0;
-  std::map<std::string, PruneReason>::iterator last_ = reasons_.end();  // the reason added last
-};
-
-// The key of a problem message: its number tokens dropped ("tp 3 does not divide the 32 attention
-// heads" -> "tp does not divide the attention heads").
-std::string reason_key(std::string_view message);
-
-// Whether a reason removes tuples equivalent to another tuple of the space (sequence parallelism with
-// tp 1, selective recomputation under FlashAttention, ZeRO with dp 1, vp > 1 with pp 1; pruned only
-// when that other tuple is in the space) rather than configurations that cannot run.
-bool is_duplicate_reason(std::string_view key);
 
 // ---- Training spaces --------------------------------------------------------------------------
 
 // The axes of a training search, in enumeration order (system outermost, micro-batch innermost).
 enum class TrainAxis {
-  System, Gpus, Tp, Pp, Cp, Ep, Vp, Framework, ZeroStage, Offload, Precision, FlashAttn, Recompute,
-  SequenceParallel, Schedule, MicroBatch
+  System,
+  Gpus,
+  Tp,
+  Pp,
+  Cp,
+  Ep,
+  Vp,
+  Framework,
+  ZeroStage,
+  Offload,
+  Precision,
+  FlashAttn,
+  Recompute,
+  SequenceParallel,
+  Schedule,
+  MicroBatch
 };
 inline constexpr std::size_t kTrainAxes = 16;
 
@@ -100,16 +51,16 @@ inline constexpr std::size_t kTrainAxes = 16;
 const std::vector<std::string>& train_axis_names();
 
 struct TrainSpace {
-  std::vector<std::string> systems;            // preset names or TOML paths; values index this list
+  std::vector<std::string> systems;  // preset names or TOML paths; values index this list
   std::array<Axis, kTrainAxes> axes;
-  Axis dp;                                     // allowed data-parallel sizes (Free = any)
-  std::int64_t global_batch_min = 0;           // sequences per step; 0 = default (4 Mi tokens)
+  Axis dp;                            // allowed data-parallel sizes (Free = any)
+  std::int64_t global_batch_min = 0;  // sequences per step; 0 = default (4 Mi tokens)
   std::int64_t global_batch_max = 0;
-  bool precision_given = false;                // else bf16 where the GPU has it, fp16 otherwise
-  RunSpec base;                                // the fixed settings: workload, seq_len, optimizer, LoRA…
-  std::int64_t max_gpus = 0;                   // constraint (0 = none)
+  bool precision_given = false;  // else bf16 where the GPU has it, fp16 otherwise
+  RunSpec base;                  // the fixed settings: workload, seq_len, optimizer, LoRA…
+  std::int64_t max_gpus = 0;     // constraint (0 = none)
   std::int64_t min_gpus = 0;
-  double min_headroom_bytes = 0;               // free GPU memory a configuration must leave
+  double min_headroom_bytes = 0;  // free GPU memory a configuration must leave
 
   // Defaults of `llmsim search train`: parallelism, micro-batch, recomputation and ZeRO free; gpus
   // free (bounded by max_gpus); the rest fixed at `base`'s values.
@@ -128,10 +79,10 @@ std::string train_axis_value_name(TrainAxis a, std::int64_t v);
 // A training space resolved for a model and its systems: concrete values per axis per system.
 struct ResolvedTrainSpace {
   struct Slice {
-    int system = 0;                            // index into TrainSpace::systems
+    int system = 0;                                            // index into TrainSpace::systems
     std::array<std::vector<std::int64_t>, kTrainAxes> values;  // [System] holds just `system`
-    std::uint64_t offset = 0;                  // index of its first tuple
-    std::uint64_t size = 0;                    // tuples (product of the axis sizes)
+    std::uint64_t offset = 0;                                  // index of its first tuple
+    std::uint64_t size = 0;                                    // tuples (product of the axis sizes)
   };
   std::vector<Slice> slices;
   std::uint64_t size = 0;

@@ -13,19 +13,19 @@
 namespace llmsim::sim {
 
 struct Request {
-  std::int64_t id = 0;            // 0-based, in arrival order
-  double arrival_s = 0;           // seconds; closed loop: only the first `concurrency` are meaningful
-  std::int64_t input_tokens = 1;  // prompt tokens
-  std::int64_t output_tokens = 1; // tokens to generate (the request's max_tokens; generation never stops early)
+  std::int64_t id = 0;             // 0-based, in arrival order
+  double arrival_s = 0;            // seconds; closed loop: only the first `concurrency` are meaningful
+  std::int64_t input_tokens = 1;   // prompt tokens
+  std::int64_t output_tokens = 1;  // tokens to generate (the request's max_tokens; generation never stops early)
 };
 
 enum class LengthKind { Fixed, Uniform, LogNormal };
 
 struct LengthDist {
   LengthKind kind = LengthKind::Fixed;
-  double a = 128;  // fixed: the length; uniform: min; lognormal: mean of the length
-  double b = 0;    // uniform: max; lognormal: standard deviation of the length
-  double mean() const;        // expected length before rounding and clamping to >= 1
+  double a = 128;                // fixed: the length; uniform: min; lognormal: mean of the length
+  double b = 0;                  // uniform: max; lognormal: standard deviation of the length
+  double mean() const;           // expected length before rounding and clamping to >= 1
   std::string describe() const;  // "512", "uniform:100-900", "lognormal:512,256"
 };
 
@@ -37,9 +37,9 @@ enum class ArrivalKind { Burst, Poisson, Constant, Closed, Trace };
 
 struct StreamSpec {
   ArrivalKind kind = ArrivalKind::Burst;
-  std::int64_t requests = 100;     // how many requests in all
-  double rate = 0;                 // Poisson / Constant: requests per second (> 0)
-  std::int64_t concurrency = 1;    // Closed: clients, each with one request in flight
+  std::int64_t requests = 100;   // how many requests in all
+  double rate = 0;               // Poisson / Constant: requests per second (> 0)
+  std::int64_t concurrency = 1;  // Closed: clients, each with one request in flight
   LengthDist input{LengthKind::Fixed, 512, 0};
   LengthDist output{LengthKind::Fixed, 128, 0};
   std::uint64_t seed = 1;
@@ -49,9 +49,9 @@ struct StreamSpec {
 class Rng {
  public:
   explicit Rng(std::uint64_t seed) : g_(seed) {}
-  double uniform();                 // [0, 1), 53 random bits
-  double normal();                  // standard normal, Box-Muller (both values used)
-  double exponential(double rate);  // inverse CDF
+  double uniform();                          // [0, 1), 53 random bits
+  double normal();                           // standard normal, Box-Muller (both values used)
+  double exponential(double rate);           // inverse CDF
   std::int64_t length(const LengthDist& d);  // a draw rounded to the nearest integer, at least 1
 
  private:

@@ -13,13 +13,13 @@
 #include <string>
 #include <vector>
 
+#include "llmsim/core/interval.h"
 #include "llmsim/hardware/system_spec.h"
+#include "llmsim/infer/iteration_cost.h"
 #include "llmsim/model/model_spec.h"
 #include "llmsim/run/engine_profile.h"
-#include "llmsim/core/interval.h"
-#include "llmsim/infer/iteration_cost.h"
-#include "llmsim/serve/request_stream.h"
 #include "llmsim/run/run_spec.h"
+#include "llmsim/serve/request_stream.h"
 
 namespace llmsim::sim {
 
@@ -40,11 +40,11 @@ struct ServingSetup {
   // Static batching: KV-token equivalents of the prefill workspace of `batch` sequences of `input_len`
   // tokens, subtracted from kv_capacity_tokens when a batch is formed (empty = none).
   std::function<std::int64_t(std::int64_t batch, std::int64_t input_len)> static_workspace_tokens;
-  bool closed_loop = false;             // requests beyond the first `concurrency` arrive when one completes
-  std::int64_t concurrency = 0;         // closed loop: clients
-  double slo_ttft_s = 0;                // goodput: TTFT bound (0 = none)
-  double slo_tpot_s = 0;                // goodput: TPOT bound (0 = none)
-  bool keep_trace = false;              // record every iteration and request lifetime
+  bool closed_loop = false;      // requests beyond the first `concurrency` arrive when one completes
+  std::int64_t concurrency = 0;  // closed loop: clients
+  double slo_ttft_s = 0;         // goodput: TTFT bound (0 = none)
+  double slo_tpot_s = 0;         // goodput: TPOT bound (0 = none)
+  bool keep_trace = false;       // record every iteration and request lifetime
   std::function<void(double fraction_done)> progress;  // called now and then (may be empty)
 };
 
@@ -54,48 +54,48 @@ struct RequestMetrics {
   std::int64_t input_tokens = 0;
   std::int64_t output_tokens = 0;
   double arrival_s = 0;
-  double scheduled_s = 0;     // start of the first iteration that computed any of its tokens
-  double first_token_s = 0;   // end of the iteration that sampled its first token
-  double finish_s = 0;        // its last token (static batching: the end of its batch, when generate() returns)
-  double queue_s = 0;         // scheduled - arrival
-  double ttft_s = 0;          // first_token - arrival
-  double tpot_s = 0;          // (finish - first_token) / (output - 1); 0 when output == 1
-  double e2e_s = 0;           // finish - arrival
+  double scheduled_s = 0;    // start of the first iteration that computed any of its tokens
+  double first_token_s = 0;  // end of the iteration that sampled its first token
+  double finish_s = 0;       // its last token (static batching: the end of its batch, when generate() returns)
+  double queue_s = 0;        // scheduled - arrival
+  double ttft_s = 0;         // first_token - arrival
+  double tpot_s = 0;         // (finish - first_token) / (output - 1); 0 when output == 1
+  double e2e_s = 0;          // finish - arrival
   std::int64_t preemptions = 0;
-  bool meets_slo = true;      // TTFT and TPOT within the SLOs given
+  bool meets_slo = true;  // TTFT and TPOT within the SLOs given
 };
 
 struct LatencyStats {
   double mean = 0, p50 = 0, p90 = 0, p99 = 0, max = 0;  // seconds
 };
 
-struct IterationRecord {       // one engine iteration (trace)
+struct IterationRecord {  // one engine iteration (trace)
   std::int64_t replica = 0;
   double start_s = 0, end_s = 0;
-  std::int64_t sequences = 0;      // sequences with work
-  std::int64_t prefill_tokens = 0; // tokens of prefill chunks (incl. recomputation)
-  std::int64_t decode_tokens = 0;  // decode steps
-  std::int64_t kv_tokens = 0;      // KV tokens held (whole blocks) during it
+  std::int64_t sequences = 0;       // sequences with work
+  std::int64_t prefill_tokens = 0;  // tokens of prefill chunks (incl. recomputation)
+  std::int64_t decode_tokens = 0;   // decode steps
+  std::int64_t kv_tokens = 0;       // KV tokens held (whole blocks) during it
 };
 
 struct ServingResult {
   std::vector<std::string> problems;  // why it cannot run at all (empty = valid)
   std::vector<std::string> notes;     // things the caller should know (sorted trace, clamped values)
   std::string engine;
-  EngineProfile profile;              // as simulated
+  EngineProfile profile;  // as simulated
   std::int64_t replicas = 1;
   std::int64_t gpus = 1;
   // KV sizing per replica (GPU of the replica's peak stage) — filled by simulate_serving.
   double kv_bytes_per_token = 0;
-  double weight_bytes = 0;            // per GPU
-  double workspace_bytes = 0;         // activation / workspace peak reserved per GPU
-  double runtime_bytes = 0;           // CUDA context (+ allocator reserve for static) per GPU
-  double kv_budget_bytes = 0;         // per GPU, for the KV cache
+  double weight_bytes = 0;     // per GPU
+  double workspace_bytes = 0;  // activation / workspace peak reserved per GPU
+  double runtime_bytes = 0;    // CUDA context (+ allocator reserve for static) per GPU
+  double kv_budget_bytes = 0;  // per GPU, for the KV cache
   std::int64_t kv_capacity_tokens = 0;
 
   std::vector<RequestMetrics> requests;  // in id order
   std::int64_t completed = 0;
-  double duration_s = 0;              // first arrival to last completion
+  double duration_s = 0;  // first arrival to last completion
   std::int64_t input_tokens = 0, output_tokens = 0;
   Interval requests_per_s, input_tokens_per_s, output_tokens_per_s;  // all replicas
   Interval output_tokens_per_s_per_gpu, requests_per_s_per_gpu;
@@ -103,17 +103,17 @@ struct ServingResult {
   // The band of every latency above is [x * time_ratio_low, x * time_ratio_high]: the iteration model's
   // low/high over its value, weighted by iteration time (rates scale with the inverse).
   double time_ratio_low = 1, time_ratio_high = 1;
-  double mean_batch = 0;              // sequences per iteration, weighted by iteration time
-  double mean_batch_tokens = 0;       // tokens per iteration, weighted by iteration time
-  double kv_utilization = 0;          // KV tokens held / capacity, weighted by iteration time
+  double mean_batch = 0;         // sequences per iteration, weighted by iteration time
+  double mean_batch_tokens = 0;  // tokens per iteration, weighted by iteration time
+  double kv_utilization = 0;     // KV tokens held / capacity, weighted by iteration time
   double kv_peak_utilization = 0;
-  double busy_fraction = 0;           // replica-time spent in iterations / (replicas x duration)
+  double busy_fraction = 0;  // replica-time spent in iterations / (replicas x duration)
   std::int64_t iterations = 0;
   std::int64_t preemptions = 0;
   bool slo_given = false;
-  double slo_fraction = 0;            // requests meeting every SLO given
-  double goodput_rps = 0;             // such requests per second
-  std::vector<IterationRecord> trace; // with keep_trace
+  double slo_fraction = 0;             // requests meeting every SLO given
+  double goodput_rps = 0;              // such requests per second
+  std::vector<IterationRecord> trace;  // with keep_trace
 
   bool valid() const { return problems.empty(); }
 };
@@ -123,7 +123,7 @@ struct ServingResult {
 ServingResult run_serving(const std::vector<Request>& requests, const ServingSetup& setup, const IterationTimeFn& cost);
 
 struct ServingConfig {
-  EngineProfile engine;        // resolved (serving_profile + overrides)
+  EngineProfile engine;  // resolved (serving_profile + overrides)
   bool closed_loop = false;
   std::int64_t concurrency = 0;
   double slo_ttft_s = 0, slo_tpot_s = 0;

@@ -4,10 +4,10 @@
 #include <cmath>
 
 #include "llmsim/memory/activation_memory.h"
-#include "llmsim/run/framework_profile.h"
-#include "llmsim/run/train_state_bytes.h"
 #include "llmsim/memory/memory_model.h"
+#include "llmsim/run/framework_profile.h"
 #include "llmsim/run/stage_layout.h"
+#include "llmsim/run/train_state_bytes.h"
 #include "llmsim/train/train_layer_cost.h"
 
 namespace llmsim::sim {
@@ -60,12 +60,12 @@ const FastTrainEvaluator::Costs& FastTrainEvaluator::costs(const RunSpec& run) {
   const FrameworkProfile& fw = framework_profile(t.framework);
   // Everything layer_cost reads that a search varies: micro-batch, tp, cp, ep, sequence parallelism,
   // FlashAttention, precision, recomputation and the framework (its kernel glue).
-  const std::uint64_t key = static_cast<std::uint64_t>(t.micro_batch) |
-                            static_cast<std::uint64_t>(p.tp) << 20 | static_cast<std::uint64_t>(p.cp) << 30 |
-                            static_cast<std::uint64_t>(p.ep) << 38 | static_cast<std::uint64_t>(p.sequence_parallel) << 46 |
-                            static_cast<std::uint64_t>(t.flash_attn) << 47 |
-                            static_cast<std::uint64_t>(t.precision) << 48 | static_cast<std::uint64_t>(t.recompute) << 54 |
-                            static_cast<std::uint64_t>(t.framework) << 56;
+  const std::uint64_t key =
+      static_cast<std::uint64_t>(t.micro_batch) | static_cast<std::uint64_t>(p.tp) << 20 |
+      static_cast<std::uint64_t>(p.cp) << 30 | static_cast<std::uint64_t>(p.ep) << 38 |
+      static_cast<std::uint64_t>(p.sequence_parallel) << 46 | static_cast<std::uint64_t>(t.flash_attn) << 47 |
+      static_cast<std::uint64_t>(t.precision) << 48 | static_cast<std::uint64_t>(t.recompute) << 54 |
+      static_cast<std::uint64_t>(t.framework) << 56;
   if (const auto it = cache_.find(key); it != cache_.end()) return it->second;
 
   const int gpn = std::max(1, sys_.node.gpus_per_node);
@@ -76,8 +76,9 @@ const FastTrainEvaluator::Costs& FastTrainEvaluator::costs(const RunSpec& run) {
   const ComputeCost compute(sys_, t.attn_kernel);
   const LayerCostInputs li{m_, run, fw, compute, comm_, groups};
   auto conv = [](const LayerCost& lc) {
-    return Cost{lc.fwd.value,      lc.bwd.value,      lc.recompute.value, lc.fwd_comm.value,
-                lc.bwd_comm.value, lc.recompute_comm.value, lc.params,    lc.trainable_params};
+    return Cost{lc.fwd.value,      lc.bwd.value,       lc.recompute.value,
+                lc.fwd_comm.value, lc.bwd_comm.value,  lc.recompute_comm.value,
+                lc.params,         lc.trainable_params};
   };
   Costs c;
   c.embed = conv(layer_cost(li, LayerKind::Embedding, 0));
@@ -147,7 +148,7 @@ FastTrainEstimate FastTrainEvaluator::estimate(const RunSpec& run) {
     double raw_f = 0, raw_b = 0;  // compute stream busy (blocking collectives included)
     double comm = 0;              // blocking collectives inside raw_f + raw_b
     double trainable = 0;
-    double rs_tail = 0;           // ZeRO-3: the layer's reduce-scatter (+ copy) when nothing follows it
+    double rs_tail = 0;  // ZeRO-3: the layer's reduce-scatter (+ copy) when nothing follows it
   };
   auto eff = [&](const Cost& k) {
     Eff e;
@@ -183,15 +184,15 @@ FastTrainEstimate FastTrainEvaluator::estimate(const RunSpec& run) {
   // Per stage: forward / backward time per micro-batch of each chunk, bucketed gradient reduction of
   // each chunk's backward, trainable parameters.
   struct StageSum {
-    double F = 0, B = 0;           // per micro-batch, all chunks (effective)
+    double F = 0, B = 0;              // per micro-batch, all chunks (effective)
     double F_saved = 0, B_saved = 0;  // ZeRO-3: gather waits a pass that waits for its input avoids
-    double B0 = 0;                 // chunk 0's backward (the drain towards stage 0)
-    double raw = 0, comm = 0;      // per micro-batch: compute-stream busy and its blocking collectives
-    double red = 0;                // one reduction of all chunks' gradients (sum of buckets)
-    double red_in = 0;             // blocking reductions inside the last micro-batch's backward passes
-    double red_final = 0;          // blocking reductions after the last backward pass of each chunk
-    double red_tail = 0;           // overlapped: DP stream time left after the last backward pass ends
-    double pcie_tail = 0;          // offload: gradient copies left after the reductions
+    double B0 = 0;                    // chunk 0's backward (the drain towards stage 0)
+    double raw = 0, comm = 0;         // per micro-batch: compute-stream busy and its blocking collectives
+    double red = 0;                   // one reduction of all chunks' gradients (sum of buckets)
+    double red_in = 0;                // blocking reductions inside the last micro-batch's backward passes
+    double red_final = 0;             // blocking reductions after the last backward pass of each chunk
+    double red_tail = 0;              // overlapped: DP stream time left after the last backward pass ends
+    double pcie_tail = 0;             // offload: gradient copies left after the reductions
     double trainable = 0;
     double zero3_tail = 0;
   };
@@ -209,11 +210,11 @@ FastTrainEstimate FastTrainEvaluator::estimate(const RunSpec& run) {
       const bool has_e = s == 0 && ch == 0, has_h = s == pp - 1 && ch == vp - 1;
       double f = dbl(nd) * D.f + dbl(nm) * M.f + (has_e ? E.f : 0.0) + (has_h ? H.f : 0.0);
       double b = dbl(nd) * D.b + dbl(nm) * M.b + (has_e ? E.b : 0.0) + (has_h ? H.b : 0.0);
-      S.raw += dbl(nd) * (D.raw_f + D.raw_b) + dbl(nm) * (M.raw_f + M.raw_b) +
-               (has_e ? E.raw_f + E.raw_b : 0.0) + (has_h ? H.raw_f + H.raw_b : 0.0);
+      S.raw += dbl(nd) * (D.raw_f + D.raw_b) + dbl(nm) * (M.raw_f + M.raw_b) + (has_e ? E.raw_f + E.raw_b : 0.0) +
+               (has_h ? H.raw_f + H.raw_b : 0.0);
       S.comm += dbl(nd) * D.comm + dbl(nm) * M.comm + (has_e ? E.comm : 0.0) + (has_h ? H.comm : 0.0);
-      S.trainable += dbl(nd) * D.trainable + dbl(nm) * M.trainable + (has_e ? E.trainable : 0.0) +
-                     (has_h ? H.trainable : 0.0);
+      S.trainable +=
+          dbl(nd) * D.trainable + dbl(nm) * M.trainable + (has_e ? E.trainable : 0.0) + (has_h ? H.trainable : 0.0);
       if (zero3) {
         // The last exec of the backward pass (embedding on stage 0, else the chunk's first layer).
         if (ch == 0) S.zero3_tail = has_e ? E.rs_tail : (m_.is_moe_layer(first) ? M.rs_tail : D.rs_tail);
@@ -303,10 +304,14 @@ FastTrainEstimate FastTrainEvaluator::estimate(const RunSpec& run) {
   }
   const double hops = 2.0 * dbl(pp - 1) * send;
   double span = 0;
-  if (pp == 1) span = m * sum_t;
-  else if (t.schedule == PipelineSchedule::GPipe) span = sum_f + (m - 1) * max_f + sum_b + (m - 1) * max_b + hops;
-  else if (vp == 1) span = sum_t + (m - 1) * max_t + hops;
-  else span = m * max_t + (sum_t - (max_t - max_t_saved)) / dbl(vp) + hops;
+  if (pp == 1)
+    span = m * sum_t;
+  else if (t.schedule == PipelineSchedule::GPipe)
+    span = sum_f + (m - 1) * max_f + sum_b + (m - 1) * max_b + hops;
+  else if (vp == 1)
+    span = sum_t + (m - 1) * max_t + hops;
+  else
+    span = m * max_t + (sum_t - (max_t - max_t_saved)) / dbl(vp) + hops;
 
   // Each stage's end: its last backward (earlier than stage 0's by the drain behind it), then the
   // reductions, the optimizer and the ZeRO-1/2 parameter all-gather (or the offloaded update).
@@ -385,9 +390,14 @@ FastMemory FastTrainEvaluator::memory(const RunSpec& run) {
   const TrainStateBytes b = train_state_bytes(fw, t);
   const double linear_b = frozen_linear_bytes(t);
   const std::int64_t micro_batches = micro_batches_per_step(run);
-  const ActivationParams ap{.micro_batch = t.micro_batch, .seq_len = t.seq_len, .tp = par.tp, .cp = par.cp,
-                            .sequence_parallel = par.sequence_parallel, .flash_attn = t.flash_attn,
-                            .act_bytes = act_bytes, .glue = training_glue(fw, t)};
+  const ActivationParams ap{.micro_batch = t.micro_batch,
+                            .seq_len = t.seq_len,
+                            .tp = par.tp,
+                            .cp = par.cp,
+                            .sequence_parallel = par.sequence_parallel,
+                            .flash_attn = t.flash_attn,
+                            .act_bytes = act_bytes,
+                            .glue = training_glue(fw, t)};
   // Per layer kind (layer_activations depends on the layer only through is_moe_layer).
   double stored[2] = {0, 0}, whole[2] = {0, 0};
   for (int k = 0; k < 2; ++k) {
@@ -428,8 +438,10 @@ FastMemory FastTrainEvaluator::memory(const RunSpec& run) {
     if (is_first) sp_other += dbl(pc_.embedding) / tp + dbl(pc_.position_embedding);
     if (is_last) {
       sp_other += dbl(pc_.final_norm);
-      if (pc_.lm_head > 0) sp_other += dbl(pc_.lm_head) / tp;
-      else if (par.pp > 1) sp_other += dbl(pc_.embedding) / tp;
+      if (pc_.lm_head > 0)
+        sp_other += dbl(pc_.lm_head) / tp;
+      else if (par.pp > 1)
+        sp_other += dbl(pc_.embedding) / tp;
     }
     const double total_params = sp_linear + sp_other;
     const double trainable = lora ? lora_p : total_params;

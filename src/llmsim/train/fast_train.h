@@ -12,11 +12,11 @@
 #include <unordered_map>
 #include <vector>
 
+#include "llmsim/cost/comm_cost.h"
+#include "llmsim/cost/compute_cost.h"
 #include "llmsim/hardware/system_spec.h"
 #include "llmsim/model/model_spec.h"
 #include "llmsim/model/param_count.h"
-#include "llmsim/cost/comm_cost.h"
-#include "llmsim/cost/compute_cost.h"
 #include "llmsim/run/lora_adapters.h"
 #include "llmsim/run/run_spec.h"
 
@@ -24,8 +24,8 @@ namespace llmsim::sim {
 
 // The memory model's training verdict (gpu_bytes and host_bytes equal evaluate_memory's to rounding).
 struct FastMemory {
-  double gpu_bytes = 0;            // peak stage, per GPU
-  double host_bytes = 0;           // per node (offload)
+  double gpu_bytes = 0;   // peak stage, per GPU
+  double host_bytes = 0;  // per node (offload)
   double gpu_capacity_bytes = 0;
   double host_capacity_bytes = 0;
   std::int64_t peak_stage = 0;
@@ -39,15 +39,15 @@ struct FastMemory {
 // sums to step_time_s.
 struct FastTrainEstimate {
   double step_time_s = 0;
-  std::int64_t micro_batches = 0;   // per data-parallel rank
+  std::int64_t micro_batches = 0;  // per data-parallel rank
   double tokens_per_step = 0;
   double tokens_per_s = 0;
   int critical_stage = 0;
-  double compute_s = 0;             // forward + backward + recompute on the critical stage
-  double bubble_s = 0;              // pipeline fill and drain (and waiting on slower stages)
-  double exposed_comm_s = 0;        // blocking TP/DP collectives and DP/ZeRO communication not hidden
-  double optimizer_s = 0;           // GPU optimizer step
-  double offload_s = 0;             // PCIe copies and CPU Adam not hidden
+  double compute_s = 0;       // forward + backward + recompute on the critical stage
+  double bubble_s = 0;        // pipeline fill and drain (and waiting on slower stages)
+  double exposed_comm_s = 0;  // blocking TP/DP collectives and DP/ZeRO communication not hidden
+  double optimizer_s = 0;     // GPU optimizer step
+  double offload_s = 0;       // PCIe copies and CPU Adam not hidden
 };
 
 class FastTrainEvaluator {
@@ -65,9 +65,9 @@ class FastTrainEvaluator {
  private:
   // Best-estimate costs of one micro-batch through one layer (or the embedding / head).
   struct Cost {
-    double fwd = 0, bwd = 0, recompute = 0;  // seconds on the compute stream
+    double fwd = 0, bwd = 0, recompute = 0;                 // seconds on the compute stream
     double fwd_comm = 0, bwd_comm = 0, recompute_comm = 0;  // blocking collectives inside them
-    double params = 0, trainable = 0;        // per GPU after TP/EP sharding, before ZeRO
+    double params = 0, trainable = 0;                       // per GPU after TP/EP sharding, before ZeRO
   };
   struct Costs {
     Cost embed, head, dense, moe;
@@ -99,7 +99,8 @@ class FastTrainEvaluator {
   model::WeightQuant base_quant_ = model::WeightQuant::None;
   AttentionKernel attn_kernel_ = AttentionKernel::Fa2;
   bool fused_loss_ = false;
-  LoraParams lora_dense_, lora_moe_;  // LoRA adapter parameters of one dense / MoE layer (src/llmsim/run/lora_adapters.h)
+  LoraParams lora_dense_,
+      lora_moe_;  // LoRA adapter parameters of one dense / MoE layer (src/llmsim/run/lora_adapters.h)
 };
 
 }  // namespace llmsim::sim

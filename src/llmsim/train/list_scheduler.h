@@ -15,10 +15,10 @@ struct ScheduledNode {
 };
 
 struct Schedule {
-  std::vector<ScheduledNode> nodes;     // indexed by NodeId, best-estimate durations
-  Interval makespan;                    // seconds; low/high from scheduling with all-low / all-high durations
-  std::vector<NodeId> critical_path;    // from the first to the last node, best-estimate schedule
-  std::vector<double> busy_s;           // per resource: seconds it is busy (best estimate)
+  std::vector<ScheduledNode> nodes;   // indexed by NodeId, best-estimate durations
+  Interval makespan;                  // seconds; low/high from scheduling with all-low / all-high durations
+  std::vector<NodeId> critical_path;  // from the first to the last node, best-estimate schedule
+  std::vector<double> busy_s;         // per resource: seconds it is busy (best estimate)
 };
 
 Schedule schedule(const StepGraph& g);

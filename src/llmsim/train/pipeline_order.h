@@ -12,7 +12,7 @@ namespace llmsim::sim {
 
 struct PipeTask {
   int micro_batch = 0;
-  int chunk = 0;       // model chunk (virtual stage) on this GPU, 0..vp-1
+  int chunk = 0;  // model chunk (virtual stage) on this GPU, 0..vp-1
   bool forward = true;
 };
 

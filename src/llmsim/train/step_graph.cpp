@@ -7,9 +7,7 @@
 namespace llmsim::sim {
 
 namespace {
-[[noreturn]] void throw_internal(const std::string& message) {
-  throw Error(ErrorKind::Internal, Location{}, message);
-}
+[[noreturn]] void throw_internal(const std::string& message) { throw Error(ErrorKind::Internal, Location{}, message); }
 }  // namespace
 
 std::string_view phase_name(Phase p) {

@@ -14,22 +14,36 @@ namespace llmsim::sim {
 
 // What a node spends its time on, for the breakdown tables.
 enum class Phase { Forward, Backward, Recompute, Optimizer, Communication, Offload, Other };
-enum class OpClass { Gemm, Attention, Elementwise, Norm, CollectiveAllReduce, CollectiveReduceScatter,
-                     CollectiveAllGather, CollectiveAllToAll, P2p, Memcpy, CpuOptimizer, Other };
-std::string_view phase_name(Phase p);      // "forward", "backward", "recompute", "optimizer", "communication", "offload", "other"
-std::string_view op_class_name(OpClass c); // "gemm", "attention", "elementwise", "norm", "all_reduce", "reduce_scatter",
-                                           // "all_gather", "all_to_all", "p2p", "memcpy", "cpu_optimizer", "other"
+enum class OpClass {
+  Gemm,
+  Attention,
+  Elementwise,
+  Norm,
+  CollectiveAllReduce,
+  CollectiveReduceScatter,
+  CollectiveAllGather,
+  CollectiveAllToAll,
+  P2p,
+  Memcpy,
+  CpuOptimizer,
+  Other
+};
+std::string_view phase_name(
+    Phase p);  // "forward", "backward", "recompute", "optimizer", "communication", "offload", "other"
+std::string_view op_class_name(
+    OpClass c);  // "gemm", "attention", "elementwise", "norm", "all_reduce", "reduce_scatter",
+                 // "all_gather", "all_to_all", "p2p", "memcpy", "cpu_optimizer", "other"
 
-using ResourceId = int;   // index into StepGraph::resources()
+using ResourceId = int;  // index into StepGraph::resources()
 
 struct StepNode {
-  std::string name;        // e.g. "s0.mb3.fwd.c1", "s0.dp.bucket2"
-  ResourceId resource = 0; // the stream / link / CPU it occupies exclusively while it runs
-  Interval duration;       // seconds
+  std::string name;         // e.g. "s0.mb3.fwd.c1", "s0.dp.bucket2"
+  ResourceId resource = 0;  // the stream / link / CPU it occupies exclusively while it runs
+  Interval duration;        // seconds
   Phase phase = Phase::Other;
   OpClass op_class = OpClass::Other;
-  int stage = 0;           // pipeline stage (for the trace and per-stage reports)
-  int micro_batch = -1;    // -1 when not tied to a micro-batch
+  int stage = 0;         // pipeline stage (for the trace and per-stage reports)
+  int micro_batch = -1;  // -1 when not tied to a micro-batch
 };
 
 // A dependency: `to` may start once `from` has run `fraction` of its duration (1 = finished). A

@@ -7,9 +7,9 @@
 #include <fmt/format.h>
 
 #include "llmsim/core/error.h"
-#include "llmsim/train/pipeline_order.h"
 #include "llmsim/run/stage_layout.h"
 #include "llmsim/run/train_state_bytes.h"
+#include "llmsim/train/pipeline_order.h"
 
 namespace llmsim::sim {
 
@@ -22,8 +22,8 @@ double dbl(std::int64_t v) { return static_cast<double>(v); }
 // One layer execution in a stage's program: a layer (or the embedding / head) in one pass of one
 // micro-batch.
 struct Exec {
-  int cost = 0;          // index into TrainGraph::costs
-  int layer = -1;        // global layer index; -1 for the embedding and the head
+  int cost = 0;    // index into TrainGraph::costs
+  int layer = -1;  // global layer index; -1 for the embedding and the head
   bool forward = true;
   int micro_batch = 0;
   int chunk = 0;
@@ -33,13 +33,13 @@ struct Exec {
 
 struct StageState {
   std::vector<Exec> execs;
-  std::size_t next = 0;                 // next exec to emit
-  std::vector<NodeId> gather;           // ZeRO-3 gather node per exec (kNone until emitted)
-  std::vector<NodeId> done;             // last compute node per exec
-  std::vector<NodeId> reduces;          // gradient reductions (buckets, reduce-scatters)
-  std::vector<NodeId> offloads;         // gradient copies to the host
-  double bucket_elements = 0;           // gradient elements waiting for the next bucket
-  std::vector<double> deferred;         // buckets reduced after the schedule (sim::grad_reduce_after_schedule)
+  std::size_t next = 0;          // next exec to emit
+  std::vector<NodeId> gather;    // ZeRO-3 gather node per exec (kNone until emitted)
+  std::vector<NodeId> done;      // last compute node per exec
+  std::vector<NodeId> reduces;   // gradient reductions (buckets, reduce-scatters)
+  std::vector<NodeId> offloads;  // gradient copies to the host
+  double bucket_elements = 0;    // gradient elements waiting for the next bucket
+  std::vector<double> deferred;  // buckets reduced after the schedule (sim::grad_reduce_after_schedule)
   ResourceId compute = 0, dp = 0, send = 0, pcie = 0, cpu = 0;
   TaskSpan span;
 };
@@ -143,8 +143,8 @@ class GraphBuilder {
         if (has_embed) seq.emplace_back(embed_, -1);
       }
       for (std::size_t i = 0; i < seq.size(); ++i)
-        st.execs.push_back(Exec{seq[i].first, seq[i].second, task.forward, task.micro_batch, task.chunk, i == 0,
-                                i + 1 == seq.size()});
+        st.execs.push_back(
+            Exec{seq[i].first, seq[i].second, task.forward, task.micro_batch, task.chunk, i == 0, i + 1 == seq.size()});
     }
     st.gather.assign(st.execs.size(), kNone);
     st.done.assign(st.execs.size(), kNone);
@@ -212,11 +212,14 @@ class GraphBuilder {
                 NodeInfo{.module = "offload.pcie"});
       if (after != kNone) out_.graph.add_edge(after, h2d);
     }
-    const NodeId g = add(StepNode{"param all-gather", st.dp, in_.comm.collective(Collective::AllGather, bytes, dp_group_),
-                                  Phase::Communication, OpClass::CollectiveAllGather, s, e.micro_batch},
-                         NodeInfo{.module = "communication.dp"});
-    if (h2d != kNone) out_.graph.add_edge(h2d, g);
-    else if (after != kNone) out_.graph.add_edge(after, g);
+    const NodeId g =
+        add(StepNode{"param all-gather", st.dp, in_.comm.collective(Collective::AllGather, bytes, dp_group_),
+                     Phase::Communication, OpClass::CollectiveAllGather, s, e.micro_batch},
+            NodeInfo{.module = "communication.dp"});
+    if (h2d != kNone)
+      out_.graph.add_edge(h2d, g);
+    else if (after != kNone)
+      out_.graph.add_edge(after, g);
     st.gather[i] = g;
     return g;
   }
@@ -257,7 +260,8 @@ class GraphBuilder {
       if (st.gather[i] == kNone) emit_gather(s, st, i, i >= 1 ? st.done[i - 1] : kNone);
       gather = st.gather[i];
       // Prefetch the next layer's parameters while this one computes (live: this, next).
-      if (i + 1 < st.execs.size() && fw_.zero3_overlap && st.gather[i + 1] == kNone) emit_gather(s, st, i + 1, i >= 1 ? st.done[i - 1] : kNone);
+      if (i + 1 < st.execs.size() && fw_.zero3_overlap && st.gather[i + 1] == kNone)
+        emit_gather(s, st, i + 1, i >= 1 ? st.done[i - 1] : kNone);
     }
     if (e.first_in_task) {
       st.span = TaskSpan{e.micro_batch, e.chunk, e.forward, 0, 0};
@@ -294,8 +298,10 @@ class GraphBuilder {
     } else if (reduces_now(e)) {
       st.bucket_elements += lc.trainable_params;
       if (st.bucket_elements >= fw_.grad_bucket_elements || e.last_in_task) {
-        if (reduce_after_schedule()) st.deferred.push_back(st.bucket_elements);
-        else emit_reduce(s, st, last, st.bucket_elements, e.micro_batch);
+        if (reduce_after_schedule())
+          st.deferred.push_back(st.bucket_elements);
+        else
+          emit_reduce(s, st, last, st.bucket_elements, e.micro_batch);
         st.bucket_elements = 0;
       }
     }
@@ -305,11 +311,11 @@ class GraphBuilder {
       out_.tasks[static_cast<std::size_t>(s)].push_back(st.span);
       if (const auto to = successor(s, e.chunk, e.forward)) {
         const double bytes = dbl(t_.micro_batch) * dbl(t_.seq_len / std::max<std::int64_t>(1, run_.par.cp)) *
-                             dbl(in_.model.hidden) * dtype_bytes(activation_dtype(t_.precision)) /
-                             dbl(run_.par.tp);
-        const NodeId send = add(StepNode{e.forward ? "send act" : "send grad", st.send, in_.comm.p2p(bytes, pp_cross_node_),
-                                         Phase::Communication, OpClass::P2p, s, e.micro_batch},
-                                NodeInfo{.module = "communication.pp"});
+                             dbl(in_.model.hidden) * dtype_bytes(activation_dtype(t_.precision)) / dbl(run_.par.tp);
+        const NodeId send =
+            add(StepNode{e.forward ? "send act" : "send grad", st.send, in_.comm.p2p(bytes, pp_cross_node_),
+                         Phase::Communication, OpClass::P2p, s, e.micro_batch},
+                NodeInfo{.module = "communication.pp"});
         out_.graph.add_edge(last, send);
         sends_[send_slot(to->first, to->second, e.micro_batch, e.forward)] = send;
       }
@@ -335,14 +341,15 @@ class GraphBuilder {
       const double rate = in_.system.efficiency.cpu_adam_params_per_s;
       const double v = rate > 0 ? shard * node_gpus / rate : 0.0;
       // Band: the CPU-Adam rate is an uncalibrated literature figure; -30 % / +50 % (engineering assumption).
-      const NodeId cpu = add(StepNode{"cpu adam", st.cpu, Interval{v, 0.7 * v, 1.5 * v}, Phase::Offload,
-                                      OpClass::CpuOptimizer, s, -1},
-                             NodeInfo{.module = "offload.cpu_adam"});
+      const NodeId cpu =
+          add(StepNode{"cpu adam", st.cpu, Interval{v, 0.7 * v, 1.5 * v}, Phase::Offload, OpClass::CpuOptimizer, s, -1},
+              NodeInfo{.module = "offload.cpu_adam"});
       for (NodeId c : st.offloads) out_.graph.add_edge(c, cpu);
       for (NodeId r : st.reduces) out_.graph.add_edge(r, cpu);
       if (last_compute != kNone) out_.graph.add_edge(last_compute, cpu);
-      ready = add(StepNode{"param h2d", st.pcie, in_.comm.host_copy(shard * 2.0), Phase::Offload, OpClass::Memcpy, s, -1},
-                  NodeInfo{.module = "offload.pcie"});
+      ready =
+          add(StepNode{"param h2d", st.pcie, in_.comm.host_copy(shard * 2.0), Phase::Offload, OpClass::Memcpy, s, -1},
+              NodeInfo{.module = "offload.pcie"});
       out_.graph.add_edge(cpu, ready);
     } else {
       const Interval d = in_.compute.memory_bound(shard * state_.update_traffic(), 2);
@@ -359,8 +366,9 @@ class GraphBuilder {
       Interval d = in_.comm.collective(Collective::AllGather, bytes, dp_group_);
       if (t_.overlap_param_gather) d = exposed_beyond(d, first_forward(st));
       if (d.high <= 0) return;
-      const NodeId g = add(StepNode{"param all-gather", st.dp, d, Phase::Communication, OpClass::CollectiveAllGather, s, -1},
-                           NodeInfo{.module = "communication.dp"});
+      const NodeId g =
+          add(StepNode{"param all-gather", st.dp, d, Phase::Communication, OpClass::CollectiveAllGather, s, -1},
+              NodeInfo{.module = "communication.dp"});
       out_.graph.add_edge(ready, g);
     }
   }

@@ -11,15 +11,10 @@ namespace llmsim::sim {
 namespace {
 
 using model::Collective;
-using model::OpKind;
 using model::Operator;
+using model::OpKind;
 
 double dbl(std::int64_t v) { return static_cast<double>(v); }
-
-bool starts_with(const std::string& s, std::string_view p) { return s.compare(0, p.size(), p) == 0; }
-bool ends_with(const std::string& s, std::string_view p) {
-  return s.size() >= p.size() && s.compare(s.size() - p.size(), p.size(), p) == 0;
-}
 
 std::string op_class_key(const Operator& op, bool backward) {
   switch (op.kind) {
@@ -38,7 +33,6 @@ DType layer_weight_dtype(const RunSpec& run) {
   if (run.workload != Workload::Finetune || t.finetune == FinetuneKind::Full) return t.precision;
   return model::stored_dtype(t.base_quant, t.finetune == FinetuneKind::Qlora ? DType::NF4 : t.precision);
 }
-
 
 class Builder {
  public:
@@ -79,8 +73,10 @@ class Builder {
       const bool again = recompute_all || (recompute_core && is_attention_core(op) && op.kind != OpKind::FlashAttn);
       if (again) {
         out_.recompute += f;
-        if (op.kind == OpKind::TpComm || op.kind == OpKind::MoeComm) out_.recompute_comm += f;
-        else out_.recompute_flops += op.fwd_flops;
+        if (op.kind == OpKind::TpComm || op.kind == OpKind::MoeComm)
+          out_.recompute_comm += f;
+        else
+          out_.recompute_flops += op.fwd_flops;
       }
       const double total = f.value + b.value + (again ? f.value : 0.0);
       out_.by_module[module] += total;
@@ -170,22 +166,28 @@ class Builder {
 }  // namespace
 
 std::string breakdown_module(const model::Operator& op) {
-  const std::string& n = op.name;
-  if (ends_with(n, ".dequant")) return "dequantization";
-  if (ends_with(n, "_cast")) return "amp_casts";
+  using model::Module;
+  using model::OpRole;
+  if (op.role == OpRole::Dequant) return "dequantization";
+  if (op.role == OpRole::Cast) return "amp_casts";
   if (op.kind == OpKind::TpComm) return "communication.tp";
   if (op.kind == OpKind::MoeComm) return "communication.ep";
   if (op.kind == OpKind::Norm) return "norm";
-  if (op.module == model::Module::Residual) return "residual";
-  if (n == "attn.qkv_proj") return "attention.qkv";
-  if (n == "attn.rope") return "attention.rope";
-  if (n == "attn.out_proj") return "attention.out_proj";
+  if (op.module == Module::Residual) return "residual";
+  if (op.role == OpRole::QkvProj) return "attention.qkv";
+  if (op.role == OpRole::Rope) return "attention.rope";
+  if (op.role == OpRole::OutProj) return "attention.out_proj";
   if (is_attention_core(op)) return "attention.core";
-  if (starts_with(n, "attn.")) return "attention.other";
-  if (starts_with(n, "mlp.")) return "mlp";
-  if (starts_with(n, "moe.")) return "moe";
-  if (starts_with(n, "embed.")) return "embedding";
-  if (starts_with(n, "head.")) return "lm_head_loss";
+  switch (op.module) {
+    case Module::Attention: return "attention.other";
+    case Module::Mlp: return "mlp";
+    case Module::Moe: return "moe";
+    case Module::Embedding: return "embedding";
+    case Module::Head:
+    case Module::Loss: return "lm_head_loss";
+    case Module::Norm:
+    case Module::Residual: break;
+  }
   return "other";
 }
 
@@ -230,15 +232,15 @@ LayerCost layer_cost(const LayerCostInputs& in, LayerKind kind, std::int64_t lay
         core_f += in.compute.forward(op, t.precision) * static_cast<double>(cp);
         core_b += in.compute.backward(op, t.precision, false) * static_cast<double>(cp);
       }
-    const double kv_bytes = 2.0 * dbl(t.micro_batch) * dbl(t.seq_len) * dbl(in.model.kv_dim()) / dbl(run.par.tp) *
-                            dtype_bytes(p.act_dtype);
+    const double kv_bytes =
+        2.0 * dbl(t.micro_batch) * dbl(t.seq_len) * dbl(in.model.kv_dim()) / dbl(run.par.tp) * dtype_bytes(p.act_dtype);
     b.add_context_parallel(kv_bytes, core_f, core_b);
   }
   // Expert parallelism: each GPU holds num_experts / ep of the experts.
   if (in.model.is_moe_layer(layer_index) && run.par.ep > 1) {
     double expert = 0;
     for (const auto& op : inv.ops)
-      if (starts_with(op.name, "moe.experts_")) expert += dbl(op.weight_params);
+      if (op.routed_expert) expert += dbl(op.weight_params);
     const double drop = expert * (1.0 - 1.0 / dbl(run.par.ep));
     out.params -= drop;
     if (!lora) out.trainable_params -= drop;

@@ -9,12 +9,12 @@
 #include <map>
 #include <string>
 
-#include "llmsim/hardware/system_spec.h"
-#include "llmsim/model/model_spec.h"
+#include "llmsim/core/interval.h"
 #include "llmsim/cost/comm_cost.h"
 #include "llmsim/cost/compute_cost.h"
+#include "llmsim/hardware/system_spec.h"
+#include "llmsim/model/model_spec.h"
 #include "llmsim/run/framework_profile.h"
-#include "llmsim/core/interval.h"
 #include "llmsim/run/run_spec.h"
 
 namespace llmsim::sim {
@@ -27,12 +27,12 @@ using TimeSplit = std::map<std::string, double>;
 
 struct LayerCost {
   LayerKind kind = LayerKind::Dense;
-  Interval fwd, bwd, recompute;            // seconds per micro-batch on the compute stream
-  Interval fwd_comm, bwd_comm, recompute_comm;  // the blocking-collective part of the above
+  Interval fwd, bwd, recompute;                              // seconds per micro-batch on the compute stream
+  Interval fwd_comm, bwd_comm, recompute_comm;               // the blocking-collective part of the above
   double fwd_flops = 0, bwd_flops = 0, recompute_flops = 0;  // FLOPs executed per micro-batch on one GPU
-  double params = 0;           // parameters held on one GPU (after TP / EP sharding, before ZeRO)
-  double trainable_params = 0; // of which trainable (LoRA: the adapters)
-  TimeSplit by_module;         // fwd + bwd + recompute seconds per micro-batch
+  double params = 0;            // parameters held on one GPU (after TP / EP sharding, before ZeRO)
+  double trainable_params = 0;  // of which trainable (LoRA: the adapters)
+  TimeSplit by_module;          // fwd + bwd + recompute seconds per micro-batch
   TimeSplit by_class;
 };
 
@@ -43,7 +43,7 @@ struct LayerGroups {
 
 struct LayerCostInputs {
   const model::ModelSpec& model;
-  const RunSpec& run;                // with_defaults applied
+  const RunSpec& run;  // with_defaults applied
   const FrameworkProfile& framework;
   const ComputeCost& compute;
   const CommCost& comm;

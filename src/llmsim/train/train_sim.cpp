@@ -5,15 +5,15 @@
 
 #include <fmt/format.h>
 
-#include "llmsim/model/operators.h"
-#include "llmsim/memory/activation_memory.h"
 #include "llmsim/cost/comm_cost.h"
 #include "llmsim/cost/compute_cost.h"
+#include "llmsim/memory/activation_memory.h"
+#include "llmsim/model/operators.h"
+#include "llmsim/run/feasibility.h"
 #include "llmsim/run/framework_profile.h"
 #include "llmsim/train/list_scheduler.h"
 #include "llmsim/train/pipeline_order.h"
 #include "llmsim/train/train_graph.h"
-#include "llmsim/run/feasibility.h"
 
 namespace llmsim::sim {
 
@@ -59,9 +59,11 @@ FlopCount flops_per_token(const model::ModelSpec& m, const RunSpec& run) {
   if (lora) {
     // Adapters: r * (d_in + d_out) trainable weights per targeted projection, 6 FLOPs each.
     double adapters = 0;
-    const double r = dbl(t.lora_rank), h = dbl(m.hidden), q = dbl(m.q_dim()), kv = dbl(m.kv_dim()), f = dbl(m.ffn_hidden);
+    const double r = dbl(t.lora_rank), h = dbl(m.hidden), q = dbl(m.q_dim()), kv = dbl(m.kv_dim()),
+                 f = dbl(m.ffn_hidden);
     const auto wants = [&](const char* n) {
-      return t.lora_targets.empty() || std::find(t.lora_targets.begin(), t.lora_targets.end(), n) != t.lora_targets.end();
+      return t.lora_targets.empty() ||
+             std::find(t.lora_targets.begin(), t.lora_targets.end(), n) != t.lora_targets.end();
     };
     for (std::int64_t l = 0; l < m.num_layers; ++l) {
       if (wants("q")) adapters += r * (h + q);
@@ -185,7 +187,7 @@ TrainResult simulate_training(const model::ModelSpec& m, const hardware::SystemS
     const auto kind = tg.resource_kind[static_cast<std::size_t>(g[last].resource)];
     add_share(r.by_phase,
               kind == ResourceKind::Pcie || kind == ResourceKind::Cpu ? "offload"
-              : kind == ResourceKind::Compute                          ? "other"
+              : kind == ResourceKind::Compute                         ? "other"
                                                                       : "exposed communication",
               s.makespan.value - prev_end);
   }
@@ -218,8 +220,10 @@ TrainResult simulate_training(const model::ModelSpec& m, const hardware::SystemS
   for (std::size_t st = 0; st < tg.tasks.size(); ++st) {
     std::vector<std::pair<double, double>> ev;
     for (const auto& task : tg.tasks[st]) {
-      if (task.forward) ev.emplace_back(s.nodes[task.first].start, 1.0 / dbl(run.par.vp));
-      else ev.emplace_back(s.nodes[task.last].end, -1.0 / dbl(run.par.vp));
+      if (task.forward)
+        ev.emplace_back(s.nodes[task.first].start, 1.0 / dbl(run.par.vp));
+      else
+        ev.emplace_back(s.nodes[task.last].end, -1.0 / dbl(run.par.vp));
     }
     std::sort(ev.begin(), ev.end());
     double cur = 0, peak = 0;
@@ -233,7 +237,7 @@ TrainResult simulate_training(const model::ModelSpec& m, const hardware::SystemS
         in_flight_factor(static_cast<std::int64_t>(ps), run.par.pp, run.par.vp, r.micro_batches, run.train.schedule);
     double act = 0;
     for (const auto& item : r.memory.gpu)
-      if (item.name == "activations") act = item.bytes;
+      if (item.kind == MemoryKind::Activations) act = item.bytes;
     r.memory_timeline_peak_bytes =
         r.memory.gpu_bytes + (model_held > 0 ? act * (in_flight[ps] / model_held - 1.0) : 0.0);
   }

@@ -1,22 +1,22 @@
 #include "llmsim/validate/measured_runs.h"
 
 #include <algorithm>
-#include <cmath>
 #include <charconv>
-#include <limits>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <optional>
 #include <set>
 #include <sstream>
 
 #include <fmt/format.h>
 
+#include "llmsim/core/strings.h"
+#include "llmsim/core/suggest.h"
 #include "llmsim/hardware/system_toml.h"
 #include "llmsim/model/custom_model.h"
 #include "llmsim/model/presets.h"
-#include "llmsim/core/strings.h"
-#include "llmsim/core/suggest.h"
 #include "llmsim/run/framework_catalog.h"
 #include "llmsim/validate/source_facts.h"
 
@@ -25,14 +25,45 @@ namespace llmsim::sim {
 namespace fs = std::filesystem;
 
 const std::vector<std::string>& measured_run_columns() {
-  static const std::vector<std::string> columns = {
-      "run_id", "source", "workload",
-      "model", "arch", "layers", "hidden", "heads", "kv_heads", "ffn", "vocab",
-      "system", "num_gpus", "tp", "pp", "dp", "cp", "ep", "vp",
-      "micro_batch", "global_batch", "seq_len", "input_len", "output_len", "request_rate",
-      "precision", "weight_quant", "recompute", "sequence_parallel", "flash_attn", "zero_stage", "offload",
-      "finetune", "lora_rank", "framework", "memory_measure",
-      "metric", "value", "notes"};
+  static const std::vector<std::string> columns = {"run_id",
+                                                   "source",
+                                                   "workload",
+                                                   "model",
+                                                   "arch",
+                                                   "layers",
+                                                   "hidden",
+                                                   "heads",
+                                                   "kv_heads",
+                                                   "ffn",
+                                                   "vocab",
+                                                   "system",
+                                                   "num_gpus",
+                                                   "tp",
+                                                   "pp",
+                                                   "dp",
+                                                   "cp",
+                                                   "ep",
+                                                   "vp",
+                                                   "micro_batch",
+                                                   "global_batch",
+                                                   "seq_len",
+                                                   "input_len",
+                                                   "output_len",
+                                                   "request_rate",
+                                                   "precision",
+                                                   "weight_quant",
+                                                   "recompute",
+                                                   "sequence_parallel",
+                                                   "flash_attn",
+                                                   "zero_stage",
+                                                   "offload",
+                                                   "finetune",
+                                                   "lora_rank",
+                                                   "framework",
+                                                   "memory_measure",
+                                                   "metric",
+                                                   "value",
+                                                   "notes"};
   return columns;
 }
 
@@ -42,9 +73,11 @@ const std::vector<std::string>& measured_run_required_columns() {
 }
 
 const std::vector<std::string>& measured_run_metrics() {
-  static const std::vector<std::string> metrics = {
-      "step_time_s", "tokens_per_s", "tokens_per_s_per_gpu", "samples_per_s", "tflops_per_gpu", "mfu", "hfu",
-      "peak_mem_gib", "ttft_ms", "tpot_ms", "e2e_latency_ms", "output_tokens_per_s", "fits"};
+  static const std::vector<std::string> metrics = {"step_time_s",   "tokens_per_s",   "tokens_per_s_per_gpu",
+                                                   "samples_per_s", "tflops_per_gpu", "mfu",
+                                                   "hfu",           "peak_mem_gib",   "ttft_ms",
+                                                   "tpot_ms",       "e2e_latency_ms", "output_tokens_per_s",
+                                                   "fits"};
   return metrics;
 }
 
@@ -74,8 +107,8 @@ std::vector<Record> parse_csv(const std::string& text, const std::string& file) 
   Record rec{.line = 1};
   std::string field;
   int line = 1;
-  bool quoted = false;        // inside a quoted field
-  bool after_quote = false;   // a quoted field just closed: only a separator may follow
+  bool quoted = false;       // inside a quoted field
+  bool after_quote = false;  // a quoted field just closed: only a separator may follow
   bool record_has_text = false;
   const auto end_field = [&] {
     rec.fields.push_back(std::move(field));
@@ -144,8 +177,7 @@ Header read_header(const Record& rec, const std::string& file) {
     const std::string name(trim_blanks(rec.fields[i]));
     const Location where{.file = file, .line = rec.line, .key = name};
     if (std::find(known.begin(), known.end(), name) == known.end())
-      throw_input(where, "unknown column '" + name + "'" + did_you_mean(name, known) + "; columns are " +
-                             join(known));
+      throw_input(where, "unknown column '" + name + "'" + did_you_mean(name, known) + "; columns are " + join(known));
     for (const auto& [n, idx] : h)
       if (n == name) throw_input(where, "column '" + name + "' appears twice");
     h.emplace_back(name, i);
@@ -204,7 +236,8 @@ class RowReader {
     std::int64_t x = 0;
     const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), x);
     if (ec == std::errc::result_out_of_range && end == s.data() + s.size())
-      fail(col, fmt::format("is out of range (an integer from {} to {})", min, std::numeric_limits<std::int64_t>::max()));
+      fail(col,
+           fmt::format("is out of range (an integer from {} to {})", min, std::numeric_limits<std::int64_t>::max()));
     if (ec != std::errc() || end != s.data() + s.size()) fail(col, fmt::format("must be an integer >= {}", min));
     if (x < min) fail(col, fmt::format("must be >= {}", min));
     return x;
@@ -265,7 +298,7 @@ const std::vector<std::string> kWeightQuants = model::weight_quant_names();
 // Context of the file being read, shared by its rows.
 struct FileContext {
   std::string file;
-  fs::path folder;                          // relative model/system paths are relative to it
+  fs::path folder;  // relative model/system paths are relative to it
   std::string data_dir;
   std::vector<std::string> system_presets;  // listed once per file
   std::vector<SourceFact> facts;            // from the facts file beside the CSV (may be empty)
@@ -360,21 +393,21 @@ class RowMapper {
       out_.offline_requests = *gb;
     } else {
       out_.offline_requests = kDefaultOfflineRequests;
-      note_default(fmt::format("requests={} (offline: benchmark_throughput's default --num-prompts, global_batch "
-                               "not stated)",
-                               kDefaultOfflineRequests));
+      note_default(
+          fmt::format("requests={} (offline: benchmark_throughput's default --num-prompts, global_batch "
+                      "not stated)",
+                      kDefaultOfflineRequests));
     }
     note_default(fmt::format("arrivals=offline ({} requests at t = 0{})", out_.offline_requests,
                              inf_rate ? ", request_rate inf" : ", neither request_rate nor global_batch stated"));
   }
+
  private:
   void note_default(const std::string& text) {
     if (!quiet_) out_.defaults.push_back(text);
   }
   // A setting taken from the framework's recipe: "zero_stage=1 (megatron-lm recipe)".
-  void note_recipe(const std::string& setting) {
-    note_default(fmt::format("{} ({} recipe)", setting, entry_->name));
-  }
+  void note_recipe(const std::string& setting) { note_default(fmt::format("{} ({} recipe)", setting, entry_->name)); }
   const RecipeDefaults* recipe() const {
     return entry_ && out_.run.workload != Workload::Inference ? &entry_->recipe : nullptr;
   }
@@ -467,21 +500,23 @@ class RowMapper {
     }
     entry_ = find_framework(out_.framework);
     if (!entry_) {
-      out_.unsupported = fmt::format("no profile for framework '{}' (docs/frameworks.md lists the known names)",
-                                     out_.framework);
+      out_.unsupported =
+          fmt::format("no profile for framework '{}' (docs/frameworks.md lists the known names)", out_.framework);
       return;
     }
     const std::optional<Framework> profile = inference ? entry_->inference : entry_->training;
     if (!profile) {
-      out_.unsupported = entry_->unsupported_reason.empty()
-                             ? fmt::format("no {} profile for framework '{}'", inference ? "inference" : "training",
-                                           out_.framework)
-                             : entry_->unsupported_reason;
+      out_.unsupported =
+          entry_->unsupported_reason.empty()
+              ? fmt::format("no {} profile for framework '{}'", inference ? "inference" : "training", out_.framework)
+              : entry_->unsupported_reason;
       entry_ = nullptr;
       return;
     }
-    if (inference) in.framework = *profile;
-    else t.framework = *profile;
+    if (inference)
+      in.framework = *profile;
+    else
+      t.framework = *profile;
     // The row's defaults are listed "; "-separated: the mapping's own "; " become ", ".
     std::string mapping = inference ? entry_->inference_mapping : entry_->training_mapping;
     for (std::size_t at = mapping.find("; "); at != std::string::npos; at = mapping.find("; ", at))
@@ -512,11 +547,13 @@ class RowMapper {
       t.global_batch = *gb;
     } else {
       // Left 0 so that with_defaults derives it from the final dp.
-      note_default(fmt::format("global_batch={} (micro_batch*dp, not stated)",
-                               with_defaults(out_.run).train.global_batch));
+      note_default(
+          fmt::format("global_batch={} (micro_batch*dp, not stated)", with_defaults(out_.run).train.global_batch));
     }
-    if (auto s = row_.integer("seq_len", 1)) t.seq_len = *s;
-    else note_default(fmt::format("seq_len={} (not stated)", t.seq_len));
+    if (auto s = row_.integer("seq_len", 1))
+      t.seq_len = *s;
+    else
+      note_default(fmt::format("seq_len={} (not stated)", t.seq_len));
     if (auto r = row_.named<Recompute>("recompute", recompute_names())) {
       t.recompute = *r;
     } else {
@@ -562,8 +599,10 @@ class RowMapper {
         note_default(fmt::format("zero_stage={} (not stated)", t.zero_stage));
       }
     }
-    if (auto o = row_.named<Offload>("offload", offload_names())) t.offload = *o;
-    else note_default(fmt::format("offload={} (not stated)", name_of(t.offload)));
+    if (auto o = row_.named<Offload>("offload", offload_names()))
+      t.offload = *o;
+    else
+      note_default(fmt::format("offload={} (not stated)", name_of(t.offload)));
     if (out_.run.workload != Workload::Inference) map_hf_zero();
     if (fact_ && fact_->overlap_grad_reduce && out_.run.workload != Workload::Inference) {
       t.overlap_grad_reduce = *fact_->overlap_grad_reduce;
@@ -582,7 +621,8 @@ class RowMapper {
       }
       // Megatron's --overlap-param-gather needs the distributed optimizer's all-gather (ZeRO-1/2); a run
       // that shards further (Megatron-FSDP) or not at all has none to overlap.
-      if (r->overlap_param_gather && !(fact_ && fact_->overlap_param_gather) && (t.zero_stage == 1 || t.zero_stage == 2)) {
+      if (r->overlap_param_gather && !(fact_ && fact_->overlap_param_gather) &&
+          (t.zero_stage == 1 || t.zero_stage == 2)) {
         t.overlap_param_gather = *r->overlap_param_gather;
         note_recipe(fmt::format("overlap_param_gather={}", *r->overlap_param_gather ? "yes" : "no"));
       }
@@ -608,7 +648,8 @@ class RowMapper {
 
   void map_finetune() {
     auto& t = out_.run.train;
-    if (auto f = row_.named<FinetuneKind>("finetune", finetune_names())) t.finetune = *f;
+    if (auto f = row_.named<FinetuneKind>("finetune", finetune_names()))
+      t.finetune = *f;
     else if (out_.run.workload == Workload::Finetune)
       note_default(fmt::format("finetune={} (not stated)", name_of(t.finetune)));
     if (auto r = row_.integer("lora_rank", 1)) {
@@ -638,10 +679,14 @@ class RowMapper {
     } else {
       note_default(fmt::format("input_len={} (not stated)", in.input_len));
     }
-    if (auto o = row_.integer("output_len", 1)) in.output_len = *o;
-    else note_default(fmt::format("output_len={} (not stated)", in.output_len));
-    if (auto q = row_.choice("weight_quant", kWeightQuants)) model::parse_weight_quant(*q, in.weight_quant);
-    else note_default("weight_quant=none (not stated)");
+    if (auto o = row_.integer("output_len", 1))
+      in.output_len = *o;
+    else
+      note_default(fmt::format("output_len={} (not stated)", in.output_len));
+    if (auto q = row_.choice("weight_quant", kWeightQuants))
+      model::parse_weight_quant(*q, in.weight_quant);
+    else
+      note_default("weight_quant=none (not stated)");
     if (fact_ && fact_->attn_kernel) {
       in.attn_kernel = *fact_->attn_kernel;
       note_fact(fmt::format("attn_kernel={}", name_of(in.attn_kernel)));
@@ -680,10 +725,14 @@ class RowMapper {
       d.vocab = llama ? 32000 : 50257;
       note_default(fmt::format("vocab={} ({} tokenizer, not stated)", d.vocab, llama ? "Llama 2" : "GPT-2 BPE"));
     }
-    if (auto kv = row_.integer("kv_heads", 1)) d.kv_heads = *kv;
-    else note_default(fmt::format("kv_heads={} (= heads, not stated)", d.heads));
-    if (auto f = row_.integer("ffn", 1)) d.ffn = *f;
-    else note_default(fmt::format("ffn={} (4*hidden, not stated)", 4 * d.hidden));
+    if (auto kv = row_.integer("kv_heads", 1))
+      d.kv_heads = *kv;
+    else
+      note_default(fmt::format("kv_heads={} (= heads, not stated)", d.heads));
+    if (auto f = row_.integer("ffn", 1))
+      d.ffn = *f;
+    else
+      note_default(fmt::format("ffn={} (4*hidden, not stated)", 4 * d.hidden));
     d.max_positions = custom_positions();
     out_.model = model::make_custom_model(d, Location{.file = ctx_.file, .line = row_.line()});
   }
@@ -720,8 +769,8 @@ class RowMapper {
   const FileContext& ctx_;
   const RowReader& row_;
   MeasuredRun& out_;
-  bool quiet_ = false;  // reading the other workload's columns: check them, note nothing
-  const SourceFact* fact_ = nullptr;  // the facts file's entry for this row's source, if any
+  bool quiet_ = false;                     // reading the other workload's columns: check them, note nothing
+  const SourceFact* fact_ = nullptr;       // the facts file's entry for this row's source, if any
   const FrameworkEntry* entry_ = nullptr;  // the catalog's entry for the row's framework, when it has a profile
 };
 

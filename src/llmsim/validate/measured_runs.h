@@ -5,43 +5,43 @@
 #include <string>
 #include <vector>
 
-#include "llmsim/model/model_spec.h"
 #include "llmsim/core/error.h"
 #include "llmsim/memory/memory_model.h"
-#include "llmsim/search/recipe_fill.h"
+#include "llmsim/model/model_spec.h"
 #include "llmsim/run/run_spec.h"
+#include "llmsim/search/recipe_fill.h"
 
 namespace llmsim::sim {
 
 struct MeasuredRun {
-  std::string file;                    // CSV path
-  int line = 0;                        // 1-based line of the row (for messages)
+  std::string file;  // CSV path
+  int line = 0;      // 1-based line of the row (for messages)
   std::string run_id;
   std::string source;
-  std::string workload;                // as written: pretrain, finetune, inference, serving
+  std::string workload;  // as written: pretrain, finetune, inference, serving
   model::ModelSpec model;
-  std::string system;                  // preset name or path (relative paths resolved against the CSV's folder)
+  std::string system;  // preset name or path (relative paths resolved against the CSV's folder)
   RunSpec run;
-  std::string framework;               // as written (free text)
-  std::string framework_mapping;       // "megatron-deepspeed -> megatron TP/PP + DeepSpeed ZeRO-1 DP"
+  std::string framework;          // as written (free text)
+  std::string framework_mapping;  // "megatron-deepspeed -> megatron TP/PP + DeepSpeed ZeRO-1 DP"
   std::string metric;
   double value = 0;
   // serving: requests per second of an open loop; 0 = not stated (closed loop at global_batch, or offline
   // when global_batch is empty too); +inf = offline (all requests at t = 0).
   double request_rate = 0;
-  bool offline = false;                // serving: all requests at t = 0 (request_rate inf, or neither stated)
-  std::int64_t offline_requests = 0;   // serving offline: how many requests (global_batch or the default)
-  std::string notes;                   // free text, kept for reports; never interpreted
+  bool offline = false;               // serving: all requests at t = 0 (request_rate inf, or neither stated)
+  std::int64_t offline_requests = 0;  // serving offline: how many requests (global_batch or the default)
+  std::string notes;                  // free text, kept for reports; never interpreted
   MemoryMeasure memory_measure = MemoryMeasure::Device;  // what peak_mem_gib counts
-  int source_facts = 0;                // settings taken from the source facts file (each also in `defaults`)
+  int source_facts = 0;  // settings taken from the source facts file (each also in `defaults`)
   // Columns the row left empty and no source fact settles, whose value the best-feasible fill may
   // choose when the recipe's own does not fit (src/llmsim/search/recipe_fill.h).
   std::vector<FillAxis> free_axes;
-  std::vector<std::string> defaults;   // "recompute=none (not stated)", … for every empty field a default filled
+  std::vector<std::string> defaults;  // "recompute=none (not stated)", … for every empty field a default filled
   // Set when the row breaks a rule of the schema: the message names file:line, the column, the value and
   // the rule. The row is then reported as an error and not predicted; the other rows are unaffected.
   std::string error;
-  Location error_where;                // the file, line and column of the error
+  Location error_where;                     // the file, line and column of the error
   ErrorKind error_kind = ErrorKind::Input;  // Input (a value breaks a rule) or NotFound (unknown model/system)
   // Set when the row is valid but no profile stands in for it ("no profile for framework llama.cpp").
   std::string unsupported;
@@ -63,8 +63,8 @@ const std::vector<std::string>& measured_run_required_columns();
 // unreadable file, CSV syntax, an unknown or repeated column (with "did you mean"), a header without a
 // required column, a bad facts file beside it. A row that breaks a rule (a malformed number, an unknown
 // enum value or model, a wrong field count) comes back with `error` set and every other row is read as
-// usual. With `use_facts`, the source facts file beside it (src/llmsim/validate/source_facts.h), when there is one, fills
-// what the rows cannot state; each use is listed in the row's `defaults`.
+// usual. With `use_facts`, the source facts file beside it (src/llmsim/validate/source_facts.h), when there is one,
+// fills what the rows cannot state; each use is listed in the row's `defaults`.
 std::vector<MeasuredRun> load_measured_runs(const std::string& path, const std::string& data_dir,
                                             bool use_facts = true);
 

@@ -28,8 +28,7 @@ SourceFact read_fact(const toml::table& tbl, const std::string& path, std::size_
   if (f.evidence.empty()) throw_input(r.where("evidence"), "evidence must cite why the fact holds");
   f.flash_attn = r.opt_boolean("flash_attn");
   if (auto z = r.opt_integer("zero_stage")) {
-    if (*z < 0 || *z > 3)
-      throw_input(r.where("zero_stage"), fmt::format("zero_stage = {}: must be 0, 1, 2 or 3", *z));
+    if (*z < 0 || *z > 3) throw_input(r.where("zero_stage"), fmt::format("zero_stage = {}: must be 0, 1, 2 or 3", *z));
     f.zero_stage = static_cast<int>(*z);
   }
   f.sequence_parallel = r.opt_boolean("sequence_parallel");
@@ -52,8 +51,9 @@ SourceFact read_fact(const toml::table& tbl, const std::string& path, std::size_
   r.finish();
   if (!f.flash_attn && !f.zero_stage && !f.sequence_parallel && !f.overlap_grad_reduce && !f.overlap_param_gather &&
       !f.attn_kernel && !f.memory_measure && !f.fused_loss && !f.dropout && !f.input_len)
-    throw_input(f.where, "the fact sets nothing: give flash_attn, zero_stage, sequence_parallel, overlap_grad_reduce, "
-                         "overlap_param_gather, attn_kernel, memory_measure, fused_loss, dropout or input_len");
+    throw_input(f.where,
+                "the fact sets nothing: give flash_attn, zero_stage, sequence_parallel, overlap_grad_reduce, "
+                "overlap_param_gather, attn_kernel, memory_measure, fused_loss, dropout or input_len");
   return f;
 }
 

@@ -24,27 +24,27 @@
 #include <string>
 #include <vector>
 
-#include "llmsim/hardware/attention_kernel.h"
 #include "llmsim/core/error.h"
+#include "llmsim/hardware/attention_kernel.h"
 #include "llmsim/memory/memory_model.h"
 
 namespace llmsim::sim {
 
 struct SourceFact {
-  Location where;                               // the [[fact]] table in its file
-  std::string source_prefix;                    // rows whose `source` starts with this
-  std::optional<bool> flash_attn;               // for rows that leave flash_attn empty
-  std::optional<int> zero_stage;                // for rows that leave zero_stage empty (0..3)
-  std::optional<bool> sequence_parallel;        // for rows that leave sequence_parallel empty
-  std::optional<bool> overlap_grad_reduce;      // TrainSpec::overlap_grad_reduce of every covered row
-  std::optional<bool> overlap_param_gather;     // TrainSpec::overlap_param_gather of every covered row
-  std::optional<AttentionKernel> attn_kernel;   // for every covered row that uses fused attention
+  Location where;                              // the [[fact]] table in its file
+  std::string source_prefix;                   // rows whose `source` starts with this
+  std::optional<bool> flash_attn;              // for rows that leave flash_attn empty
+  std::optional<int> zero_stage;               // for rows that leave zero_stage empty (0..3)
+  std::optional<bool> sequence_parallel;       // for rows that leave sequence_parallel empty
+  std::optional<bool> overlap_grad_reduce;     // TrainSpec::overlap_grad_reduce of every covered row
+  std::optional<bool> overlap_param_gather;    // TrainSpec::overlap_param_gather of every covered row
+  std::optional<AttentionKernel> attn_kernel;  // for every covered row that uses fused attention
   // What the source's peak_mem_gib counts (the schema's memory_measure), for rows that leave it empty.
   std::optional<MemoryMeasure> memory_measure;
-  std::optional<bool> fused_loss;               // TrainSpec::fused_loss of every covered row
-  std::optional<double> dropout;                // ModelSpec::dropout of every covered row, in [0, 1)
-  std::optional<std::int64_t> input_len;        // prompt tokens of inference rows that leave input_len empty
-  std::string evidence;                         // citation (required)
+  std::optional<bool> fused_loss;         // TrainSpec::fused_loss of every covered row
+  std::optional<double> dropout;          // ModelSpec::dropout of every covered row, in [0, 1)
+  std::optional<std::int64_t> input_len;  // prompt tokens of inference rows that leave input_len empty
+  std::string evidence;                   // citation (required)
 };
 
 // "<folder>/<stem>.facts.toml" for "<folder>/<stem>.csv".

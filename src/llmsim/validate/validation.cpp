@@ -13,12 +13,12 @@
 
 #include <fmt/format.h>
 
-#include "llmsim/hardware/system_toml.h"
 #include "llmsim/core/error.h"
-#include "llmsim/core/units.h"
 #include "llmsim/core/interval.h"
 #include "llmsim/core/strings.h"
 #include "llmsim/core/suggest.h"
+#include "llmsim/core/units.h"
+#include "llmsim/hardware/system_toml.h"
 #include "llmsim/memory/memory_model.h"
 #include "llmsim/search/recipe_fill.h"
 #include "llmsim/train/train_sim.h"
@@ -50,9 +50,7 @@ void set_prediction(ValidationRow& row, const Interval& iv) {
   row.status = kValidationOk;
 }
 
-void set_fits(ValidationRow& row, bool fits) {
-  set_prediction(row, Interval::exact(fits ? 1.0 : 0.0));
-}
+void set_fits(ValidationRow& row, bool fits) { set_prediction(row, Interval::exact(fits ? 1.0 : 0.0)); }
 
 void set_unsupported(ValidationRow& row, const std::string& reason) {
   row.status = std::string(kValidationUnsupportedPrefix) + reason;
@@ -122,7 +120,8 @@ std::optional<RecipeFill> fill_unstated(ValidationRow& row, const MeasuredRun& m
 
 // Defaults that depend on the system: an unstated precision is bf16 where the GPU has it and fp16
 // otherwise (V100 has no bf16 path; its mixed-precision runs are fp16).
-MeasuredRun with_system_defaults(const MeasuredRun& mr, const hardware::SystemSpec& sys, std::vector<std::string>& notes) {
+MeasuredRun with_system_defaults(const MeasuredRun& mr, const hardware::SystemSpec& sys,
+                                 std::vector<std::string>& notes) {
   MeasuredRun out = mr;
   for (auto& d : notes)
     if (d.rfind("precision=", 0) == 0 && sys.gpu.peak(out.run.train.precision) <= 0 && sys.gpu.peak(DType::FP16) > 0) {
@@ -143,12 +142,18 @@ void predict_training(ValidationRow& row, const MeasuredRun& mr, const hardware:
   if (predict_memory_metric(row, r.memory, mr.memory_measure)) return;
   if (!r.valid()) return set_unsupported(row, r.problems.front());
   const std::string& k = row.metric;
-  if (k == "step_time_s") set_prediction(row, r.step_time_s);
-  else if (k == "tokens_per_s") set_prediction(row, r.tokens_per_s);
-  else if (k == "tokens_per_s_per_gpu") set_prediction(row, r.tokens_per_s_per_gpu);
-  else if (k == "samples_per_s") set_prediction(row, r.samples_per_s);
-  else if (k == "mfu") set_prediction(row, r.mfu);
-  else if (k == "hfu") set_prediction(row, r.hfu);
+  if (k == "step_time_s")
+    set_prediction(row, r.step_time_s);
+  else if (k == "tokens_per_s")
+    set_prediction(row, r.tokens_per_s);
+  else if (k == "tokens_per_s_per_gpu")
+    set_prediction(row, r.tokens_per_s_per_gpu);
+  else if (k == "samples_per_s")
+    set_prediction(row, r.samples_per_s);
+  else if (k == "mfu")
+    set_prediction(row, r.mfu);
+  else if (k == "hfu")
+    set_prediction(row, r.hfu);
   else if (k == "tflops_per_gpu") {
     if (notes_count_recompute_flops(mr.notes)) {
       set_prediction(row, r.hfu * (r.peak_flops_per_gpu / 1e12));
@@ -193,12 +198,18 @@ void predict_serving(ValidationRow& row, const MeasuredRun& mr, const hardware::
   if (!r.valid()) return set_unsupported(row, r.problems.front());
   const auto band = [&](double v) { return Interval{v, v * r.time_ratio_low, v * r.time_ratio_high}; };
   const std::string& k = row.metric;
-  if (k == "output_tokens_per_s") set_prediction(row, r.output_tokens_per_s);
-  else if (k == "samples_per_s") set_prediction(row, r.requests_per_s);  // completed requests per second
-  else if (k == "ttft_ms") set_prediction(row, band(r.ttft.mean * 1e3));
-  else if (k == "tpot_ms") set_prediction(row, band(r.tpot.mean * 1e3));
-  else if (k == "e2e_latency_ms") set_prediction(row, band(r.e2e.mean * 1e3));
-  else set_unsupported(row, "metric " + k + " is not predicted for serving");
+  if (k == "output_tokens_per_s")
+    set_prediction(row, r.output_tokens_per_s);
+  else if (k == "samples_per_s")
+    set_prediction(row, r.requests_per_s);  // completed requests per second
+  else if (k == "ttft_ms")
+    set_prediction(row, band(r.ttft.mean * 1e3));
+  else if (k == "tpot_ms")
+    set_prediction(row, band(r.tpot.mean * 1e3));
+  else if (k == "e2e_latency_ms")
+    set_prediction(row, band(r.e2e.mean * 1e3));
+  else
+    set_unsupported(row, "metric " + k + " is not predicted for serving");
 }
 
 // Fixed-batch inference rows (workload `inference`) through the static-batch simulator; `serving`
@@ -212,17 +223,23 @@ void predict_inference(ValidationRow& row, const MeasuredRun& mr, const hardware
   const InferResult r = simulate_inference(mr.model, sys, mr.run);
   if (!r.valid()) return set_unsupported(row, r.problems.front());
   const std::string& k = row.metric;
-  if (k == "output_tokens_per_s") set_prediction(row, r.output_tokens_per_s);
+  if (k == "output_tokens_per_s")
+    set_prediction(row, r.output_tokens_per_s);
   else if (k == "samples_per_s") {
     // Sequences completed per second: every replica finishes its batch after one end-to-end latency.
     const double n = static_cast<double>(r.replicas * mr.run.infer.batch);
     set_prediction(row, Interval{n / r.e2e_s.value, n / r.e2e_s.high, n / r.e2e_s.low});
-  } else if (k == "ttft_ms") set_prediction(row, r.ttft_s * 1e3);
-  else if (k == "tpot_ms") set_prediction(row, r.tpot_s * 1e3);
-  else if (k == "e2e_latency_ms") set_prediction(row, r.e2e_s * 1e3);
-  else set_unsupported(row, "metric " + k + " is not predicted for fixed-batch inference");
-  if (!r.memory.fits()) row.note = fmt::format("predicted OOM ({:.2f} of {:.2f} GiB per GPU)", r.memory.gpu_bytes / units::GiB,
-                                               r.memory.gpu_capacity_bytes / units::GiB);
+  } else if (k == "ttft_ms")
+    set_prediction(row, r.ttft_s * 1e3);
+  else if (k == "tpot_ms")
+    set_prediction(row, r.tpot_s * 1e3);
+  else if (k == "e2e_latency_ms")
+    set_prediction(row, r.e2e_s * 1e3);
+  else
+    set_unsupported(row, "metric " + k + " is not predicted for fixed-batch inference");
+  if (!r.memory.fits())
+    row.note = fmt::format("predicted OOM ({:.2f} of {:.2f} GiB per GPU)", r.memory.gpu_bytes / units::GiB,
+                           r.memory.gpu_capacity_bytes / units::GiB);
 }
 
 }  // namespace
@@ -259,9 +276,9 @@ std::vector<std::string> run_features(const RunSpec& run_in) {
 
 bool notes_count_recompute_flops(const std::string& notes) {
   const std::string n = to_lower(notes);
-  for (const char* phrase : {"includes the activation-recomputation", "includes the activation recomputation",
-                             "includes recomputation", "counts recomputation", "counts the recomputation",
-                             "hardware flops", "eq.3", "eq. 3"})
+  for (const char* phrase :
+       {"includes the activation-recomputation", "includes the activation recomputation", "includes recomputation",
+        "counts recomputation", "counts the recomputation", "hardware flops", "eq.3", "eq. 3"})
     if (n.find(phrase) != std::string::npos) return true;
   return false;
 }
@@ -295,8 +312,10 @@ ValidationRow predict_row(const MeasuredRun& mr, const std::string& data_dir) {
     // The reader already resolved relative paths against the CSV's folder; a preset name stays a name.
     const hardware::SystemSpec sys = hardware::resolve_system(mr.system, data_dir);
     const MeasuredRun run = with_system_defaults(mr, sys, row.defaults);
-    if (run.run.workload == Workload::Inference) predict_inference(row, run, sys);
-    else predict_training(row, run, sys);
+    if (run.run.workload == Workload::Inference)
+      predict_inference(row, run, sys);
+    else
+      predict_training(row, run, sys);
   } catch (const Error& e) {
     set_unsupported(row, e.what());
   }

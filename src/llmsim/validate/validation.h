@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "llmsim/core/stats.h"
-#include "llmsim/validate/measured_runs.h"
 #include "llmsim/run/run_spec.h"
+#include "llmsim/validate/measured_runs.h"
 
 namespace llmsim::sim {
 
@@ -18,15 +18,15 @@ inline constexpr std::string_view kValidationErrorPrefix = "error: ";           
 inline constexpr std::string_view kValidationUnsupportedPrefix = "unsupported: ";  // valid, but not predicted
 
 struct ValidationRow {
-  std::string file;                   // measured-run CSV
-  int line = 0;                       // 1-based line of the row in it
+  std::string file;  // measured-run CSV
+  int line = 0;      // 1-based line of the row in it
   std::string run_id, workload, metric, system, framework;
-  std::string framework_profile;      // the profile that stood in for `framework` ("fsdp"), or "" when none
-  std::string source;                 // the document the row cites: its source column up to " @", " (" or ","
+  std::string framework_profile;  // the profile that stood in for `framework` ("fsdp"), or "" when none
+  std::string source;             // the document the row cites: its source column up to " @", " (" or ","
   double measured = 0;
   double predicted = 0, low = 0, high = 0;  // best estimate and band (only when ok)
-  double error_pct = 0;               // (predicted - measured) / measured * 100; fits: 0 agree, 100 disagree
-  std::string status;                 // "ok", "error: file:line: column: value: rule" or "unsupported: reason"
+  double error_pct = 0;                     // (predicted - measured) / measured * 100; fits: 0 agree, 100 disagree
+  std::string status;                       // "ok", "error: file:line: column: value: rule" or "unsupported: reason"
   std::string error_column;           // error rows: the column whose value breaks the rule ("" for the row's shape)
   std::string note;                   // e.g. "predicted OOM (…)": the prediction assumes the run executed
   std::vector<std::string> features;  // tp, pp, vp, cp, ep, sp, dp, zero1..3, recompute-*, offload, lora, …
@@ -62,22 +62,22 @@ struct WorstRow {
 
 // Statistics of one group of rows. Error statistics use ok rows whose metric is not `fits`.
 struct GroupStats {
-  std::string key;                  // the group's value, e.g. "pretrain"; "all" for the overall group
-  std::size_t rows = 0;             // all rows in the group
-  std::size_t count = 0;            // ok non-fits rows (the error statistics' sample)
-  double median_abs_pct = 0;        // median |error_pct| (0 when count is 0)
-  double mape = 0;                  // mean |error_pct| (0 when count is 0)
-  double mean_pct = 0;              // mean signed error_pct: > 0 over-predicts on average
-  std::vector<WorstRow> worst;      // up to 5 rows with the largest |error_pct|, largest first
-  std::size_t fits_agree = 0;       // ok fits rows whose prediction equals the measurement
-  std::size_t fits_total = 0;       // ok fits rows
-  std::size_t unsupported = 0;      // valid rows that were not predicted (no profile, unsupported metric, …)
-  std::size_t errors = 0;           // rows that break a rule of the schema
+  std::string key;              // the group's value, e.g. "pretrain"; "all" for the overall group
+  std::size_t rows = 0;         // all rows in the group
+  std::size_t count = 0;        // ok non-fits rows (the error statistics' sample)
+  double median_abs_pct = 0;    // median |error_pct| (0 when count is 0)
+  double mape = 0;              // mean |error_pct| (0 when count is 0)
+  double mean_pct = 0;          // mean signed error_pct: > 0 over-predicts on average
+  std::vector<WorstRow> worst;  // up to 5 rows with the largest |error_pct|, largest first
+  std::size_t fits_agree = 0;   // ok fits rows whose prediction equals the measurement
+  std::size_t fits_total = 0;   // ok fits rows
+  std::size_t unsupported = 0;  // valid rows that were not predicted (no profile, unsupported metric, …)
+  std::size_t errors = 0;       // rows that break a rule of the schema
 };
 
 struct Grouping {
-  std::string by;                   // "workload", "metric", "system", "feature"
-  std::vector<GroupStats> groups;   // sorted by key; rows without features are in feature "none"
+  std::string by;                  // "workload", "metric", "system", "feature"
+  std::vector<GroupStats> groups;  // sorted by key; rows without features are in feature "none"
 };
 
 struct ValidationSummary {

@@ -19,15 +19,17 @@ namespace llmsim::calibrate::cuda {
 
 [[noreturn]] void throw_cublas(cublasStatus_t st, const char* call, const char* file, int line);  // Internal
 
-#define LLMSIM_CUBLAS_CHECK(call)                                                        \
-  do {                                                                                   \
-    const cublasStatus_t llmsim_st_ = (call);                                            \
-    if (llmsim_st_ != CUBLAS_STATUS_SUCCESS)                                             \
-      ::llmsim::calibrate::cuda::throw_cublas(llmsim_st_, #call, __FILE__, __LINE__);    \
+#define LLMSIM_CUBLAS_CHECK(call)                                                     \
+  do {                                                                                \
+    const cublasStatus_t llmsim_st_ = (call);                                         \
+    if (llmsim_st_ != CUBLAS_STATUS_SUCCESS)                                          \
+      ::llmsim::calibrate::cuda::throw_cublas(llmsim_st_, #call, __FILE__, __LINE__); \
   } while (0)
 
 struct NcclGroup;  // nccl_bench.cpp
-struct NcclGroupDeleter { void operator()(NcclGroup* g) const; };
+struct NcclGroupDeleter {
+  void operator()(NcclGroup* g) const;
+};
 
 // Per-run state. Single-GPU benchmarks run on `device` (0, or the local rank under --mpi).
 struct Context {
@@ -37,13 +39,13 @@ struct Context {
   Context& operator=(const Context&) = delete;
 
   GpuInfo info;
-  Peers peers;                 // size > 1: collectives span the ranks of an MPI run
+  Peers peers;  // size > 1: collectives span the ranks of an MPI run
   int device = 0;
-  int cc = 0;                  // 10 * major + minor
+  int cc = 0;  // 10 * major + minor
   int sm_count = 0;
   std::size_t l2_bytes = 0;
   std::unique_ptr<Stream> stream;
-  cublasHandle_t blas = nullptr;      // created on first use
+  cublasHandle_t blas = nullptr;  // created on first use
   cublasLtHandle_t blas_lt = nullptr;
   std::unique_ptr<DeviceBuffer> blas_workspace;
   std::map<int, std::unique_ptr<NcclGroup, NcclGroupDeleter>> nccl;  // by group size
@@ -56,12 +58,12 @@ struct Context {
 };
 
 // Each returns a Sample with item, flops and the timing filled; throws Skip when it cannot run here.
-Sample bench_gemm(Context& ctx, const BenchItem& item, bool batched);                // gemm_bench.cpp
-Sample bench_mem(Context& ctx, const BenchItem& item);        // mem_read, mem_write     memory_bench.cpp
-Sample bench_elementwise(Context& ctx, const BenchItem& item);                       // memory_bench.cpp
-Sample bench_launch(Context& ctx, const BenchItem& item);                            // memory_bench.cpp
-Sample bench_copy(Context& ctx, const BenchItem& item);      // mem_copy, h2d/d2h, p2p   copy_bench.cpp
-Sample bench_nccl(Context& ctx, const BenchItem& item);                              // nccl_bench.cpp
+Sample bench_gemm(Context& ctx, const BenchItem& item, bool batched);  // gemm_bench.cpp
+Sample bench_mem(Context& ctx, const BenchItem& item);                 // mem_read, mem_write     memory_bench.cpp
+Sample bench_elementwise(Context& ctx, const BenchItem& item);         // memory_bench.cpp
+Sample bench_launch(Context& ctx, const BenchItem& item);              // memory_bench.cpp
+Sample bench_copy(Context& ctx, const BenchItem& item);                // mem_copy, h2d/d2h, p2p   copy_bench.cpp
+Sample bench_nccl(Context& ctx, const BenchItem& item);                // nccl_bench.cpp
 
 // Fills a Sample from a Timing.
 Sample make_sample(const BenchItem& item, double flops, const Timing& t);

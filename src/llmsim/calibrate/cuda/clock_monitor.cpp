@@ -19,7 +19,10 @@ constexpr int kNvmlClockSm = 1;  // nvmlClockType_t NVML_CLOCK_SM
 // SwPowerCap 0x4, HwSlowdown 0x8, SwThermalSlowdown 0x20, HwThermalSlowdown 0x40, HwPowerBrakeSlowdown 0x80.
 constexpr unsigned long long kPowerOrThermal = 0x4ull | 0x8ull | 0x20ull | 0x40ull | 0x80ull;
 
-template <class F> F symbol(void* lib, const char* name) { return reinterpret_cast<F>(dlsym(lib, name)); }
+template <class F>
+F symbol(void* lib, const char* name) {
+  return reinterpret_cast<F>(dlsym(lib, name));
+}
 
 }  // namespace
 

@@ -10,8 +10,8 @@
 namespace llmsim::calibrate::cuda {
 
 struct ClockReading {
-  double sm_MHz = 0;        // 0 = unknown
-  bool throttled = false;   // power cap, power brake or thermal slowdown active
+  double sm_MHz = 0;       // 0 = unknown
+  bool throttled = false;  // power cap, power brake or thermal slowdown active
 };
 
 class ClockMonitor {
@@ -27,9 +27,9 @@ class ClockMonitor {
  private:
   using ClockInfoFn = int (*)(void*, int, unsigned*);
   using ReasonsFn = int (*)(void*, unsigned long long*);
-  void* lib_ = nullptr;          // dlopen handle
-  bool initialized_ = false;     // nvmlInit_v2 succeeded (nvmlShutdown owed)
-  void* device_ = nullptr;       // nvmlDevice_t
+  void* lib_ = nullptr;               // dlopen handle
+  bool initialized_ = false;          // nvmlInit_v2 succeeded (nvmlShutdown owed)
+  void* device_ = nullptr;            // nvmlDevice_t
   ClockInfoFn clock_info_ = nullptr;  // resolved once, called per sample
   ReasonsFn reasons_ = nullptr;
 };

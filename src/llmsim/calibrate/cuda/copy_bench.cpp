@@ -66,8 +66,10 @@ Sample host_copy(Context& ctx, const BenchItem& item) {
   op.sync = [s] { LLMSIM_CUDA_CHECK(cudaStreamSynchronize(s)); };
   op.enqueue = [&](long n) {
     for (long i = 0; i < n; ++i) {
-      if (h2d) LLMSIM_CUDA_CHECK(cudaMemcpyAsync(dev.get(), host, bytes, cudaMemcpyHostToDevice, s));
-      else LLMSIM_CUDA_CHECK(cudaMemcpyAsync(host, dev.get(), bytes, cudaMemcpyDeviceToHost, s));
+      if (h2d)
+        LLMSIM_CUDA_CHECK(cudaMemcpyAsync(dev.get(), host, bytes, cudaMemcpyHostToDevice, s));
+      else
+        LLMSIM_CUDA_CHECK(cudaMemcpyAsync(host, dev.get(), bytes, cudaMemcpyDeviceToHost, s));
     }
   };
   return make_sample(item, 0, measure(op, ctx.timing));

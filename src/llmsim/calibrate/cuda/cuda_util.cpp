@@ -22,10 +22,8 @@ bool is_no_device_error(cudaError_t err) {
     case cudaErrorCompatNotSupportedOnDevice:
     case cudaErrorSystemNotReady:
     case cudaErrorNotPermitted:
-    case cudaErrorNoKernelImageForDevice:
-      return true;
-    default:
-      return false;
+    case cudaErrorNoKernelImageForDevice: return true;
+    default: return false;
   }
 }
 

@@ -18,11 +18,10 @@ std::string cuda_error_text(cudaError_t err);
 // True for errors that mean "no usable GPU" rather than a bug.
 bool is_no_device_error(cudaError_t err);
 
-#define LLMSIM_CUDA_CHECK(call)                                                          \
-  do {                                                                                   \
-    const cudaError_t llmsim_err_ = (call);                                              \
-    if (llmsim_err_ != cudaSuccess)                                                      \
-      ::llmsim::calibrate::cuda::throw_cuda(llmsim_err_, #call, __FILE__, __LINE__);     \
+#define LLMSIM_CUDA_CHECK(call)                                                                                    \
+  do {                                                                                                             \
+    const cudaError_t llmsim_err_ = (call);                                                                        \
+    if (llmsim_err_ != cudaSuccess) ::llmsim::calibrate::cuda::throw_cuda(llmsim_err_, #call, __FILE__, __LINE__); \
   } while (0)
 
 // Thrown when an item cannot be measured on this machine or build (unsupported dtype, too few GPUs,
@@ -40,7 +39,10 @@ class DeviceBuffer {
   explicit DeviceBuffer(std::size_t bytes);
   ~DeviceBuffer();
   DeviceBuffer(DeviceBuffer&& o) noexcept { swap(o); }
-  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept { swap(o); return *this; }
+  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
+    swap(o);
+    return *this;
+  }
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
 
@@ -49,7 +51,11 @@ class DeviceBuffer {
   std::size_t size() const { return size_; }
 
  private:
-  void swap(DeviceBuffer& o) noexcept { std::swap(ptr_, o.ptr_); std::swap(size_, o.size_); std::swap(device_, o.device_); }
+  void swap(DeviceBuffer& o) noexcept {
+    std::swap(ptr_, o.ptr_);
+    std::swap(size_, o.size_);
+    std::swap(device_, o.device_);
+  }
   void* ptr_ = nullptr;
   std::size_t size_ = 0;
   int device_ = 0;

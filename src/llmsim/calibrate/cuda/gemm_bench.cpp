@@ -46,8 +46,8 @@ using LtPref = std::unique_ptr<cublasLtMatmulPreferenceOpaque_t, LtDeleter>;
 
 LtLayout lt_layout(cudaDataType_t t, std::int64_t rows, std::int64_t cols, std::int64_t ld, int batch) {
   cublasLtMatrixLayout_t l = nullptr;
-  LLMSIM_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&l, t, static_cast<std::uint64_t>(rows),
-                                                 static_cast<std::uint64_t>(cols), ld));
+  LLMSIM_CUBLAS_CHECK(
+      cublasLtMatrixLayoutCreate(&l, t, static_cast<std::uint64_t>(rows), static_cast<std::uint64_t>(cols), ld));
   LtLayout owned(l);
   if (batch > 1) {
     const std::int32_t count = batch;
@@ -110,8 +110,8 @@ Sample bench_gemm(Context& ctx, const BenchItem& item, bool batched) {
     LLMSIM_CUBLAS_CHECK(
         cublasLtMatmulPreferenceSetAttribute(p, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws));
     int returned = 0;
-    const cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(ctx.cublas_lt(), d, la.get(), lb.get(), lc.get(),
-                                                             lc.get(), p, 1, &algo, &returned);
+    const cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(ctx.cublas_lt(), d, la.get(), lb.get(), lc.get(), lc.get(),
+                                                             p, 1, &algo, &returned);
     if (st == CUBLAS_STATUS_NOT_SUPPORTED || (st == CUBLAS_STATUS_SUCCESS && returned == 0))
       throw Skip{"cuBLASLt has no fp8 kernel for this shape (fp8 needs m, n, k multiples of 16)"};
     LLMSIM_CUBLAS_CHECK(st);
@@ -140,8 +140,8 @@ Sample bench_gemm(Context& ctx, const BenchItem& item, bool batched) {
         } else {
           LLMSIM_CUBLAS_CHECK(cublasGemmStridedBatchedEx(
               h, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &alpha, a, type->a_type, k, static_cast<long long>(m) * k, b,
-              type->a_type, k, static_cast<long long>(k) * n, &beta, c, type->c_type, m,
-              static_cast<long long>(m) * n, batch, type->compute, CUBLAS_GEMM_DEFAULT));
+              type->a_type, k, static_cast<long long>(k) * n, &beta, c, type->c_type, m, static_cast<long long>(m) * n,
+              batch, type->compute, CUBLAS_GEMM_DEFAULT));
         }
       }
     };

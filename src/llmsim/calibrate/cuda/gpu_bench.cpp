@@ -38,8 +38,10 @@ class SkipNotes {
   void flush(std::vector<std::string>& out) const {
     for (const auto& id : order_) {
       const Group& g = groups_.at(id);
-      if (g.count == 1) out.push_back(g.first_key + ": " + id.second);
-      else out.push_back(id.first + " (" + std::to_string(g.count) + " items, e.g. " + g.first_key + "): " + id.second);
+      if (g.count == 1)
+        out.push_back(g.first_key + ": " + id.second);
+      else
+        out.push_back(id.first + " (" + std::to_string(g.count) + " items, e.g. " + g.first_key + "): " + id.second);
     }
   }
 
@@ -64,10 +66,9 @@ GpuInfo probe_everywhere(ProcessGroup& group) {
   }
   const bool everywhere = group.all(info.has_value());
   if (everywhere) return *info;
-  const std::string where = group.multi_process()
-                                ? fmt::format("rank {} of {} on {}: ", group.rank(), group.size(),
-                                              group.hosts()[static_cast<std::size_t>(group.rank())])
-                                : "";
+  const std::string where = group.multi_process() ? fmt::format("rank {} of {} on {}: ", group.rank(), group.size(),
+                                                                group.hosts()[static_cast<std::size_t>(group.rank())])
+                                                  : "";
   throw Error(ErrorKind::NoDevice, Location{},
               info ? where + "another rank has no usable GPU (see its message)" : where + why);
 }

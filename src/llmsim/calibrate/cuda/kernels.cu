@@ -16,8 +16,8 @@ namespace {
 constexpr int kThreads = 256;
 
 __host__ __device__ inline std::uint32_t hash32(std::uint64_t i, std::uint32_t seed) {
-  std::uint32_t h = static_cast<std::uint32_t>(i) ^ (static_cast<std::uint32_t>(i >> 32) * 0x85ebca6bu) ^
-                    (seed * 0x9e3779b9u);
+  std::uint32_t h =
+      static_cast<std::uint32_t>(i) ^ (static_cast<std::uint32_t>(i >> 32) * 0x85ebca6bu) ^ (seed * 0x9e3779b9u);
   h ^= h >> 16;
   h *= 0x7feb352du;
   h ^= h >> 15;
@@ -34,16 +34,39 @@ __device__ inline float random_value(std::uint64_t i, std::uint32_t seed) {
   return v;
 }
 
-template <class T> __device__ inline T from_float(float x);
-template <> __device__ inline float from_float<float>(float x) { return x; }
-template <> __device__ inline __half from_float<__half>(float x) { return __float2half(x); }
-template <> __device__ inline __nv_bfloat16 from_float<__nv_bfloat16>(float x) { return __float2bfloat16(x); }
-template <> __device__ inline __nv_fp8_e4m3 from_float<__nv_fp8_e4m3>(float x) { return __nv_fp8_e4m3(x); }
+template <class T>
+__device__ inline T from_float(float x);
+template <>
+__device__ inline float from_float<float>(float x) {
+  return x;
+}
+template <>
+__device__ inline __half from_float<__half>(float x) {
+  return __float2half(x);
+}
+template <>
+__device__ inline __nv_bfloat16 from_float<__nv_bfloat16>(float x) {
+  return __float2bfloat16(x);
+}
+template <>
+__device__ inline __nv_fp8_e4m3 from_float<__nv_fp8_e4m3>(float x) {
+  return __nv_fp8_e4m3(x);
+}
 
-template <class T> __device__ inline float to_float(T x);
-template <> __device__ inline float to_float<float>(float x) { return x; }
-template <> __device__ inline float to_float<__half>(__half x) { return __half2float(x); }
-template <> __device__ inline float to_float<__nv_bfloat16>(__nv_bfloat16 x) { return __bfloat162float(x); }
+template <class T>
+__device__ inline float to_float(T x);
+template <>
+__device__ inline float to_float<float>(float x) {
+  return x;
+}
+template <>
+__device__ inline float to_float<__half>(__half x) {
+  return __half2float(x);
+}
+template <>
+__device__ inline float to_float<__nv_bfloat16>(__nv_bfloat16 x) {
+  return __bfloat162float(x);
+}
 
 template <class T>
 __global__ void fill_kernel(T* p, std::size_t n, std::uint32_t seed) {
@@ -121,8 +144,7 @@ __device__ float block_reduce(float v) {
 }
 
 template <class T, int P>
-__global__ void rmsnorm_kernel(const T* __restrict__ x, const T* __restrict__ w, T* __restrict__ y,
-                               long cols) {
+__global__ void rmsnorm_kernel(const T* __restrict__ x, const T* __restrict__ w, T* __restrict__ y, long cols) {
   using V = Pack<T, P>;
   const long packs = cols / P;
   const V* xr = reinterpret_cast<const V*>(x + static_cast<std::size_t>(blockIdx.x) * cols);
@@ -148,8 +170,7 @@ __global__ void rmsnorm_kernel(const T* __restrict__ x, const T* __restrict__ w,
 }
 
 template <class T, int P>
-__global__ void silu_mul_kernel(const T* __restrict__ g, const T* __restrict__ u, T* __restrict__ y,
-                                std::size_t n) {
+__global__ void silu_mul_kernel(const T* __restrict__ g, const T* __restrict__ u, T* __restrict__ y, std::size_t n) {
   using V = Pack<T, P>;
   const std::size_t packs = n / P;
   const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
@@ -201,15 +222,15 @@ __global__ void softmax_kernel(const T* __restrict__ x, T* __restrict__ y, long 
 
 // One thread per P-wide slice of the first half of a (token, head) row and its partner in the second half.
 template <class T, int P>
-__global__ void rope_kernel(T* __restrict__ x, const T* __restrict__ cos_t, const T* __restrict__ sin_t,
-                            long tokens, int heads, int head_dim) {
+__global__ void rope_kernel(T* __restrict__ x, const T* __restrict__ cos_t, const T* __restrict__ sin_t, long tokens,
+                            int heads, int head_dim) {
   using V = Pack<T, P>;
   const int half = head_dim / 2, slices = half / P;
   const std::size_t total = static_cast<std::size_t>(tokens) * heads * slices;
   const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
   for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += stride) {
     const int slice = static_cast<int>(i % slices);
-    const std::size_t row = i / slices;             // token * heads + head
+    const std::size_t row = i / slices;  // token * heads + head
     const std::size_t token = row / heads;
     T* base = x + row * head_dim + static_cast<std::size_t>(slice) * P;
     const V a = *reinterpret_cast<const V*>(base), b = *reinterpret_cast<const V*>(base + half);
@@ -302,11 +323,11 @@ void launch_rmsnorm(const void* x, const void* w, void* y, long rows, long cols,
     constexpr int P = 16 / sizeof(T);
     const auto grid = static_cast<unsigned>(rows);
     if (cols % P == 0)
-      rmsnorm_kernel<T, P><<<grid, kThreads, 0, s>>>(static_cast<const T*>(x), static_cast<const T*>(w),
-                                                     static_cast<T*>(y), cols);
+      rmsnorm_kernel<T, P>
+          <<<grid, kThreads, 0, s>>>(static_cast<const T*>(x), static_cast<const T*>(w), static_cast<T*>(y), cols);
     else
-      rmsnorm_kernel<T, 1><<<grid, kThreads, 0, s>>>(static_cast<const T*>(x), static_cast<const T*>(w),
-                                                     static_cast<T*>(y), cols);
+      rmsnorm_kernel<T, 1>
+          <<<grid, kThreads, 0, s>>>(static_cast<const T*>(x), static_cast<const T*>(w), static_cast<T*>(y), cols);
   });
   LLMSIM_CUDA_CHECK(cudaGetLastError());
 }

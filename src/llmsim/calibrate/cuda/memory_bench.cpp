@@ -33,10 +33,14 @@ struct Elementwise {
 };
 
 bool precision(const std::string& s, Elem& e) {
-  if (s == "bf16") e = Elem::BF16;
-  else if (s == "fp16") e = Elem::F16;
-  else if (s == "fp32") e = Elem::F32;
-  else return false;
+  if (s == "bf16")
+    e = Elem::BF16;
+  else if (s == "fp16")
+    e = Elem::F16;
+  else if (s == "fp32")
+    e = Elem::F32;
+  else
+    return false;
   return true;
 }
 
@@ -46,11 +50,17 @@ Elementwise parse_elementwise(const std::string& dtype) {
   std::string kind = dtype;
   if (const auto us = dtype.rfind('_'); us != std::string::npos && precision(dtype.substr(us + 1), w.elem))
     kind = dtype.substr(0, us);
-  if (kind == "rmsnorm" || kind == "rms_norm") w.shape = Shape::RmsNorm;
-  else if (kind == "silu_mul" || kind == "silu-mul" || kind == "swiglu") w.shape = Shape::SiluMul;
-  else if (kind == "softmax") w.shape = Shape::Softmax;
-  else if (kind == "rope") w.shape = Shape::Rope;
-  else throw Skip{"elementwise kind '" + dtype + "' is not rmsnorm, silu_mul, softmax or rope (optionally _bf16/_fp16/_fp32)"};
+  if (kind == "rmsnorm" || kind == "rms_norm")
+    w.shape = Shape::RmsNorm;
+  else if (kind == "silu_mul" || kind == "silu-mul" || kind == "swiglu")
+    w.shape = Shape::SiluMul;
+  else if (kind == "softmax")
+    w.shape = Shape::Softmax;
+  else if (kind == "rope")
+    w.shape = Shape::Rope;
+  else
+    throw Skip{"elementwise kind '" + dtype +
+               "' is not rmsnorm, silu_mul, softmax or rope (optionally _bf16/_fp16/_fp32)"};
   return w;
 }
 
@@ -75,8 +85,10 @@ Sample bench_mem(Context& ctx, const BenchItem& item) {
   op.enqueue = [&](long n) {
     for (long i = 0; i < n; ++i, ++next) {
       unsigned char* p = buf.bytes() + (next % sets) * stride;
-      if (read) launch_mem_read(p, bytes, static_cast<float*>(sink.get()), blocks, s);
-      else launch_mem_write(p, bytes, blocks, s);
+      if (read)
+        launch_mem_read(p, bytes, static_cast<float*>(sink.get()), blocks, s);
+      else
+        launch_mem_write(p, bytes, blocks, s);
     }
   };
   return make_sample(item, 0, measure(op, ctx.timing));
@@ -94,7 +106,8 @@ Sample bench_elementwise(Context& ctx, const BenchItem& item) {
     case Shape::RmsNorm:
     case Shape::Softmax:
       cols = item.n > 0 ? static_cast<long>(item.n) : 4096;
-      rows = item.m > 0 ? static_cast<long>(item.m) : static_cast<long>(total / (2.0 * esd * static_cast<double>(cols)));
+      rows =
+          item.m > 0 ? static_cast<long>(item.m) : static_cast<long>(total / (2.0 * esd * static_cast<double>(cols)));
       if (rows < 1) throw Skip{"bytes below one row of " + std::to_string(cols) + " elements"};
       in_bytes = out_bytes = static_cast<std::size_t>(rows) * cols * es;
       if (w.shape == Shape::RmsNorm) extra_bytes = static_cast<std::size_t>(cols) * es;
@@ -109,11 +122,10 @@ Sample bench_elementwise(Context& ctx, const BenchItem& item) {
       head_dim = item.k > 0 ? static_cast<int>(item.k) : 128;
       heads = item.n > 0 ? static_cast<int>(item.n) : 32;
       if (head_dim % 2) throw Skip{"RoPE head_dim (k) must be even"};
-      tokens = item.m > 0 ? static_cast<long>(item.m)
-                          : static_cast<long>(total / (esd * head_dim * (2.0 * heads + 1)));
+      tokens = item.m > 0 ? static_cast<long>(item.m) : static_cast<long>(total / (esd * head_dim * (2.0 * heads + 1)));
       if (tokens < 1) throw Skip{"bytes below one token"};
       in_bytes = static_cast<std::size_t>(tokens) * heads * head_dim * es;  // x, updated in place
-      extra_bytes = static_cast<std::size_t>(tokens) * head_dim * es;      // cos + sin
+      extra_bytes = static_cast<std::size_t>(tokens) * head_dim * es;       // cos + sin
       break;
   }
   // Per set: [input(s) | output | weight or tables], each part 256-byte aligned.

@@ -42,10 +42,10 @@ namespace {
                   std::to_string(line) + "]");
 }
 
-#define LLMSIM_NCCL_CHECK(call)                                                         \
-  do {                                                                                  \
-    const ncclResult_t llmsim_nr_ = (call);                                             \
-    if (llmsim_nr_ != ncclSuccess) throw_nccl(llmsim_nr_, #call, __FILE__, __LINE__);   \
+#define LLMSIM_NCCL_CHECK(call)                                                       \
+  do {                                                                                \
+    const ncclResult_t llmsim_nr_ = (call);                                           \
+    if (llmsim_nr_ != ncclSuccess) throw_nccl(llmsim_nr_, #call, __FILE__, __LINE__); \
   } while (0)
 
 }  // namespace
@@ -64,7 +64,8 @@ struct NcclGroup {
     if (peers.rank == 0) LLMSIM_NCCL_CHECK(ncclGetUniqueId(&id));
     std::string bytes(reinterpret_cast<const char*>(&id), sizeof(id));
     peers.broadcast(bytes);
-    if (bytes.size() != sizeof(id)) throw Error(ErrorKind::Internal, Location{}, "NCCL unique id lost in the broadcast");
+    if (bytes.size() != sizeof(id))
+      throw Error(ErrorKind::Internal, Location{}, "NCCL unique id lost in the broadcast");
     std::memcpy(&id, bytes.data(), sizeof(id));
     if (peers.rank >= n) return;
     DeviceGuard g(peers.device);
@@ -97,8 +98,8 @@ namespace {
 
 // One operation of family `b` by rank `r` of `ranks` on communicator `c`: `send`/`recv` are this
 // rank's buffers of `send_count`/`recv_count` elements of `es` bytes, `part` = count / ranks.
-void issue(const std::string& b, ncclComm_t c, cudaStream_t s, unsigned char* send, unsigned char* recv, std::size_t count,
-           std::size_t part, std::size_t es, ncclDataType_t dt, int r, int ranks) {
+void issue(const std::string& b, ncclComm_t c, cudaStream_t s, unsigned char* send, unsigned char* recv,
+           std::size_t count, std::size_t part, std::size_t es, ncclDataType_t dt, int r, int ranks) {
   if (b == "nccl_all_reduce") {
     LLMSIM_NCCL_CHECK(ncclAllReduce(send, recv, count, dt, ncclSum, c, s));
   } else if (b == "nccl_all_gather") {
@@ -151,8 +152,10 @@ Sample bench_nccl(Context& ctx, const BenchItem& item) {
   if (count == 0) throw Skip{"size below one element per rank"};
   const std::size_t part = count / static_cast<std::size_t>(ranks);
   std::size_t send_count = count, recv_count = count;
-  if (b == "nccl_all_gather") send_count = part;
-  else if (b == "nccl_reduce_scatter") recv_count = part;
+  if (b == "nccl_all_gather")
+    send_count = part;
+  else if (b == "nccl_reduce_scatter")
+    recv_count = part;
   else if (b != "nccl_all_reduce" && b != "nccl_all_to_all" && b != "nccl_broadcast" && b != "nccl_send_recv")
     throw Skip{"unknown NCCL family", true};
 

@@ -24,14 +24,14 @@ std::optional<GpuInfo> probe(std::string& why) {
   why.clear();
   GpuInfo g;
   const auto failed = [&](cudaError_t err, const char* call) {
-    why = std::string(is_no_device_error(err) ? "no CUDA device: " : "CUDA device unusable: ") + call +
-          " returned " + cuda_error_text(err);
+    why = std::string(is_no_device_error(err) ? "no CUDA device: " : "CUDA device unusable: ") + call + " returned " +
+          cuda_error_text(err);
     (void)cudaGetLastError();
     return std::nullopt;
   };
-#define LLMSIM_PROBE(call)                                  \
-  do {                                                      \
-    const cudaError_t probe_err_ = (call);                  \
+#define LLMSIM_PROBE(call)                                           \
+  do {                                                               \
+    const cudaError_t probe_err_ = (call);                           \
     if (probe_err_ != cudaSuccess) return failed(probe_err_, #call); \
   } while (0)
 
@@ -61,8 +61,8 @@ std::optional<GpuInfo> probe(std::string& why) {
   g.sm_count = prop.multiProcessorCount;
   g.memory_bytes = static_cast<double>(prop.totalGlobalMem);
   if (10 * g.cc_major + g.cc_minor < 80) {
-    why = "GPU " + g.name + " has compute capability " + std::to_string(g.cc_major) + "." +
-          std::to_string(g.cc_minor) + "; this build's kernels need 8.0 or newer (CUDA_ARCHITECTURES 80;89;90)";
+    why = "GPU " + g.name + " has compute capability " + std::to_string(g.cc_major) + "." + std::to_string(g.cc_minor) +
+          "; this build's kernels need 8.0 or newer (CUDA_ARCHITECTURES 80;89;90)";
     return std::nullopt;
   }
   int khz = 0;

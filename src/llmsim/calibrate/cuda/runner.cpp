@@ -72,21 +72,34 @@ Sample make_sample(const BenchItem& item, double flops, const Timing& t) {
 }
 
 std::size_t item_bytes(const BenchItem& item, std::size_t multiple, std::size_t minimum) {
-  if (!(item.bytes > 0) || !std::isfinite(item.bytes) || item.bytes > 1e15)
-    throw Skip{"bytes must be a positive size"};
+  if (!(item.bytes > 0) || !std::isfinite(item.bytes) || item.bytes > 1e15) throw Skip{"bytes must be a positive size"};
   const auto b = static_cast<std::size_t>(item.bytes) / multiple * multiple;
-  if (b < minimum) throw Skip{"bytes below the smallest size this benchmark measures (" + std::to_string(minimum) + ")"};
+  if (b < minimum)
+    throw Skip{"bytes below the smallest size this benchmark measures (" + std::to_string(minimum) + ")"};
   return b;
 }
 
 namespace {
 
 const std::set<std::string>& gpu_families() {
-  static const std::set<std::string> f = {
-      "gemm", "gemm_batched", "mem_copy", "mem_read", "mem_write", "elementwise", "launch",
-      "h2d_pinned", "d2h_pinned", "h2d_pageable", "d2h_pageable", "p2p",
-      "nccl_all_reduce", "nccl_all_gather", "nccl_reduce_scatter", "nccl_all_to_all", "nccl_broadcast",
-      "nccl_send_recv"};
+  static const std::set<std::string> f = {"gemm",
+                                          "gemm_batched",
+                                          "mem_copy",
+                                          "mem_read",
+                                          "mem_write",
+                                          "elementwise",
+                                          "launch",
+                                          "h2d_pinned",
+                                          "d2h_pinned",
+                                          "h2d_pageable",
+                                          "d2h_pageable",
+                                          "p2p",
+                                          "nccl_all_reduce",
+                                          "nccl_all_gather",
+                                          "nccl_reduce_scatter",
+                                          "nccl_all_to_all",
+                                          "nccl_broadcast",
+                                          "nccl_send_recv"};
   return f;
 }
 

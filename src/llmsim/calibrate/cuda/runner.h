@@ -29,7 +29,7 @@ struct SkipNote {
 struct Peers {
   int rank = 0;
   int size = 1;
-  int device = 0;                                // the GPU this process measures on (its local rank)
+  int device = 0;                               // the GPU this process measures on (its local rank)
   std::function<void(std::string&)> broadcast;  // rank 0's bytes to every rank
   std::function<double(double)> max;            // the largest value of all ranks, on every rank
 };

@@ -31,12 +31,12 @@ struct TimingOptions {
 };
 
 struct Timing {
-  double time_s = 0;      // median seconds per operation
-  double spread = 0;      // (max - min) / median over the batches behind the median
-  int repeats = 0;        // batches behind the median
+  double time_s = 0;  // median seconds per operation
+  double spread = 0;  // (max - min) / median over the batches behind the median
+  int repeats = 0;    // batches behind the median
   bool noisy = false;
   long ops_per_batch = 0;
-  int batches = 0;        // timed batches run in all
+  int batches = 0;  // timed batches run in all
 };
 
 enum class Clock {

@@ -41,7 +41,8 @@ class MpiGroup final : public ProcessGroup {
     check(MPI_Allgather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR,
                         MPI_COMM_WORLD),
           "MPI_Allgather");
-    for (int r = 0; r < size_; ++r) hosts_.emplace_back(all.data() + static_cast<std::size_t>(r) * MPI_MAX_PROCESSOR_NAME);
+    for (int r = 0; r < size_; ++r)
+      hosts_.emplace_back(all.data() + static_cast<std::size_t>(r) * MPI_MAX_PROCESSOR_NAME);
   }
   ~MpiGroup() override {
     if (owns_) MPI_Finalize();

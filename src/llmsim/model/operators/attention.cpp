@@ -1,0 +1,113 @@
+// The attention block: norm, QKV projection, RoPE, the fused (FlashAttention) or unfused core, the
+// output projection and the block tail.
+#include <algorithm>
+#include <cmath>
+
+#include "llmsim/model/operators/op_builders.h"
+
+namespace llmsim::model::inventory {
+
+namespace {
+
+// (query, key) pairs one head of one sequence evaluates in a fused kernel that skips masked tiles.
+// Causal: the keys visible to the queries grow linearly from kv-q to kv (continuous approximation),
+// capped by a sliding window. q == kv gives exactly q*kv/2; decode (q == 1) sees all kv keys.
+double attended_pairs(i64 q, i64 kv, bool causal, i64 window) {
+  if (!causal) return dbl(q) * dbl(kv);
+  const double w = window > 0 ? dbl(window) : dbl(kv);
+  if (q == 1) return std::min(dbl(kv), w);
+  const double lo = dbl(kv - q), hi = dbl(kv);
+  if (w >= hi) return (hi * hi - lo * lo) / 2;
+  if (w <= lo) return dbl(q) * w;
+  return (w * w - lo * lo) / 2 + (hi - w) * w;
+}
+
+// FlashAttention: q, k, v read once and o (+ fp32 logsumexp) written; no q x kv tensor in memory.
+// Backward reads q, k, v, o, do (+ lse) and writes dq, dk, dv: twice the forward traffic.
+Operator flash_op(const Ctx& c) {
+  const i64 heads = c.m.num_heads / c.tp, kv_heads = c.m.num_kv_heads / c.tp;
+  const i64 window = c.m.sliding_window;
+  // With a sliding window the kernel only loads the keys some query can see.
+  const i64 kv_read = (window > 0 && c.p.causal) ? std::min(c.kv, window + c.q - 1) : c.kv;
+  const double q_elems = dbl(c.T) * dbl(heads) * dbl(c.m.head_dim);
+  const double kv_elems = dbl(c.b) * dbl(kv_read) * dbl(kv_heads) * dbl(c.m.head_dim);
+  const double lse = dbl(c.T) * dbl(heads) * kFp32;
+  Operator op = make_op("attn.flash", OpKind::FlashAttn, Module::Attention);
+  op.role = OpRole::AttentionCore;
+  op.fwd_flops = 4.0 * dbl(c.b) * dbl(heads) * dbl(c.m.head_dim) * attended_pairs(c.q, c.kv, c.p.causal, window);
+  op.fwd_bytes = (2 * q_elems + 2 * kv_elems) * c.a + lse;
+  op.bwd_flops = 2.5 * op.fwd_flops;
+  op.bwd_bytes = 2 * op.fwd_bytes;
+  return op;
+}
+
+// The unfused chain (eager attention): real kernels compute and mask the full q x kv score matrix, so
+// no causal halving. Softmax backward reads y and dy and writes dx.
+void add_unfused_attention(const Ctx& c, std::vector<Operator>& ops) {
+  const i64 heads = c.m.num_heads / c.tp;
+  const i64 batch = c.b * heads;
+  const double scores = dbl(batch) * dbl(c.q) * dbl(c.kv);
+  ops.push_back(batched_gemm(c, "attn.scores", batch, c.q, c.kv, c.m.head_dim));
+  ops.back().role = OpRole::AttentionCore;
+  // Fused (Megatron's scaled masked softmax): read and write the scores once. HF eager chain: scale
+  // (2a), mask add (2a), fp32 softmax (a + 4), cast back (4 + a); backward: cast (a + 4), fp32 softmax
+  // backward (3 x 4), scale (2a).
+  const bool chain = c.p.glue.eager_softmax_chain;
+  ops.push_back(pointwise("attn.softmax", OpKind::Elementwise, Module::Attention, kSoftmaxFlops * scores,
+                          scores * (chain ? 6 * c.a + 2 * kFp32 : 2 * c.a), 4 * scores,
+                          scores * (chain ? 3 * c.a + 4 * kFp32 : 3 * c.a)));
+  ops.back().role = OpRole::AttentionCore;
+  if (has_dropout(c)) {
+    ops.push_back(dropout_op(c, "attn.dropout", Module::Attention, scores));
+    ops.back().role = OpRole::AttentionCore;
+  }
+  ops.push_back(batched_gemm(c, "attn.context", batch, c.q, c.m.head_dim, c.kv));
+  ops.back().role = OpRole::AttentionCore;
+}
+
+}  // namespace
+
+void add_attention(const Ctx& c, std::vector<Operator>& ops) {
+  const ModelSpec& m = c.m;
+  ops.push_back(norm_op(c, "attn.norm", c.Tn));
+  add_sp_gather(c, ops, "attn", Module::Attention);
+  add_input_casts(c, ops, "attn", Module::Attention, dbl(c.T), attention_input_projections(m));
+  add_linear(c, ops,
+             Linear{.name = "attn.qkv_proj",
+                    .module = Module::Attention,
+                    .n = (m.q_dim() + 2 * m.kv_dim()) / c.tp,
+                    .k = m.hidden,
+                    .rows = dbl(c.T),
+                    .bias = m.qkv_bias,
+                    .role = OpRole::QkvProj});
+  if (m.position == PositionKind::Rope) {
+    // Rotated in place: read and write the rotated part of q and k (cos/sin tables are cache-resident).
+    // Eager code runs it as several kernels (EagerGlue::rope_kernels), each a read and a write.
+    const double elems = dbl(c.T) * dbl((m.num_heads + m.num_kv_heads) / c.tp) * dbl(m.head_dim) * m.rotary_fraction;
+    const double passes = std::max(1, c.p.glue.rope_kernels);
+    ops.push_back(pointwise("attn.rope", OpKind::Elementwise, Module::Attention, kRopeFlops * elems,
+                            passes * 2 * elems * c.a, kRopeFlops * elems, passes * 2 * elems * c.a));
+    ops.back().role = OpRole::Rope;
+  }
+  // Flash attention applies attention-probability dropout inside the kernel (no extra traffic).
+  if (c.p.flash_attn)
+    ops.push_back(flash_op(c));
+  else
+    add_unfused_attention(c, ops);
+  if (c.p.glue.attn_output_copy) {
+    // (b, heads, s, d) -> (b, s, heads * d) made contiguous for the output projection; its gradient likewise.
+    const double out = dbl(c.T) * dbl(m.q_dim() / c.tp) * c.a;
+    ops.push_back(pointwise("attn.output_copy", OpKind::Elementwise, Module::Attention, 0, 2 * out, 0, 2 * out));
+  }
+  add_linear(c, ops,
+             Linear{.name = "attn.out_proj",
+                    .module = Module::Attention,
+                    .n = m.hidden,
+                    .k = m.q_dim() / c.tp,
+                    .rows = dbl(c.T),
+                    .bias = m.out_bias,
+                    .role = OpRole::OutProj});
+  add_block_tail(c, ops, "attn", Module::Attention);
+}
+
+}  // namespace llmsim::model::inventory

@@ -1,0 +1,68 @@
+// Admission of vLLM (V1 scheduler) and TensorRT-LLM: one forward pass mixes decodes, prefill chunks
+// and new prompts under a token budget, preempting the newest sequence when KV blocks run out.
+#include "llmsim/serve/serving_des.h"
+
+namespace llmsim::sim::des {
+
+// vLLM V1 / TensorRT-LLM: one forward pass mixes decodes, prefill chunks and new prompts.
+bool Des::plan_mixed(Replica& r) {
+  std::int64_t budget_left = budget();
+  bool preempted = false;
+  for (std::size_t i = 0; i < r.running.size() && budget_left > 0;) {
+    const std::int64_t id = r.running[i];
+    Seq& q = seqs_[static_cast<std::size_t>(id)];
+    std::int64_t n = q.total() - q.computed;
+    if (!e_.chunked_prefill && n > budget_left) {
+      ++i;
+      continue;
+    }
+    n = std::min(n, budget_left);
+    bool self_preempted = false;
+    while (!allocate(r, q, n)) {
+      // Out of blocks: preempt the most recently admitted running sequence by recompute (vLLM).
+      const std::int64_t victim = r.running.back();
+      r.running.pop_back();
+      preempt(r, victim);
+      preempted = true;
+      if (victim == id) {
+        self_preempted = true;
+        break;
+      }
+    }
+    if (self_preempted) break;
+    r.work.push_back({id, n, q.computed});
+    budget_left -= n;
+    ++i;
+  }
+  // vLLM admits nothing in a step that preempted; if that left the step empty, the next step (at the same
+  // instant) admits from the waiting queue, which is what falling through does.
+  if (preempted && !r.work.empty()) return true;
+  while (!r.waiting.empty() && budget_left > 0) {
+    if (static_cast<std::int64_t>(r.running.size()) >= e_.max_num_seqs) break;
+    const std::int64_t id = r.waiting.front();
+    Seq& q = seqs_[static_cast<std::size_t>(id)];
+    std::int64_t n = q.total() - q.computed;
+    if (!e_.chunked_prefill && n > budget_left) {
+      // A recomputation (prompt + tokens generated before a preemption) longer than the whole budget
+      // runs alone rather than never.
+      if (!(n > budget() && r.work.empty())) break;
+      budget_left = n;
+    }
+    n = std::min(n, budget_left);
+    std::int64_t res = 0;
+    if (e_.reserve_full_output) {
+      res = ceil_div(q.prompt + q.output, bt());
+      if (r.reserved_blocks + res > r.total_blocks) break;
+    }
+    if (!allocate(r, q, n)) break;
+    q.reserved = res;
+    r.reserved_blocks += res;
+    r.waiting.pop_front();
+    r.running.push_back(id);
+    r.work.push_back({id, n, q.computed});
+    budget_left -= n;
+  }
+  return !r.work.empty();
+}
+
+}  // namespace llmsim::sim::des

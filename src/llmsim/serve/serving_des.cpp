@@ -1,0 +1,241 @@
+// The discrete-event loop of serving: arrivals, dispatch to replicas, KV block accounting, iteration
+// start and end (admission decisions are the policies of admission_*.cpp).
+#include "llmsim/serve/serving_des.h"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "llmsim/core/error.h"
+
+namespace llmsim::sim::des {
+
+std::vector<std::string> Des::feasibility() const {
+  std::vector<std::string> why;
+  const std::int64_t cap = s_.kv_capacity_tokens;
+  if (cap <= 0) {
+    why.push_back("no memory is left for the KV cache");
+    return why;
+  }
+  std::int64_t worst = -1, worst_need = 0, count = 0;
+  std::int64_t long_prompt = -1, long_count = 0;
+  for (std::size_t i = 0; i < reqs_.size(); ++i) {
+    const auto& q = reqs_[i];
+    std::int64_t need = ceil_div(q.input_tokens + q.output_tokens, bt()) * bt();
+    if (e_.batching == Batching::Static && s_.static_workspace_tokens)
+      need += s_.static_workspace_tokens(1, q.input_tokens);
+    if (e_.lightllm_admission) need = q.input_tokens + q.output_tokens + 1;  // its rule admits need < capacity
+    if (need > cap) {
+      ++count;
+      if (need > worst_need) worst = static_cast<std::int64_t>(i), worst_need = need;
+    }
+    // Without chunking a prompt must fit the budget.
+    if (e_.batching == Batching::Continuous && !e_.chunked_prefill) {
+      if (q.input_tokens > budget()) {
+        ++long_count;
+        if (long_prompt < 0 || q.input_tokens > reqs_[static_cast<std::size_t>(long_prompt)].input_tokens)
+          long_prompt = static_cast<std::int64_t>(i);
+      }
+    }
+  }
+  if (count > 0) {
+    const auto& q = reqs_[static_cast<std::size_t>(worst)];
+    why.push_back(fmt::format(
+        "{} request(s) cannot fit the KV cache even alone: request {} needs {} tokens ({} + {}{}) but a replica "
+        "holds {} KV tokens",
+        count, q.id, worst_need, q.input_tokens, q.output_tokens,
+        e_.batching == Batching::Static ? " + prefill workspace" : "", cap));
+  }
+  if (long_count > 0) {
+    const auto& q = reqs_[static_cast<std::size_t>(long_prompt)];
+    why.push_back(fmt::format(
+        "{} request(s) exceed the {} token budget of {} per iteration without chunked prefill (request {}: {} "
+        "prompt tokens); raise --max-batched-tokens or use --chunked-prefill",
+        long_count, e_.name, budget(), q.id, q.input_tokens));
+  }
+  return why;
+}
+
+void Des::dispatch(std::int64_t id, double t) {
+  Seq& q = seqs_[static_cast<std::size_t>(id)];
+  q.arrival = t;
+  q.replica = rr_++ % static_cast<std::int64_t>(reps_.size());
+  reps_[static_cast<std::size_t>(q.replica)].waiting.push_back(id);
+}
+
+bool Des::allocate(Replica& r, Seq& q, std::int64_t new_tokens) {
+  const std::int64_t need = ceil_div(q.computed + new_tokens, bt()) - q.blocks;
+  if (need <= 0) return true;
+  if (need > r.free_blocks) return false;
+  r.free_blocks -= need;
+  q.blocks += need;
+  return true;
+}
+
+void Des::free_seq(Replica& r, Seq& q) {
+  r.free_blocks += q.blocks;
+  q.blocks = 0;
+  r.reserved_blocks -= q.reserved;
+  q.reserved = 0;
+}
+
+void Des::remove_running(Replica& r, std::int64_t id) {
+  const auto it = std::find(r.running.begin(), r.running.end(), id);
+  if (it != r.running.end()) r.running.erase(it);
+}
+
+void Des::preempt(Replica& r, std::int64_t id) {
+  Seq& q = seqs_[static_cast<std::size_t>(id)];
+  free_seq(r, q);
+  q.computed = 0;
+  ++q.preemptions;
+  ++preemptions_;
+  r.waiting.push_front(id);
+}
+
+bool Des::plan(Replica& r) {
+  r.work.clear();
+  if (e_.batching == Batching::Static) return plan_static(r);
+  if (e_.separate_prefill) return plan_separate(r);
+  return plan_mixed(r);
+}
+
+void Des::start(Replica& r, std::int64_t index, double t) {
+  batch_buf_.clear();
+  for (const auto& w : r.work) {
+    batch_buf_.push_back({w.n, w.ctx});
+    Seq& q = seqs_[static_cast<std::size_t>(w.seq)];
+    if (q.scheduled < 0) q.scheduled = t;
+  }
+  r.cost = cost_(batch_buf_);
+  r.busy = true;
+  r.start = t;
+  r.end = t + std::max(0.0, r.cost.value);
+  // KV held during the iteration (the new tokens' slots included).
+  if (e_.batching == Batching::Static) {
+    r.kv_tokens = static_cast<std::int64_t>(r.batch.size()) * (r.pad_in + r.step);
+  } else {
+    r.kv_tokens = (r.total_blocks - r.free_blocks) * bt();
+  }
+  (void)index;
+}
+
+void Des::complete(std::int64_t id, double t) {
+  Seq& q = seqs_[static_cast<std::size_t>(id)];
+  q.finish = t;
+  ++done_;
+  if (s_.closed_loop && next_closed_ < static_cast<std::int64_t>(reqs_.size()))
+    released_.emplace_back(t, next_closed_++);
+  if (s_.progress && done_ % 1000 == 0) s_.progress(dbl(done_) / dbl(static_cast<std::int64_t>(reqs_.size())));
+}
+
+void Des::finish(Replica& r, std::int64_t index) {
+  const double t = r.end, d = r.end - r.start;
+  std::int64_t prefill = 0, decode = 0;
+  for (const auto& w : r.work) (w.n == 1 && w.ctx > 0 ? decode : prefill) += w.n;
+  ++iterations_;
+  busy_s_ += d;
+  seqs_s_ += d * dbl(static_cast<std::int64_t>(r.work.size()));
+  tokens_s_ += d * dbl(prefill + decode);
+  const double util = s_.kv_capacity_tokens > 0 ? dbl(r.kv_tokens) / dbl(s_.kv_capacity_tokens) : 0;
+  kv_s_ += d * util;
+  kv_peak_ = std::max(kv_peak_, util);
+  sum_value_ += r.cost.value;
+  sum_low_ += r.cost.low;
+  sum_high_ += r.cost.high;
+  if (s_.keep_trace)
+    trace_.push_back({index, r.start, t, static_cast<std::int64_t>(r.work.size()), prefill, decode, r.kv_tokens});
+
+  if (e_.batching == Batching::Static) {
+    for (const std::int64_t id : r.batch) {
+      Seq& q = seqs_[static_cast<std::size_t>(id)];
+      if (q.generated < q.output) {
+        ++q.generated;
+        if (q.first_token < 0) q.first_token = t;
+      }
+      q.computed = r.step == 0 ? r.pad_in : q.computed + 1;
+    }
+    ++r.step;
+    if (r.step >= r.max_out) {  // generate() returns the whole batch now
+      for (const std::int64_t id : r.batch) complete(id, t);
+      r.batch.clear();
+    }
+  } else {
+    for (const auto& w : r.work) {
+      Seq& q = seqs_[static_cast<std::size_t>(w.seq)];
+      q.computed += w.n;
+      if (q.computed < q.total()) continue;  // a prefill chunk: no token yet
+      ++q.generated;
+      if (q.first_token < 0) q.first_token = t;
+      if (q.generated >= q.output) {
+        free_seq(r, q);
+        remove_running(r, w.seq);
+        complete(w.seq, t);
+      }
+    }
+  }
+  r.busy = false;
+  r.work.clear();
+}
+
+ServingResult Des::run() {
+  ServingResult res;
+  res.profile = e_;
+  res.engine = e_.name;
+  res.replicas = s_.replicas;
+  res.gpus = s_.replicas * s_.gpus_per_replica;
+  res.kv_capacity_tokens = s_.kv_capacity_tokens;
+  res.problems = feasibility();
+  if (!res.problems.empty() || reqs_.empty()) return res;
+
+  seqs_.resize(reqs_.size());
+  for (std::size_t i = 0; i < reqs_.size(); ++i) {
+    seqs_[i].prompt = reqs_[i].input_tokens;
+    seqs_[i].output = reqs_[i].output_tokens;
+  }
+  reps_.resize(static_cast<std::size_t>(std::max<std::int64_t>(1, s_.replicas)));
+  for (auto& r : reps_) {
+    r.total_blocks = s_.kv_capacity_tokens / bt();
+    r.free_blocks = r.total_blocks;
+  }
+  const auto n = static_cast<std::int64_t>(reqs_.size());
+  // Open loop: every arrival is known. Closed loop: the first `concurrency` at their times, the rest released.
+  const std::int64_t known = s_.closed_loop ? std::min(n, std::max<std::int64_t>(1, s_.concurrency)) : n;
+  next_closed_ = known;
+
+  while (true) {
+    const double ta_open = next_open_ < known ? reqs_[static_cast<std::size_t>(next_open_)].arrival_s : kInf;
+    const double ta_rel = released_.empty() ? kInf : released_.front().first;
+    double te = kInf;
+    for (const auto& r : reps_)
+      if (r.busy) te = std::min(te, r.end);
+    const double t = std::min({ta_open, ta_rel, te});
+    if (t == kInf) break;
+    // 1. Iterations ending now.
+    for (std::size_t i = 0; i < reps_.size(); ++i)
+      if (reps_[i].busy && reps_[i].end == t) finish(reps_[i], static_cast<std::int64_t>(i));
+    // 2. Arrivals now (including closed-loop requests released by the completions above).
+    while (next_open_ < known && reqs_[static_cast<std::size_t>(next_open_)].arrival_s <= t) dispatch(next_open_++, t);
+    while (!released_.empty() && released_.front().first <= t) {
+      dispatch(released_.front().second, t);
+      released_.pop_front();
+    }
+    // 3. Idle replicas with work start their next iteration.
+    for (std::size_t i = 0; i < reps_.size(); ++i) {
+      Replica& r = reps_[i];
+      if (r.busy) continue;
+      if (plan(r)) {
+        start(r, static_cast<std::int64_t>(i), t);
+      } else if (!r.waiting.empty() && r.running.empty() && r.batch.empty()) {
+        throw Error(
+            ErrorKind::Internal, {},
+            fmt::format("serving: replica {} cannot schedule request {} on an empty engine", i, r.waiting.front()));
+      }
+    }
+  }
+  if (done_ != n) throw Error(ErrorKind::Internal, {}, fmt::format("serving: {} of {} requests completed", done_, n));
+  summarize(res);
+  return res;
+}
+
+}  // namespace llmsim::sim::des

@@ -1,0 +1,110 @@
+#pragma once
+// The serving event loop's state (internal to src/llmsim/serve): sequences, per-replica queues and KV
+// blocks, and the discrete-event simulator Des. Its admission policies live one per file
+// (admission_mixed.cpp: vLLM, TensorRT-LLM; admission_separate.cpp: TGI, LightLLM; admission_static.cpp:
+// HF generate), the event loop in serving_des.cpp, the metrics in serving_metrics.cpp.
+#include <algorithm>
+#include <cstdint>
+#include <deque>
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "llmsim/serve/serving_sim.h"
+
+namespace llmsim::sim::des {
+
+inline constexpr double kInf = std::numeric_limits<double>::infinity();
+
+inline double dbl(std::int64_t v) { return static_cast<double>(v); }
+
+inline std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return b <= 1 ? a : (a + b - 1) / b; }
+
+struct Seq {
+  std::int64_t prompt = 0, output = 0;
+  std::int64_t generated = 0;  // tokens sampled so far
+  std::int64_t computed = 0;   // tokens whose KV is in the cache
+  std::int64_t blocks = 0;     // KV blocks held
+  std::int64_t reserved = 0;   // blocks reserved to completion (reserve engines)
+  std::int64_t replica = -1;
+  double arrival = 0, scheduled = -1, first_token = -1, finish = -1;
+  std::int64_t preemptions = 0;
+  std::int64_t total() const { return prompt + generated; }
+};
+
+struct Work {
+  std::int64_t seq = 0;
+  std::int64_t n = 0;    // tokens computed this iteration
+  std::int64_t ctx = 0;  // tokens in its cache before
+};
+
+struct Replica {
+  std::deque<std::int64_t> waiting;
+  std::vector<std::int64_t> running;  // admission order
+  std::int64_t total_blocks = 0, free_blocks = 0, reserved_blocks = 0;
+  std::int64_t since_prefill = 0;  // TGI/LightLLM: decode steps since the last prefill
+  // Static batching: the batch in flight.
+  std::vector<std::int64_t> batch;
+  std::int64_t pad_in = 0, max_out = 0, step = 0;
+  // The iteration in flight.
+  bool busy = false;
+  double start = 0, end = 0;
+  std::vector<Work> work;
+  Interval cost;
+  std::int64_t kv_tokens = 0;  // held during the iteration
+};
+
+class Des {
+ public:
+  Des(const std::vector<Request>& reqs, const ServingSetup& s, const IterationTimeFn& cost)
+      : reqs_(reqs), s_(s), e_(s.engine), cost_(cost) {}
+
+  ServingResult run();
+
+ private:
+  std::int64_t bt() const { return std::max<std::int64_t>(1, e_.kv_block_tokens); }
+  std::int64_t budget() const {
+    if (e_.max_batched_tokens <= 0) return std::numeric_limits<std::int64_t>::max();
+    std::int64_t b = e_.max_batched_tokens;
+    if (e_.batched_tokens_kv_fraction > 0)
+      b = std::max(b, static_cast<std::int64_t>(e_.batched_tokens_kv_fraction * dbl(s_.kv_capacity_tokens)));
+    return b;
+  }
+  std::vector<std::string> feasibility() const;
+  void dispatch(std::int64_t id, double t);
+  bool plan(Replica& r);
+  bool plan_static(Replica& r);
+  bool plan_mixed(Replica& r);
+  bool plan_separate(Replica& r);
+  bool tgi_take(Replica& r, std::vector<std::int64_t>& out, bool has_min, std::int64_t min_size);
+  bool lightllm_take(Replica& r, std::vector<std::int64_t>& out);
+  void start(Replica& r, std::int64_t index, double t);
+  void finish(Replica& r, std::int64_t index);
+  void complete(std::int64_t id, double t);
+  void free_seq(Replica& r, Seq& q);
+  bool allocate(Replica& r, Seq& q, std::int64_t new_tokens);
+  void preempt(Replica& r, std::int64_t id);
+  void remove_running(Replica& r, std::int64_t id);
+  // The per-request metrics, throughput and latency percentiles of a finished run (serving_metrics.cpp).
+  void summarize(ServingResult& res);
+
+  const std::vector<Request>& reqs_;
+  const ServingSetup& s_;
+  const EngineProfile& e_;
+  const IterationTimeFn& cost_;
+  std::vector<Seq> seqs_;
+  std::vector<Replica> reps_;
+  std::int64_t next_open_ = 0;                            // next request with a known arrival
+  std::int64_t next_closed_ = 0;                          // closed loop: next request to release
+  std::deque<std::pair<double, std::int64_t>> released_;  // closed loop: (time, id), time order
+  std::int64_t rr_ = 0;
+  std::int64_t done_ = 0;
+  std::vector<SequenceWork> batch_buf_;
+  // Accumulators.
+  double busy_s_ = 0, seqs_s_ = 0, tokens_s_ = 0, kv_s_ = 0, kv_peak_ = 0, sum_value_ = 0, sum_low_ = 0, sum_high_ = 0;
+  std::int64_t iterations_ = 0, preemptions_ = 0;
+  std::vector<IterationRecord> trace_;
+};
+
+}  // namespace llmsim::sim::des
