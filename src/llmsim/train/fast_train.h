@@ -78,6 +78,20 @@ class FastTrainEvaluator {
     double operator()(double bytes) const { return bytes > 0 ? a + b * bytes : 0.0; }
   };
 
+  // The estimate's steps (fast_train.cpp): the run's derived settings, each layer's passes, each
+  // stage's sums, the pipeline's compute span, and each stage's end with its step tail.
+  struct Step;
+  struct LayerPass;
+  struct LayerPasses;
+  struct StageSum;
+  Step step_of(const RunSpec& run);
+  LayerPass layer_pass(const Step& step, const Cost& k) const;
+  void chunk_buckets(const Step& step, const LayerPasses& P, std::int64_t first, std::int64_t count, bool has_e,
+                     bool has_h, std::int64_t ch, double& b, double& dp_free, double& pcie_free, StageSum& S) const;
+  void stage_sum(const Step& step, const LayerPasses& P, std::int64_t s, StageSum& S) const;
+  static double pipeline_span(const Step& step, const std::vector<StageSum>& st);
+  FastTrainEstimate stage_ends(const Step& step, const std::vector<StageSum>& st, double span) const;
+
   const Costs& costs(const RunSpec& run);
   void check_fixed_part(const RunSpec& run);
   Affine affine(model::Collective kind, const CommGroup& g) const;
