@@ -272,19 +272,124 @@ Sample make_sample(const std::string& family, double bytes, const std::string& t
 
 // --- text ------------------------------------------------------------------------------------------------
 
-NcclTestsLog import_text(const std::string& path, const std::string& text) {
+// What the reader has gathered so far from one nccl-tests output.
+struct ImportRow {
+  int line;
+  Sample sample;
+  std::string redop;
+};
+struct ImportState {
   RunInfo run;
   std::vector<std::string> columns;  // names of the column header line
   std::string starting;              // "# Collective test starting: X"
   std::set<std::string> named;       // "<name>_perf" seen anywhere else
-  struct Row {
-    int line;
-    Sample sample;
-    std::string redop;
-  };
-  std::vector<Row> rows;
+  std::vector<ImportRow> rows;
   bool seen_params = false;
+};
 
+// A '#' line: the test's name, its parameters (nThread … iters), a rank line, or the column header.
+void read_comment_line(ImportState& st, const std::string& t, const Location& loc) {
+  const std::string body = trim(t.substr(1));
+  const auto tok = split_ws(body);
+  if (tok.empty()) return;
+  if (body.rfind("Collective test starting:", 0) == 0 || body.rfind("Collective test concluded:", 0) == 0) {
+    const std::string name = binary_name_of(" " + trim(body.substr(body.find(':') + 1)));
+    if (!name.empty()) {
+      if (!st.starting.empty() && st.starting != name)
+        throw_input(
+            loc, "a second nccl-tests run (" + name + "_perf after " + st.starting + "_perf); keep one run per file");
+      st.starting = name;
+    }
+    return;
+  }
+  if (tok[0] == "nThread") {
+    // "nThread 1 nGpus 8 minBytes 8 maxBytes ... warmup iters: 5 iters: 20 agg iters: 1 ..."
+    if (st.seen_params && !st.rows.empty())
+      throw_input(loc, "a second nccl-tests run starts here; keep one run per file");
+    st.seen_params = true;
+    st.run = RunInfo{};
+    st.columns.clear();
+    for (std::size_t i = 0; i + 1 < tok.size(); ++i) {
+      const auto v = parse_int(tok[i + 1]);
+      if (!v) continue;
+      if (tok[i] == "nThread") st.run.nthread = static_cast<int>(*v);
+      if (tok[i] == "nGpus") st.run.ngpus = static_cast<int>(*v);
+      if (tok[i] == "iters:" && (i == 0 || (tok[i - 1] != "warmup" && tok[i - 1] != "agg")))
+        st.run.iters = static_cast<int>(*v);
+    }
+    return;
+  }
+  if (tok[0] == "Rank" && tok.size() >= 2 && parse_int(tok[1])) {
+    // "Rank  3 Group  0 Pid ..." (no Group in old versions)
+    int group = 0;
+    if (tok.size() >= 4 && tok[2] == "Group")
+      if (const auto g = parse_int(tok[3])) group = static_cast<int>(*g);
+    ++st.run.ranks_per_group[group];
+    if (const std::string host = host_of_rank_line(tok); !host.empty()) st.run.hosts_per_group[group].insert(host);
+    return;
+  }
+  if (std::find(tok.begin(), tok.end(), "size") != tok.end() &&
+      std::find(tok.begin(), tok.end(), "count") != tok.end() &&
+      std::find(tok.begin(), tok.end(), "type") != tok.end() &&
+      (std::find(tok.begin(), tok.end(), "time") != tok.end() ||
+       std::find(tok.begin(), tok.end(), "cputime") != tok.end())) {
+    if (!st.rows.empty() && st.columns.empty() == false && tok != st.columns)
+      throw_input(loc, "a second table with different columns; keep one run per file");
+    st.columns = tok;
+    return;
+  }
+  return;  // other comments: "Using devices", units line, "Avg bus bandwidth", …
+}
+
+// A result row (size count type [redop] [root] time algbw busbw #wrong …) under `columns`; nothing
+// when its time is below the printed resolution.
+std::optional<ImportRow> read_result_row(const std::vector<std::string>& columns, const RunInfo& run,
+                                         const std::vector<std::string>& tok, const Location& loc) {
+  // A result row: size count type [redop] [root] time algbw busbw #wrong time algbw busbw #wrong …
+  if (columns[0] != "size" || columns.size() < 3 || columns[1] != "count" || columns[2] != "type")
+    throw_input(loc, "unexpected column header (expected 'size count type …'): cannot read this row");
+  std::size_t time_col = 0;
+  for (std::size_t c = 3; c < columns.size(); ++c)
+    if (columns[c] == "time" || columns[c] == "cputime") {
+      time_col = c;
+      break;
+    }
+  if (tok.size() < 3) throw_input(loc, "malformed nccl-tests row: expected size, count, type, time, …");
+  const auto size = parse_int(tok[0]);
+  const auto count = parse_int(tok[1]);
+  if (!size || !count || *size < 0) throw_input(loc, "malformed nccl-tests row: size and count must be integers");
+  if (parse_double(tok[2]))
+    throw_input(loc, "malformed nccl-tests row: expected a type name in column 3, got '" + tok[2] + "'");
+  std::size_t j = 3;
+  std::string redop;
+  for (std::size_t c = 3; c < time_col; ++c) {
+    if (columns[c] == "redop") {
+      // Old all-to-all / all-gather printed an empty op name, which leaves no token.
+      if (j < tok.size() && !parse_double(tok[j])) redop = tok[j++];
+    } else if (columns[c] == "root") {
+      if (j >= tok.size() || !parse_int(tok[j]))
+        throw_input(loc, "malformed nccl-tests row: expected an integer root in the 'root' column");
+      ++j;
+    } else {
+      ++j;  // an unknown label column
+    }
+  }
+  if (j + 2 >= tok.size()) throw_input(loc, "malformed nccl-tests row: missing time / algbw / busbw values");
+  const auto time_us = parse_double(tok[j]);
+  if (!time_us || *time_us < 0 || !parse_double(tok[j + 1]) || !parse_double(tok[j + 2]))
+    throw_input(loc, "malformed nccl-tests row: time, algbw and busbw must be numbers, got '" + tok[j] + " " +
+                         tok[j + 1] + " " + tok[j + 2] + "'");
+  if (j + 3 < tok.size()) {
+    if (const auto wrong = parse_double(tok[j + 3]); wrong && *wrong > 0)
+      throw_input(loc, "nccl-tests reports " + tok[j + 3] +
+                           " wrong elements in this row (validation failed); fix the run before calibrating from it");
+  }
+  if (*time_us <= 0) return std::nullopt;  // below the printed resolution: nothing to fit
+  return ImportRow{loc.line, make_sample("", static_cast<double>(*size), tok[2], *time_us, run.iters), redop};
+}
+
+NcclTestsLog import_text(const std::string& path, const std::string& text) {
+  ImportState st;
   std::istringstream in(text);
   std::string raw;
   int line_no = 0;
@@ -295,124 +400,33 @@ NcclTestsLog import_text(const std::string& path, const std::string& text) {
     const std::string t = trim(line);
     if (t.empty()) continue;
     const Location loc{.file = path, .line = line_no};
-
     if (t[0] == '#') {
-      const std::string body = trim(t.substr(1));
-      const auto tok = split_ws(body);
-      if (tok.empty()) continue;
-      if (body.rfind("Collective test starting:", 0) == 0 || body.rfind("Collective test concluded:", 0) == 0) {
-        const std::string name = binary_name_of(" " + trim(body.substr(body.find(':') + 1)));
-        if (!name.empty()) {
-          if (!starting.empty() && starting != name)
-            throw_input(
-                loc, "a second nccl-tests run (" + name + "_perf after " + starting + "_perf); keep one run per file");
-          starting = name;
-        }
-        continue;
-      }
-      if (tok[0] == "nThread") {
-        // "nThread 1 nGpus 8 minBytes 8 maxBytes ... warmup iters: 5 iters: 20 agg iters: 1 ..."
-        if (seen_params && !rows.empty())
-          throw_input(loc, "a second nccl-tests run starts here; keep one run per file");
-        seen_params = true;
-        run = RunInfo{};
-        columns.clear();
-        for (std::size_t i = 0; i + 1 < tok.size(); ++i) {
-          const auto v = parse_int(tok[i + 1]);
-          if (!v) continue;
-          if (tok[i] == "nThread") run.nthread = static_cast<int>(*v);
-          if (tok[i] == "nGpus") run.ngpus = static_cast<int>(*v);
-          if (tok[i] == "iters:" && (i == 0 || (tok[i - 1] != "warmup" && tok[i - 1] != "agg")))
-            run.iters = static_cast<int>(*v);
-        }
-        continue;
-      }
-      if (tok[0] == "Rank" && tok.size() >= 2 && parse_int(tok[1])) {
-        // "Rank  3 Group  0 Pid ..." (no Group in old versions)
-        int group = 0;
-        if (tok.size() >= 4 && tok[2] == "Group")
-          if (const auto g = parse_int(tok[3])) group = static_cast<int>(*g);
-        ++run.ranks_per_group[group];
-        if (const std::string host = host_of_rank_line(tok); !host.empty()) run.hosts_per_group[group].insert(host);
-        continue;
-      }
-      if (std::find(tok.begin(), tok.end(), "size") != tok.end() &&
-          std::find(tok.begin(), tok.end(), "count") != tok.end() &&
-          std::find(tok.begin(), tok.end(), "type") != tok.end() &&
-          (std::find(tok.begin(), tok.end(), "time") != tok.end() ||
-           std::find(tok.begin(), tok.end(), "cputime") != tok.end())) {
-        if (!rows.empty() && columns.empty() == false && tok != columns)
-          throw_input(loc, "a second table with different columns; keep one run per file");
-        columns = tok;
-        continue;
-      }
-      continue;  // other comments: "Using devices", units line, "Avg bus bandwidth", …
-    }
-
-    const auto tok = split_ws(t);
-    if (columns.empty() || !all_digits(tok[0])) {
-      // Not a result row: NCCL INFO/WARN output, the launch command, an error message…
-      for (const Binary* b : binaries_in(t)) named.insert(b->name);
+      read_comment_line(st, t, loc);
       continue;
     }
-
-    // A result row: size count type [redop] [root] time algbw busbw #wrong time algbw busbw #wrong …
-    if (columns[0] != "size" || columns.size() < 3 || columns[1] != "count" || columns[2] != "type")
-      throw_input(loc, "unexpected column header (expected 'size count type …'): cannot read this row");
-    std::size_t time_col = 0;
-    for (std::size_t c = 3; c < columns.size(); ++c)
-      if (columns[c] == "time" || columns[c] == "cputime") {
-        time_col = c;
-        break;
-      }
-    if (tok.size() < 3) throw_input(loc, "malformed nccl-tests row: expected size, count, type, time, …");
-    const auto size = parse_int(tok[0]);
-    const auto count = parse_int(tok[1]);
-    if (!size || !count || *size < 0) throw_input(loc, "malformed nccl-tests row: size and count must be integers");
-    if (parse_double(tok[2]))
-      throw_input(loc, "malformed nccl-tests row: expected a type name in column 3, got '" + tok[2] + "'");
-    std::size_t j = 3;
-    std::string redop;
-    for (std::size_t c = 3; c < time_col; ++c) {
-      if (columns[c] == "redop") {
-        // Old all-to-all / all-gather printed an empty op name, which leaves no token.
-        if (j < tok.size() && !parse_double(tok[j])) redop = tok[j++];
-      } else if (columns[c] == "root") {
-        if (j >= tok.size() || !parse_int(tok[j]))
-          throw_input(loc, "malformed nccl-tests row: expected an integer root in the 'root' column");
-        ++j;
-      } else {
-        ++j;  // an unknown label column
-      }
+    const auto tok = split_ws(t);
+    if (st.columns.empty() || !all_digits(tok[0])) {
+      // Not a result row: NCCL INFO/WARN output, the launch command, an error message…
+      for (const Binary* b : binaries_in(t)) st.named.insert(b->name);
+      continue;
     }
-    if (j + 2 >= tok.size()) throw_input(loc, "malformed nccl-tests row: missing time / algbw / busbw values");
-    const auto time_us = parse_double(tok[j]);
-    if (!time_us || *time_us < 0 || !parse_double(tok[j + 1]) || !parse_double(tok[j + 2]))
-      throw_input(loc, "malformed nccl-tests row: time, algbw and busbw must be numbers, got '" + tok[j] + " " +
-                           tok[j + 1] + " " + tok[j + 2] + "'");
-    if (j + 3 < tok.size()) {
-      if (const auto wrong = parse_double(tok[j + 3]); wrong && *wrong > 0)
-        throw_input(loc, "nccl-tests reports " + tok[j + 3] +
-                             " wrong elements in this row (validation failed); fix the run before calibrating from it");
-    }
-    if (*time_us <= 0) continue;  // below the printed resolution: nothing to fit
-    rows.push_back({line_no, make_sample("", static_cast<double>(*size), tok[2], *time_us, run.iters), redop});
+    if (auto row = read_result_row(st.columns, st.run, tok, loc)) st.rows.push_back(std::move(*row));
   }
 
-  if (columns.empty())
+  if (st.columns.empty())
     throw_input(Location{.file = path},
                 "not an nccl-tests output: no '#  size  count  type … time  algbw  busbw' column header");
-  if (rows.empty()) throw_input(Location{.file = path}, "the nccl-tests output has no result rows");
+  if (st.rows.empty()) throw_input(Location{.file = path}, "the nccl-tests output has no result rows");
 
   NcclTestsLog log;
-  log.collective = choose_family(path, starting, named);
-  log.ranks = run.ranks();
-  log.nodes = run.nodes();
+  log.collective = choose_family(path, st.starting, st.named);
+  log.ranks = st.run.ranks();
+  log.nodes = st.run.nodes();
   if (log.ranks <= 0)
     throw_input(Location{.file = path},
                 "cannot tell how many GPUs ran: the log lacks both the '#  Rank …' lines and the "
                 "'# nThread … nGpus …' line");
-  for (auto& r : rows) {
+  for (auto& r : st.rows) {
     if (is_reduction_family(log.collective) && (r.redop.empty() || r.redop == "none"))
       throw_input(Location{.file = path, .line = r.line},
                   "this row has no reduction op, which a " + log.collective.substr(5) +
