@@ -14,6 +14,7 @@
 #include "llmsim/run/lora_adapters.h"
 #include "llmsim/run/stage_layout.h"
 #include "llmsim/train/fast_train.h"
+#include "llmsim/train/step_terms.h"
 #include "llmsim/train/train_layer_cost.h"
 #include "memory/memory_test_util.h"
 
@@ -169,4 +170,51 @@ TEST_CASE("GPipe holds every micro-batch's activations; 1F1B at most pp of them 
   CHECK(ag / a1 == doctest::Approx(16.0 / 4.0).epsilon(0.15));
   sim::FastTrainEvaluator fe(m, sys);
   CHECK(fe.memory(g).gpu_bytes == doctest::Approx(sim::evaluate_memory(m, sys, g).gpu_bytes).epsilon(1e-6));
+}
+
+TEST_CASE("step-tail terms the step graph and the fast estimator share, derived by hand") {
+  const auto m = preset_model("llama2-7b");  // hidden 4096
+  auto sys = preset_system("a800-nvlink");   // 8 GPUs per node
+  sim::TrainSpec t;
+  t.micro_batch = 2;
+  t.seq_len = 4096;
+  t.precision = DType::BF16;
+  sim::ParallelSpec p;
+  p.tp = 2;
+  p.cp = 2;
+  p.dp = 4;
+  p.gpus = 16;
+  // One micro-batch's activations to the next stage: 2 x (4096 / cp 2) tokens x 4096 x 2 B / tp 2.
+  CHECK(sim::pipeline_send_bytes(m, t, p) == 2.0 * 2048 * 4096 * 2 / 2);
+  t.precision = DType::TF32;  // stored as fp32
+  CHECK(sim::pipeline_send_bytes(m, t, p) == 2.0 * 2048 * 4096 * 4 / 2);
+  // A stage spans tp x cp x dp = 16 ranks: its neighbour is on another 8-GPU node.
+  CHECK(sim::pipeline_crosses_nodes(p, 8));
+  p.dp = 1;
+  CHECK_FALSE(sim::pipeline_crosses_nodes(p, 8));
+  p.dp = 4;
+  // DP ranks are tp x cp = 4 apart: two per node, over two nodes.
+  const sim::CommGroup g = sim::dp_group(p, 8);
+  CHECK(g.size == 4);
+  CHECK(g.per_node == 2);
+  CHECK(sim::grad_reduce_collective(0) == model::Collective::AllReduce);
+  CHECK(sim::grad_reduce_collective(2) == model::Collective::ReduceScatter);
+  // The optimizer partition: divided over DP from ZeRO-1 on; the all-gather after the step only at ZeRO-1/2.
+  t.zero_stage = 0;
+  CHECK(sim::optimizer_shard(8e9, t, 4) == 8e9);
+  CHECK_FALSE(sim::gathers_params_after_step(t, 4));
+  t.zero_stage = 1;
+  CHECK(sim::optimizer_shard(8e9, t, 4) == 2e9);
+  CHECK(sim::gathers_params_after_step(t, 4));
+  CHECK_FALSE(sim::gathers_params_after_step(t, 1));
+  t.zero_stage = 3;
+  CHECK_FALSE(sim::gathers_params_after_step(t, 4));
+  // CPU Adam runs the partitions of the node's 8 GPUs (only 4 when the run has 4) at the profile's rate.
+  sys.efficiency.cpu_adam_params_per_s = 1e9;
+  CHECK(sim::cpu_adam_seconds(2e9, sys, 16) == doctest::Approx(2e9 * 8 / 1e9));
+  CHECK(sim::cpu_adam_seconds(2e9, sys, 4) == doctest::Approx(2e9 * 4 / 1e9));
+  sys.efficiency.cpu_adam_params_per_s = 0;
+  CHECK(sim::cpu_adam_seconds(2e9, sys, 16) == 0);
+  CHECK(sim::param_bytes_16bit(1e9) == 2e9);
+  CHECK(sim::offload_shard_bytes(1e9, 4) == 5e8);
 }

@@ -8,6 +8,7 @@
 #include "llmsim/run/framework_profile.h"
 #include "llmsim/run/stage_layout.h"
 #include "llmsim/run/train_state_bytes.h"
+#include "llmsim/train/step_terms.h"
 #include "llmsim/train/train_layer_cost.h"
 
 namespace llmsim::sim {
@@ -61,11 +62,7 @@ const FastTrainEvaluator::Costs& FastTrainEvaluator::costs(const RunSpec& run) {
       static_cast<std::uint64_t>(t.framework) << 56;
   if (const auto it = cache_.find(key); it != cache_.end()) return it->second;
 
-  const int gpn = std::max(1, sys_.node.gpus_per_node);
-  LayerGroups groups;
-  groups.tp = make_group(static_cast<int>(p.tp), 1, gpn);
-  groups.cp = make_group(static_cast<int>(p.cp), static_cast<int>(p.tp), gpn);
-  groups.ep = make_group(static_cast<int>(p.ep), static_cast<int>(p.tp * p.cp), gpn);
+  const LayerGroups groups = layer_groups(p, gpus_per_node(sys_));
   const ComputeCost compute(sys_, t.attn_kernel);
   const LayerCostInputs li{m_, run, fw, compute, comm_, groups};
   auto conv = [](const LayerCost& lc) {

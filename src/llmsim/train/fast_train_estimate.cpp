@@ -9,6 +9,7 @@
 #include "llmsim/run/stage_layout.h"
 #include "llmsim/run/train_state_bytes.h"
 #include "llmsim/train/fast_train.h"
+#include "llmsim/train/step_terms.h"
 
 namespace llmsim::sim {
 
@@ -53,7 +54,6 @@ struct FastTrainEvaluator::Step {
   Affine pcie;
   TrainStateBytes state;
   double grb;
-  double dpd;
   double send;
   double bucket;
 };
@@ -94,7 +94,7 @@ FastTrainEvaluator::Step FastTrainEvaluator::step_of(const RunSpec& run) {
   const auto& t = run.train;
   const FrameworkProfile& fw = framework_profile(t.framework);
   const std::int64_t pp = par.pp, vp = std::max<std::int64_t>(1, par.vp), dp = par.dp, L = m_.num_layers;
-  const int gpn = std::max(1, sys_.node.gpus_per_node);
+  const int gpn = gpus_per_node(sys_);
   const std::int64_t mbs = micro_batches_per_step(run);
   const double m = dbl(mbs);
 
@@ -104,22 +104,19 @@ FastTrainEvaluator::Step FastTrainEvaluator::step_of(const RunSpec& run) {
   const bool after_schedule = grad_reduce_after_schedule(fw, t.zero_stage, t.overlap_grad_reduce);
   const bool opt_offload = t.offload != Offload::None;
   const bool param_offload = t.offload == Offload::OptimizerParams;
-  const CommGroup dpg = make_group(static_cast<int>(dp), static_cast<int>(par.tp * par.cp), gpn);
-  const Affine red = affine(t.zero_stage == 0 ? Collective::AllReduce : Collective::ReduceScatter, dpg);
+  const CommGroup dpg = dp_group(par, gpn);
+  const Affine red = affine(grad_reduce_collective(t.zero_stage), dpg);
   const Affine gather = affine(Collective::AllGather, dpg);
   const Interval h1 = comm_.host_copy(1 << 20), h2 = comm_.host_copy(1 << 30);
   const double h_slope = (h2.value - h1.value) / ((1 << 30) - (1 << 20));
   const Affine pcie{h1.value - h_slope * (1 << 20), h_slope};
   const TrainStateBytes state = train_state_bytes(fw, t);
   const double grb = state.grad_wire;
-  const double dpd = dbl(dp);
 
   // Pipeline send of one micro-batch's activations (or their gradients) between neighbouring stages.
   double send = 0;
   if (pp > 1) {
-    const double bytes = dbl(t.micro_batch) * dbl(t.seq_len / std::max<std::int64_t>(1, par.cp)) * dbl(m_.hidden) *
-                         dtype_bytes(activation_dtype(t.precision)) / dbl(par.tp);
-    send = comm_.p2p(bytes, par.tp * par.cp * par.dp >= gpn).value;
+    send = comm_.p2p(pipeline_send_bytes(m_, t, par), pipeline_crosses_nodes(par, gpn)).value;
   }
   const double bucket = fw.grad_bucket_elements;
   return Step{run,         c,
@@ -133,8 +130,8 @@ FastTrainEvaluator::Step FastTrainEvaluator::step_of(const RunSpec& run) {
               opt_offload, param_offload,
               red,         gather,
               pcie,        state,
-              grb,         dpd,
-              send,        bucket};
+              grb,         send,
+              bucket};
 }
 
 // Per layer kind: compute-stream time of a forward and a backward (+ recompute) pass, and under
@@ -149,7 +146,7 @@ FastTrainEvaluator::LayerPass FastTrainEvaluator::layer_pass(const Step& step, c
   const auto& gather = step.gather;
   const auto& pcie = step.pcie;
   const double grb = step.grb;
-  const double dpd = step.dpd;
+  const std::int64_t dp = step.dp;
   LayerPass e;
   e.raw_f = k.fwd;
   e.raw_b = k.bwd + k.recompute;
@@ -158,10 +155,10 @@ FastTrainEvaluator::LayerPass FastTrainEvaluator::layer_pass(const Step& step, c
   e.f = e.raw_f;
   e.b = e.raw_b;
   if (zero3) {
-    const double g = gather(k.params * 2.0);
-    const double h2d = param_offload ? pcie(k.params * 2.0 / dpd) : 0.0;
+    const double g = gather(param_bytes_16bit(k.params));
+    const double h2d = param_offload ? pcie(offload_shard_bytes(k.params, dp)) : 0.0;
     const double rs = k.trainable > 0 ? red(k.trainable * grb) : 0.0;
-    const double d2h = opt_offload && k.trainable > 0 ? pcie(k.trainable * 2.0 / dpd) : 0.0;
+    const double d2h = opt_offload && k.trainable > 0 ? pcie(offload_shard_bytes(k.trainable, dp)) : 0.0;
     if (fw.zero3_overlap) {
       // Resources (compute, DP stream, PCIe) and the prefetch chain: layer i+1's copy and gather
       // start when layer i-1 is done, so two layers take at least copy + gather + compute.
@@ -193,7 +190,7 @@ void FastTrainEvaluator::chunk_buckets(const Step& step, const LayerPasses& P, s
   const auto& red = step.red;
   const auto& pcie = step.pcie;
   const double grb = step.grb;
-  const double dpd = step.dpd;
+  const std::int64_t dp = step.dp;
   const double bucket = step.bucket;
   const LayerPass &E = P.E, &H = P.H, &D = P.D, &M = P.M;
   const double pass_start = -dbl(ch * pp) * b - b;
@@ -211,7 +208,7 @@ void FastTrainEvaluator::chunk_buckets(const Step& step, const LayerPasses& P, s
       } else {
         dp_free = std::max(dp_free, tcomp) + r;
       }
-      if (opt_offload) pcie_free = std::max(pcie_free, dp_free) + pcie(acc * 2.0 / dpd);
+      if (opt_offload) pcie_free = std::max(pcie_free, dp_free) + pcie(offload_shard_bytes(acc, dp));
       acc = 0;
     } else if (last) {
       acc = 0;
@@ -330,7 +327,6 @@ FastTrainEstimate FastTrainEvaluator::stage_ends(const Step& step, const std::ve
   const auto& t = step.t;
   const std::int64_t pp = step.pp;
   const std::int64_t dp = step.dp;
-  const int gpn = step.gpn;
   const std::int64_t mbs = step.mbs;
   const double m = step.m;
   const bool zero3 = step.zero3;
@@ -340,7 +336,6 @@ FastTrainEstimate FastTrainEvaluator::stage_ends(const Step& step, const std::ve
   const auto& gather = step.gather;
   const auto& pcie = step.pcie;
   const auto& state = step.state;
-  const double dpd = step.dpd;
   const double send = step.send;
   FastTrainEstimate out;
   out.micro_batches = mbs;
@@ -350,7 +345,6 @@ FastTrainEstimate FastTrainEvaluator::stage_ends(const Step& step, const std::ve
   // ends on stage 0.
   for (const auto& S : st) span += S.red_in;
   double drain = 0;
-  const double node_gpus = std::min<double>(gpn, dbl(par.gpus));
   for (std::int64_t s = 0; s < pp; ++s) {
     const StageSum& S = st[static_cast<std::size_t>(s)];
     const double end_compute = span - drain;
@@ -370,15 +364,14 @@ FastTrainEstimate FastTrainEvaluator::stage_ends(const Step& step, const std::ve
         comm_tail = S.red_tail;
       }
     }
-    const double shard = t.zero_stage >= 1 ? S.trainable / dpd : S.trainable;
+    const double shard = optimizer_shard(S.trainable, t, dp);
     double opt = 0, off = 0;
     if (opt_offload) {
-      const double rate = sys_.efficiency.cpu_adam_params_per_s;
-      off = S.pcie_tail + (rate > 0 ? shard * node_gpus / rate : 0.0) + pcie(shard * 2.0);
+      off = S.pcie_tail + cpu_adam_seconds(shard, sys_, par.gpus) + pcie(param_bytes_16bit(shard));
     } else {
-      opt = compute_.memory_bound(shard * state.update_traffic(), 2).value;
+      opt = compute_.memory_bound(optimizer_update_bytes(state, shard), 2).value;
     }
-    double ag = t.zero_stage >= 1 && t.zero_stage <= 2 && dp > 1 ? gather(S.trainable * 2.0) : 0.0;
+    double ag = gathers_params_after_step(t, dp) ? gather(param_bytes_16bit(S.trainable)) : 0.0;
     // --overlap-param-gather: the gather runs beside the next step's first forward (as train_graph).
     if (t.overlap_param_gather) ag = std::max(0.0, ag - S.F);
     const double end = end_compute + comm_tail + opt + off + ag;

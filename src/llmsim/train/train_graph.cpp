@@ -10,6 +10,7 @@
 #include "llmsim/run/stage_layout.h"
 #include "llmsim/run/train_state_bytes.h"
 #include "llmsim/train/pipeline_order.h"
+#include "llmsim/train/step_terms.h"
 
 namespace llmsim::sim {
 
@@ -17,7 +18,6 @@ namespace {
 
 using model::Collective;
 constexpr NodeId kNone = static_cast<NodeId>(-1);
-double dbl(std::int64_t v) { return static_cast<double>(v); }
 
 // One layer execution in a stage's program: a layer (or the embedding / head) in one pass of one
 // micro-batch.
@@ -53,14 +53,12 @@ class GraphBuilder {
     pp_ = static_cast<int>(par.pp);
     vp_ = static_cast<int>(par.vp);
     dp_ = par.dp;
-    gpn_ = std::max(1, in_.system.node.gpus_per_node);
+    gpn_ = gpus_per_node(in_.system);
     m_ = static_cast<int>(micro_batches_per_step(run_));
     out_.micro_batches = m_;
-    groups_.tp = make_group(static_cast<int>(par.tp), 1, gpn_);
-    groups_.cp = make_group(static_cast<int>(par.cp), static_cast<int>(par.tp), gpn_);
-    groups_.ep = make_group(static_cast<int>(par.ep), static_cast<int>(par.tp * par.cp), gpn_);
-    dp_group_ = make_group(static_cast<int>(dp_), static_cast<int>(par.tp * par.cp), gpn_);
-    pp_cross_node_ = par.tp * par.cp * par.dp >= gpn_;
+    groups_ = layer_groups(par, gpn_);
+    dp_group_ = dp_group(par, gpn_);
+    pp_cross_node_ = pipeline_crosses_nodes(par, gpn_);
     lora_ = run_.workload == Workload::Finetune && t_.finetune != FinetuneKind::Full;
     state_ = train_state_bytes(fw_, t_);
 
@@ -204,11 +202,12 @@ class GraphBuilder {
   // shard from host memory).
   NodeId emit_gather(int s, StageState& st, std::size_t i, NodeId after) {
     const Exec& e = st.execs[i];
-    const double bytes = cost(e.cost).params * 2.0;
+    const double params = cost(e.cost).params;
+    const double bytes = param_bytes_16bit(params);
     NodeId h2d = kNone;
     if (param_offload()) {
-      h2d = add(StepNode{"param h2d", st.pcie, in_.comm.host_copy(bytes / dbl(dp_)), Phase::Offload, OpClass::Memcpy, s,
-                         e.micro_batch},
+      h2d = add(StepNode{"param h2d", st.pcie, in_.comm.host_copy(offload_shard_bytes(params, dp_)), Phase::Offload,
+                         OpClass::Memcpy, s, e.micro_batch},
                 NodeInfo{.module = "offload.pcie"});
       if (after != kNone) out_.graph.add_edge(after, h2d);
     }
@@ -234,7 +233,7 @@ class GraphBuilder {
   void emit_reduce(int s, StageState& st, NodeId after, double elements, int mb) {
     if (elements <= 0) return;
     const bool on_compute = grad_reduce_on_compute_stream(fw_, t_.zero_stage, t_.overlap_grad_reduce);
-    const Collective kind = t_.zero_stage == 0 ? Collective::AllReduce : Collective::ReduceScatter;
+    const Collective kind = grad_reduce_collective(t_.zero_stage);
     const OpClass oc = kind == Collective::AllReduce ? OpClass::CollectiveAllReduce : OpClass::CollectiveReduceScatter;
     const Interval d = in_.comm.collective(kind, elements * state_.grad_wire, dp_group_);
     const NodeId r = add(StepNode{kind == Collective::AllReduce ? "grad all-reduce" : "grad reduce-scatter",
@@ -244,8 +243,8 @@ class GraphBuilder {
     st.reduces.push_back(r);
     if (optimizer_offload()) {
       // ZeRO-Offload: the reduced gradient partition goes to host memory in 16 bits.
-      const NodeId c = add(StepNode{"grad d2h", st.pcie, in_.comm.host_copy(elements * 2.0 / dbl(dp_)), Phase::Offload,
-                                    OpClass::Memcpy, s, mb},
+      const NodeId c = add(StepNode{"grad d2h", st.pcie, in_.comm.host_copy(offload_shard_bytes(elements, dp_)),
+                                    Phase::Offload, OpClass::Memcpy, s, mb},
                            NodeInfo{.module = "offload.pcie"});
       out_.graph.add_edge(r, c);
       st.offloads.push_back(c);
@@ -310,8 +309,7 @@ class GraphBuilder {
       st.span.last = last;
       out_.tasks[static_cast<std::size_t>(s)].push_back(st.span);
       if (const auto to = successor(s, e.chunk, e.forward)) {
-        const double bytes = dbl(t_.micro_batch) * dbl(t_.seq_len / std::max<std::int64_t>(1, run_.par.cp)) *
-                             dbl(in_.model.hidden) * dtype_bytes(activation_dtype(t_.precision)) / dbl(run_.par.tp);
+        const double bytes = pipeline_send_bytes(in_.model, t_, run_.par);
         const NodeId send =
             add(StepNode{e.forward ? "send act" : "send grad", st.send, in_.comm.p2p(bytes, pp_cross_node_),
                          Phase::Communication, OpClass::P2p, s, e.micro_batch},
@@ -327,7 +325,7 @@ class GraphBuilder {
 
   void emit_step_tail(int s, StageState& st) {
     const double trainable = out_.stage_trainable[static_cast<std::size_t>(s)];
-    const double shard = t_.zero_stage >= 1 ? trainable / dbl(dp_) : trainable;
+    const double shard = optimizer_shard(trainable, t_, dp_);
     NodeId last_compute = st.done.empty() ? kNone : st.done.back();
     // Deferred buckets, one after another on the compute stream once the stage's schedule is done.
     for (const double elements : st.deferred) {
@@ -337,9 +335,7 @@ class GraphBuilder {
     NodeId ready = kNone;
     if (optimizer_offload()) {
       // ZeRO-Offload: CPU Adam over the node's GPUs' partitions, then the updated 16-bit partition back.
-      const double node_gpus = std::min<double>(gpn_, dbl(run_.par.gpus));
-      const double rate = in_.system.efficiency.cpu_adam_params_per_s;
-      const double v = rate > 0 ? shard * node_gpus / rate : 0.0;
+      const double v = cpu_adam_seconds(shard, in_.system, run_.par.gpus);
       // Band: the CPU-Adam rate is an uncalibrated literature figure; -30 % / +50 % (engineering assumption).
       const NodeId cpu =
           add(StepNode{"cpu adam", st.cpu, Interval{v, 0.7 * v, 1.5 * v}, Phase::Offload, OpClass::CpuOptimizer, s, -1},
@@ -347,12 +343,12 @@ class GraphBuilder {
       for (NodeId c : st.offloads) out_.graph.add_edge(c, cpu);
       for (NodeId r : st.reduces) out_.graph.add_edge(r, cpu);
       if (last_compute != kNone) out_.graph.add_edge(last_compute, cpu);
-      ready =
-          add(StepNode{"param h2d", st.pcie, in_.comm.host_copy(shard * 2.0), Phase::Offload, OpClass::Memcpy, s, -1},
-              NodeInfo{.module = "offload.pcie"});
+      ready = add(StepNode{"param h2d", st.pcie, in_.comm.host_copy(param_bytes_16bit(shard)), Phase::Offload,
+                           OpClass::Memcpy, s, -1},
+                  NodeInfo{.module = "offload.pcie"});
       out_.graph.add_edge(cpu, ready);
     } else {
-      const Interval d = in_.compute.memory_bound(shard * state_.update_traffic(), 2);
+      const Interval d = in_.compute.memory_bound(optimizer_update_bytes(state_, shard), 2);
       ready = add(StepNode{"optimizer", st.compute, d, Phase::Optimizer, OpClass::Elementwise, s, -1},
                   NodeInfo{.module = "optimizer"});
       for (NodeId r : st.reduces) out_.graph.add_edge(r, ready);
@@ -361,8 +357,8 @@ class GraphBuilder {
     // ZeRO-1/2 (and Megatron's distributed optimizer): every rank updated its partition; all-gather
     // the 16-bit parameters (not overlapped: Megatron's --overlap-param-gather is off by default; with
     // it, the gather runs beside the next step's first forward and only what that cannot hide is left).
-    if (t_.zero_stage >= 1 && t_.zero_stage <= 2 && dp_ > 1) {
-      const double bytes = trainable * 2.0;
+    if (gathers_params_after_step(t_, dp_)) {
+      const double bytes = param_bytes_16bit(trainable);
       Interval d = in_.comm.collective(Collective::AllGather, bytes, dp_group_);
       if (t_.overlap_param_gather) d = exposed_beyond(d, first_forward(st));
       if (d.high <= 0) return;

@@ -1,0 +1,58 @@
+#include "llmsim/train/step_terms.h"
+
+#include <algorithm>
+
+#include "llmsim/core/dtype.h"
+
+namespace llmsim::sim {
+
+namespace {
+double dbl(std::int64_t v) { return static_cast<double>(v); }
+}  // namespace
+
+int gpus_per_node(const hardware::SystemSpec& sys) { return std::max(1, sys.node.gpus_per_node); }
+
+LayerGroups layer_groups(const ParallelSpec& p, int gpn) {
+  LayerGroups g;
+  g.tp = make_group(static_cast<int>(p.tp), 1, gpn);
+  g.cp = make_group(static_cast<int>(p.cp), static_cast<int>(p.tp), gpn);
+  g.ep = make_group(static_cast<int>(p.ep), static_cast<int>(p.tp * p.cp), gpn);
+  return g;
+}
+
+CommGroup dp_group(const ParallelSpec& p, int gpn) {
+  return make_group(static_cast<int>(p.dp), static_cast<int>(p.tp * p.cp), gpn);
+}
+
+bool pipeline_crosses_nodes(const ParallelSpec& p, int gpn) { return p.tp * p.cp * p.dp >= gpn; }
+
+double pipeline_send_bytes(const model::ModelSpec& m, const TrainSpec& t, const ParallelSpec& p) {
+  return dbl(t.micro_batch) * dbl(t.seq_len / std::max<std::int64_t>(1, p.cp)) * dbl(m.hidden) *
+         dtype_bytes(activation_dtype(t.precision)) / dbl(p.tp);
+}
+
+model::Collective grad_reduce_collective(int zero_stage) {
+  return zero_stage == 0 ? model::Collective::AllReduce : model::Collective::ReduceScatter;
+}
+
+double param_bytes_16bit(double params) { return params * 2.0; }
+
+double offload_shard_bytes(double elements, std::int64_t dp) { return elements * 2.0 / dbl(dp); }
+
+double optimizer_shard(double trainable, const TrainSpec& t, std::int64_t dp) {
+  return t.zero_stage >= 1 ? trainable / dbl(dp) : trainable;
+}
+
+double optimizer_update_bytes(const TrainStateBytes& state, double shard) { return shard * state.update_traffic(); }
+
+double cpu_adam_seconds(double shard, const hardware::SystemSpec& sys, std::int64_t gpus) {
+  const double node_gpus = std::min<double>(gpus_per_node(sys), dbl(gpus));
+  const double rate = sys.efficiency.cpu_adam_params_per_s;
+  return rate > 0 ? shard * node_gpus / rate : 0.0;
+}
+
+bool gathers_params_after_step(const TrainSpec& t, std::int64_t dp) {
+  return t.zero_stage >= 1 && t.zero_stage <= 2 && dp > 1;
+}
+
+}  // namespace llmsim::sim

@@ -1,0 +1,55 @@
+#pragma once
+// The terms of a training step that both the step graph (train_graph.cpp) and the fast estimator
+// (fast_train_estimate.cpp) price: the process groups, the pipeline send between stages, the gradient
+// reduction and its offload copy, the ZeRO parameter gathers and copies, the optimizer update (on the
+// GPU or CPU Adam) and the ZeRO-1/2 parameter all-gather after it. One definition each, so that the
+// search's estimate and the simulated step cannot drift apart.
+#include <cstdint>
+
+#include "llmsim/cost/comm_cost.h"
+#include "llmsim/hardware/system_spec.h"
+#include "llmsim/model/model_spec.h"
+#include "llmsim/run/run_spec.h"
+#include "llmsim/run/train_state_bytes.h"
+#include "llmsim/train/train_layer_cost.h"
+
+namespace llmsim::sim {
+
+// GPUs per node as the groups see them (at least 1).
+int gpus_per_node(const hardware::SystemSpec& sys);
+
+// The TP, CP and EP groups of a layer in Megatron rank order (TP innermost, then CP, then DP; EP
+// inside DP).
+LayerGroups layer_groups(const ParallelSpec& p, int gpus_per_node);
+// The data-parallel group: dp ranks strided by tp x cp.
+CommGroup dp_group(const ParallelSpec& p, int gpus_per_node);
+// Whether neighbouring pipeline stages sit on different nodes (a stage spans tp x cp x dp ranks).
+bool pipeline_crosses_nodes(const ParallelSpec& p, int gpus_per_node);
+
+// Bytes of one micro-batch's activations (or their gradients) sent to the neighbouring stage: the
+// micro-batch's tokens of this CP rank x hidden, in the activation dtype, split over TP.
+double pipeline_send_bytes(const model::ModelSpec& m, const TrainSpec& t, const ParallelSpec& p);
+
+// The data-parallel gradient reduction: all-reduce without ZeRO, reduce-scatter with it.
+model::Collective grad_reduce_collective(int zero_stage);
+
+// 16-bit bytes of `params` parameters: what a ZeRO gather, a parameter copy and the ZeRO-1/2
+// all-gather move.
+double param_bytes_16bit(double params);
+// ZeRO-Offload: bytes of the reduced 16-bit gradient partition of `elements` copied to the host, and
+// ZeRO-Infinity: of a layer's parameter shard copied back before its gather.
+double offload_shard_bytes(double elements, std::int64_t dp);
+
+// The parameters whose optimizer state one rank updates: its stage's trainable parameters, divided
+// over DP under ZeRO >= 1.
+double optimizer_shard(double trainable, const TrainSpec& t, std::int64_t dp);
+// Bytes the GPU optimizer step moves for `shard` parameters (read and write of weights, master,
+// states, gradients: TrainStateBytes::update_traffic).
+double optimizer_update_bytes(const TrainStateBytes& state, double shard);
+// CPU Adam over the partitions of the node's GPUs, seconds (0 without a rate in the profile).
+double cpu_adam_seconds(double shard, const hardware::SystemSpec& sys, std::int64_t gpus);
+// Whether every rank all-gathers the updated 16-bit parameters after the step (ZeRO-1/2 and
+// Megatron's distributed optimizer, over more than one DP rank).
+bool gathers_params_after_step(const TrainSpec& t, std::int64_t dp);
+
+}  // namespace llmsim::sim
