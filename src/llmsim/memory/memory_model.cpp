@@ -7,6 +7,7 @@
 
 #include "llmsim/core/units.h"
 #include "llmsim/memory/activation_memory.h"
+#include "llmsim/memory/training_stage.h"
 #include "llmsim/model/param_count.h"
 #include "llmsim/run/feasibility.h"
 #include "llmsim/run/framework_profile.h"
@@ -153,101 +154,35 @@ StageMemory training_stage(const model::ModelSpec& m, const hardware::SystemSpec
   const auto& par = run.par;
   const auto& t = run.train;
   const FrameworkProfile& fw = framework_profile(t.framework);
-  const double dp = static_cast<double>(par.dp);
-  const double tp = static_cast<double>(par.tp);
-  const double act_bytes = dtype_bytes(activation_dtype(t.precision));
   const StageParams sp = stage_params(m, par, st);
   StageMemory out;
   out.params = sp.total();
-
   // Which parameters train: all of them, or only LoRA adapters on a frozen base.
   const bool lora = t.finetune != FinetuneKind::Full;
-  const double trainable = lora ? lora_params(m, par, st.first_layer, st.layers, t) : sp.total();
-  const int z = t.zero_stage;
-  const double shard_w = z >= 3 ? dp : 1.0, shard_g = z >= 2 ? dp : 1.0, shard_o = z >= 1 ? dp : 1.0;
-  const bool offload_opt = t.offload != Offload::None;
-  const bool offload_params = t.offload == Offload::OptimizerParams;
-  auto& gpu = out.gpu;
-
-  if (lora) {
-    // Frozen base: 16-bit for LoRA; NF4 with double quantization on linear layers for QLoRA
-    // (embeddings, norms and the LM head stay 16-bit, as bitsandbytes leaves them).
-    const double linear_b = frozen_linear_bytes(t);
-    const double base = (sp.linear * linear_b + sp.other * 2.0) / shard_w;
-    add(gpu, MemoryKind::FrozenWeights, offload_params ? 0.0 : base,
-        fmt::format("{:.3g} params: linear at {:.4g} B, rest at 2 B{}", sp.total(), linear_b,
-                    z >= 3 ? ", ZeRO-3 sharded" : ""));
-  }
-  const TrainStateBytes b = train_state_bytes(fw, t);
-  const double w_bytes = trainable * b.weight / shard_w;
-  add(gpu, lora ? MemoryKind::AdapterWeights : MemoryKind::Weights, offload_params ? 0.0 : w_bytes,
-      fmt::format("{:.4g} params x {} B ({}){}", trainable, b.weight, b.recipe, z >= 3 ? " / dp" : ""));
-  const double largest = largest_trainable_tensor(m, t, par.tp, st.first || st.last);
-  const double grads = live_gradient_params(t, trainable, largest) * b.grad / shard_g;
-  add(gpu, MemoryKind::Gradients, grads,
-      t.optimizer_in_backward ? fmt::format("{} B/param of the largest tensor: stepped and freed during backward{}",
-                                            b.grad, z >= 2 ? " / dp" : "")
-                              : fmt::format("{} B/param ({}){}", b.grad, b.recipe, z >= 2 ? " / dp" : ""));
-  const double opt_bytes = trainable * b.optimizer() / shard_o;
-  add(gpu, MemoryKind::OptimizerStates, offload_opt ? 0.0 : opt_bytes,
-      fmt::format("{} ({} B/param: master {} + states {}{}){}", name_of(t.optimizer), b.optimizer(), b.master, b.states,
-                  t.optimizer == Optimizer::Adam ? fmt::format(" {}", dtype_name(b.state_dtype)) : "",
-                  z >= 1 ? " / dp" : ""));
-  if (offload_opt) {
-    // ZeRO-Offload keeps the fp32 optimizer states and an fp32 gradient partition in host memory.
-    add(out.host, MemoryKind::OffloadedOptimizer, opt_bytes, "optimizer states moved to host (ZeRO-Offload)");
-    add(out.host, MemoryKind::OffloadedGradients, trainable * 4.0 / shard_g, "fp32 gradient partition on host");
-  }
-  if (offload_params) add(out.host, MemoryKind::OffloadedWeights, w_bytes, "16-bit parameters on host (ZeRO-Infinity)");
-  if (z >= 3 && dp > 1)
-    add(gpu, MemoryKind::Zero3GatheredParams, fw.zero3_live_layers * sp.largest_layer * 2.0,
-        fmt::format("{} layers gathered in 16-bit (current + prefetch)", fw.zero3_live_layers));
-  if (fw.bucket_elements > 0 && z <= 2 && dp > 1)
-    add(gpu, MemoryKind::CommBuckets, std::min(fw.bucket_elements, trainable) * b.grad,
-        fmt::format("reduce bucket of {:.3g} elements ({})", fw.bucket_elements, fw.name));
-  if (fw.bucket_copies_all_grads && z == 0 && dp > 1 && !t.optimizer_in_backward)
-    add(gpu, MemoryKind::CommBuckets, trainable * b.grad, "DDP bucket buffers copy every gradient");
-
-  // Activations, with what the framework's model code saves beyond fused kernels (model::EagerGlue).
-  const model::EagerGlue glue = training_glue(fw, t);
-  const std::int64_t micro_batches = micro_batches_per_step(run);
+  StageInputs in{.index = st.index,
+                 .layers = st.layers,
+                 .first = st.first,
+                 .last = st.last,
+                 .linear = sp.linear,
+                 .other = sp.other,
+                 .largest_layer = sp.largest_layer,
+                 .trainable = lora ? lora_params(m, par, st.first_layer, st.layers, t) : sp.total()};
   const ActivationParams ap{.micro_batch = t.micro_batch,
                             .seq_len = t.seq_len,
                             .tp = par.tp,
                             .cp = par.cp,
                             .sequence_parallel = par.sequence_parallel,
                             .flash_attn = t.flash_attn,
-                            .act_bytes = act_bytes,
-                            .glue = glue};
-  double per_mb = 0, biggest_layer = 0;
+                            .act_bytes = dtype_bytes(activation_dtype(t.precision)),
+                            .glue = training_glue(fw, t)};
   for (std::int64_t l = st.first_layer; l < st.first_layer + st.layers; ++l) {
-    per_mb += stored_layer_bytes(m, ap, l, t.recompute);
-    biggest_layer = std::max(biggest_layer, layer_activations(m, ap, l).total());
+    in.per_mb += stored_layer_bytes(m, ap, l, t.recompute);
+    in.biggest_layer = std::max(in.biggest_layer, layer_activations(m, ap, l).total());
   }
-  const double held = in_flight_factor(st.index, par.pp, par.vp, micro_batches, t.schedule);
-  add(gpu, MemoryKind::Activations, per_mb * held,
-      fmt::format("{} layers x {:.3g} micro-batches in flight, recompute {}{}{}", st.layers, held, name_of(t.recompute),
-                  t.flash_attn ? ", flash-attn" : "", par.sequence_parallel ? ", sequence parallel" : ""));
-  if (t.recompute == Recompute::Full)
-    add(gpu, MemoryKind::RecomputeWorkingSet, biggest_layer, "one layer's activations re-materialised in backward");
-  double logits = 0;
-  if (st.last) {
-    const double tokens = static_cast<double>(t.micro_batch * t.seq_len) / static_cast<double>(par.cp);
-    const double per_logit = loss_logits_bytes(fw, t);
-    logits = tokens * std::ceil(static_cast<double>(m.vocab) / tp) * per_logit;
-    add(gpu, MemoryKind::LogitsAndLoss, logits,
-        fmt::format("{} B per logit ({}{})", per_logit, fw.name, t.fused_loss ? ", fused cross-entropy" : ""));
-  }
-  const double amp_copies = amp_weight_copy_bytes(glue, act_bytes, trainable / shard_w);
-  add(gpu, MemoryKind::AmpWeightCopies, amp_copies,
-      fmt::format("{} B/param: autocast's copy of each fp32 weight, held from forward to backward", act_bytes));
-  if (const double overlap = gradient_overlap_bytes(fw, run, micro_batches, grads, per_mb * held + logits + amp_copies);
-      overlap > 0)
-    gpu.push_back(
-        MemoryItem{MemoryKind::GradientOverlap, std::string(name_of(MemoryKind::GradientOverlap)), -overlap,
-                   "gradients are allocated in backward as activations are freed (zero_grad(set_to_none=True)), "
-                   "one micro-batch per step"});
-  add_runtime(gpu, sys);
+  training_stage_items(m, sys, run, in, [&](MemoryKind kind, MemoryPlace where, double bytes, const auto& note) {
+    (where == MemoryPlace::Host ? out.host : out.gpu)
+        .push_back(MemoryItem{kind, std::string(name_of(kind)), bytes, note()});
+  });
   return out;
 }
 

@@ -5,6 +5,7 @@
 
 #include "llmsim/memory/activation_memory.h"
 #include "llmsim/memory/memory_model.h"
+#include "llmsim/memory/training_stage.h"
 #include "llmsim/run/framework_profile.h"
 #include "llmsim/run/stage_layout.h"
 #include "llmsim/run/train_state_bytes.h"
@@ -104,16 +105,9 @@ FastMemory FastTrainEvaluator::memory(const RunSpec& run) {
   FastMemory out;
   out.gpu_capacity_bytes = sys_.gpu.memory_bytes;
   out.host_capacity_bytes = sys_.node.host_memory_bytes;
-  const double dp = dbl(par.dp), tp = dbl(par.tp);
   const double act_bytes = dtype_bytes(activation_dtype(t.precision));
   const bool lora = t.finetune != FinetuneKind::Full;
-  const int z = t.zero_stage;
-  const double shard_w = z >= 3 ? dp : 1.0, shard_g = z >= 2 ? dp : 1.0, shard_o = z >= 1 ? dp : 1.0;
-  const bool offload_opt = t.offload != Offload::None;
-  const bool offload_params = t.offload == Offload::OptimizerParams;
-  const TrainStateBytes b = train_state_bytes(fw, t);
-  const double linear_b = frozen_linear_bytes(t);
-  const std::int64_t micro_batches = micro_batches_per_step(run);
+  const double tp = dbl(par.tp);
   const ActivationParams ap{.micro_batch = t.micro_batch,
                             .seq_len = t.seq_len,
                             .tp = par.tp,
@@ -136,7 +130,6 @@ FastMemory FastTrainEvaluator::memory(const RunSpec& run) {
     whole[k] = layer_activations(m_, ap, idx).total();
   }
   const double gpus_on_node = dbl(std::min<std::int64_t>(par.gpus, sys_.node.gpus_per_node));
-  const double reserve = sys_.runtime.allocator_reserve_fraction * sys_.gpu.memory_bytes;
 
   double best = -1;
   const std::int64_t L = m_.num_layers, pp = par.pp;
@@ -170,41 +163,24 @@ FastMemory FastTrainEvaluator::memory(const RunSpec& run) {
     const double total_params = sp_linear + sp_other;
     const double trainable = lora ? lora_p : total_params;
 
-    // The items of training_stage(), summed in the same order.
+    // The memory model's items of the stage (training_stage_items), summed; host items per node.
+    const StageInputs in{.index = s,
+                         .layers = layers,
+                         .first = is_first,
+                         .last = is_last,
+                         .linear = sp_linear,
+                         .other = sp_other,
+                         .largest_layer = largest,
+                         .trainable = trainable,
+                         .per_mb = per_mb,
+                         .biggest_layer = biggest_act};
     double gpu = 0, host = 0;
-    auto add = [](double& sum, double bytes) {
-      if (bytes > 0) sum += bytes;
-    };
-    if (lora) add(gpu, offload_params ? 0.0 : (sp_linear * linear_b + sp_other * 2.0) / shard_w);
-    const double w_bytes = trainable * b.weight / shard_w;
-    add(gpu, offload_params ? 0.0 : w_bytes);
-    const double largest_tensor = largest_trainable_tensor(m_, t, par.tp, is_first || is_last);
-    const double grads = live_gradient_params(t, trainable, largest_tensor) * b.grad / shard_g;
-    add(gpu, grads);
-    const double opt_bytes = trainable * b.optimizer() / shard_o;
-    add(gpu, offload_opt ? 0.0 : opt_bytes);
-    if (offload_opt) {
-      add(host, opt_bytes * gpus_on_node);
-      add(host, trainable * 4.0 / shard_g * gpus_on_node);
-    }
-    if (offload_params) add(host, w_bytes * gpus_on_node);
-    if (z >= 3 && dp > 1) add(gpu, fw.zero3_live_layers * largest * 2.0);
-    if (fw.bucket_elements > 0 && z <= 2 && dp > 1) add(gpu, std::min(fw.bucket_elements, trainable) * b.grad);
-    if (fw.bucket_copies_all_grads && z == 0 && dp > 1 && !t.optimizer_in_backward) add(gpu, trainable * b.grad);
-    const double acts = per_mb * in_flight_factor(s, par.pp, par.vp, micro_batches, t.schedule);
-    add(gpu, acts);
-    if (t.recompute == Recompute::Full) add(gpu, biggest_act);
-    double logits = 0;
-    if (is_last) {
-      const double tokens = dbl(t.micro_batch * t.seq_len) / dbl(par.cp);
-      logits = tokens * std::ceil(dbl(m_.vocab) / tp) * loss_logits_bytes(fw, t);
-      add(gpu, logits);
-    }
-    const double amp_copies = amp_weight_copy_bytes(ap.glue, act_bytes, trainable / shard_w);
-    add(gpu, amp_copies);
-    gpu -= gradient_overlap_bytes(fw, run, micro_batches, grads, acts + logits + amp_copies);
-    add(gpu, sys_.runtime.cuda_context_bytes);
-    add(gpu, reserve);
+    training_stage_items(m_, sys_, run, in, [&](MemoryKind, MemoryPlace where, double bytes, const auto&) {
+      if (where == MemoryPlace::Host)
+        host += bytes * gpus_on_node;
+      else
+        gpu += bytes;
+    });
     if (gpu > best) {
       best = gpu;
       out.gpu_bytes = gpu;
