@@ -12,6 +12,7 @@
 #include "llmsim/core/units.h"
 #include "llmsim/cost/compute_cost.h"
 #include "llmsim/hardware/attention_support.h"
+#include "llmsim/hardware/efficiency_keys.h"
 #include "llmsim/hardware/system_toml.h"
 #include "llmsim/memory/memory_model.h"
 #include "llmsim/model/param_count.h"
@@ -100,26 +101,31 @@ nlohmann::json fraction_json(const hardware::Fraction& f) {
 }
 
 // The calibrated per-collective fabric fractions a profile has, by collective.
-std::vector<std::pair<const char*, const hardware::Fraction*>> per_collective(const hardware::Efficiency& e) {
-  std::vector<std::pair<const char*, const hardware::Fraction*>> out;
-  for (const auto& [name, f] :
-       {std::pair{"all_gather", &e.fabric_all_gather}, std::pair{"reduce_scatter", &e.fabric_reduce_scatter},
-        std::pair{"all_to_all", &e.fabric_all_to_all}, std::pair{"send_recv", &e.fabric_send_recv}})
-    if (*f) out.emplace_back(name, &**f);
-  return out;
+// A fraction of the [efficiency] table, or nothing for an absent per-collective one.
+const hardware::Fraction* fraction_of(const hardware::Efficiency& e, const hardware::FractionKey& k) {
+  if (k.value) return &(e.*k.value);
+  const auto& f = e.*k.optional;
+  return f ? &*f : nullptr;
 }
 
-nlohmann::json per_collective_json(const hardware::Efficiency& e) {
-  nlohmann::json j = nlohmann::json::object();
-  for (const auto& [name, f] : per_collective(e)) j[name] = fraction_json(*f);
+nlohmann::json efficiency_json(const hardware::Efficiency& e) {
+  nlohmann::json gemm;
+  for (const auto& [t, f] : e.gemm) gemm[std::string(dtype_name(t))] = fraction_json(f);
+  nlohmann::json j = {{"calibrated", e.calibrated},
+                      {"gemm", gemm},
+                      {"gemm_half_k", e.gemm_half_k},
+                      {"kernel_launch_s", e.kernel_launch_s},
+                      {"cpu_adam_params_per_s", e.cpu_adam_params_per_s}};
+  nlohmann::json by_collective = nlohmann::json::object();
+  for (const auto& k : hardware::fraction_keys())
+    if (const hardware::Fraction* f = fraction_of(e, k)) (k.value ? j : by_collective)[k.json_key] = fraction_json(*f);
+  j["fabric_bandwidth_by_collective"] = by_collective;
   return j;
 }
 
 nlohmann::json system_json(const hardware::SystemSpec& s) {
   nlohmann::json peaks;
   for (const auto& [t, v] : s.gpu.peak_flops) peaks[std::string(dtype_name(t))] = v;
-  nlohmann::json gemm;
-  for (const auto& [t, f] : s.efficiency.gemm) gemm[std::string(dtype_name(t))] = fraction_json(f);
   return {{"schema_version", sim::kResultSchemaVersion},
           {"name", s.name},
           {"description", s.description},
@@ -153,22 +159,7 @@ nlohmann::json system_json(const hardware::SystemSpec& s) {
           {"runtime",
            {{"cuda_context_bytes", s.runtime.cuda_context_bytes},
             {"allocator_reserve_fraction", s.runtime.allocator_reserve_fraction}}},
-          {"efficiency",
-           {{"calibrated", s.efficiency.calibrated},
-            {"gemm", gemm},
-            {"attention", fraction_json(s.efficiency.attention)},
-            {"attention_fa1", fraction_json(s.efficiency.attention_fa1)},
-            {"attention_fa3", fraction_json(s.efficiency.attention_fa3)},
-            {"attention_cudnn", fraction_json(s.efficiency.attention_cudnn)},
-            {"gemm_half_k", s.efficiency.gemm_half_k},
-            {"memory_bandwidth", fraction_json(s.efficiency.memory_bandwidth)},
-            {"elementwise_bandwidth", fraction_json(s.efficiency.elementwise_bandwidth)},
-            {"fabric_bandwidth", fraction_json(s.efficiency.fabric_bandwidth)},
-            {"fabric_bandwidth_by_collective", per_collective_json(s.efficiency)},
-            {"pcie_bandwidth", fraction_json(s.efficiency.pcie_bandwidth)},
-            {"network_bandwidth", fraction_json(s.efficiency.network_bandwidth)},
-            {"kernel_launch_s", s.efficiency.kernel_launch_s},
-            {"cpu_adam_params_per_s", s.efficiency.cpu_adam_params_per_s}}}};
+          {"efficiency", efficiency_json(s.efficiency)}};
 }
 
 void print_system(const hardware::SystemSpec& s) {
@@ -202,18 +193,15 @@ void print_system(const hardware::SystemSpec& s) {
   const auto frac = [](const char* what, const hardware::Fraction& f) {
     std::cout << fmt::format("    {}: {:.2f} [{:.2f}, {:.2f}]  ({})\n", what, f.value, f.low, f.high, f.source);
   };
-  frac("attention kernel (fa2)", s.efficiency.attention);
-  frac("attention kernel (fa1)", s.efficiency.attention_fa1);
-  if (hardware::is_hopper(s.gpu.compute_capability)) frac("attention kernel (fa3)", s.efficiency.attention_fa3);
-  if (hardware::attention_kernel_problem(s, AttentionKernel::Cudnn).empty())
-    frac("attention kernel (cudnn)", s.efficiency.attention_cudnn);
-  frac("memory bandwidth", s.efficiency.memory_bandwidth);
-  frac("elementwise bandwidth", s.efficiency.elementwise_bandwidth);
-  frac("fabric bandwidth", s.efficiency.fabric_bandwidth);
-  for (const auto& [name, f] : per_collective(s.efficiency))
-    frac(fmt::format("fabric bandwidth, {}", name).c_str(), *f);
-  frac("pcie bandwidth", s.efficiency.pcie_bandwidth);
-  frac("network bandwidth", s.efficiency.network_bandwidth);
+  for (const auto& k : hardware::fraction_keys()) {
+    const hardware::Fraction* f = fraction_of(s.efficiency, k);
+    if (!f) continue;
+    if (k.shown == hardware::ShownWhen::Hopper && !hardware::is_hopper(s.gpu.compute_capability)) continue;
+    if (k.shown == hardware::ShownWhen::CudnnCapable &&
+        !hardware::attention_kernel_problem(s, AttentionKernel::Cudnn).empty())
+      continue;
+    frac(k.label, *f);
+  }
   std::cout << fmt::format(
       "    GEMM half-efficiency contraction: k = {:.0f}; kernel launch {:.1f} us; CPU Adam {:.0f} Mparams/s ({})\n",
       s.efficiency.gemm_half_k, s.efficiency.kernel_launch_s / units::us, s.efficiency.cpu_adam_params_per_s / 1e6,

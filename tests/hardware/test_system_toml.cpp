@@ -1,6 +1,8 @@
 // System TOML parsing, presets and defaults (src/llmsim/hardware/system_toml.h, system_spec.h, efficiency.h).
 #include <doctest/doctest.h>
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <fstream>
 #include <string>
@@ -8,7 +10,9 @@
 
 #include "llmsim/core/error.h"
 #include "llmsim/core/units.h"
+#include "llmsim/hardware/efficiency_keys.h"
 #include "llmsim/hardware/system_toml.h"
+#include "test_util.h"
 
 namespace hw = llmsim::hardware;
 namespace units = llmsim::units;
@@ -423,4 +427,32 @@ TEST_CASE("fabric names and PCIe rates") {
   CHECK(hw::derived_pcie_bandwidth_Bps(6, 16) == doctest::Approx(121.0e9));
   CHECK(hw::derived_pcie_bandwidth_Bps(4, 8) == doctest::Approx(15.752e9));
   CHECK(hw::derived_pcie_bandwidth_Bps(2, 16) == 0);
+}
+
+TEST_CASE("every [efficiency] key of the one key table is read into its own field, with its band") {
+  std::ifstream in(kBadDir + "minimal.toml");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  text += "\n[efficiency]\n";
+  const auto& keys = hw::fraction_keys();
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    const double v = 0.30 + 0.01 * static_cast<double>(i);
+    text += fmt::format("{} = {}\n{}_low = {}\n{}_high = {}\n", keys[i].toml_key, v, keys[i].toml_key, v - 0.05,
+                        keys[i].toml_key, v + 0.05);
+  }
+  for (std::size_t i = 0; i < hw::gemm_fraction_dtypes().size(); ++i)
+    text += fmt::format("{} = {}\n", hw::gemm_fraction_key(hw::gemm_fraction_dtypes()[i]), 0.70 + 0.01 * double(i));
+  const hw::SystemSpec s = hw::load_system_toml(llmsim::test::write_temp("every_efficiency_key.toml", text));
+  std::vector<hw::FractionField> seen;
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    CAPTURE(keys[i].toml_key);
+    const hw::Fraction& f = keys[i].value ? s.efficiency.*keys[i].value : *(s.efficiency.*keys[i].optional);
+    CHECK(f.value == doctest::Approx(0.30 + 0.01 * static_cast<double>(i)));
+    CHECK(f.low == doctest::Approx(0.25 + 0.01 * static_cast<double>(i)));
+    CHECK(f.high == doctest::Approx(0.35 + 0.01 * static_cast<double>(i)));
+    CHECK(&hw::fraction_key(keys[i].field) == &keys[i]);  // one entry per field
+    CHECK(std::find(seen.begin(), seen.end(), keys[i].field) == seen.end());
+    seen.push_back(keys[i].field);
+  }
+  for (std::size_t i = 0; i < hw::gemm_fraction_dtypes().size(); ++i)
+    CHECK(s.efficiency.gemm.at(hw::gemm_fraction_dtypes()[i]).value == doctest::Approx(0.70 + 0.01 * double(i)));
 }

@@ -16,6 +16,7 @@
 #include "llmsim/core/units.h"
 #include "llmsim/cost/comm_cost.h"
 #include "llmsim/hardware/efficiency.h"
+#include "llmsim/hardware/efficiency_keys.h"
 
 namespace llmsim::calibrate {
 
@@ -390,26 +391,31 @@ std::string efficiency_table(const CalibrationFits& f, const hardware::SystemSpe
   auto fraction = [&](const std::string& key, double v, double lo, double hi, const std::string& why) {
     write(key, written_fraction(v, lo, hi), why);
   };
+  using F = hardware::FractionField;
+  const auto toml_key = [](F field) { return std::string(hardware::fraction_key(field).toml_key); };
   for (const auto& [dtype, g] : f.gemm) {
-    if (dtype != "bf16" && dtype != "fp16" && dtype != "fp32" && dtype != "tf32" && dtype != "fp8") continue;
-    fraction("gemm_fraction_" + dtype, g.fraction, g.fraction_low, g.fraction_high,
+    DType t{};
+    const auto& calibrated = hardware::gemm_fraction_dtypes();
+    if (!parse_dtype(dtype, t) || std::find(calibrated.begin(), calibrated.end(), t) == calibrated.end()) continue;
+    fraction(hardware::gemm_fraction_key(t), g.fraction, g.fraction_low, g.fraction_high,
              fmt::format("{} GEMMs, {} compute-bound shapes, fit error {:.1f}%", dtype, g.n, 100 * g.rel_rms));
   }
   if (auto it = f.gemm.find("bf16"); it != f.gemm.end())
-    o << fmt::format("gemm_half_k = {:.1f}   # bf16 fit\n", it->second.half_k);
+    o << fmt::format("{} = {:.1f}   # bf16 fit\n", hardware::kGemmHalfKKey, it->second.half_k);
   const double hbm = base.gpu.memory_bandwidth_Bps;
   if (f.memory && hbm > 0)
-    fraction("memory_bandwidth_fraction", f.memory->bandwidth_Bps / hbm, f.memory->bandwidth_low_Bps / hbm,
+    fraction(toml_key(F::MemoryBandwidth), f.memory->bandwidth_Bps / hbm, f.memory->bandwidth_low_Bps / hbm,
              f.memory->bandwidth_high_Bps / hbm,
              fmt::format("device copy {} of {}", gbps(f.memory->bandwidth_Bps), gbps(hbm)));
   if (f.elementwise && hbm > 0)
-    fraction("elementwise_bandwidth_fraction", f.elementwise->bandwidth_Bps / hbm,
+    fraction(toml_key(F::ElementwiseBandwidth), f.elementwise->bandwidth_Bps / hbm,
              f.elementwise->bandwidth_low_Bps / hbm, f.elementwise->bandwidth_high_Bps / hbm,
              fmt::format("RMSNorm/SiLU-mul/softmax/RoPE-shaped kernels {} of {}", gbps(f.elementwise->bandwidth_Bps),
                          gbps(hbm)));
-  if (f.launch_s) o << fmt::format("kernel_launch_us = {:.2f}   # empty-kernel launch\n", *f.launch_s * 1e6);
+  if (f.launch_s)
+    o << fmt::format("{} = {:.2f}   # empty-kernel launch\n", hardware::kKernelLaunchKey, *f.launch_s * 1e6);
   if (const auto fr = pcie_fraction_of(f, base))
-    write("pcie_bandwidth_fraction", *fr,
+    write(toml_key(F::PcieBandwidth), *fr,
           fmt::format("pinned host->device {} of {}", gbps(f.h2d->bandwidth_Bps), gbps(base.node.pcie_bandwidth_Bps)));
   // The simulator's fabric fraction is the ring bus bandwidth over the node's NVLink/NVSwitch; take
   // the largest measured group within one node. All-reduce sets the general fraction; all-gather,
@@ -420,18 +426,18 @@ std::string efficiency_table(const CalibrationFits& f, const hardware::SystemSpe
     if (const auto fr = fabric_fraction_of(by_group, base))
       write(key, fr->second, fmt::format("NCCL {} bus bandwidth over {} GPUs", what, fr->first));
   };
-  map_fabric("fabric_bandwidth_fraction", f.all_reduce, "all-reduce");
-  map_fabric("fabric_bandwidth_fraction_all_gather", links_of(f, "nccl_all_gather"), "all-gather");
-  map_fabric("fabric_bandwidth_fraction_reduce_scatter", links_of(f, "nccl_reduce_scatter"), "reduce-scatter");
-  map_fabric("fabric_bandwidth_fraction_all_to_all", links_of(f, "nccl_all_to_all"), "all-to-all");
-  map_fabric("fabric_bandwidth_fraction_send_recv", links_of(f, "nccl_send_recv"), "send/recv");
+  map_fabric(toml_key(F::FabricBandwidth), f.all_reduce, "all-reduce");
+  map_fabric(toml_key(F::FabricAllGather), links_of(f, "nccl_all_gather"), "all-gather");
+  map_fabric(toml_key(F::FabricReduceScatter), links_of(f, "nccl_reduce_scatter"), "reduce-scatter");
+  map_fabric(toml_key(F::FabricAllToAll), links_of(f, "nccl_all_to_all"), "all-to-all");
+  map_fabric(toml_key(F::FabricSendRecv), links_of(f, "nccl_send_recv"), "send/recv");
   // The scale-out network: from a multi-node all-reduce, through the simulator's hierarchical model
   // (derive_network_fraction), with the intra-node fractions written above.
   if (f.network)
-    fraction("network_bandwidth_fraction", f.network->value, f.network->low, f.network->high, f.network->why);
+    fraction(toml_key(F::NetworkBandwidth), f.network->value, f.network->low, f.network->high, f.network->why);
   if (f.cpu_adam) {
     // Measured with every hardware thread of this host; a node of `cpu_cores` cores is assumed to be this host.
-    o << fmt::format("cpu_adam_Mparams_per_s = {:.1f}   # fused AdamW, all host threads\n", f.cpu_adam->rate / 1e6);
+    o << fmt::format("{} = {:.1f}   # fused AdamW, all host threads\n", hardware::kCpuAdamKey, f.cpu_adam->rate / 1e6);
   }
   return o.str();
 }

@@ -15,6 +15,7 @@
 #include "llmsim/core/suggest.h"
 #include "llmsim/core/toml_reader.h"
 #include "llmsim/core/units.h"
+#include "llmsim/hardware/efficiency_keys.h"
 
 namespace llmsim::hardware {
 
@@ -62,29 +63,6 @@ const std::initializer_list<const char*> kNodeKeys = {"gpus_per_node",
                                                       "host_memory_bandwidth_GBps"};
 const std::initializer_list<const char*> kNetworkKeys = {"nics_per_node", "nic_bandwidth_Gbps", "latency_us"};
 const std::initializer_list<const char*> kRuntimeKeys = {"cuda_context_GiB", "allocator_reserve_fraction"};
-const std::initializer_list<const char*> kEfficiencyKeys = {"calibrated",
-                                                            "gemm_fraction_bf16",
-                                                            "gemm_fraction_fp16",
-                                                            "gemm_fraction_fp32",
-                                                            "gemm_fraction_tf32",
-                                                            "gemm_fraction_fp8",
-                                                            "attention_fraction",
-                                                            "attention_fraction_fa1",
-                                                            "attention_fraction_fa3",
-                                                            "attention_fraction_cudnn",
-                                                            "memory_bandwidth_fraction",
-                                                            "elementwise_bandwidth_fraction",
-                                                            "fabric_bandwidth_fraction_all_gather",
-                                                            "fabric_bandwidth_fraction_reduce_scatter",
-                                                            "fabric_bandwidth_fraction_all_to_all",
-                                                            "fabric_bandwidth_fraction_send_recv",
-                                                            "fabric_bandwidth_fraction",
-                                                            "pcie_bandwidth_fraction",
-                                                            "network_bandwidth_fraction",
-                                                            "kernel_launch_us",
-                                                            "gemm_half_k",
-                                                            "cpu_adam_Mparams_per_s",
-                                                            "source"};
 
 // Rejects unknown keys up front (see above), with file:line and a did-you-mean.
 void declare_and_check(TomlReader& t, std::initializer_list<const char*> keys) {
@@ -230,64 +208,31 @@ void override_fraction(TomlReader& t, const std::string& key, const std::string&
   if (f.high < f.value) broken_rule(t, key + "_high", show(f.high), "must be >= " + key + " = " + show(*v));
 }
 
-// Fractions that may carry a calibrated band: `<key>_low` and `<key>_high` beside `<key>`.
-const char* const kBandedFractions[] = {"gemm_fraction_bf16",
-                                        "gemm_fraction_fp16",
-                                        "gemm_fraction_fp32",
-                                        "gemm_fraction_tf32",
-                                        "gemm_fraction_fp8",
-                                        "attention_fraction",
-                                        "attention_fraction_fa1",
-                                        "attention_fraction_fa3",
-                                        "attention_fraction_cudnn",
-                                        "memory_bandwidth_fraction",
-                                        "elementwise_bandwidth_fraction",
-                                        "fabric_bandwidth_fraction",
-                                        "fabric_bandwidth_fraction_all_gather",
-                                        "fabric_bandwidth_fraction_reduce_scatter",
-                                        "fabric_bandwidth_fraction_all_to_all",
-                                        "fabric_bandwidth_fraction_send_recv",
-                                        "pcie_bandwidth_fraction",
-                                        "network_bandwidth_fraction"};
-
 void read_efficiency(std::optional<TomlReader> t, Efficiency& e) {
   if (!t) return;
-  for (const char* k : kBandedFractions) {
-    t->ignore(std::string(k) + "_low");
-    t->ignore(std::string(k) + "_high");
+  // Fractions may carry a calibrated band: `<key>_low` and `<key>_high` beside `<key>`.
+  for (const std::string& k : banded_fraction_keys()) {
+    t->ignore(k + "_low");
+    t->ignore(k + "_high");
   }
-  declare_and_check(*t, kEfficiencyKeys);
+  for (const std::string& k : efficiency_toml_keys()) t->ignore(k);
+  t->finish();
   const std::string source = t->opt_string("source").value_or("[efficiency] override in " + t->file());
   e.calibrated = t->opt_boolean("calibrated").value_or(e.calibrated);
-  const std::pair<const char*, DType> gemm_keys[] = {{"gemm_fraction_bf16", DType::BF16},
-                                                     {"gemm_fraction_fp16", DType::FP16},
-                                                     {"gemm_fraction_fp32", DType::FP32},
-                                                     {"gemm_fraction_tf32", DType::TF32},
-                                                     {"gemm_fraction_fp8", DType::FP8}};
-  for (const auto& [key, dtype] : gemm_keys) override_fraction(*t, key, source, e.gemm[dtype]);
-  override_fraction(*t, "attention_fraction", source, e.attention);
-  override_fraction(*t, "attention_fraction_fa1", source, e.attention_fa1);
-  override_fraction(*t, "attention_fraction_fa3", source, e.attention_fa3);
-  override_fraction(*t, "attention_fraction_cudnn", source, e.attention_cudnn);
-  override_fraction(*t, "memory_bandwidth_fraction", source, e.memory_bandwidth);
-  override_fraction(*t, "elementwise_bandwidth_fraction", source, e.elementwise_bandwidth);
-  override_fraction(*t, "fabric_bandwidth_fraction", source, e.fabric_bandwidth);
-  const std::pair<const char*, std::optional<Fraction>*> per_collective[] = {
-      {"fabric_bandwidth_fraction_all_gather", &e.fabric_all_gather},
-      {"fabric_bandwidth_fraction_reduce_scatter", &e.fabric_reduce_scatter},
-      {"fabric_bandwidth_fraction_all_to_all", &e.fabric_all_to_all},
-      {"fabric_bandwidth_fraction_send_recv", &e.fabric_send_recv}};
-  for (const auto& [key, slot] : per_collective) {
-    Fraction f{};
-    if (!t->has(key)) continue;
-    override_fraction(*t, key, source, f);
-    *slot = f;
+  for (const DType dtype : gemm_fraction_dtypes())
+    override_fraction(*t, gemm_fraction_key(dtype), source, e.gemm[dtype]);
+  for (const FractionKey& k : fraction_keys()) {
+    if (k.value) {
+      override_fraction(*t, k.toml_key, source, e.*k.value);
+    } else if (t->has(k.toml_key)) {
+      Fraction f{};
+      override_fraction(*t, k.toml_key, source, f);
+      e.*k.optional = f;
+    }
   }
-  override_fraction(*t, "pcie_bandwidth_fraction", source, e.pcie_bandwidth);
-  override_fraction(*t, "network_bandwidth_fraction", source, e.network_bandwidth);
-  if (const auto v = t->opt_non_negative("kernel_launch_us")) e.kernel_launch_s = *v * units::us;
-  if (const auto v = t->opt_positive("gemm_half_k")) e.gemm_half_k = *v;
-  if (const auto v = t->opt_positive("cpu_adam_Mparams_per_s")) {
+  if (const auto v = t->opt_non_negative(kKernelLaunchKey)) e.kernel_launch_s = *v * units::us;
+  if (const auto v = t->opt_positive(kGemmHalfKKey)) e.gemm_half_k = *v;
+  if (const auto v = t->opt_positive(kCpuAdamKey)) {
     e.cpu_adam_params_per_s = *v * 1e6;
     e.cpu_adam_source = source;
   }
