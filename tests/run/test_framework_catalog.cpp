@@ -241,3 +241,23 @@ TEST_CASE("describe() names every recipe field that is set") {
         "optimizer=adam8bit", "optimizer_in_backward=yes"})
     CHECK_MESSAGE(d.find(key) != std::string::npos, key << " in " << d);
 }
+
+TEST_CASE("the training frameworks come first in Framework, and the aliases parse to what they name") {
+  const auto names = training_framework_names();
+  REQUIRE(names.size() == 4);
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const auto f = static_cast<Framework>(i);
+    CHECK(is_training_framework(f));
+    CHECK(names[i] == name_of(f));
+  }
+  CHECK_FALSE(is_training_framework(Framework::Vllm));
+  for (const auto& [alias, name] : framework_aliases()) {
+    Framework a{}, n{};
+    REQUIRE(parse_name(alias, a));
+    REQUIRE(parse_name(name, n));
+    CHECK(a == n);
+  }
+  Framework f{};
+  CHECK((parse_name("nemo", f) && f == Framework::Megatron));
+  CHECK((parse_name("fastertransformer", f) && f == Framework::TrtLlm));
+}

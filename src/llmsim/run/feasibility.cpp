@@ -9,9 +9,7 @@ namespace llmsim::sim {
 
 namespace {
 // The inference engines, which have no training recipe.
-bool is_engine(Framework f) {
-  return f == Framework::Vllm || f == Framework::Tgi || f == Framework::LightLlm || f == Framework::TrtLlm;
-}
+bool is_engine(Framework f) { return !is_training_framework(f); }
 
 }  // namespace
 

@@ -82,15 +82,28 @@ bool parse_name(std::string_view s, Offload& out) { return parse(kOffload, s, ou
 bool parse_name(std::string_view s, FinetuneKind& out) { return parse(kFinetune, s, out); }
 bool parse_name(std::string_view s, Optimizer& out) { return parse(kOptimizer, s, out); }
 bool parse_name(std::string_view s, PipelineSchedule& out) { return parse(kSchedule, s, out); }
+bool is_training_framework(Framework f) {
+  return f == Framework::Megatron || f == Framework::DeepSpeed || f == Framework::Fsdp || f == Framework::Hf;
+}
+
+std::vector<std::string> training_framework_names() {
+  std::vector<std::string> out;
+  for (const auto& [f, name] : kFramework)
+    if (is_training_framework(f)) out.emplace_back(name);
+  return out;
+}
+
+const std::vector<std::pair<std::string, std::string>>& framework_aliases() {
+  static const std::vector<std::pair<std::string, std::string>> aliases = {
+      {"megatron-lm", "megatron"},
+      {"nemo", "megatron"},               // NeMo trains with Megatron-Core
+      {"fastertransformer", "trt-llm"}};  // TensorRT-LLM's predecessor: same static KV allocation per request
+  return aliases;
+}
+
 bool parse_name(std::string_view s, Framework& out) {
-  if (s == "megatron-lm" || s == "nemo") {  // NeMo trains with Megatron-Core
-    out = Framework::Megatron;
-    return true;
-  }
-  if (s == "fastertransformer") {  // TensorRT-LLM's predecessor: same static KV allocation per request
-    out = Framework::TrtLlm;
-    return true;
-  }
+  for (const auto& [alias, name] : framework_aliases())
+    if (s == alias) return parse(kFramework, name, out);
   return parse(kFramework, s, out);
 }
 

@@ -38,6 +38,13 @@ std::vector<std::string> finetune_names();
 std::vector<std::string> optimizer_names();
 std::vector<std::string> pipeline_schedule_names();
 std::vector<std::string> framework_names();
+// Whether a framework trains (Megatron, DeepSpeed, FSDP, HF) rather than serves (the engines).
+bool is_training_framework(Framework f);
+// The training frameworks' names, in enum order: they come first in Framework, so a name's index is
+// its enum value (the search's framework axis relies on it).
+std::vector<std::string> training_framework_names();
+// Other spellings parse_name(Framework) accepts, and the name each stands for.
+const std::vector<std::pair<std::string, std::string>>& framework_aliases();
 // Parse a name; false when unknown (the caller reports the error with its location).
 bool parse_name(std::string_view s, Workload& out);
 bool parse_name(std::string_view s, Recompute& out);

@@ -21,9 +21,14 @@ namespace {
 const std::vector<std::string> kOnOff = {"off", "on"};
 const std::vector<std::pair<std::string, std::string>> kOnOffAliases = {{"false", "off"}, {"true", "on"}, {"no", "off"},
                                                                         {"yes", "on"},    {"0", "off"},   {"1", "on"}};
-const std::vector<std::string> kTrainFrameworks = {"megatron", "deepspeed", "fsdp", "hf"};  // Framework order
-const std::vector<std::pair<std::string, std::string>> kFrameworkAliases = {{"megatron-lm", "megatron"},
-                                                                            {"nemo", "megatron"}};
+const std::vector<std::string> kTrainFrameworks = training_framework_names();  // Framework order
+// The aliases of a training framework (megatron-lm, nemo); the engines' are not choices here.
+const std::vector<std::pair<std::string, std::string>> kFrameworkAliases = [] {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& [alias, name] : framework_aliases())
+    if (Framework f{}; parse_name(name, f) && is_training_framework(f)) out.emplace_back(alias, name);
+  return out;
+}();
 const std::vector<std::string> kPrecisions = compute_precision_names();  // DType order
 
 std::size_t idx(TrainAxis a) { return static_cast<std::size_t>(a); }
