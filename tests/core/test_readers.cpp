@@ -2,6 +2,8 @@
 
 #include "test_util.h"
 
+#include "llmsim/core/csv_reader.h"
+#include "llmsim/core/error.h"
 #include "llmsim/core/json_reader.h"
 #include "llmsim/core/strings.h"
 #include "llmsim/core/toml_reader.h"
@@ -52,4 +54,43 @@ TEST_CASE("text helpers: blanks trimmed, ASCII lower-cased") {
   CHECK(llmsim::trim_blanks("  ").empty());
   CHECK(llmsim::trim_blanks("a b") == "a b");
   CHECK(llmsim::to_lower("TensorRT-LLM") == "tensorrt-llm");
+}
+
+TEST_CASE("csv reader: quoted fields, line and column of each field, comments, blanks, BOM") {
+  const std::string text =
+      "\xEF\xBB\xBF"
+      "a,b,c\r\n"
+      "1,\"x, y\",\"say \"\"hi\"\"\"\n"
+      "# a comment line\n"
+      "   \n"
+      "2,\"two\nlines\",z\n"
+      "3, 4 ,5";
+  const auto plain = llmsim::parse_csv(text, "t.csv");
+  // Without options the comment and the blank line are records of their own.
+  REQUIRE(plain.size() == 6);
+  const auto r = llmsim::parse_csv(text, "t.csv", llmsim::CsvOptions{.comment_lines = true, .skip_blank = true});
+  REQUIRE(r.size() == 4);
+  CHECK(r[0].fields == std::vector<std::string>{"a", "b", "c"});  // BOM and CR gone
+  CHECK(r[0].columns == std::vector<int>{1, 3, 5});
+  CHECK(r[1].line == 2);
+  CHECK(r[1].fields == std::vector<std::string>{"1", "x, y", "say \"hi\""});
+  CHECK(r[1].columns == std::vector<int>{1, 3, 10});
+  CHECK(r[2].line == 5);
+  CHECK(r[2].fields[1] == "two\nlines");
+  CHECK(r[3].line == 7);  // after the two-line record
+  CHECK(r[3].fields == std::vector<std::string>{"3", " 4 ", "5"});
+  CHECK(r[3].columns == std::vector<int>{1, 3, 7});
+  // Broken quoting is an Input error at its line.
+  const auto rule = [](const std::string& t) {
+    try {
+      llmsim::parse_csv(t, "bad.csv");
+    } catch (const llmsim::Error& e) {
+      CHECK(e.kind() == llmsim::ErrorKind::Input);
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  CHECK(rule("a,b\n1,\"open\n").find("bad.csv:2") != std::string::npos);
+  CHECK(rule("a,b\n1,\"x\"y\n").find("after a closing quote") != std::string::npos);
+  CHECK(rule("a,b\n1,x\"y\"\n").find("quote inside an unquoted field") != std::string::npos);
 }

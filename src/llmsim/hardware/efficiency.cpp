@@ -148,9 +148,9 @@ Efficiency default_efficiency(int compute_capability) {
   e.cpu_adam_source =
       "Ren et al. 2021, 'ZeRO-Offload' (USENIX ATC'21), CPU-Adam latency table: ~0.22 s per 1B and "
       "~2.6 s per 10B parameters on a DGX-2 host (2x Xeon Platinum 8168), i.e. ~4e9 params/s, 5-7x "
-      "PyTorch CPU Adam (deepspeed.ai ZeRO-Offload tutorial confirms the 5-7x). The absolute latencies "
-      "were recalled, not re-read from the paper in this session; the rate scales with host memory "
-      "bandwidth, so calibrate it per system.";
+      "PyTorch CPU Adam (the deepspeed.ai ZeRO-Offload tutorial gives the same 5-7x; the absolute "
+      "latencies are not yet checked against the paper's table). The rate scales with host memory "
+      "bandwidth: calibrate it per system (llmsim calibrate --only cpu).";
   return e;
 }
 

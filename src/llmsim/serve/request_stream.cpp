@@ -8,7 +8,9 @@
 
 #include <fmt/format.h>
 
+#include "llmsim/core/csv_reader.h"
 #include "llmsim/core/error.h"
+#include "llmsim/core/suggest.h"
 
 namespace llmsim::sim {
 
@@ -173,28 +175,19 @@ std::vector<Request> generate_requests(const StreamSpec& spec) {
 }
 
 TraceFile read_trace_csv(const std::string& path) {
-  std::ifstream f(path);
+  std::ifstream f(path, std::ios::binary);
   if (!f) throw_not_found(Location{.file = path}, "cannot open the trace file");
+  const std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
   static const char* kColumns[] = {"arrival_s", "input_tokens", "output_tokens"};
   TraceFile tf;
-  std::string line;
-  int lineno = 0;
   bool header = false;
-  while (std::getline(f, line)) {
-    ++lineno;
-    const std::string t = trim(line);
-    if (t.empty() || t[0] == '#') continue;
-    // Split on commas, remembering where each field starts (1-based column of the line).
+  int lineno = 0;
+  for (const CsvRecord& rec : parse_csv(text, path, CsvOptions{.comment_lines = true, .skip_blank = true})) {
+    lineno = rec.line;
     std::vector<std::string> fields;
-    std::vector<int> starts;
-    std::size_t pos = 0;
-    while (true) {
-      const auto comma = line.find(',', pos);
-      fields.push_back(trim(line.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos)));
-      starts.push_back(static_cast<int>(pos) + 1);
-      if (comma == std::string::npos) break;
-      pos = comma + 1;
-    }
+    for (const std::string& field : rec.fields) fields.push_back(trim(field));
+    const std::vector<int>& starts = rec.columns;
+    const std::string t = trim(join(rec.fields, ","));
     if (!header) {
       if (fields.size() != 3 || fields[0] != kColumns[0] || fields[1] != kColumns[1] || fields[2] != kColumns[2])
         throw_input(Location{.file = path, .line = lineno, .column = 1},

@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "llmsim/core/csv_reader.h"
 #include "llmsim/core/strings.h"
 #include "llmsim/core/suggest.h"
 #include "llmsim/hardware/system_toml.h"
@@ -86,11 +87,6 @@ namespace {
 // ---------------------------------------------------------------------------------------------
 // RFC 4180 reading
 
-struct Record {
-  int line = 0;  // line the record starts on (quoted fields may span lines)
-  std::vector<std::string> fields;
-};
-
 std::string read_text(const std::string& path) {
   if (!fs::is_regular_file(path)) throw_not_found(Location{.file = path}, "no such measured-run file");
   std::ifstream in(path, std::ios::binary);
@@ -100,77 +96,10 @@ std::string read_text(const std::string& path) {
   return ss.str();
 }
 
-// Splits the text into records. Quoted fields may hold commas, doubled quotes and line breaks; CRLF
-// and LF both end a record; blank lines are skipped (a trailing newline is not an empty record).
-std::vector<Record> parse_csv(const std::string& text, const std::string& file) {
-  std::vector<Record> records;
-  Record rec{.line = 1};
-  std::string field;
-  int line = 1;
-  bool quoted = false;       // inside a quoted field
-  bool after_quote = false;  // a quoted field just closed: only a separator may follow
-  bool record_has_text = false;
-  const auto end_field = [&] {
-    rec.fields.push_back(std::move(field));
-    field.clear();
-    after_quote = false;
-  };
-  const auto end_record = [&] {
-    end_field();
-    if (record_has_text) records.push_back(std::move(rec));
-    rec = Record{.line = line + 1};
-    record_has_text = false;
-  };
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (quoted) {
-      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
-        field += '"';
-        ++i;
-      } else if (c == '"') {
-        quoted = false;
-        after_quote = true;
-      } else {
-        if (c == '\n') ++line;
-        field += c;
-      }
-      continue;
-    }
-    if (c == ',') {
-      end_field();
-      record_has_text = true;
-    } else if (c == '\n' || (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n')) {
-      if (c == '\r') ++i;
-      end_record();
-      ++line;
-    } else if (after_quote) {
-      throw_input(Location{.file = file, .line = line},
-                  fmt::format("unexpected '{}' after a closing quote (a quoted field must end at a comma or the "
-                              "end of the line; write \"\" for a quote inside it)",
-                              c));
-    } else if (c == '"') {
-      if (!field.empty())
-        throw_input(Location{.file = file, .line = line},
-                    "quote inside an unquoted field (quote the whole field and double the inner quotes)");
-      quoted = true;
-      record_has_text = true;
-    } else {
-      field += c;
-      record_has_text = true;
-    }
-  }
-  if (quoted) throw_input(Location{.file = file, .line = rec.line}, "unterminated quoted field");
-  if (record_has_text) {  // the last record had no line break after it
-    rec.fields.push_back(std::move(field));
-    records.push_back(std::move(rec));
-  }
-  return records;
-}
-
 // Column name -> field index, checked against the schema.
 using Header = std::vector<std::pair<std::string, std::size_t>>;
 
-Header read_header(const Record& rec, const std::string& file) {
+Header read_header(const CsvRecord& rec, const std::string& file) {
   const auto& known = measured_run_columns();
   Header h;
   for (std::size_t i = 0; i < rec.fields.size(); ++i) {
@@ -197,7 +126,7 @@ Header read_header(const Record& rec, const std::string& file) {
 
 class RowReader {
  public:
-  RowReader(const Header& header, const Record& rec, const std::string& file)
+  RowReader(const Header& header, const CsvRecord& rec, const std::string& file)
       : header_(header), rec_(rec), file_(file) {}
 
   // A row whose field count differs from the header's is an error of that row alone.
@@ -284,7 +213,7 @@ class RowReader {
 
  private:
   const Header& header_;
-  const Record& rec_;
+  const CsvRecord& rec_;
   const std::string& file_;
 };
 
@@ -780,7 +709,7 @@ std::vector<MeasuredRun> load_measured_runs(const std::string& path, const std::
   std::string text = read_text(path);
   // Spreadsheet programs save "CSV UTF-8" with a byte-order mark; it is not part of the first column's name.
   if (text.starts_with("\xEF\xBB\xBF")) text.erase(0, 3);
-  const std::vector<Record> records = parse_csv(text, path);
+  const std::vector<CsvRecord> records = parse_csv(text, path);
   if (records.empty()) throw_input(Location{.file = path, .line = 1}, "empty file: the first line must be the header");
   const Header header = read_header(records.front(), path);
   FileContext ctx{.file = path,
