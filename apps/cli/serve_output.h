@@ -1,0 +1,31 @@
+#pragma once
+// The outputs of `llmsim serve` (cmd_serve.cpp): the table, JSON and CSV of a serving result, its
+// Chrome trace and the per-request CSV.
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "llmsim/run/run_spec.h"
+#include "llmsim/serve/serving_sim.h"
+
+namespace llmsim::cli::serve_output {
+
+// What the printers show besides the result: the run as the user described it.
+struct Context {
+  std::string model, system, stream;
+  sim::RunSpec run;
+  bool calibrated = false;
+  double gpu_memory = 0;
+  double wall_s = 0;
+  double slo_ttft_ms = 0, slo_tpot_ms = 0;  // the goodput bounds given (0: none)
+};
+
+nlohmann::json to_json(const Context& c, const sim::ServingResult& r);
+void print_csv(const sim::ServingResult& r);
+void print_table(const Context& c, const sim::ServingResult& r);
+// Iterations and request lifetimes as a Chrome trace (Perfetto).
+void write_trace(const std::string& path, const sim::ServingResult& r);
+// Every request's metrics as CSV.
+void write_per_request(const std::string& path, const sim::ServingResult& r);
+
+}  // namespace llmsim::cli::serve_output
