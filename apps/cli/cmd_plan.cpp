@@ -17,62 +17,38 @@ namespace llmsim::cli {
 namespace {
 using namespace search_train;  // NOLINT(google-build-using-namespace): this file's own helpers
 
-int run_plan(const CLI::App& app, SearchCommand& c) {
-  Built b = build_problem(app, c);
-  sim::SearchProblem& p = b.problem;
-  sim::SearchOptions opt;
-  opt.threads = c.threads;
-  opt.top = c.top;
-  opt.verify = std::max<std::size_t>(c.verify, 1);
-  SigintGuard guard;
-  opt.cancel = &g_interrupted;
-  opt.progress = progress_printer("plan");
-  const sim::PlanOutcome o = sim::plan_training(p, opt);
-  clear_progress();
-  std::cerr << fmt::format("llmsim: plan: {} GPU counts, {} configurations in {:.2f} s\n", o.counts_tried,
-                           thousands(static_cast<double>(o.space_size)), o.seconds);
-  const int rc = o.status == sim::SearchStatus::EmptySpace    ? kExitEmptySpace
-                 : o.status == sim::SearchStatus::Interrupted ? kExitInterrupted
-                 : o.met                                      ? 0
-                                                              : 1;
-  const sim::SearchEntry* best = o.met && !o.search.top.empty() ? &o.search.top.front()
-                                 : o.fastest                    ? &*o.fastest
-                                                                : nullptr;
+// The plan as JSON (schema_version inside).
+nlohmann::json plan_json(const sim::SearchProblem& p, const sim::PlanOutcome& o, const sim::SearchEntry* best) {
+  nlohmann::json j;
+  j["schema_version"] = sim::kResultSchemaVersion;
+  j["command"] = "plan train";
+  j["model"] = p.model->name;
+  j["systems"] = names_of(p);
+  j["tokens"] = p.train_tokens;
+  j["deadline_s"] = p.deadline_s;
+  j["status"] = o.status == sim::SearchStatus::Ok           ? "ok"
+                : o.status == sim::SearchStatus::EmptySpace ? "empty"
+                                                            : "interrupted";
+  j["met"] = o.met;
+  j["gpus"] = o.gpus;
+  j["lower_bound_gpus"] = o.lower_bound_gpus;
+  j["counts_tried"] = o.counts_tried;
+  j["space_size"] = o.space_size;
+  j["evaluated"] = o.evaluated;
+  j["pruned"] = pruned_json(o.pruned);
+  if (best) j["best"] = entry_json(p, *best, 1);
+  auto alt = nlohmann::json::array();
+  for (std::size_t k = 1; o.met && k < o.search.top.size(); ++k) alt.push_back(entry_json(p, o.search.top[k], k + 1));
+  j["alternatives"] = alt;
+  return j;
+}
+
+// The plan as a table: the answer, its time, cost and energy, the configuration, alternatives and what
+// was pruned.
+void print_plan_table(const SearchCommand& c, const sim::SearchProblem& p, const sim::PlanOutcome& o,
+                      const sim::SearchEntry* best) {
   const bool multi_system = p.systems.size() > 1;
   const sim::ResolvedTrainSpace rs = sim::resolve_train_space(p.space, *p.model, p.systems);
-  if (c.common.format() == Format::Json) {
-    nlohmann::json j;
-    j["schema_version"] = sim::kResultSchemaVersion;
-    j["command"] = "plan train";
-    j["model"] = p.model->name;
-    j["systems"] = names_of(p);
-    j["tokens"] = p.train_tokens;
-    j["deadline_s"] = p.deadline_s;
-    j["status"] = o.status == sim::SearchStatus::Ok           ? "ok"
-                  : o.status == sim::SearchStatus::EmptySpace ? "empty"
-                                                              : "interrupted";
-    j["met"] = o.met;
-    j["gpus"] = o.gpus;
-    j["lower_bound_gpus"] = o.lower_bound_gpus;
-    j["counts_tried"] = o.counts_tried;
-    j["space_size"] = o.space_size;
-    j["evaluated"] = o.evaluated;
-    j["pruned"] = pruned_json(o.pruned);
-    if (best) j["best"] = entry_json(p, *best, 1);
-    auto alt = nlohmann::json::array();
-    for (std::size_t k = 1; o.met && k < o.search.top.size(); ++k) alt.push_back(entry_json(p, o.search.top[k], k + 1));
-    j["alternatives"] = alt;
-    std::cout << j.dump(2) << "\n";
-    return rc;
-  }
-  if (c.common.format() == Format::Csv) {
-    std::cout << csv_header;
-    if (o.met)
-      for (std::size_t k = 0; k < o.search.top.size(); ++k) csv_row(std::cout, p, o.search.top[k], k + 1);
-    else if (best)
-      csv_row(std::cout, p, *best, 1);
-    return rc;
-  }
   std::vector<std::string> names;
   for (const auto& sys : p.systems) names.push_back(sys.name);
   std::cout << fmt::format("llmsim plan train: {}, {:.3g} tokens within {} on {}\n", p.model->name, p.train_tokens,
@@ -96,10 +72,10 @@ int run_plan(const CLI::App& app, SearchCommand& c) {
     sim::SearchOutcome dummy;
     dummy.space_size = o.space_size;
     print_empty(dummy, o.pruned, nullptr);
-    return rc;
+    return;
   }
   if (o.status == sim::SearchStatus::Interrupted) std::cout << "\nINTERRUPTED: best so far below (fast estimate)\n";
-  if (!best) return rc;
+  if (!best) return;
   const Row w = row_of(p, *best);
   const auto& sys = p.systems[static_cast<std::size_t>(best->system)];
   std::cout << "\n";
@@ -143,6 +119,42 @@ int run_plan(const CLI::App& app, SearchCommand& c) {
   if (c.explain && o.met && o.search.top.size() >= 2) explain(p, o.search.top[0], o.search.top[1]);
   std::cout << "\n";
   print_pruned(o.pruned, o.space_size, nullptr, 5);
+}
+
+int run_plan(const CLI::App& app, SearchCommand& c) {
+  Built b = build_problem(app, c);
+  sim::SearchProblem& p = b.problem;
+  sim::SearchOptions opt;
+  opt.threads = c.threads;
+  opt.top = c.top;
+  opt.verify = std::max<std::size_t>(c.verify, 1);
+  SigintGuard guard;
+  opt.cancel = &g_interrupted;
+  opt.progress = progress_printer("plan");
+  const sim::PlanOutcome o = sim::plan_training(p, opt);
+  clear_progress();
+  std::cerr << fmt::format("llmsim: plan: {} GPU counts, {} configurations in {:.2f} s\n", o.counts_tried,
+                           thousands(static_cast<double>(o.space_size)), o.seconds);
+  const int rc = o.status == sim::SearchStatus::EmptySpace    ? kExitEmptySpace
+                 : o.status == sim::SearchStatus::Interrupted ? kExitInterrupted
+                 : o.met                                      ? 0
+                                                              : 1;
+  const sim::SearchEntry* best = o.met && !o.search.top.empty() ? &o.search.top.front()
+                                 : o.fastest                    ? &*o.fastest
+                                                                : nullptr;
+  if (c.common.format() == Format::Json) {
+    std::cout << plan_json(p, o, best).dump(2) << "\n";
+    return rc;
+  }
+  if (c.common.format() == Format::Csv) {
+    std::cout << csv_header;
+    if (o.met)
+      for (std::size_t k = 0; k < o.search.top.size(); ++k) csv_row(std::cout, p, o.search.top[k], k + 1);
+    else if (best)
+      csv_row(std::cout, p, *best, 1);
+    return rc;
+  }
+  print_plan_table(c, p, o, best);
   return rc;
 }
 

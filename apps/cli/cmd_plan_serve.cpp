@@ -65,17 +65,8 @@ std::vector<std::string> split(const std::string& s) {
   return out;
 }
 
-int run(const PlanServeCommand& c) {
-  if (c.model.empty()) throw_usage("--model", "--model is required");
-  if (c.systems.empty()) throw_usage("--system", "--system is required (one or more presets or TOML paths)");
-  if (!(c.rate > 0)) throw_usage("--rate", fmt::format("--rate = {}: must be > 0 requests/s", c.rate));
-  if (!(c.slo_ttft_ms > 0)) throw_usage("--slo-ttft", "--slo-ttft (p99, ms) is required and must be > 0");
-  const std::string data = c.data_dir.empty()
-                               ? (std::getenv("LLMSIM_DATA_DIR") ? std::getenv("LLMSIM_DATA_DIR") : LLMSIM_DATA_DIR)
-                               : c.data_dir;
-  const model::ModelSpec m = model::resolve_model(c.model, data);
-  std::vector<hardware::SystemSpec> systems;
-  for (const auto& s : c.systems) systems.push_back(hardware::resolve_system(s, data));
+// The plan's candidate axes and constraints from the flags (usage errors name the flag).
+sim::ServePlanSpec plan_spec(const PlanServeCommand& c) {
   sim::ServePlanSpec spec;
   spec.rate = c.rate;
   spec.slo_ttft_p99_s = c.slo_ttft_ms / 1e3;
@@ -156,13 +147,12 @@ int run(const PlanServeCommand& c) {
       throw_usage("--chunked-prefill",
                   fmt::format("--chunked-prefill = '{}': must be a list of on, off, default", c.chunked));
   }
+  return spec;
+}
 
-  std::cerr << "llmsim plan serve: simulating candidates…\n";
-  const sim::ServePlan plan = sim::plan_serving(m, systems, spec);
-  if (c.csv) {
-    print_csv(plan);
-    return plan.found() ? 0 : 1;
-  }
+// The plan as a table: the answer, then every candidate with its p99 latencies or why it fails.
+void print_table(const PlanServeCommand& c, const model::ModelSpec& m, const sim::ServePlanSpec& spec,
+                 const sim::ServePlan& plan) {
   std::cout << fmt::format("llmsim plan serve: {} at {} requests/s, p99 TTFT <= {} ms{}, input {}, output {}\n", m.name,
                            c.rate, c.slo_ttft_ms,
                            c.slo_tpot_ms > 0 ? fmt::format(", p99 TPOT <= {} ms", c.slo_tpot_ms) : "",
@@ -195,6 +185,27 @@ int run(const PlanServeCommand& c) {
     else
       std::cout << fmt::format("{} {:>8} {:>5} {:>11} {:>11} {:>11}  {}\n", head, "-", "-", "-", "-", "-", k.why);
   }
+}
+
+int run(const PlanServeCommand& c) {
+  if (c.model.empty()) throw_usage("--model", "--model is required");
+  if (c.systems.empty()) throw_usage("--system", "--system is required (one or more presets or TOML paths)");
+  if (!(c.rate > 0)) throw_usage("--rate", fmt::format("--rate = {}: must be > 0 requests/s", c.rate));
+  if (!(c.slo_ttft_ms > 0)) throw_usage("--slo-ttft", "--slo-ttft (p99, ms) is required and must be > 0");
+  const std::string data = c.data_dir.empty()
+                               ? (std::getenv("LLMSIM_DATA_DIR") ? std::getenv("LLMSIM_DATA_DIR") : LLMSIM_DATA_DIR)
+                               : c.data_dir;
+  const model::ModelSpec m = model::resolve_model(c.model, data);
+  std::vector<hardware::SystemSpec> systems;
+  for (const auto& s : c.systems) systems.push_back(hardware::resolve_system(s, data));
+  const sim::ServePlanSpec spec = plan_spec(c);
+  std::cerr << "llmsim plan serve: simulating candidates…\n";
+  const sim::ServePlan plan = sim::plan_serving(m, systems, spec);
+  if (c.csv) {
+    print_csv(plan);
+    return plan.found() ? 0 : 1;
+  }
+  print_table(c, m, spec, plan);
   return plan.found() ? 0 : 1;
 }
 
