@@ -94,3 +94,18 @@ TEST_CASE("csv reader: quoted fields, line and column of each field, comments, b
   CHECK(rule("a,b\n1,\"x\"y\n").find("after a closing quote") != std::string::npos);
   CHECK(rule("a,b\n1,x\"y\"\n").find("quote inside an unquoted field") != std::string::npos);
 }
+
+TEST_CASE("text helpers: whitespace trim, words, whole finite numbers") {
+  CHECK(llmsim::trim_space(" \t a b \r\n") == "a b");
+  CHECK(llmsim::trim_space("\r\n").empty());
+  CHECK(llmsim::split_words("  nThread 1\tnGpus  8 \r") == std::vector<std::string>{"nThread", "1", "nGpus", "8"});
+  CHECK(llmsim::split_words(" ").empty());
+  CHECK(llmsim::parse_finite("+1.5") == 1.5);
+  CHECK(llmsim::parse_finite("2e3") == 2000.0);
+  CHECK_FALSE(llmsim::parse_finite("1.5x"));
+  CHECK_FALSE(llmsim::parse_finite(""));
+  CHECK_FALSE(llmsim::parse_finite("+"));
+  CHECK_FALSE(llmsim::parse_finite("inf"));
+  CHECK_FALSE(llmsim::parse_finite("nan"));
+  CHECK_FALSE(llmsim::parse_finite("1e999"));  // overflow is not a number here
+}

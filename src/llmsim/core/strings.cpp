@@ -1,6 +1,8 @@
 #include "llmsim/core/strings.h"
 
 #include <cctype>
+#include <charconv>
+#include <cmath>
 
 namespace llmsim {
 
@@ -19,6 +21,35 @@ std::vector<std::string_view> split_fields(std::string_view s, char sep) {
       start = i + 1;
     }
   return out;
+}
+
+std::string_view trim_space(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+std::vector<std::string> split_words(std::string_view s) {
+  std::vector<std::string> out;
+  std::size_t i = 0;
+  while (i < s.size()) {
+    while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
+    const std::size_t start = i;
+    while (i < s.size() && !std::isspace(static_cast<unsigned char>(s[i]))) ++i;
+    if (i > start) out.emplace_back(s.substr(start, i - start));
+  }
+  return out;
+}
+
+std::optional<double> parse_finite(std::string_view s) {
+  if (s.empty()) return std::nullopt;
+  const char* first = s.data();
+  const char* last = s.data() + s.size();
+  if (*first == '+') ++first;
+  double v = 0;
+  const auto [end, ec] = std::from_chars(first, last, v);
+  if (ec != std::errc() || end != last || !std::isfinite(v)) return std::nullopt;
+  return v;
 }
 
 std::string to_lower(std::string_view s) {

@@ -10,26 +10,20 @@
 
 #include "llmsim/core/csv_reader.h"
 #include "llmsim/core/error.h"
+#include "llmsim/core/strings.h"
 #include "llmsim/core/suggest.h"
 
 namespace llmsim::sim {
 
 namespace {
 
-std::string trim(std::string s) {
-  const auto b = s.find_first_not_of(" \t\r");
-  if (b == std::string::npos) return "";
-  const auto e = s.find_last_not_of(" \t\r");
-  return s.substr(b, e - b + 1);
-}
+std::string trim(const std::string& s) { return std::string(trim_space(s)); }
 
-// A whole-string number; false when anything is left over or it is not finite.
+// A whole-string finite number.
 bool parse_double(const std::string& s, double& out) {
-  if (s.empty()) return false;
-  const char* first = s.data();
-  if (*first == '+') ++first;
-  const auto [end, ec] = std::from_chars(first, s.data() + s.size(), out);
-  return ec == std::errc() && end == s.data() + s.size() && std::isfinite(out);
+  const auto v = parse_finite(s);
+  if (v) out = *v;
+  return v.has_value();
 }
 
 // Lognormal parameters (mu, sigma of the underlying normal) for a length of mean m and stdev s.
