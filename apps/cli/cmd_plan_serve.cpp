@@ -14,6 +14,7 @@
 #include "llmsim/hardware/system_toml.h"
 #include "llmsim/memory/memory_model.h"
 #include "llmsim/model/presets.h"
+#include "llmsim/run/engine_profile.h"
 #include "llmsim/search/plan_serve.h"
 
 namespace llmsim::cli {
@@ -50,9 +51,8 @@ void print_csv(const sim::ServePlan& plan) {
          "gpus,ttft_p99_s,tpot_p99_s,output_tokens_per_s,cost_per_hour,pareto,why\n";
   for (const auto& k : plan.candidates)
     std::cout << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{:.6g},{:.6g},{:.6g},{:.6g},{},{}\n",
-                             sim::kResultSchemaVersion, csv_field(k.system),
-                             k.engine == sim::Framework::Hf ? "static" : sim::name_of(k.engine), k.tp, k.pp,
-                             model::weight_quant_name(k.weight_quant), dtype_name(k.kv_dtype), k.max_num_seqs,
+                             sim::kResultSchemaVersion, csv_field(k.system), sim::serving_engine_name(k.engine), k.tp,
+                             k.pp, model::weight_quant_name(k.weight_quant), dtype_name(k.kv_dtype), k.max_num_seqs,
                              k.chunked_prefill ? 1 : 0, k.feasible ? 1 : 0, k.replicas, k.gpus, k.ttft_p99_s,
                              k.tpot_p99_s, k.output_tokens_per_s, k.cost_per_hour, k.pareto ? 1 : 0, csv_field(k.why));
 }
@@ -79,12 +79,10 @@ sim::ServePlanSpec plan_spec(const PlanServeCommand& c) {
   if (!parse_dtype(c.precision, spec.precision))
     throw_usage("--precision", "--precision = '" + c.precision + "': unknown");
   spec.engines.clear();
-  const std::vector<std::string> engine_names = {"vllm", "tgi", "lightllm", "trt-llm", "static"};
+  const std::vector<std::string> engine_names = sim::serving_engine_names();
   for (const auto& e : split(c.engines)) {
     sim::Framework f{};
-    if (e == "static")
-      f = sim::Framework::Hf;
-    else if (!sim::parse_name(e, f) || std::find(engine_names.begin(), engine_names.end(), e) == engine_names.end())
+    if (!sim::parse_serving_engine(e, f))
       throw_usage("--engine", fmt::format("--engine = '{}': must be a comma-separated list of {}{}", c.engines,
                                           join(engine_names), did_you_mean(e, engine_names)));
     spec.engines.push_back(f);
@@ -175,10 +173,10 @@ void print_table(const PlanServeCommand& c, const model::ModelSpec& m, const sim
                            "system", "engine", "tp", "pp", "quant", "kv", "seqs", "chunk", "replicas", "GPUs",
                            "p99 TTFT", "p99 TPOT", "out tok/s", "result (* = GPUs vs p99 TTFT Pareto front)");
   for (const auto& k : plan.candidates) {
-    const std::string head = fmt::format("{:<16} {:<9} {:>3} {:>3} {:>5} {:>5} {:>5} {:>5}", k.system,
-                                         k.engine == sim::Framework::Hf ? "static" : sim::name_of(k.engine), k.tp, k.pp,
-                                         model::weight_quant_name(k.weight_quant), dtype_name(k.kv_dtype),
-                                         k.max_num_seqs, k.chunked_prefill ? "on" : "off");
+    const std::string head =
+        fmt::format("{:<16} {:<9} {:>3} {:>3} {:>5} {:>5} {:>5} {:>5}", k.system, sim::serving_engine_name(k.engine),
+                    k.tp, k.pp, model::weight_quant_name(k.weight_quant), dtype_name(k.kv_dtype), k.max_num_seqs,
+                    k.chunked_prefill ? "on" : "off");
     if (k.feasible)
       std::cout << fmt::format("{} {:>8} {:>5} {:>8.0f} ms {:>8.1f} ms {:>11.0f}  meets{}\n", head, k.replicas, k.gpus,
                                k.ttft_p99_s * 1e3, k.tpot_p99_s * 1e3, k.output_tokens_per_s, k.pareto ? " *" : "");

@@ -19,6 +19,7 @@
 #include "llmsim/hardware/system_toml.h"
 #include "llmsim/memory/memory_model.h"
 #include "llmsim/model/presets.h"
+#include "llmsim/run/engine_profile.h"
 #include "llmsim/serve/request_stream.h"
 #include "llmsim/serve/serving_sim.h"
 #include "serve_output.h"
@@ -48,12 +49,11 @@ struct ServeCommand {
   std::string per_request;
 };
 
-const std::vector<std::string> kEngines = {"static", "vllm", "tgi", "lightllm", "trt-llm"};
+const std::vector<std::string> kEngines = sim::serving_engine_names();
 
 sim::Framework engine_framework(const std::string& name) {
-  if (name == "static") return sim::Framework::Hf;
   sim::Framework f{};
-  sim::parse_name(name, f);
+  sim::parse_serving_engine(name, f);  // the flag's IsMember check admitted only engine names
   return f;
 }
 
@@ -103,7 +103,7 @@ std::string resolve_engine(const ServeCommand& c, const sim::RunRequest& req) {
   std::string engine = cmd->engine;
   if (req.was_given("framework")) {
     const sim::Framework f = req.run.infer.framework;
-    const std::string fw = f == sim::Framework::Hf ? "static" : std::string(sim::name_of(f));
+    const std::string fw = sim::serving_engine_name(f);
     if (std::find(kEngines.begin(), kEngines.end(), fw) == kEngines.end())
       throw_usage("--framework", fmt::format("--framework {}: serve simulates inference engines ({}, or hf for static)",
                                              sim::name_of(f), join(kEngines)));

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "llmsim/run/engine_profile.h"
 #include "llmsim/run/framework_catalog.h"
 
 using namespace llmsim::sim;
@@ -260,4 +261,17 @@ TEST_CASE("the training frameworks come first in Framework, and the aliases pars
   Framework f{};
   CHECK((parse_name("nemo", f) && f == Framework::Megatron));
   CHECK((parse_name("fastertransformer", f) && f == Framework::TrtLlm));
+}
+
+TEST_CASE("serving engines: static (hf) and the inference engines, by one list") {
+  CHECK(serving_engine_names() == std::vector<std::string>{"static", "vllm", "tgi", "lightllm", "trt-llm"});
+  for (const std::string& name : serving_engine_names()) {
+    Framework f{};
+    REQUIRE(parse_serving_engine(name, f));
+    CHECK(serving_engine_name(f) == name);
+  }
+  Framework f{};
+  CHECK_FALSE(parse_serving_engine("megatron", f));
+  CHECK_FALSE(parse_serving_engine("hf", f));                 // spelled static for serving
+  CHECK_FALSE(parse_serving_engine("fastertransformer", f));  // an alias parse_name accepts, not an engine name
 }

@@ -6,6 +6,26 @@
 
 namespace llmsim::sim {
 
+std::vector<std::string> serving_engine_names() {
+  std::vector<std::string> out = {"static"};
+  for (const std::string& name : framework_names())
+    if (Framework f{}; parse_name(name, f) && !is_training_framework(f)) out.push_back(name);
+  return out;
+}
+
+bool parse_serving_engine(std::string_view name, Framework& out) {
+  if (name == "static") {
+    out = Framework::Hf;
+    return true;
+  }
+  Framework f{};
+  if (!parse_name(name, f) || is_training_framework(f) || name != name_of(f)) return false;
+  out = f;
+  return true;
+}
+
+std::string serving_engine_name(Framework f) { return f == Framework::Hf ? "static" : std::string(name_of(f)); }
+
 namespace {
 
 // Hugging Face transformers generate(): the caller's batch is padded to its longest prompt, prefilled

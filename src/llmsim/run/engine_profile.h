@@ -4,11 +4,21 @@
 // "assumption") in engine_profile.cpp.
 #include <cstdint>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "llmsim/model/operators.h"
 #include "llmsim/run/run_spec.h"
 
 namespace llmsim::sim {
+
+// The engines `llmsim serve` and `plan serve` simulate, by their CLI names: "static" (HF generate's
+// static batching, the hf framework) and the inference engines of Framework, in enum order.
+std::vector<std::string> serving_engine_names();
+// A serving engine's framework; false when `name` is not one of serving_engine_names().
+bool parse_serving_engine(std::string_view name, Framework& out);
+// The CLI name of a serving engine's framework ("static" for hf).
+std::string serving_engine_name(Framework f);
 
 enum class Batching { Static, Continuous };
 
