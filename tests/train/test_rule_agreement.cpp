@@ -13,6 +13,7 @@
 #include "llmsim/run/framework_profile.h"
 #include "llmsim/run/lora_adapters.h"
 #include "llmsim/run/stage_layout.h"
+#include "llmsim/run/train_state_bytes.h"
 #include "llmsim/train/fast_train.h"
 #include "llmsim/train/step_terms.h"
 #include "llmsim/train/train_layer_cost.h"
@@ -217,4 +218,40 @@ TEST_CASE("step-tail terms the step graph and the fast estimator share, derived 
   CHECK(sim::cpu_adam_seconds(2e9, sys, 16) == 0);
   CHECK(sim::param_bytes_16bit(1e9) == 2e9);
   CHECK(sim::offload_shard_bytes(1e9, 4) == 5e8);
+}
+
+TEST_CASE("QLoRA with context parallelism: both sides train the same adapters; CP shards tokens, not them") {
+  const auto m = preset_model("llama2-7b");
+  const auto sys = preset_system("a800-nvlink");
+  sim::RunSpec run;
+  run.workload = sim::Workload::Finetune;
+  run.par.gpus = 4;
+  run.par.cp = 2;
+  run.train.finetune = sim::FinetuneKind::Qlora;
+  run.train.lora_rank = sim::kQloraDefaultRank;
+  run.train.base_quant = model::WeightQuant::Nf4;
+  run.train.seq_len = 4096;
+  run.train.framework = sim::Framework::Fsdp;
+  run = sim::with_defaults(run);
+  const sim::MemoryResult mem = sim::evaluate_memory(m, sys, run);
+  REQUIRE(mem.valid());
+  const sim::LoraParams lp = sim::lora_layer_params(m, false, sim::kQloraDefaultRank, {});
+  CHECK(mem.params_trainable == static_cast<std::int64_t>(32 * lp.unrouted));
+  double time_side = 0;
+  for (std::int64_t l = 0; l < m.num_layers; ++l) time_side += layer_trainable(m, sys, run, l);
+  CHECK(time_side == doctest::Approx(static_cast<double>(mem.params_trainable)));
+  // The frozen base is stored in NF4 (4.127 bits per weight on the linear layers) on both sides.
+  CHECK(model::stored_dtype(run.train.base_quant, DType::BF16) == DType::NF4);
+  CHECK(sim::frozen_linear_bytes(run.train) ==
+        doctest::Approx(model::quantized_weight_bytes(model::WeightQuant::Nf4, DType::BF16)));
+  // CP 2 halves the activations each GPU stores (its half of the sequence), not the adapters.
+  sim::RunSpec no_cp = run;
+  no_cp.par.cp = 1;
+  no_cp.par.dp = 0;
+  no_cp.train.global_batch = 0;
+  no_cp = sim::with_defaults(no_cp);
+  const sim::MemoryResult full = sim::evaluate_memory(m, sys, no_cp);
+  REQUIRE(full.valid());
+  CHECK(item(mem, "activations") == doctest::Approx(item(full, "activations") / 2).epsilon(0.02));
+  CHECK(layer_trainable(m, sys, no_cp, 0) == doctest::Approx(layer_trainable(m, sys, run, 0)));
 }
