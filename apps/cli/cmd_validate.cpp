@@ -94,6 +94,8 @@ nlohmann::json stats_json(const sim::GroupStats& g) {
           {"median_abs_pct", g.median_abs_pct},
           {"mape", g.mape},
           {"mean_pct", g.mean_pct},
+          {"in_band", g.in_band},
+          {"in_band_fraction", g.in_band_fraction()},
           {"fits_agree", g.fits_agree},
           {"fits_total", g.fits_total},
           {"unsupported", g.unsupported},
@@ -209,18 +211,20 @@ std::string fits_cell(const sim::GroupStats& g) {
 
 void print_stats_line(const sim::GroupStats& g) {
   const bool any = g.count > 0;
-  std::cout << fmt::format("  {:<34} {:>5} {:>5} {:>9} {:>9} {:>9} {:>8} {:>6} {:>6}\n", shorten(g.key, 34), g.rows,
-                           g.count, any ? fmt::format("{:.1f}%", g.median_abs_pct) : "-",
-                           any ? fmt::format("{:.1f}%", g.mape) : "-", any ? pct(g.mean_pct) : "-", fits_cell(g),
-                           g.unsupported, g.errors);
+  std::cout << fmt::format("  {:<34} {:>5} {:>5} {:>9} {:>9} {:>9} {:>7} {:>8} {:>6} {:>6}\n", shorten(g.key, 34),
+                           g.rows, g.count, any ? fmt::format("{:.1f}%", g.median_abs_pct) : "-",
+                           any ? fmt::format("{:.1f}%", g.mape) : "-", any ? pct(g.mean_pct) : "-",
+                           any ? fmt::format("{:.0f}%", 100 * g.in_band_fraction()) : "-", fits_cell(g), g.unsupported,
+                           g.errors);
 }
 
 void print_summary(const sim::ValidationSummary& s) {
-  std::cout << "\nsummary (n: predicted rows other than fits; errors over them; fits as agree/total; unsup: valid "
-               "rows not predicted; err: rows that break a rule)\n";
+  std::cout << "\nsummary (n: predicted rows other than fits; errors over them; in band: of those, the share whose "
+               "measurement lies in the printed [low .. high]; fits as agree/total; unsup: valid rows not predicted; "
+               "err: rows that break a rule)\n";
   const auto header = [](const std::string& by) {
-    std::cout << fmt::format("  {:<34} {:>5} {:>5} {:>9} {:>9} {:>9} {:>8} {:>6} {:>6}\n", by, "rows", "n", "median|e|",
-                             "MAPE", "mean e", "fits", "unsup", "err");
+    std::cout << fmt::format("  {:<34} {:>5} {:>5} {:>9} {:>9} {:>9} {:>7} {:>8} {:>6} {:>6}\n", by, "rows", "n",
+                             "median|e|", "MAPE", "mean e", "in band", "fits", "unsup", "err");
   };
   header("overall");
   print_stats_line(s.overall);

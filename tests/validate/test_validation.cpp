@@ -162,6 +162,25 @@ TEST_SUITE("validation") {
     CHECK(sim::median({4.0, 1.0, 3.0, 2.0}) == 2.5);
   }
 
+  TEST_CASE("summary: the share of rows whose measurement lies in the printed interval") {
+    const auto banded = [](const std::string& id, double measured, double low, double high) {
+      sim::ValidationRow r = made(id, "pretrain", "step_time_s", 10.0);
+      r.measured = measured;
+      r.predicted = (low + high) / 2;
+      r.low = low;
+      r.high = high;
+      return r;
+    };
+    std::vector<sim::ValidationRow> rows = {banded("in", 1.0, 0.9, 1.2), banded("edge", 1.2, 0.9, 1.2),
+                                            banded("out", 2.0, 0.9, 1.2), banded("exact", 5.0, 5.0, 5.0)};
+    rows.push_back(made("fits", "pretrain", "fits", 0.0));  // fits rows have no interval: not counted
+    const auto s = sim::summarize(rows);
+    CHECK(s.overall.count == 4);
+    CHECK(s.overall.in_band == 3);  // in, edge, exact; not out
+    CHECK(s.overall.in_band_fraction() == doctest::Approx(0.75));
+    CHECK(sim::GroupStats{}.in_band_fraction() == 0);
+  }
+
   TEST_CASE("rows group by the document they cite") {
     const auto rows = predict_small();
     const auto s = sim::summarize(rows);

@@ -353,6 +353,8 @@ GroupStats stats_of(const std::string& key, const std::vector<const ValidationRo
       if (r->error_pct == 0) ++g.fits_agree;
       continue;
     }
+    // The printed interval holds the measurement (a degenerate band, low == high, only when exact).
+    if (r->measured >= std::min(r->low, r->high) && r->measured <= std::max(r->low, r->high)) ++g.in_band;
     abs_err.push_back(std::fabs(r->error_pct));
     sum_abs += std::fabs(r->error_pct);
     sum += r->error_pct;

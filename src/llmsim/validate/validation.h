@@ -62,12 +62,14 @@ struct WorstRow {
 
 // Statistics of one group of rows. Error statistics use ok rows whose metric is not `fits`.
 struct GroupStats {
-  std::string key;              // the group's value, e.g. "pretrain"; "all" for the overall group
-  std::size_t rows = 0;         // all rows in the group
-  std::size_t count = 0;        // ok non-fits rows (the error statistics' sample)
-  double median_abs_pct = 0;    // median |error_pct| (0 when count is 0)
-  double mape = 0;              // mean |error_pct| (0 when count is 0)
-  double mean_pct = 0;          // mean signed error_pct: > 0 over-predicts on average
+  std::string key;            // the group's value, e.g. "pretrain"; "all" for the overall group
+  std::size_t rows = 0;       // all rows in the group
+  std::size_t count = 0;      // ok non-fits rows (the error statistics' sample)
+  double median_abs_pct = 0;  // median |error_pct| (0 when count is 0)
+  double mape = 0;            // mean |error_pct| (0 when count is 0)
+  double mean_pct = 0;        // mean signed error_pct: > 0 over-predicts on average
+  std::size_t in_band = 0;    // of the `count` rows, those whose measurement lies in [low, high]
+  double in_band_fraction() const { return count > 0 ? static_cast<double>(in_band) / static_cast<double>(count) : 0; }
   std::vector<WorstRow> worst;  // up to 5 rows with the largest |error_pct|, largest first
   std::size_t fits_agree = 0;   // ok fits rows whose prediction equals the measurement
   std::size_t fits_total = 0;   // ok fits rows
