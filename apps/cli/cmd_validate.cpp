@@ -41,6 +41,7 @@ struct FileError {
 struct ValidateCommand {
   CommonOptions common;  // --json and --data-dir (its boolean --csv is not registered)
   std::vector<std::string> files;
+  bool loso = false;      // replace each row's band by its leave-one-source-out band
   std::string csv;        // --csv FILE, or "-" for stdout
   double max_mape = -1;   // < 0: no threshold
   bool no_facts = false;  // --no-source-facts
@@ -248,6 +249,10 @@ Runner add_validate_command(CLI::App& app) {
   sub->allow_extras();
   sub->add_option("FILE", cmd->files, "measured-run CSV files (data/validation/SCHEMA.md)")->required();
   sub->add_flag("--json", cmd->common.json, "print rows and summary as JSON (schema_version inside)");
+  sub->add_flag("--loso", cmd->loso,
+                "give each row the band the other sources' rows of its regime give (leave one source out: the "
+                "10th-90th percentile of their measured / predicted); the summaries' 'in band' becomes the "
+                "LOSO interval coverage");
   sub->add_option("--csv", cmd->csv,
                   "write one CSV line per row to FILE (the table still goes to stdout), or to stdout "
                   "alone with '-' or no value")
@@ -294,7 +299,8 @@ Runner add_validate_command(CLI::App& app) {
       }
       for (auto& r : v) runs.push_back(std::move(r));
     }
-    const std::vector<sim::ValidationRow> rows = sim::predict_rows(runs, data);
+    std::vector<sim::ValidationRow> rows = sim::predict_rows(runs, data);
+    if (cmd->loso) sim::apply_loso_intervals(rows);
     const sim::ValidationSummary s = sim::summarize(rows);
 
     if (!cmd->csv.empty() && cmd->csv != "-") {

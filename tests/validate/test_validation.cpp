@@ -181,6 +181,43 @@ TEST_SUITE("validation") {
     CHECK(sim::GroupStats{}.in_band_fraction() == 0);
   }
 
+  TEST_CASE("leave-one-source-out bands come from the other sources' rows of the regime") {
+    // Source A's rows are predicted exactly (ratio 1), source B's 20 % high (measured / predicted = 1/1.2),
+    // source C's one row 2x low. min_rows 2 so that the (workload, profile, metric) regime can hold.
+    const auto row = [](const std::string& id, const std::string& source, double measured, double predicted) {
+      sim::ValidationRow r = made(id, "pretrain", "step_time_s", 0.0);
+      r.source = source;
+      r.framework = "megatron";
+      r.measured = measured;
+      r.predicted = predicted;
+      r.low = r.high = predicted;
+      return r;
+    };
+    std::vector<sim::ValidationRow> rows = {row("a1", "A", 1.0, 1.0), row("a2", "A", 2.0, 2.0),
+                                            row("b1", "B", 1.0, 1.2), row("b2", "B", 2.0, 2.4),
+                                            row("c1", "C", 2.0, 1.0)};
+    rows.push_back(made("f", "pretrain", "fits", 0.0));  // no band for fits rows
+    sim::apply_loso_intervals(rows, sim::LosoOptions{.low_quantile = 0.0, .high_quantile = 1.0, .min_rows = 2});
+    // a1's band comes from B and C only: ratios 1/1.2, 1/1.2, 2 -> [0.833, 2] x predicted 1.0.
+    CHECK(rows[0].low == doctest::Approx(1.0 / 1.2));
+    CHECK(rows[0].high == doctest::Approx(2.0));
+    CHECK(rows[0].note.find("4 rows") == std::string::npos);
+    CHECK(rows[0].note.find("3 rows of other sources (pretrain / megatron / step_time_s)") != std::string::npos);
+    // c1's band from A and B: ratios 1, 1, 1/1.2, 1/1.2 -> [0.833, 1] x 1.0; its measurement 2 lies outside.
+    CHECK(rows[4].low == doctest::Approx(1.0 / 1.2));
+    CHECK(rows[4].high == doctest::Approx(1.0));
+    CHECK(rows[4].predicted == 1.0);  // the prediction stays
+    CHECK(rows[5].note.empty());
+    const auto s = sim::summarize(rows);
+    // B's rows: from A and C, ratios 1, 1, 2 -> [1, 2] x 1.2 = [1.2, 2.4] for b1, whose measurement 1.0 lies
+    // below; likewise b2. Only A's rows are covered.
+    CHECK(s.overall.in_band == 2);
+    // With more rows required than any regime holds, the widest level (all rows) is used.
+    std::vector<sim::ValidationRow> few = {row("a1", "A", 1.0, 1.0), row("b1", "B", 1.0, 1.2)};
+    sim::apply_loso_intervals(few, sim::LosoOptions{.min_rows = 5});
+    CHECK(few[0].note.find("1 rows of other sources (all rows)") != std::string::npos);
+  }
+
   TEST_CASE("rows group by the document they cite") {
     const auto rows = predict_small();
     const auto s = sim::summarize(rows);

@@ -412,3 +412,59 @@ ValidationSummary summarize(const std::vector<ValidationRow>& rows) {
 }
 
 }  // namespace llmsim::sim
+
+namespace llmsim::sim {
+
+namespace {
+
+struct LosoBandInput {
+  const ValidationRow* row;
+  std::vector<std::string> keys;
+  double ratio;  // measured / predicted
+};
+
+bool loso_scored(const ValidationRow& r) { return r.ok() && r.metric != "fits" && r.measured > 0 && r.predicted > 0; }
+
+std::string profile_of(const ValidationRow& r) {
+  return r.framework_profile.empty() ? r.framework : r.framework_profile;
+}
+
+}  // namespace
+
+void apply_loso_intervals(std::vector<ValidationRow>& rows, const LosoOptions& options) {
+  // The regimes from the narrowest to all rows, as keys of a row.
+  const auto keys = [](const ValidationRow& r) {
+    return std::vector<std::string>{r.workload + " / " + profile_of(r) + " / " + r.metric,
+                                    r.workload + " / " + profile_of(r), r.workload, "all rows"};
+  };
+  std::vector<LosoBandInput> scored;
+  for (const ValidationRow& r : rows)
+    if (loso_scored(r)) scored.push_back({&r, keys(r), r.measured / r.predicted});
+  std::vector<std::pair<double, double>> bands(rows.size(), {0, 0});
+  std::vector<std::string> notes(rows.size());
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    ValidationRow& r = rows[i];
+    if (!loso_scored(r)) continue;
+    const auto mine = keys(r);
+    for (std::size_t level = 0; level < mine.size(); ++level) {
+      std::vector<double> ratios;
+      for (const LosoBandInput& s : scored)
+        if (s.row->source != r.source && s.keys[level] == mine[level]) ratios.push_back(s.ratio);
+      if (ratios.size() < options.min_rows && level + 1 < mine.size()) continue;
+      if (ratios.empty()) break;
+      bands[i] = {r.predicted * quantile(ratios, options.low_quantile),
+                  r.predicted * quantile(ratios, options.high_quantile)};
+      notes[i] = fmt::format("loso band from {} rows of other sources ({})", ratios.size(), mine[level]);
+      break;
+    }
+  }
+  // Replace after every band is drawn, so that no band depends on another row's new band.
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (notes[i].empty()) continue;
+    rows[i].low = std::min(bands[i].first, rows[i].predicted);
+    rows[i].high = std::max(bands[i].second, rows[i].predicted);
+    rows[i].note = rows[i].note.empty() ? notes[i] : rows[i].note + "; " + notes[i];
+  }
+}
+
+}  // namespace llmsim::sim

@@ -92,4 +92,17 @@ using llmsim::median;
 
 ValidationSummary summarize(const std::vector<ValidationRow>& rows);
 
+// Leave-one-source-out intervals. For each predicted row (not `fits`), the band that the rows of the
+// *other* sources in its regime give: predicted x the 10th and 90th percentiles of their
+// measured / predicted ratios. The regime is the first of (workload, profile, metric), (workload,
+// profile), (workload) and all rows that holds at least `min_rows` such rows of other sources. This is
+// what a user's own run can expect: its source is never among those the band was drawn from. The
+// rows' low / high are replaced and the note says where the band came from; the predictions stay.
+struct LosoOptions {
+  double low_quantile = 0.10;
+  double high_quantile = 0.90;
+  std::size_t min_rows = 8;
+};
+void apply_loso_intervals(std::vector<ValidationRow>& rows, const LosoOptions& options = {});
+
 }  // namespace llmsim::sim
