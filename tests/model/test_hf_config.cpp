@@ -7,6 +7,7 @@
 
 #include "llmsim/core/error.h"
 #include "llmsim/model/hf_config.h"
+#include "llmsim/model/param_count.h"
 #include "llmsim/model/presets.h"
 
 using llmsim::Error;
@@ -32,9 +33,45 @@ bool contains(const std::string& haystack, const std::string& needle) {
 
 }  // namespace
 
-TEST_CASE("supported model types are the seven families, in dispatch order") {
-  CHECK(supported_model_types() ==
-        std::vector<std::string>{"llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "gpt_neox", "gpt2"});
+TEST_CASE("supported model types are the nine families, in dispatch order") {
+  CHECK(supported_model_types() == std::vector<std::string>{"llama", "mistral", "mixtral", "qwen2", "qwen2_moe",
+                                                            "qwen3", "qwen3_moe", "gpt_neox", "gpt2"});
+}
+
+TEST_CASE("qwen3 (Qwen3-4B): head_dim 128 beside hidden 2560, q/k norms, tied; the card's 4.0 B") {
+  const ModelSpec m = load_hf_config(kTestModels + "qwen3-4b/config.json");
+  CHECK(m.model_type == "qwen3");
+  CHECK(m.hidden == 2560);
+  CHECK(m.head_dim == 128);
+  CHECK(m.q_dim() == 4096);  // 32 heads x 128: wider than hidden
+  CHECK(m.kv_dim() == 1024);
+  CHECK(m.qk_norm);
+  CHECK_FALSE(m.qkv_bias);
+  CHECK_FALSE(m.out_bias);
+  CHECK(m.tied_embeddings);
+  // Per layer: q 2560*4096 + k, v 2560*1024 each + o 4096*2560 = 26,214,400; MLP 3*2560*9728 =
+  // 74,711,040; norms 2*2560 + q/k norms 2*128 = 5,376; 36 layers = 3,633,509,376; + embedding
+  // 151936*2560 = 388,956,160 (tied) + final norm 2560 = 4,022,468,096.
+  const ParamCounts c = count_params(m);
+  CHECK(c.total == 4022468096);
+  CHECK(count_layer_params(m, 0).norms == 2 * 2560 + 2 * 128);
+}
+
+TEST_CASE("qwen3_moe (Qwen3-30B-A3B): 128 experts of 768, top-8, no shared expert; 30.5 B, 3.3 B active") {
+  const ModelSpec m = load_hf_config(kTestModels + "qwen3-30b-a3b/config.json");
+  CHECK(m.model_type == "qwen3_moe");
+  CHECK(m.moe.num_experts == 128);
+  CHECK(m.moe.experts_per_token == 8);
+  CHECK(m.moe.expert_ffn == 768);
+  CHECK(m.moe.shared_expert_ffn == 0);  // qwen2_moe's default would add a 5632-wide shared expert
+  CHECK(m.qk_norm);
+  // Per layer: experts 128*3*2048*768 = 603,979,776; router 2048*128 = 262,144; attention q, o
+  // 2048*4096 each + k, v 2048*512 each = 18,874,368; norms 2*2048 + 2*128 = 4,352: 623,120,640 x 48 =
+  // 29,909,790,720; + untied embedding and head 2*151936*2048 = 622,329,856 + final norm 2048.
+  const ParamCounts c = count_params(m);
+  CHECK(c.total == 30532122624);
+  // Active: 8 of the experts (37,748,736) + router + attention + norms = 56,889,600 x 48 + embeddings.
+  CHECK(c.active == 3353032704);
 }
 
 TEST_CASE("llama2-7b preset: every field from the file or LlamaConfig defaults") {
@@ -348,7 +385,7 @@ TEST_CASE("unknown model_type lists the supported ones with a did-you-mean, at t
   CHECK(e.where().key == "model_type");
   CHECK(e.where().line == 6);
   CHECK(contains(e.message(), "'lama'"));
-  CHECK(contains(e.message(), "llama, mistral, mixtral, qwen2, qwen2_moe, gpt_neox, gpt2"));
+  CHECK(contains(e.message(), "llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gpt_neox, gpt2"));
   CHECK(contains(e.message(), "did you mean 'llama'"));
   // The architecture is never guessed: no model_type is an error too.
   CHECK(contains(error_of([] { from_text(R"({"hidden_size": 4096})"); }).message(), "missing model_type"));

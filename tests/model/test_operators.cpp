@@ -539,3 +539,27 @@ TEST_CASE("operator roles are set where the operators are made") {
   CHECK(roles(head, OpRole::LmHead) == std::vector<std::string>{"head.lm_head"});
   CHECK_FALSE(find(head, "head.lm_head").quantizable);
 }
+
+TEST_CASE("qk-norm (Qwen3): an RMSNorm over every query and key head of this rank, before RoPE") {
+  ModelSpec m = llama2_70b();  // 64 heads, 8 KV heads of 128
+  m.qk_norm = true;
+  const LayerInventory inv = layer_ops(m, prefill(1, 1024, 8), 0);
+  const Operator& qk = find(inv, "attn.qk_norm");
+  CHECK(qk.kind == OpKind::Norm);
+  CHECK(qk.weight_params == 2 * 128);  // one head_dim scale for q, one for k, replicated over TP
+  // Rows: 1024 tokens x (64 + 8) / 8 heads; bf16 read + write, the scales, fp32 statistics per row.
+  const double rows = 1024.0 * (64 + 8) / 8, elems = rows * 128;
+  CHECK(qk.fwd_bytes == doctest::Approx(2 * elems * 2 + 256 * 2 + rows * 4));
+  CHECK(qk.fwd_flops == doctest::Approx(4 * elems));
+  // It sits between the QKV projection and RoPE.
+  std::size_t at_qkv = 0, at_qk = 0, at_rope = 0;
+  for (std::size_t i = 0; i < inv.ops.size(); ++i) {
+    if (inv.ops[i].name == "attn.qkv_proj") at_qkv = i;
+    if (inv.ops[i].name == "attn.qk_norm") at_qk = i;
+    if (inv.ops[i].name == "attn.rope") at_rope = i;
+  }
+  CHECK(at_qkv < at_qk);
+  CHECK(at_qk < at_rope);
+  m.qk_norm = false;
+  CHECK_FALSE(has(layer_ops(m, prefill(1, 1024, 8), 0), "attn.qk_norm"));
+}

@@ -36,6 +36,10 @@ LayerActivations layer_activations(const model::ModelSpec& m, const ActivationPa
                   + attn_inputs * beta * tokens * h  // QKV GEMM input (norm output; per projection when cast)
                   + mask * tokens * h;               // dropout mask after the output projection
   // Split over TP: Q and K (scores GEMM or flash input), V, and the output-projection input.
+  // qk-norm (Qwen3) saves its input, Q and K before the norm, and fp32 statistics per head.
+  if (m.qk_norm)
+    a.split += beta * tokens * (q_dim / t + kv_dim_per_rank) +
+               4.0 * tokens * (heads_per_rank + kv_dim_per_rank / static_cast<double>(m.head_dim));
   a.split += beta * tokens * (q_dim / t + kv_dim_per_rank)                 // Q, K after RoPE
              + beta * tokens * kv_dim_per_rank                             // V
              + beta * tokens * q_dim / t                                   // context = out-projection input

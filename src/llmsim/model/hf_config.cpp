@@ -246,6 +246,28 @@ void read_qwen_window(const Reader& r, ModelSpec& m) {
   if (r.boolean("use_sliding_window", false)) m.sliding_window = read_window(r, 4096);
 }
 
+// The routing of the Qwen MoE families (transformers' Qwen2MoeConfig / Qwen3MoeConfig defaults given).
+struct QwenMoeDefaults {
+  std::int64_t experts, per_token, expert_ffn, shared_ffn;
+};
+void read_qwen_moe(const Reader& r, ModelSpec& m, const QwenMoeDefaults& d) {
+  // mlp_only_layers lists dense layers by index; the spec models only the decoder_sparse_step pattern.
+  if (const json* dense = r.get("mlp_only_layers")) {
+    if (!dense->is_array())
+      r.fail("mlp_only_layers", fmt::format("mlp_only_layers must be a list of layer indices, got {}", shown(*dense)));
+    if (!dense->empty())
+      r.fail("mlp_only_layers",
+             "mlp_only_layers (dense layers at listed indices) is not supported; only decoder_sparse_step is");
+  }
+  m.moe.num_experts = r.non_negative("num_experts", d.experts);
+  if (m.moe.num_experts == 0) return;  // transformers builds only dense MLPs then
+  m.moe.experts_per_token = read_experts_per_token(r, d.per_token, m.moe.num_experts);
+  m.moe.expert_ffn = r.positive("moe_intermediate_size", d.expert_ffn);
+  m.moe.shared_expert_ffn = r.non_negative("shared_expert_intermediate_size", d.shared_ffn);
+  m.moe.shared_expert_gate = m.moe.shared_expert_ffn > 0;
+  m.moe.sparse_step = r.positive("decoder_sparse_step", 1);
+}
+
 ModelSpec read_qwen2(const Reader& r) {
   ModelSpec m = read_llama_like(r, {151936, 4096, 22016, 32, 32, 32, 32768, 10000.0});
   m.qkv_bias = true;  // Qwen2Attention hard-codes bias=True on q, k, v
@@ -258,21 +280,27 @@ ModelSpec read_qwen2_moe(const Reader& r) {
   ModelSpec m = read_llama_like(r, {151936, 2048, 5632, 24, 16, 16, 32768, 10000.0});
   read_qwen_attention_bias(r, m, true);
   read_qwen_window(r, m);
-  // mlp_only_layers lists dense layers by index; the spec models only the decoder_sparse_step pattern.
-  if (const json* dense = r.get("mlp_only_layers")) {
-    if (!dense->is_array())
-      r.fail("mlp_only_layers", fmt::format("mlp_only_layers must be a list of layer indices, got {}", shown(*dense)));
-    if (!dense->empty())
-      r.fail("mlp_only_layers",
-             "mlp_only_layers (dense layers at listed indices) is not supported; only decoder_sparse_step is");
-  }
-  m.moe.num_experts = r.non_negative("num_experts", 60);
-  if (m.moe.num_experts == 0) return m;  // transformers builds only dense MLPs then
-  m.moe.experts_per_token = read_experts_per_token(r, 4, m.moe.num_experts);
-  m.moe.expert_ffn = r.positive("moe_intermediate_size", 1408);
-  m.moe.shared_expert_ffn = r.non_negative("shared_expert_intermediate_size", 5632);
-  m.moe.shared_expert_gate = m.moe.shared_expert_ffn > 0;
-  m.moe.sparse_step = r.positive("decoder_sparse_step", 1);
+  read_qwen_moe(r, m, {.experts = 60, .per_token = 4, .expert_ffn = 1408, .shared_ffn = 5632});
+  return m;
+}
+
+// Qwen3: Qwen2's decoder with an explicit head_dim (q_dim may differ from hidden), attention_bias on q,
+// k, v and o alike (default none), and RMSNorm over each head's query and key (q_norm / k_norm).
+ModelSpec read_qwen3(const Reader& r) {
+  ModelSpec m = read_llama_like(r, {151936, 4096, 22016, 32, 32, 32, 32768, 10000.0});
+  m.qkv_bias = m.out_bias = r.boolean("attention_bias", false);
+  m.qk_norm = true;
+  read_qwen_window(r, m);
+  return m;
+}
+
+// Qwen3-MoE: Qwen3's attention, Qwen2-MoE's routing without a shared expert (Qwen3MoeConfig has none).
+ModelSpec read_qwen3_moe(const Reader& r) {
+  ModelSpec m = read_llama_like(r, {151936, 2048, 6144, 24, 32, 4, 32768, 10000.0});
+  m.qkv_bias = m.out_bias = r.boolean("attention_bias", false);
+  m.qk_norm = true;
+  read_qwen_window(r, m);
+  read_qwen_moe(r, m, {.experts = 128, .per_token = 8, .expert_ffn = 768, .shared_ffn = 0});
   return m;
 }
 
@@ -339,11 +367,13 @@ struct Family {
   std::string_view model_type;
   Builder build;
 };
-constexpr std::array<Family, 7> kFamilies{{{"llama", read_llama},
+constexpr std::array<Family, 9> kFamilies{{{"llama", read_llama},
                                            {"mistral", read_mistral},
                                            {"mixtral", read_mixtral},
                                            {"qwen2", read_qwen2},
                                            {"qwen2_moe", read_qwen2_moe},
+                                           {"qwen3", read_qwen3},
+                                           {"qwen3_moe", read_qwen3_moe},
                                            {"gpt_neox", read_gpt_neox},
                                            {"gpt2", read_gpt2}}};
 

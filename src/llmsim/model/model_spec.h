@@ -68,7 +68,10 @@ struct ModelSpec {
   bool mlp_bias = false;  // biases on the MLP projections
   bool tied_embeddings = false;
   bool parallel_residual = false;  // gpt_neox: attention and MLP read the same input
-  double rotary_fraction = 1.0;    // fraction of head_dim rotated by RoPE (gpt_neox rotary_pct)
+  // RMSNorm over each head's query and key after the projection (Qwen3's q_norm / k_norm: one head_dim
+  // scale each, shared by the heads), before RoPE.
+  bool qk_norm = false;
+  double rotary_fraction = 1.0;  // fraction of head_dim rotated by RoPE (gpt_neox rotary_pct)
   double rope_theta = 10000.0;
   double dropout = 0.0;  // training dropout probability (attention probs and residual); decides dropout masks
   std::int64_t sliding_window = 0;  // 0 = full attention

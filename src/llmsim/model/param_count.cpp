@@ -46,7 +46,7 @@ LayerParams count_layer_params(const ModelSpec& m, std::int64_t layer_index) {
   }
   // Every family here has two norms per layer (before attention and before the MLP); a parallel
   // residual (gpt_neox) still keeps both.
-  p.norms = 2 * norm_params(m);
+  p.norms = 2 * norm_params(m) + (m.qk_norm ? 2 * m.head_dim : 0);
   p.linear = p.attention + p.mlp;
   return p;
 }

@@ -80,6 +80,21 @@ void add_attention(const Ctx& c, std::vector<Operator>& ops) {
                     .rows = dbl(c.T),
                     .bias = m.qkv_bias,
                     .role = OpRole::QkvProj});
+  if (m.qk_norm) {
+    // Qwen3's q_norm / k_norm: RMSNorm over head_dim of every query and key head of this rank. Forward
+    // reads q, k and writes them normed (+ fp32 statistics per head); backward reads x, dy and the
+    // statistics, writes dx and reduces the two head_dim scales, as the block norms do.
+    const double rows = dbl(c.T) * dbl((m.num_heads + m.num_kv_heads) / c.tp);
+    const double elems = rows * dbl(m.head_dim);
+    const double params = 2.0 * dbl(m.head_dim);
+    const double stats = rows * kFp32;
+    Operator qk = pointwise("attn.qk_norm", OpKind::Norm, Module::Attention, kRmsNormFlops * elems,
+                            2 * elems * c.a + params * c.wdense + stats, 2 * kRmsNormFlops * elems,
+                            3 * elems * c.a + 2 * params * c.wdense + stats);
+    qk.bwd_weight_flops = 2 * elems;
+    qk.weight_params = static_cast<i64>(params);
+    ops.push_back(qk);
+  }
   if (m.position == PositionKind::Rope) {
     // Rotated in place: read and write the rotated part of q and k (cos/sin tables are cache-resident).
     // Eager code runs it as several kernels (EagerGlue::rope_kernels), each a read and a write.
