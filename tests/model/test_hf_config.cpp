@@ -7,6 +7,7 @@
 
 #include "llmsim/core/error.h"
 #include "llmsim/model/hf_config.h"
+#include "llmsim/model/operators.h"
 #include "llmsim/model/param_count.h"
 #include "llmsim/model/presets.h"
 
@@ -33,9 +34,32 @@ bool contains(const std::string& haystack, const std::string& needle) {
 
 }  // namespace
 
-TEST_CASE("supported model types are the nine families, in dispatch order") {
+TEST_CASE("supported model types are the ten families, in dispatch order") {
   CHECK(supported_model_types() == std::vector<std::string>{"llama", "mistral", "mixtral", "qwen2", "qwen2_moe",
-                                                            "qwen3", "qwen3_moe", "gpt_neox", "gpt2"});
+                                                            "qwen3", "qwen3_moe", "phi3", "gpt_neox", "gpt2"});
+}
+
+TEST_CASE("phi3 (Phi-3.5-mini, Phi-4-mini): fused qkv and gate_up, partial rotary; the cards' 3.8 B") {
+  const ModelSpec p35 = load_hf_config(kTestModels + "phi-3.5-mini/config.json");
+  CHECK(p35.model_type == "phi3");
+  CHECK(p35.fused_qkv);
+  CHECK(p35.fused_gate_up);
+  CHECK(attention_input_projections(p35) == 1);
+  CHECK(mlp_input_projections(p35) == 1);
+  CHECK(p35.rotary_fraction == 1.0);
+  CHECK_FALSE(p35.tied_embeddings);
+  // Per layer: qkv 3072*9216 + o 3072*3072 = 37,748,736; gate_up 3072*16384 + down 8192*3072 =
+  // 75,497,472; norms 6,144: 113,252,352 x 32 = 3,624,075,264; + embedding and head 2*32064*3072 =
+  // 197,001,216 + final norm 3072 = 3,821,079,552.
+  CHECK(count_params(p35).total == 3821079552);
+  const ModelSpec p4 = load_hf_config(kTestModels + "phi-4-mini/config.json");
+  CHECK(p4.num_kv_heads == 8);
+  CHECK(p4.head_dim == 128);
+  CHECK(p4.rotary_fraction == 0.75);
+  CHECK(p4.tied_embeddings);
+  // Per layer: qkv 3072*(3072 + 2*1024) + o 3072*3072 = 25,165,824; MLP 3*3072*8192 = 75,497,472; norms
+  // 6,144: 100,669,440 x 32 = 3,221,422,080; + tied embedding 200064*3072 = 614,596,608 + 3072.
+  CHECK(count_params(p4).total == 3836021760);
 }
 
 TEST_CASE("qwen3 (Qwen3-4B): head_dim 128 beside hidden 2560, q/k norms, tied; the card's 4.0 B") {
@@ -385,7 +409,7 @@ TEST_CASE("unknown model_type lists the supported ones with a did-you-mean, at t
   CHECK(e.where().key == "model_type");
   CHECK(e.where().line == 6);
   CHECK(contains(e.message(), "'lama'"));
-  CHECK(contains(e.message(), "llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gpt_neox, gpt2"));
+  CHECK(contains(e.message(), "llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, phi3, gpt_neox, gpt2"));
   CHECK(contains(e.message(), "did you mean 'llama'"));
   // The architecture is never guessed: no model_type is an error too.
   CHECK(contains(error_of([] { from_text(R"({"hidden_size": 4096})"); }).message(), "missing model_type"));

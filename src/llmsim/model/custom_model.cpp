@@ -74,6 +74,7 @@ ModelSpec make_custom_model(const CustomDims& dims, const Location& where) {
   if (dims.arch == "gpt") {
     // Megatron-LM GPT defaults.
     m.name = m.model_type = "custom-gpt";
+    m.fused_qkv = true;  // Megatron-style fused QKV
     m.norm = NormKind::LayerNorm;
     m.mlp = MlpKind::Plain;
     m.activation = "gelu";

@@ -304,6 +304,23 @@ ModelSpec read_qwen3_moe(const Reader& r) {
   return m;
 }
 
+// Phi-3 (Phi-3/3.5, Phi-4-mini): a Llama-style decoder with a fused qkv_proj and gate_up_proj, no
+// biases, an optional partial rotary factor (Phi-4-mini: 0.75) and a sliding window (Phi3Config: None
+// unless given). resid_pdrop and attention_dropout drop out the residual branches and probabilities.
+ModelSpec read_phi3(const Reader& r) {
+  ModelSpec m = read_llama_like(r, {32064, 3072, 8192, 32, 32, 0, 4096, 10000.0});
+  m.fused_qkv = m.fused_gate_up = true;
+  m.sliding_window = r.non_negative("sliding_window", 0);
+  const auto rp = r.object("rope_parameters");
+  const Reader& fr = rp && rp->get("partial_rotary_factor") ? *rp : r;
+  m.rotary_fraction = fr.number("partial_rotary_factor", 1.0);
+  if (m.rotary_fraction <= 0.0 || m.rotary_fraction > 1.0)
+    fr.fail("partial_rotary_factor", fmt::format("partial_rotary_factor must be in (0, 1], got {}", m.rotary_fraction));
+  m.dropout = std::max(m.dropout, r.probability("resid_pdrop", 0.0));
+  if (r.boolean("lm_head_bias", false)) r.fail("lm_head_bias", "an LM-head bias is not modelled");
+  return m;
+}
+
 // GPT-NeoX (Pythia): LayerNorm, GELU MLP with biases, partial rotary, parallel residual.
 ModelSpec read_gpt_neox(const Reader& r) {
   ModelSpec m;
@@ -321,6 +338,7 @@ ModelSpec read_gpt_neox(const Reader& r) {
   m.mlp_bias = true;  // GPTNeoXMLP always has biases
   m.tied_embeddings = r.boolean("tie_word_embeddings", false);
   m.parallel_residual = r.boolean("use_parallel_residual", true);
+  m.fused_qkv = true;  // query_key_value
   // transformers >= 5: rope_parameters.{rope_theta, partial_rotary_factor}; older: rotary_emb_base, rotary_pct.
   m.rope_theta = read_rope_theta(r, "rotary_emb_base", 10000.0);
   const auto rp = r.object("rope_parameters");
@@ -343,6 +361,7 @@ std::int64_t gpt2_dim(const Reader& r, const char* key, const char* alias, std::
 // GPT-2: LayerNorm, GELU MLP (4x unless n_inner), learned positions, biases everywhere, tied head.
 ModelSpec read_gpt2(const Reader& r) {
   ModelSpec m;
+  m.fused_qkv = true;  // c_attn
   m.vocab = r.positive("vocab_size", 50257);
   m.hidden = gpt2_dim(r, "n_embd", "hidden_size", 768);
   m.num_layers = gpt2_dim(r, "n_layer", "num_hidden_layers", 12);
@@ -367,15 +386,16 @@ struct Family {
   std::string_view model_type;
   Builder build;
 };
-constexpr std::array<Family, 9> kFamilies{{{"llama", read_llama},
-                                           {"mistral", read_mistral},
-                                           {"mixtral", read_mixtral},
-                                           {"qwen2", read_qwen2},
-                                           {"qwen2_moe", read_qwen2_moe},
-                                           {"qwen3", read_qwen3},
-                                           {"qwen3_moe", read_qwen3_moe},
-                                           {"gpt_neox", read_gpt_neox},
-                                           {"gpt2", read_gpt2}}};
+constexpr std::array<Family, 10> kFamilies{{{"llama", read_llama},
+                                            {"mistral", read_mistral},
+                                            {"mixtral", read_mixtral},
+                                            {"qwen2", read_qwen2},
+                                            {"qwen2_moe", read_qwen2_moe},
+                                            {"qwen3", read_qwen3},
+                                            {"qwen3_moe", read_qwen3_moe},
+                                            {"phi3", read_phi3},
+                                            {"gpt_neox", read_gpt_neox},
+                                            {"gpt2", read_gpt2}}};
 
 // torch_dtype (transformers < 4.56) or dtype (newer). Without either, transformers loads float32.
 DType read_dtype(const Reader& text, const Reader& root) {

@@ -71,6 +71,12 @@ struct ModelSpec {
   // RMSNorm over each head's query and key after the projection (Qwen3's q_norm / k_norm: one head_dim
   // scale each, shared by the heads), before RoPE.
   bool qk_norm = false;
+  // One projection reads the attention block's normed input (a fused QKV: GPT-2 c_attn, GPT-NeoX
+  // query_key_value, Phi-3 qkv_proj) rather than q_proj, k_proj and v_proj; and one the MLP's
+  // (Phi-3 gate_up_proj) rather than gate_proj and up_proj. Only eager glue (per-projection casts)
+  // depends on it.
+  bool fused_qkv = false;
+  bool fused_gate_up = false;
   double rotary_fraction = 1.0;  // fraction of head_dim rotated by RoPE (gpt_neox rotary_pct)
   double rope_theta = 10000.0;
   double dropout = 0.0;  // training dropout probability (attention probs and residual); decides dropout masks

@@ -37,12 +37,9 @@ namespace {
 using namespace inventory;  // NOLINT(google-build-using-namespace): the builders of this inventory
 }  // namespace
 
-int attention_input_projections(const ModelSpec& m) {
-  const std::string& t = m.model_type;
-  return (t == "gpt2" || t == "gpt_neox" || t == "custom-gpt") ? 1 : 3;
-}
+int attention_input_projections(const ModelSpec& m) { return m.fused_qkv ? 1 : 3; }
 
-int mlp_input_projections(const ModelSpec& m) { return m.mlp == MlpKind::Gated ? 2 : 1; }
+int mlp_input_projections(const ModelSpec& m) { return m.mlp == MlpKind::Gated && !m.fused_gate_up ? 2 : 1; }
 
 std::string_view op_kind_name(OpKind k) {
   switch (k) {
