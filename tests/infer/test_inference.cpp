@@ -96,3 +96,24 @@ TEST_CASE("expert parallelism: each rank reads only its experts and pays the all
   CHECK(db.comm_s.value > da.comm_s.value);            // dispatch + combine all-to-alls per MoE layer
   CHECK(b.weight_bytes_per_gpu() < 0.3 * a.weight_bytes_per_gpu());
 }
+
+TEST_CASE("a sliding window limits the keys each new token attends to, in prefill and decode") {
+  auto m = preset_model("mistral-7b");  // 4096-token window
+  REQUIRE(m.sliding_window == 4096);
+  auto full = m;
+  full.sliding_window = 0;
+  const auto sys = preset_system("a800-nvlink");
+  sim::ParallelSpec par;
+  par.gpus = 1;
+  const sim::IterationCostModel windowed(m, sys, par, bf16()), unwindowed(full, sys, par, bf16());
+  // Within the window nothing changes.
+  CHECK(windowed.uniform(1, 2048, 0).attention_s.value == unwindowed.uniform(1, 2048, 0).attention_s.value);
+  // A 16,000-token prompt: the full causal pairs are 16000 x 16001 / 2 = 128,008,000; with the window the
+  // first 4096 tokens see all their predecessors (4096 x 4097 / 2 = 8,390,656) and the other 11,904 see
+  // 4096 keys each (48,758,784): 57,149,440. Prefill attention is compute-bound, so its time scales so.
+  const double ratio =
+      windowed.uniform(1, 16000, 0).attention_s.value / unwindowed.uniform(1, 16000, 0).attention_s.value;
+  CHECK(ratio == doctest::Approx(57149440.0 / 128008000.0).epsilon(1e-6));
+  // Decode at a 16k context reads the window's keys, not the whole cache.
+  CHECK(windowed.uniform(1, 1, 16000).attention_s.value < 0.5 * unwindowed.uniform(1, 1, 16000).attention_s.value);
+}

@@ -163,10 +163,18 @@ IterationCost IterationCostModel::iteration(const std::vector<SequenceWork>& bat
   for (const auto& s : batch) {
     const double n = dbl(s.new_tokens), ctx = dbl(s.context);
     if (n <= 0) continue;
-    const double pairs = n * ctx + n * (n + 1) / 2;  // causal: each new token sees the context and its predecessors
+    // Causal: each new token sees the context and its predecessors; under a sliding window of w
+    // (Mistral, Phi-3) at most the w latest keys, and the kernel reads only the keys some query sees.
+    double pairs = n * ctx + n * (n + 1) / 2;
+    double keys = ctx + n;
+    if (const double w = dbl(m_.sliding_window); w > 0) {
+      const double full = std::clamp(w - ctx, 0.0, n);  // new tokens whose whole history fits the window
+      pairs = full * ctx + full * (full + 1) / 2 + (n - full) * w;
+      keys = std::min(ctx + n, w + n - 1);
+    }
     const double flops = 4.0 * heads * hd * pairs;
     const double bytes =
-        2.0 * n * heads * hd * a + (ctx + n) * kv_row * kvb + n * kv_row * kvb;  // Q, O; read KV; write new KV
+        2.0 * n * heads * hd * a + keys * kv_row * kvb + n * kv_row * kvb;  // Q, O; read KV; write new KV
     if (s.new_tokens > 1 || s.context == 0) {
       pf += flops;
       pb += bytes;
