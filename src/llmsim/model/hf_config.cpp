@@ -304,6 +304,18 @@ ModelSpec read_qwen3_moe(const Reader& r) {
   return m;
 }
 
+// The fraction of head_dim RoPE rotates: rope_parameters.partial_rotary_factor (transformers >= 5), else
+// the family's own top-level key (`old_key`), in (0, 1].
+double read_rotary_fraction(const Reader& r, const char* old_key, double fallback) {
+  const auto rp = r.object("rope_parameters");
+  const bool nested = rp && rp->get("partial_rotary_factor");
+  const Reader& fr = nested ? *rp : r;
+  const char* key = nested ? "partial_rotary_factor" : old_key;
+  const double f = fr.number(key, fallback);
+  if (f <= 0.0 || f > 1.0) fr.fail(key, fmt::format("{} must be in (0, 1], got {}", key, f));
+  return f;
+}
+
 // Phi-3 (Phi-3/3.5, Phi-4-mini): a Llama-style decoder with a fused qkv_proj and gate_up_proj, no
 // biases, an optional partial rotary factor (Phi-4-mini: 0.75) and a sliding window (Phi3Config: None
 // unless given). resid_pdrop and attention_dropout drop out the residual branches and probabilities.
@@ -311,11 +323,7 @@ ModelSpec read_phi3(const Reader& r) {
   ModelSpec m = read_llama_like(r, {32064, 3072, 8192, 32, 32, 0, 4096, 10000.0});
   m.fused_qkv = m.fused_gate_up = true;
   m.sliding_window = r.non_negative("sliding_window", 0);
-  const auto rp = r.object("rope_parameters");
-  const Reader& fr = rp && rp->get("partial_rotary_factor") ? *rp : r;
-  m.rotary_fraction = fr.number("partial_rotary_factor", 1.0);
-  if (m.rotary_fraction <= 0.0 || m.rotary_fraction > 1.0)
-    fr.fail("partial_rotary_factor", fmt::format("partial_rotary_factor must be in (0, 1], got {}", m.rotary_fraction));
+  m.rotary_fraction = read_rotary_fraction(r, "partial_rotary_factor", 1.0);
   m.dropout = std::max(m.dropout, r.probability("resid_pdrop", 0.0));
   if (r.boolean("lm_head_bias", false)) r.fail("lm_head_bias", "an LM-head bias is not modelled");
   return m;
@@ -341,13 +349,7 @@ ModelSpec read_gpt_neox(const Reader& r) {
   m.fused_qkv = true;  // query_key_value
   // transformers >= 5: rope_parameters.{rope_theta, partial_rotary_factor}; older: rotary_emb_base, rotary_pct.
   m.rope_theta = read_rope_theta(r, "rotary_emb_base", 10000.0);
-  const auto rp = r.object("rope_parameters");
-  const bool nested = rp && rp->get("partial_rotary_factor");
-  const Reader& fr = nested ? *rp : r;
-  const char* fkey = nested ? "partial_rotary_factor" : "rotary_pct";
-  m.rotary_fraction = fr.number(fkey, 0.25);
-  if (m.rotary_fraction <= 0.0 || m.rotary_fraction > 1.0)
-    fr.fail(fkey, fmt::format("{} must be in (0, 1], got {}", fkey, m.rotary_fraction));
+  m.rotary_fraction = read_rotary_fraction(r, "rotary_pct", 0.25);
   // A mask exists when either the attention probabilities or the residual branches drop out.
   m.dropout = std::max(r.probability("attention_dropout", 0.0), r.probability("hidden_dropout", 0.0));
   return m;

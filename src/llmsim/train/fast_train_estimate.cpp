@@ -31,7 +31,6 @@ std::int64_t moe_layers_in(const model::ModelSpec& m, std::int64_t first, std::i
 // The run's settings the estimate reads, derived once: pipeline shape, ZeRO and offload flags, the
 // data-parallel collectives and the PCIe copy as affine models, the recipe's state bytes.
 struct FastTrainEvaluator::Step {
-  const RunSpec& run;
   const Costs& c;
   const ParallelSpec& par;
   const TrainSpec& t;
@@ -40,7 +39,6 @@ struct FastTrainEvaluator::Step {
   std::int64_t vp;
   std::int64_t dp;
   std::int64_t L;
-  int gpn;
   std::int64_t mbs;
   double m;
   bool zero3;
@@ -119,19 +117,10 @@ FastTrainEvaluator::Step FastTrainEvaluator::step_of(const RunSpec& run) {
     send = comm_.p2p(pipeline_send_bytes(m_, t, par), pipeline_crosses_nodes(par, gpn)).value;
   }
   const double bucket = fw.grad_bucket_elements;
-  return Step{run,         c,
-              par,         t,
-              fw,          pp,
-              vp,          dp,
-              L,           gpn,
-              mbs,         m,
-              zero3,       every_mb,
-              on_compute,  after_schedule,
-              opt_offload, param_offload,
-              red,         gather,
-              pcie,        state,
-              grb,         send,
-              bucket};
+  return Step{c,           par,           t,   fw,     pp,       vp,         dp,
+              L,           mbs,           m,   zero3,  every_mb, on_compute, after_schedule,
+              opt_offload, param_offload, red, gather, pcie,     state,      grb,
+              send,        bucket};
 }
 
 // Per layer kind: compute-stream time of a forward and a backward (+ recompute) pass, and under
