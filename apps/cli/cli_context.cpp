@@ -7,6 +7,7 @@
 
 #include "llmsim/core/suggest.h"
 #include "llmsim/core/units.h"
+#include "llmsim/hardware/system_toml.h"
 #include "llmsim/memory/memory_model.h"
 #include "llmsim/run/run_spec.h"
 
@@ -16,6 +17,18 @@ std::string CommonOptions::resolved_data_dir() const {
   if (!data_dir.empty()) return data_dir;
   if (const char* env = std::getenv("LLMSIM_DATA_DIR"); env && *env) return env;
   return LLMSIM_DATA_DIR;
+}
+
+hardware::SystemSpec CommonOptions::load_system(const std::string& name_or_path) const {
+  hardware::SystemSpec s = hardware::resolve_system(name_or_path, resolved_data_dir());
+  if (!overlay.empty()) hardware::apply_efficiency_overlay(s, overlay);
+  return s;
+}
+
+void add_overlay_option(CLI::App& app, CommonOptions& opts) {
+  app.add_option("--overlay", opts.overlay,
+                 "profile overlay TOML: an [efficiency] table whose keys replace every system's (e.g. fitted "
+                 "mechanism parameters, docs/validation.md)");
 }
 
 void add_common_options(CLI::App& app, CommonOptions& opts) {

@@ -6,6 +6,7 @@
 #include <map>
 #include <string>
 
+#include "llmsim/hardware/system_spec.h"
 #include "llmsim/run/run_config.h"
 
 namespace llmsim::cli {
@@ -17,11 +18,16 @@ struct CommonOptions {
   bool json = false;
   bool csv = false;
   std::string data_dir;  // --data-dir; empty = LLMSIM_DATA_DIR environment variable, else the build's data/
+  std::string overlay;   // --overlay: a profile overlay applied to every system (commands that register it)
   Format format() const { return json ? Format::Json : csv ? Format::Csv : Format::Table; }
   std::string resolved_data_dir() const;
+  // A system preset or TOML file with the --overlay (if any) applied.
+  hardware::SystemSpec load_system(const std::string& name_or_path) const;
 };
 
 void add_common_options(CLI::App& app, CommonOptions& opts);
+// --overlay FILE (hardware::apply_efficiency_overlay), for the commands that predict time.
+void add_overlay_option(CLI::App& app, CommonOptions& opts);
 
 // Run settings as flags: --model, --tp, --micro-batch, … (sim::run_settings()) plus --config FILE.
 struct RunFlags {

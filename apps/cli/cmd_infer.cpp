@@ -67,8 +67,10 @@ void print_table(const model::ModelSpec& m, const hardware::SystemSpec& sys, con
   auto split = [](const char* what, const sim::IterationCost& c) {
     const double t = c.time_s.value;
     std::cout << fmt::format(
-        "  {:<10} {:>10}: GEMMs {:4.1f}%, attention {:4.1f}%, communication {:4.1f}%, other {:4.1f}%\n", what, ms(t),
-        100 * c.linear_s.value / t, 100 * c.attention_s.value / t, 100 * c.comm_s.value / t, 100 * c.other_s.value / t);
+        "  {:<10} {:>10}: GEMMs {:4.1f}%, attention {:4.1f}%, communication {:4.1f}%, other {:4.1f}%, "
+        "waiting for the host {:4.1f}% ({:.0f} kernel launches)\n",
+        what, ms(t), 100 * c.linear_s.value / t, 100 * c.attention_s.value / t, 100 * c.comm_s.value / t,
+        100 * c.other_s.value / t, 100 * c.host_wait_s.value / t, c.launches);
   };
   std::cout << "\nwhere an iteration's time goes\n";
   split("prefill", r.prefill);
@@ -82,6 +84,7 @@ Runner add_infer_command(CLI::App& app) {
   CLI::App* sub = app.add_subcommand("infer", "fixed-batch inference: prefill and decode latency, throughput, memory");
   sub->allow_extras();
   add_common_options(*sub, cmd->common);
+  add_overlay_option(*sub, cmd->common);
   add_run_flags(*sub, cmd->flags);
   sub->add_option("--trace", cmd->trace, "write the iterations as a Chrome trace (Perfetto / chrome://tracing)");
   return [cmd, sub]() -> int {
@@ -93,7 +96,7 @@ Runner add_infer_command(CLI::App& app) {
     if (!req.was_given("framework")) req.run.infer.framework = sim::Framework::Hf;
     const std::string data = cmd->common.resolved_data_dir();
     const model::ModelSpec m = model::resolve_model(req.model, data);
-    const hardware::SystemSpec sys = hardware::resolve_system(req.system, data);
+    const hardware::SystemSpec sys = cmd->common.load_system(req.system);
     if (!req.was_given("gpus")) req.run.par.gpus = req.run.par.tp * req.run.par.pp;
     const sim::RunSpec run = sim::with_defaults(req.run);
     const sim::InferResult r = sim::simulate_inference(m, sys, run);

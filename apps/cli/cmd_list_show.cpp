@@ -111,11 +111,9 @@ const hardware::Fraction* fraction_of(const hardware::Efficiency& e, const hardw
 nlohmann::json efficiency_json(const hardware::Efficiency& e) {
   nlohmann::json gemm;
   for (const auto& [t, f] : e.gemm) gemm[std::string(dtype_name(t))] = fraction_json(f);
-  nlohmann::json j = {{"calibrated", e.calibrated},
-                      {"gemm", gemm},
-                      {"gemm_half_k", e.gemm_half_k},
-                      {"kernel_launch_s", e.kernel_launch_s},
-                      {"cpu_adam_params_per_s", e.cpu_adam_params_per_s}};
+  nlohmann::json j = {{"calibrated", e.calibrated},           {"gemm", gemm},
+                      {"gemm_half_k", e.gemm_half_k},         {"kernel_launch_s", e.kernel_launch_s},
+                      {"host_dispatch_s", e.host_dispatch_s}, {"cpu_adam_params_per_s", e.cpu_adam_params_per_s}};
   nlohmann::json by_collective = nlohmann::json::object();
   for (const auto& k : hardware::fraction_keys())
     if (const hardware::Fraction* f = fraction_of(e, k)) (k.value ? j : by_collective)[k.json_key] = fraction_json(*f);
@@ -206,6 +204,8 @@ void print_system(const hardware::SystemSpec& s) {
       "    GEMM half-efficiency contraction: k = {:.0f}; kernel launch {:.1f} us; CPU Adam {:.0f} Mparams/s ({})\n",
       s.efficiency.gemm_half_k, s.efficiency.kernel_launch_s / units::us, s.efficiency.cpu_adam_params_per_s / 1e6,
       s.efficiency.cpu_adam_source);
+  std::cout << fmt::format("    eager host dispatch: {:.1f} us per kernel ({})\n",
+                           s.efficiency.host_dispatch_s / units::us, s.efficiency.host_dispatch_source);
 }
 
 struct ListShow {

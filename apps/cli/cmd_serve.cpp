@@ -61,6 +61,7 @@ sim::Framework engine_framework(const std::string& name) {
 void add_serve_flags(CLI::App* sub, ServeCommand& c) {
   const auto cmd = &c;
   add_common_options(*sub, cmd->common);
+  add_overlay_option(*sub, cmd->common);
   add_run_flags(*sub, cmd->flags);
   sub->add_option("--engine", cmd->engine, "serving engine (default vllm; or give --framework)")
       ->check(CLI::IsMember(kEngines));
@@ -268,7 +269,7 @@ Runner add_serve_command(CLI::App& app) {
     check_serve_flags(sub, *cmd, req);
     const std::string data = cmd->common.resolved_data_dir();
     const model::ModelSpec m = model::resolve_model(req.model, data);
-    const hardware::SystemSpec sys = hardware::resolve_system(req.system, data);
+    const hardware::SystemSpec sys = cmd->common.load_system(req.system);
     if (!req.was_given("gpus")) req.run.par.gpus = req.run.par.tp * req.run.par.pp;
     req.run.workload = sim::Workload::Inference;
     const sim::Framework fw = engine_framework(engine);

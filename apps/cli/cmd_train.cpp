@@ -163,6 +163,7 @@ Runner add_train_command(CLI::App& app) {
       app.add_subcommand("train", "step time, throughput, MFU and time breakdown of training or fine-tuning");
   sub->allow_extras();
   add_common_options(*sub, cmd->common);
+  add_overlay_option(*sub, cmd->common);
   add_run_flags(*sub, cmd->flags);
   sub->add_option("--steps", cmd->steps, "report the time (and cost) of this many optimizer steps")
       ->check(CLI::PositiveNumber);
@@ -182,7 +183,7 @@ Runner add_train_command(CLI::App& app) {
     if (cmd->steps > 0 && cmd->tokens > 0) throw_usage("--steps", "give --steps or --tokens, not both");
     const std::string data = cmd->common.resolved_data_dir();
     const model::ModelSpec m = model::resolve_model(req.model, data);
-    const hardware::SystemSpec sys = hardware::resolve_system(req.system, data);
+    const hardware::SystemSpec sys = cmd->common.load_system(req.system);
     if (!req.was_given("gpus"))
       req.run.par.gpus = req.run.par.tp * req.run.par.pp * req.run.par.cp * std::max<std::int64_t>(1, req.run.par.dp);
     const sim::RunSpec run = sim::with_defaults(req.run);

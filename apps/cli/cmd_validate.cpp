@@ -19,6 +19,7 @@
 #include "commands.h"
 #include "llmsim/core/error.h"
 #include "llmsim/core/suggest.h"
+#include "llmsim/hardware/system_toml.h"
 #include "llmsim/memory/memory_model.h"
 #include "llmsim/validate/measured_runs.h"
 #include "llmsim/validate/source_facts.h"
@@ -120,7 +121,7 @@ nlohmann::json to_json(const std::vector<std::string>& files, const std::vector<
         {"file", r.file},         {"line", r.line},     {"run_id", r.run_id},       {"workload", r.workload},
         {"metric", r.metric},     {"system", r.system}, {"framework", r.framework}, {"profile", r.framework_profile},
         {"measured", r.measured}, {"status", r.status}, {"note", r.note},           {"features", r.features},
-        {"defaults", r.defaults}};
+        {"defaults", r.defaults}, {"source", r.source}};
     if (r.is_error()) x["error_column"] = r.error_column;
     if (r.ok()) {
       x["predicted"] = r.predicted;
@@ -263,6 +264,7 @@ Runner add_validate_command(CLI::App& app) {
       ->type_name("PERCENT")
       ->check(CLI::NonNegativeNumber);
   sub->add_option("--data-dir", cmd->common.data_dir, "folder with models/ and hardware/ presets")->type_name("DIR");
+  add_overlay_option(*sub, cmd->common);
   sub->add_flag("--no-source-facts", cmd->no_facts,
                 "ignore the <stem>.facts.toml beside each CSV (facts its sources state that rows cannot)");
   return [cmd, sub]() -> int {
@@ -278,6 +280,7 @@ Runner add_validate_command(CLI::App& app) {
                                            cmd->csv));
     }
     const std::string data = cmd->common.resolved_data_dir();
+    if (!cmd->common.overlay.empty()) hardware::check_efficiency_overlay(cmd->common.overlay);
     std::vector<sim::MeasuredRun> runs;
     std::vector<FileError> file_errors;
     for (const auto& f : cmd->files) {
@@ -299,7 +302,7 @@ Runner add_validate_command(CLI::App& app) {
       }
       for (auto& r : v) runs.push_back(std::move(r));
     }
-    std::vector<sim::ValidationRow> rows = sim::predict_rows(runs, data);
+    std::vector<sim::ValidationRow> rows = sim::predict_rows(runs, data, cmd->common.overlay);
     if (cmd->loso) sim::apply_loso_intervals(rows);
     const sim::ValidationSummary s = sim::summarize(rows);
 

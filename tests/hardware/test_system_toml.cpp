@@ -456,3 +456,29 @@ TEST_CASE("every [efficiency] key of the one key table is read into its own fiel
   for (std::size_t i = 0; i < hw::gemm_fraction_dtypes().size(); ++i)
     CHECK(s.efficiency.gemm.at(hw::gemm_fraction_dtypes()[i]).value == doctest::Approx(0.70 + 0.01 * double(i)));
 }
+
+TEST_CASE("a profile overlay replaces the keys it names on any system and keeps the rest") {
+  const std::string ok = llmsim::test::write_temp(
+      "overlay-ok.toml", "schema_version = 1\n[efficiency]\nhost_dispatch_us = 12.5\nsource = \"fit\"\n");
+  hw::SystemSpec s = preset("a800-nvlink");
+  const double launch = s.efficiency.kernel_launch_s;
+  hw::apply_efficiency_overlay(s, ok);
+  CHECK(s.efficiency.host_dispatch_s == doctest::Approx(12.5e-6));
+  CHECK(s.efficiency.host_dispatch_source == "fit");
+  CHECK(s.efficiency.kernel_launch_s == launch);
+  CHECK(s.overlay_file == ok);
+  // A typo is an Input error naming the file, the key and a did-you-mean.
+  const std::string typo =
+      llmsim::test::write_temp("overlay-typo.toml", "schema_version = 1\n[efficiency]\nhost_dispach_us = 12.5\n");
+  const Error e = llmsim::test::error_of([&] { hw::check_efficiency_overlay(typo); });
+  CHECK(e.kind() == ErrorKind::Input);
+  CHECK(contains(e.what(), "overlay-typo.toml"));
+  CHECK(contains(e.what(), "host_dispatch_us"));
+  // A negative rate breaks the key's rule; an overlay is no system file (no [gpu] table allowed).
+  const std::string neg =
+      llmsim::test::write_temp("overlay-neg.toml", "schema_version = 1\n[efficiency]\nhost_dispatch_us = -1\n");
+  CHECK(llmsim::test::error_of([&] { hw::check_efficiency_overlay(neg); }).kind() == ErrorKind::Input);
+  const std::string sys = llmsim::test::write_temp(
+      "overlay-sys.toml", "schema_version = 1\n[gpu]\nname = \"x\"\n[efficiency]\nhost_dispatch_us = 1\n");
+  CHECK(contains(llmsim::test::error_of([&] { hw::check_efficiency_overlay(sys); }).what(), "gpu"));
+}

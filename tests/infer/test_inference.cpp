@@ -1,8 +1,10 @@
 // Inference iteration costs and the fixed-batch simulator: golden numbers derived by hand.
 #include <doctest/doctest.h>
 
+#include "llmsim/infer/engine_iteration.h"
 #include "llmsim/infer/infer_sim.h"
 #include "llmsim/infer/iteration_cost.h"
+#include "llmsim/run/framework_profile.h"
 #include "memory/memory_test_util.h"
 
 using namespace llmsim;
@@ -116,4 +118,54 @@ TEST_CASE("a sliding window limits the keys each new token attends to, in prefil
   CHECK(ratio == doctest::Approx(57149440.0 / 128008000.0).epsilon(1e-6));
   // Decode at a 16k context reads the window's keys, not the whole cache.
   CHECK(windowed.uniform(1, 1, 16000).attention_s.value < 0.5 * unwindowed.uniform(1, 1, 16000).attention_s.value);
+}
+
+TEST_CASE("host critical path: an eager iteration lasts at least its launches times the host's rate") {
+  const auto m = preset_model("llama2-7b");
+  const auto sys = preset_system("a800-nvlink");
+  sim::ParallelSpec par;
+  sim::IterationOptions fused;
+  fused.host_dispatch_s = 1e-3;  // far slower than any kernel of a batch-1 decode step
+  const sim::IterationCostModel a(m, sys, par, bf16(), fused);
+  const auto step = a.uniform(1, 1, 128);
+  // Fused kernels: 10 per layer (attn norm, QKV, RoPE, out proj, residual, MLP norm, gate+up, SwiGLU,
+  // down proj, residual) + the decode attention kernel = 11 x 32 layers; the token gather; the final norm,
+  // the LM head and the sampling kernel: 356 launches.
+  CHECK(step.launches == 356);
+  CHECK(step.time_s.value == doctest::Approx(0.356));
+  CHECK(step.host_wait_s.value > 0.3);
+  // transformers' eager code: 35 per layer (6-kernel RMSNorms, q/k/v and gate/up separate, RoPE as 5 + 5,
+  // the transpose copy, act and product apart) x 32 + the gather + a 6-kernel final norm + the LM head +
+  // sampling = 1,129.
+  sim::IterationOptions hf = fused;
+  hf.glue = sim::hf_model_code_glue(false);
+  const sim::IterationCostModel b(m, sys, par, bf16(), hf);
+  CHECK(b.uniform(1, 1, 128).launches == 1129);
+  // The engine's per-iteration overhead comes on top of the span.
+  hf.overhead_s = 2e-3;
+  const sim::IterationCostModel c(m, sys, par, bf16(), hf);
+  CHECK(c.uniform(1, 1, 128).time_s.value == doctest::Approx(1.129 + 2e-3));
+  // Without host work the iteration is the GPU's time alone.
+  const sim::IterationCostModel d(m, sys, par, bf16());
+  CHECK(d.uniform(1, 1, 128).host_wait_s.value == 0);
+  CHECK(d.uniform(1, 1, 128).time_s.value < 0.02);
+}
+
+TEST_CASE("engines: graph replay for small decode batches, eager Python dispatch otherwise, C++ runtimes never") {
+  const auto m = preset_model("llama2-7b");
+  auto sys = preset_system("a800-nvlink");
+  sys.efficiency.host_dispatch_s = 1e-3;
+  sim::ParallelSpec par;
+  const sim::EngineIterationCost vllm(m, sys, par, bf16(), sim::engine_profile(sim::Framework::Vllm));
+  const std::vector<sim::SequenceWork> decode(8, sim::SequenceWork{1, 100});
+  CHECK(vllm.replays_graph(decode));
+  CHECK(vllm.iteration(decode).host_wait_s.value == 0);
+  const std::vector<sim::SequenceWork> prefill(1, sim::SequenceWork{16, 0});
+  CHECK_FALSE(vllm.replays_graph(prefill));
+  CHECK(vllm.iteration(prefill).time_s.value > 0.3);  // 356 launches at 1 ms, issued from Python
+  const sim::EngineIterationCost trt(m, sys, par, bf16(), sim::engine_profile(sim::Framework::TrtLlm));
+  CHECK(trt.iteration(prefill).host_wait_s.value == 0);
+  const sim::EngineIterationCost hf(m, sys, par, bf16(), sim::engine_profile(sim::Framework::Hf));
+  CHECK_FALSE(hf.replays_graph(decode));
+  CHECK(hf.iteration(decode).time_s.value > 1.0);
 }

@@ -49,6 +49,7 @@ ComputeCost::ComputeCost(const hardware::SystemSpec& sys, AttentionKernel attent
 bool ComputeCost::supports(DType precision) const { return sys_.gpu.peak(precision) > 0; }
 
 double ComputeCost::launch_s() const { return sys_.efficiency.kernel_launch_s; }
+double ComputeCost::host_dispatch_s() const { return sys_.efficiency.host_dispatch_s; }
 
 double ComputeCost::gemm_shape_factor(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch) const {
   return sim::gemm_shape_factor(m, n, k, batch, sys_.gpu.sm_count, sys_.efficiency.gemm_half_k);
@@ -85,6 +86,16 @@ Interval ComputeCost::attention(double flops, double bytes, DType precision) con
 
 Interval ComputeCost::memory_bound(double bytes, double kernels) const {
   return roofline(0, 1, 1, 1, bytes, DType::BF16, kernels, sys_.efficiency.elementwise_bandwidth);
+}
+
+Interval ComputeCost::streamed_by_blocks(double bytes_per_block, double blocks) const {
+  const double sms = std::max(1, sys_.gpu.sm_count);
+  const double bw = sys_.gpu.memory_bandwidth_Bps / sms;  // one SM's share
+  const auto& f = sys_.efficiency.memory_bandwidth;
+  if (bytes_per_block <= 0 || blocks <= 0 || bw <= 0) return {};
+  const double waves = std::ceil(blocks / sms);
+  auto t = [&](double frac) { return frac > 0 ? waves * bytes_per_block / (bw * frac) : 0.0; };
+  return Interval{t(f.value), t(f.high), t(f.low)};
 }
 
 namespace {

@@ -42,6 +42,12 @@ class ComputeCost {
   // moving `bytes` bytes in total, at the elementwise bandwidth (below a plain copy's).
   Interval memory_bound(double bytes, double kernels = 1) const;
 
+  // A kernel of `blocks` thread blocks that each stream `bytes_per_block` bytes one after another and can
+  // only run one per SM (FlashAttention-2's decode: one block per sequence and query head): each block
+  // moves at most its SM's share of the achievable memory bandwidth, so a kernel with fewer blocks than
+  // SMs leaves the rest of the bandwidth unused (ceil(blocks / SMs) waves of one block's time).
+  Interval streamed_by_blocks(double bytes_per_block, double blocks) const;
+
   // Forward / backward time of one inventory operator on the compute stream. Communication operators
   // (TpComm, MoeComm) cost 0 here: CommCost prices them. `weight_grads` false drops the
   // weight-gradient GEMM (frozen weights). `norm_kernels`: kernels a norm is split into by the
@@ -49,7 +55,8 @@ class ComputeCost {
   Interval forward(const model::Operator& op, DType precision, double norm_kernels = 1) const;
   Interval backward(const model::Operator& op, DType precision, bool weight_grads, double norm_kernels = 1) const;
 
-  double launch_s() const;  // seconds per kernel launch
+  double launch_s() const;         // seconds per kernel launch (GPU-side floor of every kernel)
+  double host_dispatch_s() const;  // host seconds per eager kernel launch (src/llmsim/cost/host_dispatch.h)
 
  private:
   Interval roofline(double flops, double peak_fraction_value, double frac_low, double frac_high, double bytes,

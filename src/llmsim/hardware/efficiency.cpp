@@ -141,6 +141,14 @@ Efficiency default_efficiency(int compute_capability) {
   // Engineering assumption (Efficiency has no source field for it): CUDA kernel launch overhead is
   // commonly measured at 2-10 us per launch without CUDA graphs; 5 us is the middle.
   e.kernel_launch_s = 5.0 * units::us;
+  // The host critical path's rate (src/llmsim/cost/host_dispatch.h): fitted, not measured.
+  e.host_dispatch_s = 30.0 * units::us;
+  e.host_dispatch_source =
+      "fitted by tools/fit-host-dispatch --profile hf on the development files (the 128 time and throughput rows "
+      "of the HF transformers profile: mean |log error| over a 0-50 us grid; leave-one-source-out picks 28-35 us "
+      "for each of its sources; docs/validation.md, 'Host dispatch fit'). Eager PyTorch is commonly put at "
+      "5-25 us of host work per op; transformers' module code adds Python work per launch. A property of the "
+      "host CPU and PyTorch build: set host_dispatch_us per system when measured";
   // Engineering assumption until calibrated: a 64-deep contraction (four 16-wide tensor-core k-steps)
   // spends as long in the prologue/epilogue as in the main loop; calibration fits it per GPU.
   e.gemm_half_k = 64;

@@ -35,9 +35,14 @@ struct Efficiency {
   // Calibrated per-collective fractions of the NVLink/NVSwitch fabric (nccl-tests bus bandwidth of that
   // collective); absent = fabric_bandwidth applies. send_recv: pipeline point-to-point sends.
   std::optional<Fraction> fabric_all_gather, fabric_reduce_scatter, fabric_all_to_all, fabric_send_recv;
-  Fraction pcie_bandwidth;           // host<->device copy bandwidth / PCIe datasheet
-  Fraction network_bandwidth;        // inter-node bus bandwidth / NIC line rate
-  double kernel_launch_s = 0;        // seconds per kernel launch (overhead floor)
+  Fraction pcie_bandwidth;     // host<->device copy bandwidth / PCIe datasheet
+  Fraction network_bandwidth;  // inter-node bus bandwidth / NIC line rate
+  double kernel_launch_s = 0;  // seconds per kernel launch (overhead floor)
+  // Seconds of host CPU work to issue one kernel from eager PyTorch (the Python op, the dispatcher and
+  // autograd bookkeeping, cudaLaunchKernel): the rate at which eager code can keep the GPU fed. Where a
+  // sequence of kernels is shorter than its issue time the GPU waits (cost/host_dispatch.h).
+  double host_dispatch_s = 0;
+  std::string host_dispatch_source;
   double gemm_half_k = 64;           // elements: GEMM contraction length at which the main loop runs at half efficiency
   double cpu_adam_params_per_s = 0;  // parameters/s of a CPU Adam update over the node's cores
   std::string cpu_adam_source;

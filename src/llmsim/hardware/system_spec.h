@@ -65,7 +65,8 @@ struct RuntimeSpec {
 struct SystemSpec {
   std::string name;  // preset name or file path
   std::string description;
-  std::string source_file;  // TOML it was read from
+  std::string source_file;   // TOML it was read from
+  std::string overlay_file;  // profile overlay applied on top (apply_efficiency_overlay), if any
   GpuSpec gpu;
   NodeSpec node;
   NetworkSpec network;

@@ -34,6 +34,8 @@ constexpr double kDefaultAllocatorReserveFraction = 0.05;
 // The keys each table accepts. They are declared before anything is read so that a misspelt
 // required key is reported as "unknown key 'memory_GB' (did you mean 'memory_GiB'?)" rather than
 // as a missing key. Each reader below starts with declare_and_check() on its list.
+// A profile overlay holds an [efficiency] table alone (apply_efficiency_overlay).
+const std::initializer_list<const char*> kOverlayKeys = {"schema_version", "efficiency"};
 const std::initializer_list<const char*> kRootKeys = {"schema_version", "name",    "description", "gpu",
                                                       "node",           "network", "runtime",     "efficiency"};
 const std::initializer_list<const char*> kGpuKeys = {"name",
@@ -231,6 +233,10 @@ void read_efficiency(std::optional<TomlReader> t, Efficiency& e) {
     }
   }
   if (const auto v = t->opt_non_negative(kKernelLaunchKey)) e.kernel_launch_s = *v * units::us;
+  if (const auto v = t->opt_non_negative(kHostDispatchKey)) {
+    e.host_dispatch_s = *v * units::us;
+    e.host_dispatch_source = source;
+  }
   if (const auto v = t->opt_positive(kGemmHalfKKey)) e.gemm_half_k = *v;
   if (const auto v = t->opt_positive(kCpuAdamKey)) {
     e.cpu_adam_params_per_s = *v * 1e6;
@@ -265,6 +271,21 @@ SystemSpec load_system_toml(const std::string& path) {
   s.efficiency = default_efficiency(s.gpu.compute_capability);
   read_efficiency(r.opt_table("efficiency"), s.efficiency);
   return s;
+}
+
+void apply_efficiency_overlay(SystemSpec& s, const std::string& path) {
+  const toml::table root = parse_toml_file(path);
+  TomlReader r(root, path);
+  declare_and_check(r, kOverlayKeys);
+  check_schema_version(r);
+  read_efficiency(r.table("efficiency"), s.efficiency);
+  s.overlay_file = path;
+}
+
+void check_efficiency_overlay(const std::string& path) {
+  SystemSpec probe;
+  probe.efficiency = default_efficiency();
+  apply_efficiency_overlay(probe, path);
 }
 
 std::vector<std::string> list_system_presets(const std::string& data_dir) {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "llmsim/cost/compute_cost.h"
+#include "llmsim/infer/engine_iteration.h"
 #include "llmsim/run/engine_profile.h"
 #include "llmsim/run/feasibility.h"
 
@@ -23,11 +24,7 @@ InferResult simulate_inference(const model::ModelSpec& m, const hardware::System
 
   const EngineProfile& engine = engine_profile(run.infer.framework);
   r.engine = engine.name;
-  IterationOptions opt;
-  opt.overhead_s = engine.iteration_overhead_s;
-  opt.kernel_floor_s = engine.cuda_graphs ? kCudaGraphKernelFloor_s : -1;
-  opt.glue = engine.glue;
-  const IterationCostModel model(m, sys, run.par, run.infer, opt);
+  const EngineIterationCost model(m, sys, run.par, run.infer, engine);
   const auto& in = run.infer;
   r.replicas = run.par.gpus / (run.par.tp * run.par.pp);
 

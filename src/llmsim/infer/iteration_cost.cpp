@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "llmsim/cost/host_dispatch.h"
 #include "llmsim/memory/memory_model.h"
 #include "llmsim/model/operators.h"
 
@@ -22,6 +23,19 @@ namespace llmsim::sim {
 //  * TP all-reduces per block; PP adds one activation hand-off per stage boundary (the replica runs its
 //    stages one after another for a batch; pipelining several batches is not modelled).
 //  * The LM head and sampling run for one token per sequence; plus the engine's CPU overhead.
+//  * Decode attention without split-KV (EngineProfile::decode_split_kv false: FlashAttention-2's
+//    flash_attn_func / flash_attn_varlen_func, which HF transformers calls for every step) runs one thread
+//    block per decode sequence and query head (grid = query blocks x batch x heads, one query block at
+//    q_len 1); with fewer blocks than SMs the longest sequence's block, streaming its head's K and V at one
+//    SM's share of the bandwidth, sets the kernel's time (Dao et al., "Flash-Decoding for long-context
+//    inference", 2023: at batch 1 FlashAttention uses a small fraction of the GPU during decoding).
+//  * KV-cache copies (IterationOptions::kv_copy_passes): HF's DynamicCache.update concatenates each new
+//    token's K and V onto the layer's cache with torch.cat, a new tensor every step, and the flash-attention
+//    path gathers the whole K and V again (_upad_input's index_first_axis) before calling the kernel: each a
+//    read and a write of the sequence's whole cache, per layer, per iteration (two kernels each: K and V).
+//  * Host critical path (src/llmsim/cost/host_dispatch.h): an iteration whose kernels eager code issues
+//    takes at least its launches times the host's seconds per launch; the engine overhead comes on top
+//    (it runs between iterations, when the host waits for the forward pass's result).
 
 namespace {
 
@@ -77,11 +91,12 @@ IterationCost IterationCostModel::uniform(std::int64_t batch, std::int64_t new_t
 
 IterationCost IterationCostModel::iteration(const std::vector<SequenceWork>& batch) const {
   IterationCost c;
-  c.other_s = Interval::exact(opt_.overhead_s);
+  const Interval overhead = Interval::exact(opt_.overhead_s);
   std::int64_t T = 0;
   for (const auto& s : batch) T += s.new_tokens;
   if (T <= 0) {
-    c.time_s = c.other_s;
+    c.other_s = overhead;
+    c.time_s = overhead;
     return c;
   }
   const auto S = static_cast<std::int64_t>(batch.size());
@@ -108,6 +123,10 @@ IterationCost IterationCostModel::iteration(const std::vector<SequenceWork>& bat
     double packed_weight_bytes = -1, dense_weight_bytes = 0;
     for (const auto& op : ops) {
       if (is_attention_core(op)) continue;
+      if (op.role != model::OpRole::Dequant) {
+        const double nk = op.kind == model::OpKind::Norm ? opt_.glue.norm_kernels(m_.norm) : 1.0;
+        c.launches += forward_launches(op, nk) * times;
+      }
       if (op.role == model::OpRole::Dequant) {
         // Folded into the next GEMM: it reads the packed weights instead of dense ones.
         const double params = op.fwd_flops / 2.0;
@@ -160,6 +179,8 @@ IterationCost IterationCostModel::iteration(const std::vector<SequenceWork>& bat
   const double kv_row = 2.0 * dbl(m_.num_kv_heads / par_.tp) * hd;  // K and V elements per token per layer
   const double a = dtype_bytes(act), kvb = dtype_bytes(in_.kv_dtype);
   double pf = 0, pb = 0, df = 0, db = 0;
+  double decode_seqs = 0, longest_keys = 0;  // for decode attention without split-KV
+  double cached_keys = 0;                    // keys in the caches after this iteration, all sequences
   for (const auto& s : batch) {
     const double n = dbl(s.new_tokens), ctx = dbl(s.context);
     if (n <= 0) continue;
@@ -172,6 +193,7 @@ IterationCost IterationCostModel::iteration(const std::vector<SequenceWork>& bat
       pairs = full * ctx + full * (full + 1) / 2 + (n - full) * w;
       keys = std::min(ctx + n, w + n - 1);
     }
+    cached_keys += ctx + n;
     const double flops = 4.0 * heads * hd * pairs;
     const double bytes =
         2.0 * n * heads * hd * a + keys * kv_row * kvb + n * kv_row * kvb;  // Q, O; read KV; write new KV
@@ -181,17 +203,37 @@ IterationCost IterationCostModel::iteration(const std::vector<SequenceWork>& bat
     } else {
       df += flops;
       db += bytes;
+      decode_seqs += 1;
+      longest_keys = std::max(longest_keys, keys);
     }
   }
   const double L = dbl(m_.num_layers);
   if (pf > 0) c.attention_s += compute_.attention(pf, pb, act) * L;
-  if (df > 0) c.attention_s += compute_.attention(df, db, act) * L;
+  if (df > 0) {
+    Interval decode = compute_.attention(df, db, act);
+    if (!opt_.decode_split_kv) {
+      // Each block reads the K and V rows of its query head's KV head for every key it sees.
+      const double per_block = longest_keys * 2.0 * hd * kvb;
+      decode = max(decode, compute_.streamed_by_blocks(per_block, decode_seqs * heads));
+    }
+    c.attention_s += decode * L;
+  }
+  c.launches += ((pf > 0 ? 1.0 : 0.0) + (df > 0 ? 1.0 : 0.0)) * L;
+  if (opt_.kv_copy_passes > 0) {
+    const double bytes = opt_.kv_copy_passes * 2.0 * cached_keys * kv_row * kvb;  // read + write, K and V
+    c.other_s += compute_.memory_bound(bytes, 2.0 * opt_.kv_copy_passes) * L;
+    c.launches += 2.0 * opt_.kv_copy_passes * L;
+  }
 
   if (par_.pp > 1) {
     const bool cross = par_.tp * par_.pp > sys_.node.gpus_per_node;
     c.comm_s += comm_.p2p(dbl(T) * dbl(m_.hidden) * a / dbl(par_.tp), cross) * dbl(par_.pp - 1);
   }
-  c.time_s = c.linear_s + c.attention_s + c.comm_s + c.other_s;
+  const Interval gpu = c.linear_s + c.attention_s + c.comm_s + c.other_s;
+  c.other_s += overhead;
+  const Interval span = host_bound(gpu, c.launches * opt_.host_dispatch_s);
+  c.host_wait_s = exposed_beyond(span, gpu);
+  c.time_s = span + overhead;
   return c;
 }
 

@@ -28,9 +28,17 @@ struct SequenceWork {
 };
 
 struct IterationOptions {
-  double kernel_floor_s = -1;  // seconds per kernel at least (-1: the profile's launch overhead; CUDA graphs lower it)
-  double overhead_s = 0;       // seconds of engine CPU work per iteration (scheduling, sampling, detokenising)
-  model::EagerGlue glue;       // the engine's model code: fused kernels, or HF eager glue (HF generate)
+  double kernel_floor_s = -1;   // seconds per kernel at least (-1: the profile's launch overhead; CUDA graphs lower it)
+  double overhead_s = 0;        // seconds of engine CPU work per iteration (scheduling, sampling, detokenising)
+  double host_dispatch_s = 0;   // host seconds per kernel the iteration issues from eager code (0: a graph replay
+                                // or a C++ runtime; src/llmsim/cost/host_dispatch.h)
+  model::EagerGlue glue;        // the engine's model code: fused kernels, or HF eager glue (HF generate)
+  double kv_copy_passes = 0;    // whole-cache copies per layer per iteration the engine's cache code makes of each
+                                // sequence's K and V (HF: DynamicCache's torch.cat and the flash-attention unpad
+                                // gather, 2); paged engines write only the new tokens (0)
+  bool decode_split_kv = true;  // decode attention splits each sequence's keys over thread blocks (Flash-Decoding,
+                                // PagedAttention V2, TRT-LLM multi-block); false: one block per sequence and
+                                // query head streams its whole KV (FlashAttention-2 as HF transformers calls it)
 };
 
 struct IterationCost {
@@ -39,6 +47,8 @@ struct IterationCost {
   Interval attention_s;  // attention kernels (prefill + decode)
   Interval comm_s;       // TP all-reduces, PP hand-offs
   Interval other_s;      // norms, RoPE, activations, residuals, embedding, sampling, overhead
+  Interval host_wait_s;  // the GPU idle behind the host issuing the kernels (eager, host-bound iterations)
+  double launches = 0;   // kernels the forward pass launches
 };
 
 class IterationCostModel {

@@ -77,6 +77,10 @@ struct Operator {
   OpRole role = OpRole::Other;
   bool routed_expert = false;  // part of the routed experts (weights sharded by expert parallelism)
   bool quantizable = true;     // a GEMM whose weights a weight-only format quantizes (false: router, gates, LM head)
+  // Kernels eager code launches for this operator's forward pass (HF's apply_rotary_pos_emb runs RoPE as
+  // EagerGlue::rope_kernels kernels on q and on k); a norm's split comes from EagerGlue::norm_kernels at
+  // cost time instead. Counted by the host critical path (src/llmsim/cost/host_dispatch.h).
+  double launches = 1;
 };
 
 // Whether the operator is part of the core attention computation (the fused FlashAttention kernel, or
@@ -98,6 +102,10 @@ struct EagerGlue {
                                         // rotate_half = neg + cat, *sin, add = 5), each reading and writing it
   bool attn_output_copy = false;        // attn_output.transpose(1, 2).contiguous(): one copy of the output
   bool split_gated_activation = false;  // act_fn(gate) * up as two kernels (the product re-reads act(gate))
+  bool reference_projections = false;   // the projections run as the reference code writes them: q, k, v and
+                                        // gate, up as separate nn.Linear GEMMs where the model does not fuse
+                                        // them (attention_input_projections, mlp_input_projections); counted
+                                        // as launches only (same FLOPs and bytes as the fused GEMM)
   bool eager_softmax_chain = false;     // unfused attention as HF eager_attention_forward runs it: scores
                                         // scaled, causal mask added, softmax in fp32, cast back (4 kernels)
   // Automatic mixed precision over fp32 weights (torch.autocast):

@@ -46,6 +46,14 @@ EngineProfile static_profile() {
                                    // criteria, sampling, input preparation); no published measurement found
   p.cuda_graphs = false;
   p.glue = hf_model_code_glue(false);  // the model runs as transformers' eager modelling code
+  // attn_implementation="flash_attention_2" calls flash_attn_func / flash_attn_varlen_func at every step
+  // (transformers modeling_flash_attention_utils.py), neither of which splits the keys (only
+  // flash_attn_with_kvcache does); SDPA's flash backend is the same kernel.
+  p.decode_split_kv = false;
+  // DynamicCache.update: torch.cat([cache, new], dim=-2) for K and for V, a new tensor each step
+  // (cache_utils.py); the flash-attention path then gathers K and V again, index_first_axis in _upad_input
+  // (modeling_flash_attention_utils.py), since generate passes an attention mask: two whole-cache copies.
+  p.kv_copy_passes = 2;
   p.source =
       "HF transformers generate() (static batch padded to the longest prompt, runs until the longest output; "
       "DynamicCache); batch size and per-step overhead are assumptions";
@@ -177,6 +185,7 @@ EngineProfile trtllm_profile() {
   p.utilization_of_free_memory = true;
   p.iteration_overhead_s = 0.2e-3;  // assumption: C++ batch manager, overlapped with the previous step
   p.cuda_graphs = true;
+  p.python_dispatch = false;  // the TensorRT engine's kernels are enqueued by the C++ runtime
   p.cuda_graph_max_batch = 256;
   p.reserve_full_output = true;
   p.source =

@@ -33,7 +33,16 @@ struct EngineProfile {
   double gpu_memory_utilization = 0.9;     // fraction of device memory the engine may use
   double iteration_overhead_s = 0;         // seconds of CPU work per iteration
   bool cuda_graphs = false;                // decode launched as CUDA graphs (lower per-kernel floor)
-  double waiting_served_ratio = 0;         // TGI: admit waiting requests when waiting/running exceeds it
+  // Iterations that do not replay a graph issue their kernels one by one from Python eager PyTorch (HF
+  // generate, vLLM's and SGLang's model runners, TGI's and LightLLM's Python shards), at the host's
+  // Efficiency::host_dispatch_s per launch; false: a C++ runtime enqueues them (TensorRT-LLM).
+  bool python_dispatch = true;
+  // Decode attention splits each sequence's keys over thread blocks (Flash-Decoding, PagedAttention V2,
+  // FlashInfer, TRT-LLM multi-block mode); false: FlashAttention-2's one block per sequence and query head.
+  bool decode_split_kv = true;
+  // Whole-cache copies of every sequence's K and V per layer per iteration (HF generate: 2; paged engines 0).
+  double kv_copy_passes = 0;
+  double waiting_served_ratio = 0;  // TGI: admit waiting requests when waiting/running exceeds it
   std::string source;
 
   // --- Added for the serving simulator (src/llmsim/serve/serving_sim.h); defaults keep the fields above meaningful

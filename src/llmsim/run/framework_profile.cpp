@@ -34,7 +34,8 @@ model::EagerGlue hf_model_code_glue(bool amp) {
   g.rope_kernels = 5;
   g.attn_output_copy = true;
   g.split_gated_activation = true;
-  g.eager_softmax_chain = true;  // eager_attention_forward: matmul * scaling + mask, softmax(dtype=fp32).to(dtype)
+  g.reference_projections = true;  // LlamaAttention q_proj, k_proj, v_proj; LlamaMLP gate_proj, up_proj
+  g.eager_softmax_chain = true;    // eager_attention_forward: matmul * scaling + mask, softmax(dtype=fp32).to(dtype)
   g.fp32_loss_upcast = true;
   if (amp) {
     // torch.autocast over fp32 weights (HF Trainer bf16=True / fp16=True): the embedding output, the

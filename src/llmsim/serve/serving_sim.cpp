@@ -13,6 +13,7 @@
 #include "llmsim/core/error.h"
 #include "llmsim/core/strings.h"
 #include "llmsim/core/units.h"
+#include "llmsim/infer/engine_iteration.h"
 #include "llmsim/infer/infer_sim.h"
 #include "llmsim/memory/memory_model.h"
 #include "llmsim/run/feasibility.h"
@@ -94,34 +95,13 @@ ServingResult simulate_serving(const model::ModelSpec& m, const hardware::System
   const std::int64_t per_replica = run.par.tp * run.par.pp;
   const std::int64_t replicas = std::max<std::int64_t>(1, run.par.gpus / per_replica);
 
-  IterationOptions eager;
-  eager.overhead_s = e.iteration_overhead_s;
-  eager.glue = e.glue;
-  auto eager_model = std::make_shared<IterationCostModel>(m, sys, run.par, run.infer, eager);
-  std::shared_ptr<IterationCostModel> graph_model;
-  if (e.cuda_graphs && e.cuda_graph_max_batch > 0) {
-    IterationOptions g = eager;
-    g.kernel_floor_s = kCudaGraphKernelFloor_s;
-    graph_model = std::make_shared<IterationCostModel>(m, sys, run.par, run.infer, g);
-  }
-  const std::int64_t gmax = e.cuda_graph_max_batch;
-  IterationTimeFn cost = [eager_model, graph_model, gmax](const std::vector<SequenceWork>& b) {
-    if (graph_model && static_cast<std::int64_t>(b.size()) <= gmax) {
-      bool decode_only = true;
-      for (const auto& s : b)
-        if (s.new_tokens != 1 || s.context <= 0) {
-          decode_only = false;
-          break;
-        }
-      if (decode_only) return graph_model->iteration(b).time_s;
-    }
-    return eager_model->iteration(b).time_s;
-  };
+  auto engine_cost = std::make_shared<EngineIterationCost>(m, sys, run.par, run.infer, e);
+  IterationTimeFn cost = [engine_cost](const std::vector<SequenceWork>& b) { return engine_cost->iteration(b).time_s; };
 
   // KV capacity of one replica: the GPU of its peak stage.
   const double mem = sys.gpu.memory_bytes;
-  res.kv_bytes_per_token = eager_model->kv_bytes_per_token();
-  res.weight_bytes = eager_model->weight_bytes_per_gpu();
+  res.kv_bytes_per_token = engine_cost->kv_bytes_per_token();
+  res.weight_bytes = engine_cost->weight_bytes_per_gpu();
   res.runtime_bytes = sys.runtime.cuda_context_bytes;
   const bool is_static = e.batching == Batching::Static;
   ServingSetup setup;

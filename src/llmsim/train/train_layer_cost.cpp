@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "llmsim/cost/host_dispatch.h"
 #include "llmsim/model/operators.h"
 #include "llmsim/run/lora_adapters.h"
 
@@ -70,9 +71,13 @@ class Builder {
       out_.params += dbl(op.weight_params);
       out_.fwd += f;
       out_.bwd += b;
+      const double launches = forward_launches(op, norm_kernels);
+      out_.fwd_launches += launches;
+      out_.bwd_launches += backward_launches(op, weights_trainable, norm_kernels);
       const bool again = recompute_all || (recompute_core && is_attention_core(op) && op.kind != OpKind::FlashAttn);
       if (again) {
         out_.recompute += f;
+        out_.recompute_launches += launches;
         if (op.kind == OpKind::TpComm || op.kind == OpKind::MoeComm)
           out_.recompute_comm += f;
         else
@@ -117,6 +122,9 @@ class Builder {
                    cc.memory_bound(ew, 2);
       out_.fwd += f;
       out_.bwd += b;
+      // Launches: dropout, x A, (x A) B, the scaled add; backward four GEMMs and two pointwise kernels.
+      out_.fwd_launches += 4;
+      out_.bwd_launches += 6;
       out_.fwd_flops += fa + fb;
       out_.bwd_flops += 2 * (fa + fb);
       const double p = r * (d_in + d_out) * pairs;
@@ -125,11 +133,31 @@ class Builder {
       const bool again = t.recompute == Recompute::Full;
       if (again) {
         out_.recompute += f;
+        out_.recompute_launches += 4;
         out_.recompute_flops += fa + fb;
       }
       out_.by_module["lora"] += f.value + b.value + (again ? f.value : 0.0);
       out_.by_class["gemm"] += f.value + b.value + (again ? f.value : 0.0);
     }
+  }
+
+  // The host critical path (src/llmsim/cost/host_dispatch.h): each pass of the layer takes at least the
+  // time eager PyTorch needs to issue its kernels; the GPU's wait for the host is its own breakdown row.
+  void bound_by_host() {
+    const double per_launch = in_.compute.host_dispatch_s();
+    if (per_launch <= 0) return;
+    auto bound = [&](Interval& t, double launches) {
+      const Interval span = host_bound(t, launches * per_launch);
+      const double wait = span.value - t.value;
+      if (wait > 0) {
+        out_.by_module["host_wait"] += wait;
+        out_.by_class["host_wait"] += wait;
+      }
+      t = span;
+    };
+    bound(out_.fwd, out_.fwd_launches);
+    bound(out_.bwd, out_.bwd_launches);
+    if (out_.recompute_launches > 0) bound(out_.recompute, out_.recompute_launches);
   }
 
   // Context parallelism: the K/V of the whole sequence are all-gathered over the CP group in forward
@@ -147,10 +175,13 @@ class Builder {
     const Interval ef = exposed(f, core_fwd), eb = exposed(b, core_bwd);
     out_.fwd += ef;
     out_.bwd += eb;
+    out_.fwd_launches += 1;
+    out_.bwd_launches += 1;
     out_.fwd_comm += ef;
     out_.bwd_comm += eb;
     if (in_.run.train.recompute == Recompute::Full) {
       out_.recompute += ef;
+      out_.recompute_launches += 1;
       out_.recompute_comm += ef;
     }
     out_.by_module["communication.cp"] += ef.value + eb.value;
@@ -214,10 +245,12 @@ LayerCost layer_cost(const LayerCostInputs& in, LayerKind kind, std::int64_t lay
   Builder b(in, out);
   if (kind == LayerKind::Embedding) {
     b.add_ops(model::embedding_ops(in.model, p).ops, lora, 1.0);
+    b.bound_by_host();
     return out;
   }
   if (kind == LayerKind::Head) {
     b.add_ops(model::head_ops(in.model, p).ops, lora, 1.0);
+    b.bound_by_host();
     return out;
   }
   const auto inv = model::layer_ops(in.model, p, layer_index);
@@ -245,6 +278,7 @@ LayerCost layer_cost(const LayerCostInputs& in, LayerKind kind, std::int64_t lay
     out.params -= drop;
     if (!lora) out.trainable_params -= drop;
   }
+  b.bound_by_host();
   return out;
 }
 

@@ -30,6 +30,9 @@ struct LayerCost {
   Interval fwd, bwd, recompute;                              // seconds per micro-batch on the compute stream
   Interval fwd_comm, bwd_comm, recompute_comm;               // the blocking-collective part of the above
   double fwd_flops = 0, bwd_flops = 0, recompute_flops = 0;  // FLOPs executed per micro-batch on one GPU
+  // Kernels each pass launches (src/llmsim/cost/host_dispatch.h); fwd, bwd and recompute above are
+  // already spans: at least these launches times the host's seconds per eager launch.
+  double fwd_launches = 0, bwd_launches = 0, recompute_launches = 0;
   double params = 0;            // parameters held on one GPU (after TP / EP sharding, before ZeRO)
   double trainable_params = 0;  // of which trainable (LoRA: the adapters)
   TimeSplit by_module;          // fwd + bwd + recompute seconds per micro-batch

@@ -283,7 +283,7 @@ bool notes_count_recompute_flops(const std::string& notes) {
   return false;
 }
 
-ValidationRow predict_row(const MeasuredRun& mr, const std::string& data_dir) {
+ValidationRow predict_row(const MeasuredRun& mr, const std::string& data_dir, const std::string& overlay) {
   ValidationRow row;
   row.file = mr.file;
   row.line = mr.line;
@@ -310,7 +310,8 @@ ValidationRow predict_row(const MeasuredRun& mr, const std::string& data_dir) {
   try {
     row.features = run_features(mr.run);
     // The reader already resolved relative paths against the CSV's folder; a preset name stays a name.
-    const hardware::SystemSpec sys = hardware::resolve_system(mr.system, data_dir);
+    hardware::SystemSpec sys = hardware::resolve_system(mr.system, data_dir);
+    if (!overlay.empty()) hardware::apply_efficiency_overlay(sys, overlay);
     const MeasuredRun run = with_system_defaults(mr, sys, row.defaults);
     if (run.run.workload == Workload::Inference)
       predict_inference(row, run, sys);
@@ -323,10 +324,11 @@ ValidationRow predict_row(const MeasuredRun& mr, const std::string& data_dir) {
   return row;
 }
 
-std::vector<ValidationRow> predict_rows(const std::vector<MeasuredRun>& runs, const std::string& data_dir) {
+std::vector<ValidationRow> predict_rows(const std::vector<MeasuredRun>& runs, const std::string& data_dir,
+                                        const std::string& overlay) {
   std::vector<ValidationRow> rows;
   rows.reserve(runs.size());
-  for (const auto& r : runs) rows.push_back(predict_row(r, data_dir));
+  for (const auto& r : runs) rows.push_back(predict_row(r, data_dir, overlay));
   return rows;
 }
 

@@ -50,10 +50,11 @@ bool notes_count_recompute_flops(const std::string& notes);
 
 // Predicts one row. Never throws llmsim::Error: an error while predicting (unknown system file, …)
 // becomes status "unsupported: <message>".
-ValidationRow predict_row(const MeasuredRun& run, const std::string& data_dir);
+ValidationRow predict_row(const MeasuredRun& run, const std::string& data_dir, const std::string& overlay = {});
 
 // Every row of every run, in order.
-std::vector<ValidationRow> predict_rows(const std::vector<MeasuredRun>& runs, const std::string& data_dir);
+std::vector<ValidationRow> predict_rows(const std::vector<MeasuredRun>& runs, const std::string& data_dir,
+                                        const std::string& overlay = {});
 
 struct WorstRow {
   std::string run_id, metric;

@@ -80,6 +80,7 @@ void add_attention(const Ctx& c, std::vector<Operator>& ops) {
                     .rows = dbl(c.T),
                     .bias = m.qkv_bias,
                     .role = OpRole::QkvProj});
+  if (c.p.glue.reference_projections) ops.back().launches = attention_input_projections(m);
   if (m.qk_norm) {
     // Qwen3's q_norm / k_norm: RMSNorm over head_dim of every query and key head of this rank. Forward
     // reads q, k and writes them normed (+ fp32 statistics per head); backward reads x, dy and the
@@ -103,6 +104,7 @@ void add_attention(const Ctx& c, std::vector<Operator>& ops) {
     ops.push_back(pointwise("attn.rope", OpKind::Elementwise, Module::Attention, kRopeFlops * elems,
                             passes * 2 * elems * c.a, kRopeFlops * elems, passes * 2 * elems * c.a));
     ops.back().role = OpRole::Rope;
+    if (passes > 1) ops.back().launches = 2 * passes;  // eager: the passes on q, then on k
   }
   // Flash attention applies attention-probability dropout inside the kernel (no extra traffic).
   if (c.p.flash_attn)

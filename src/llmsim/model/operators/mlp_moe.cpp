@@ -20,9 +20,12 @@ Operator activation_op(const Ctx& c, std::string name, Module module, double row
   // Split (eager): act(gate) writes a tensor the product reads back: forward 2 + 3 passes instead of 3;
   // backward: the product's (read 3, write 2) plus the activation's (read 2, write 1).
   const bool split = c.p.glue.split_gated_activation;
-  if (c.m.mlp == MlpKind::Gated)
-    return pointwise(std::move(name), OpKind::Elementwise, module, (per + 1) * elems, (split ? 5 : 3) * elems * c.a,
-                     2 * (per + 1) * elems, (split ? 8 : 5) * elems * c.a);
+  if (c.m.mlp == MlpKind::Gated) {
+    Operator op = pointwise(std::move(name), OpKind::Elementwise, module, (per + 1) * elems,
+                            (split ? 5 : 3) * elems * c.a, 2 * (per + 1) * elems, (split ? 8 : 5) * elems * c.a);
+    if (split) op.launches = 2;
+    return op;
+  }
   return pointwise(std::move(name), OpKind::Elementwise, module, per * elems, 2 * elems * c.a, 2 * per * elems,
                    3 * elems * c.a);
 }
@@ -42,6 +45,7 @@ void add_ffn(const Ctx& c, std::vector<Operator>& ops, const std::string& prefix
                     .batch = batch,
                     .held = held,
                     .bias = c.m.mlp_bias});
+  if (gated && c.p.glue.reference_projections) ops.back().launches = mlp_input_projections(c.m);
   ops.push_back(activation_op(c, prefix + "act", module, rows, ffn_local));
   add_linear(c, ops,
              Linear{.name = prefix + "down_proj",

@@ -215,6 +215,7 @@ void add_input_casts(const Ctx& c, std::vector<Operator>& ops, const std::string
   ops.push_back(with_role(
       pointwise(prefix + ".input_cast", OpKind::Elementwise, module, 0, bytes, 0, bytes + (n - 1) * 3 * elems * c.r),
       OpRole::Cast));
+  ops.back().launches = n;  // one cast per projection
 }
 
 // Autocast casting this inventory's stored (fp32) GEMM weights to the compute dtype in every forward
@@ -223,12 +224,16 @@ void add_input_casts(const Ctx& c, std::vector<Operator>& ops, const std::string
 void add_weight_casts(const Ctx& c, LayerInventory& inv, const std::string& name, Module module) {
   if (!c.p.glue.casts_weights(c.a)) return;
   const double wc = c.p.glue.weight_cast_bytes;
-  double params = 0;
+  double params = 0, weights = 0;
   for (const Operator& op : inv.ops)
-    if (op.kind == OpKind::Gemm) params += dbl(op.weight_params);
+    if (op.kind == OpKind::Gemm && op.weight_params > 0) {
+      params += dbl(op.weight_params);
+      weights += op.launches;  // one cast per nn.Linear weight (q, k and v apart where the code has them apart)
+    }
   if (params <= 0) return;
   const double bytes = params * (wc + c.a);
   inv.ops.push_back(with_role(pointwise(name, OpKind::Elementwise, module, 0, bytes, 0, bytes), OpRole::Cast));
+  inv.ops.back().launches = weights;
 }
 
 void finish(const Ctx& c, LayerInventory& inv) {

@@ -1,0 +1,30 @@
+#include "llmsim/cost/host_dispatch.h"
+
+namespace llmsim::sim {
+
+namespace {
+bool is_comm(const model::Operator& op) {
+  return op.kind == model::OpKind::TpComm || op.kind == model::OpKind::MoeComm;
+}
+}  // namespace
+
+double forward_launches(const model::Operator& op, double norm_kernels) {
+  if (is_comm(op)) return op.collective == model::Collective::None ? 0.0 : 1.0;
+  if (op.kind == model::OpKind::Norm) return norm_kernels;
+  return op.launches;
+}
+
+double backward_launches(const model::Operator& op, bool weight_grads, double norm_kernels) {
+  if (is_comm(op)) return op.bwd_collective == model::Collective::None ? 0.0 : 1.0;
+  if (op.bwd_flops <= 0 && op.bwd_bytes <= 0) return 0.0;
+  if (op.kind == model::OpKind::Gemm) {
+    // Per GEMM of the forward: the activation gradient, and the weight gradient when trained. A weightless batched GEMM
+    // (attention scores / context) has two activation-gradient GEMMs.
+    if (op.bwd_weight_flops <= 0) return 2.0 * op.launches;
+    return (weight_grads ? 2.0 : 1.0) * op.launches;
+  }
+  if (op.kind == model::OpKind::Norm) return norm_kernels;
+  return op.launches;
+}
+
+}  // namespace llmsim::sim

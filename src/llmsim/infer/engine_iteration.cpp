@@ -1,0 +1,44 @@
+#include "llmsim/infer/engine_iteration.h"
+
+namespace llmsim::sim {
+
+IterationOptions engine_iteration_options(const EngineProfile& engine, const hardware::SystemSpec& sys, bool graph) {
+  IterationOptions o;
+  o.overhead_s = engine.iteration_overhead_s;
+  o.glue = engine.glue;
+  o.decode_split_kv = engine.decode_split_kv;
+  o.kv_copy_passes = engine.kv_copy_passes;
+  if (graph) {
+    o.kernel_floor_s = kCudaGraphKernelFloor_s;
+    o.host_dispatch_s = 0;  // the graph is replayed by one launch
+  } else {
+    o.host_dispatch_s = engine.python_dispatch ? sys.efficiency.host_dispatch_s : 0.0;
+  }
+  return o;
+}
+
+EngineIterationCost::EngineIterationCost(const model::ModelSpec& m, const hardware::SystemSpec& sys,
+                                         const ParallelSpec& par, const InferSpec& infer, const EngineProfile& engine)
+    : eager_(std::make_shared<IterationCostModel>(m, sys, par, infer, engine_iteration_options(engine, sys, false))),
+      graph_max_batch_(engine.cuda_graphs ? engine.cuda_graph_max_batch : 0) {
+  if (graph_max_batch_ > 0)
+    graph_ = std::make_shared<IterationCostModel>(m, sys, par, infer, engine_iteration_options(engine, sys, true));
+}
+
+bool EngineIterationCost::replays_graph(const std::vector<SequenceWork>& batch) const {
+  if (!graph_ || batch.empty() || static_cast<std::int64_t>(batch.size()) > graph_max_batch_) return false;
+  for (const auto& s : batch)
+    if (s.new_tokens != 1 || s.context <= 0) return false;
+  return true;
+}
+
+IterationCost EngineIterationCost::iteration(const std::vector<SequenceWork>& batch) const {
+  return replays_graph(batch) ? graph_->iteration(batch) : eager_->iteration(batch);
+}
+
+IterationCost EngineIterationCost::uniform(std::int64_t batch, std::int64_t new_tokens, std::int64_t context) const {
+  return iteration(std::vector<SequenceWork>(static_cast<std::size_t>(std::max<std::int64_t>(0, batch)),
+                                             SequenceWork{new_tokens, context}));
+}
+
+}  // namespace llmsim::sim

@@ -1,0 +1,88 @@
+// The host critical path in a training step (src/llmsim/cost/host_dispatch.h): each pass of a layer
+// lasts at least its launches times the host's seconds per eager launch. Launch counts derived by hand.
+#include <doctest/doctest.h>
+
+#include "llmsim/cost/comm_cost.h"
+#include "llmsim/cost/compute_cost.h"
+#include "llmsim/cost/host_dispatch.h"
+#include "llmsim/model/operators.h"
+#include "llmsim/run/framework_profile.h"
+#include "llmsim/train/train_layer_cost.h"
+#include "memory/memory_test_util.h"
+
+using namespace llmsim;
+using llmsim::test::preset_model;
+using llmsim::test::preset_system;
+
+namespace {
+
+sim::RunSpec llama_pretrain(sim::Framework fw) {
+  sim::RunSpec r;
+  r.workload = sim::Workload::Pretrain;
+  r.par.gpus = 1;
+  r.train.framework = fw;
+  r.train.seq_len = 512;
+  r.train.micro_batch = 1;
+  r.train.global_batch = 1;
+  r.train.precision = DType::BF16;
+  r.train.flash_attn = true;
+  return sim::with_defaults(r);
+}
+
+sim::LayerCost dense_layer(const hardware::SystemSpec& sys, const sim::RunSpec& run) {
+  const auto m = preset_model("llama2-7b");
+  const sim::ComputeCost compute(sys, run.train.attn_kernel);
+  const sim::CommCost comm(sys);
+  const sim::LayerCostInputs in{m, run, sim::framework_profile(run.train.framework), compute, comm, {}};
+  return sim::layer_cost(in, sim::LayerKind::Dense, 0);
+}
+
+}  // namespace
+
+TEST_CASE("a Llama layer of fused kernels launches 11 kernels forward and 15 backward") {
+  // Forward: attn norm, QKV, RoPE, flash attention, out proj, residual add, MLP norm, gate+up, SwiGLU,
+  // down proj, residual add = 11. Backward: the same 11 with a weight-gradient GEMM more for each of the
+  // four projections = 15.
+  auto sys = preset_system("a800-nvlink");
+  sys.efficiency.host_dispatch_s = 0;
+  const auto c = dense_layer(sys, llama_pretrain(sim::Framework::Megatron));
+  CHECK(c.fwd_launches == 11);
+  CHECK(c.bwd_launches == 15);
+  CHECK(c.recompute_launches == 0);
+  CHECK(c.by_module.count("host_wait") == 0);
+}
+
+TEST_CASE("transformers' eager Llama layer launches 35 kernels forward, 47 under autocast") {
+  // LlamaRMSNorm 6, q/k/v 3, RoPE 5 on q and 5 on k, flash attention 1, transpose copy 1, o_proj 1,
+  // residual 1; RMSNorm 6, gate and up 2, act_fn(gate) and the product 2, down 1, residual 1 = 35.
+  const auto m = preset_model("llama2-7b");
+  model::InventoryParams p;
+  p.q_len = 512;
+  p.glue = sim::hf_model_code_glue(false);
+  double launches = 0;
+  for (const auto& op : model::layer_ops(m, p, 0).ops)
+    launches += sim::forward_launches(op, op.kind == model::OpKind::Norm ? p.glue.norm_kernels(m.norm) : 1.0);
+  CHECK(launches == 35);
+  // The HF profile trains fp32 weights under torch.autocast: the normed input is cast once per
+  // projection reading it (3 + 2) and each of the 7 weights every forward: 35 + 5 + 7 = 47.
+  auto sys = preset_system("a800-nvlink");
+  sys.efficiency.host_dispatch_s = 0;
+  CHECK(dense_layer(sys, llama_pretrain(sim::Framework::Hf)).fwd_launches == 47);
+}
+
+TEST_CASE("a slow host bounds every pass: the GPU waits for the launches") {
+  auto sys = preset_system("a800-nvlink");
+  const auto run = llama_pretrain(sim::Framework::Megatron);
+  sys.efficiency.host_dispatch_s = 0;
+  const auto gpu = dense_layer(sys, run);
+  // 1 ms per launch: far slower than any kernel of a 512-token micro-batch on an A800.
+  sys.efficiency.host_dispatch_s = 1e-3;
+  const auto host = dense_layer(sys, run);
+  CHECK(host.fwd.value == doctest::Approx(11e-3));
+  CHECK(host.fwd.low == doctest::Approx(11e-3));
+  CHECK(host.bwd.value == doctest::Approx(15e-3));
+  CHECK(host.by_module.at("host_wait") == doctest::Approx(26e-3 - gpu.fwd.value - gpu.bwd.value));
+  // A fast host changes nothing: the kernels are longer than their issue time.
+  sys.efficiency.host_dispatch_s = 1e-9;
+  CHECK(dense_layer(sys, run).fwd.value == doctest::Approx(gpu.fwd.value));
+}
