@@ -169,3 +169,39 @@ TEST_CASE("engines: graph replay for small decode batches, eager Python dispatch
   CHECK_FALSE(hf.replays_graph(decode));
   CHECK(hf.iteration(decode).time_s.value > 1.0);
 }
+
+TEST_CASE("HF generate: decode attention without split-KV streams a head's cache at one SM's share") {
+  // Qwen2-7B (28 layers, 28 query heads, 4 KV heads of 128) at batch 1 and a 31,000-token context on an
+  // A100: 28 blocks on 108 SMs; each reads its head's K and V, 31,001 x 128 x 2 x 2 B, at
+  // HBM bandwidth x memory fraction / 108 per block.
+  const auto m = preset_model("qwen2-7b");
+  const auto sys = preset_system("dgx-a100-80gb");
+  sim::ParallelSpec par;
+  sim::IterationOptions split, nosplit;
+  nosplit.decode_split_kv = false;
+  const sim::IterationCostModel a(m, sys, par, bf16(), split), b(m, sys, par, bf16(), nosplit);
+  const auto fast = a.uniform(1, 1, 31000), slow = b.uniform(1, 1, 31000);
+  const double share = sys.gpu.memory_bandwidth_Bps * sys.efficiency.memory_bandwidth.value / sys.gpu.sm_count;
+  const double per_layer = 31001.0 * 128 * 2 * 2 / share;
+  CHECK(slow.attention_s.value == doctest::Approx(28 * per_layer).epsilon(1e-9));
+  CHECK(28 * per_layer > 0.025);  // ~26.8 ms per token
+  // The split kernel reads the 4 KV heads' 63.5 MB per layer at the full bandwidth: ~25x faster.
+  CHECK(fast.attention_s.value < slow.attention_s.value / 20);
+  // More blocks than SMs (batch 8 x 28 heads = 224 > 2 x 108): three waves of one block's time.
+  CHECK(b.uniform(8, 1, 31000).attention_s.value == doctest::Approx(3 * 28 * per_layer).epsilon(1e-9));
+}
+
+TEST_CASE("HF generate: DynamicCache's torch.cat and the unpad gather copy the whole cache every step") {
+  const auto m = preset_model("qwen2-7b");
+  const auto sys = preset_system("dgx-a100-80gb");
+  sim::ParallelSpec par;
+  sim::IterationOptions none, copies;
+  copies.kv_copy_passes = 2;
+  const sim::IterationCostModel a(m, sys, par, bf16(), none), b(m, sys, par, bf16(), copies);
+  // Two passes, each reading and writing 31,001 tokens x (K and V: 2 x 4 heads x 128) x 2 B per layer.
+  const double bytes = 2.0 * 2 * 31001 * (2 * 4 * 128) * 2;
+  const double bw = sys.gpu.memory_bandwidth_Bps * sys.efficiency.elementwise_bandwidth.value;
+  const double extra = b.uniform(1, 1, 31000).other_s.value - a.uniform(1, 1, 31000).other_s.value;
+  CHECK(extra == doctest::Approx(28 * bytes / bw).epsilon(1e-6));
+  CHECK(b.uniform(1, 1, 31000).launches - a.uniform(1, 1, 31000).launches == 28 * 4);
+}
