@@ -14,6 +14,7 @@
 #include "llmsim/infer/infer_sim.h"
 #include "llmsim/model/presets.h"
 #include "llmsim/report/chrome_trace.h"
+#include "measured_bands.h"
 
 namespace llmsim::cli {
 
@@ -23,6 +24,7 @@ struct InferCommand {
   CommonOptions common;
   RunFlags flags;
   std::string trace;
+  std::string bands;
 };
 
 // The fixed-batch run as a Chrome trace: the prefill iteration, then every decode iteration, on one
@@ -87,6 +89,7 @@ Runner add_infer_command(CLI::App& app) {
   add_overlay_option(*sub, cmd->common);
   add_run_flags(*sub, cmd->flags);
   sub->add_option("--trace", cmd->trace, "write the iterations as a Chrome trace (Perfetto / chrome://tracing)");
+  add_bands_option(*sub, cmd->bands);
   return [cmd, sub]() -> int {
     reject_extras(*sub);
     sim::RunRequest req = build_request(*sub, cmd->flags);
@@ -107,6 +110,12 @@ Runner add_infer_command(CLI::App& app) {
       sim::write_chrome_trace(f, events);
       std::cerr << fmt::format("llmsim: wrote {} trace events to {}\n", events.size(), cmd->trace);
     }
+    const auto bands = load_measured_bands(cmd->bands, cmd->common);
+    const std::string profile(sim::name_of(run.infer.framework));
+    const std::vector<BandedFigure> figures = {{"ttft_ms", r.ttft_s.value * 1e3},
+                                               {"tpot_ms", r.tpot_s.value * 1e3},
+                                               {"e2e_latency_ms", r.e2e_s.value * 1e3},
+                                               {"output_tokens_per_s", r.output_tokens_per_s.value}};
     switch (cmd->common.format()) {
       case Format::Json: {
         nlohmann::json j = run_header_json("infer", m.name, sys.name, run, r.problems);
@@ -120,6 +129,7 @@ Runner add_infer_command(CLI::App& app) {
           j["e2e_s"] = iv(r.e2e_s);
           j["output_tokens_per_s"] = iv(r.output_tokens_per_s);
           j["total_tokens_per_s"] = iv(r.total_tokens_per_s);
+          j["measured_bands"] = measured_bands_json(bands, "inference", profile, figures);
         }
         std::cout << j.dump(2) << "\n";
         break;
@@ -140,7 +150,13 @@ Runner add_infer_command(CLI::App& app) {
         }
         break;
       }
-      case Format::Table: print_table(m, sys, run, r); break;
+      case Format::Table:
+        print_table(m, sys, run, r);
+        if (r.valid()) {
+          std::cout << "\n";
+          print_measured_bands(bands, "inference", profile, figures);
+        }
+        break;
     }
     return r.valid() && r.memory.fits() ? 0 : 1;
   };

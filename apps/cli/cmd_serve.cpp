@@ -22,6 +22,7 @@
 #include "llmsim/run/engine_profile.h"
 #include "llmsim/serve/request_stream.h"
 #include "llmsim/serve/serving_sim.h"
+#include "measured_bands.h"
 #include "serve_output.h"
 
 namespace llmsim::cli {
@@ -47,6 +48,7 @@ struct ServeCommand {
   double slo_ttft_ms = 0, slo_tpot_ms = 0;
   std::string trace;
   std::string per_request;
+  std::string bands;
 };
 
 const std::vector<std::string> kEngines = sim::serving_engine_names();
@@ -62,6 +64,7 @@ void add_serve_flags(CLI::App* sub, ServeCommand& c) {
   const auto cmd = &c;
   add_common_options(*sub, cmd->common);
   add_overlay_option(*sub, cmd->common);
+  add_bands_option(*sub, cmd->bands);
   add_run_flags(*sub, cmd->flags);
   sub->add_option("--engine", cmd->engine, "serving engine (default vllm; or give --framework)")
       ->check(CLI::IsMember(kEngines));
@@ -310,10 +313,27 @@ Runner add_serve_command(CLI::App& app) {
     if (c.wall_s > 2) std::cerr << fmt::format("llmsim: serve: simulated in {:.1f} s\n", c.wall_s);
     if (r.valid() && !cmd->trace.empty()) serve_output::write_trace(cmd->trace, r);
     if (r.valid() && !cmd->per_request.empty()) serve_output::write_per_request(cmd->per_request, r);
+    const auto bands = load_measured_bands(cmd->bands, cmd->common);
+    const std::string band_profile(sim::name_of(run.infer.framework));
+    const std::vector<BandedFigure> figures = {{"output_tokens_per_s", r.output_tokens_per_s.value},
+                                               {"ttft_ms", r.ttft.mean * 1e3},
+                                               {"tpot_ms", r.tpot.mean * 1e3},
+                                               {"e2e_latency_ms", r.e2e.mean * 1e3}};
     switch (cmd->common.format()) {
-      case Format::Json: std::cout << serve_output::to_json(c, r).dump(2) << "\n"; break;
+      case Format::Json: {
+        nlohmann::json j = serve_output::to_json(c, r);
+        if (r.valid()) j["measured_bands"] = measured_bands_json(bands, "serving", band_profile, figures);
+        std::cout << j.dump(2) << "\n";
+        break;
+      }
       case Format::Csv: serve_output::print_csv(r); break;
-      case Format::Table: serve_output::print_table(c, r); break;
+      case Format::Table:
+        serve_output::print_table(c, r);
+        if (r.valid()) {
+          std::cout << "\n";
+          print_measured_bands(bands, "serving", band_profile, figures);
+        }
+        break;
     }
     return r.valid() ? 0 : 1;
   };

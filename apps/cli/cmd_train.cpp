@@ -15,6 +15,7 @@
 #include "llmsim/model/presets.h"
 #include "llmsim/report/chrome_trace.h"
 #include "llmsim/train/train_sim.h"
+#include "measured_bands.h"
 
 namespace llmsim::cli {
 
@@ -27,6 +28,7 @@ struct TrainCommand {
   double tokens = 0;
   double price = 0;
   std::string trace;
+  std::string bands;
 };
 
 nlohmann::json interval_json(const sim::Interval& i) { return {{"value", i.value}, {"low", i.low}, {"high", i.high}}; }
@@ -172,6 +174,7 @@ Runner add_train_command(CLI::App& app) {
   sub->add_option("--price-per-gpu-hour", cmd->price, "price of one GPU-hour, for the cost line")
       ->check(CLI::NonNegativeNumber);
   sub->add_option("--trace", cmd->trace, "write the scheduled step as a Chrome trace (Perfetto / chrome://tracing)");
+  add_bands_option(*sub, cmd->bands);
   return [cmd, sub]() -> int {
     reject_extras(*sub);
     sim::RunRequest req = build_request(*sub, cmd->flags);
@@ -199,10 +202,26 @@ Runner add_train_command(CLI::App& app) {
       sim::write_chrome_trace(f, r.trace);
       std::cerr << fmt::format("llmsim: wrote {} trace events to {}\n", r.trace.size(), cmd->trace);
     }
+    const auto bands = load_measured_bands(cmd->bands, cmd->common);
+    const std::string workload(sim::name_of(run.workload)), profile(sim::name_of(run.train.framework));
+    const std::vector<BandedFigure> figures = {{"step_time_s", r.step_time_s.value},
+                                               {"tokens_per_s", r.tokens_per_s.value},
+                                               {"samples_per_s", r.samples_per_s.value}};
     switch (cmd->common.format()) {
-      case Format::Json: std::cout << to_json(m, sys, run, r).dump(2) << "\n"; break;
+      case Format::Json: {
+        nlohmann::json j = to_json(m, sys, run, r);
+        if (r.valid()) j["measured_bands"] = measured_bands_json(bands, workload, profile, figures);
+        std::cout << j.dump(2) << "\n";
+        break;
+      }
       case Format::Csv: print_csv(r); break;
-      case Format::Table: print_table(m, sys, run, r); break;
+      case Format::Table:
+        print_table(m, sys, run, r);
+        if (r.valid()) {
+          std::cout << "\n";
+          print_measured_bands(bands, workload, profile, figures);
+        }
+        break;
     }
     return r.valid() && r.memory.fits() ? 0 : 1;
   };

@@ -22,6 +22,7 @@
 #include "llmsim/hardware/system_toml.h"
 #include "llmsim/memory/memory_model.h"
 #include "llmsim/validate/measured_runs.h"
+#include "llmsim/validate/regime_bands.h"
 #include "llmsim/validate/source_facts.h"
 #include "llmsim/validate/validation.h"
 
@@ -42,10 +43,11 @@ struct FileError {
 struct ValidateCommand {
   CommonOptions common;  // --json and --data-dir (its boolean --csv is not registered)
   std::vector<std::string> files;
-  bool loso = false;      // replace each row's band by its leave-one-source-out band
-  std::string csv;        // --csv FILE, or "-" for stdout
-  double max_mape = -1;   // < 0: no threshold
-  bool no_facts = false;  // --no-source-facts
+  bool loso = false;        // replace each row's band by its leave-one-source-out band
+  std::string write_bands;  // --write-bands FILE
+  std::string csv;          // --csv FILE, or "-" for stdout
+  double max_mape = -1;     // < 0: no threshold
+  bool no_facts = false;    // --no-source-facts
 };
 
 std::string shorten(const std::string& s, std::size_t n) {
@@ -265,6 +267,10 @@ Runner add_validate_command(CLI::App& app) {
       ->check(CLI::NonNegativeNumber);
   sub->add_option("--data-dir", cmd->common.data_dir, "folder with models/ and hardware/ presets")->type_name("DIR");
   add_overlay_option(*sub, cmd->common);
+  sub->add_option("--write-bands", cmd->write_bands,
+                  "write the measured / predicted bands of every regime of these rows (10th-90th percentile, at "
+                  "least 8 rows) as a bands TOML that train, infer and serve print with --bands")
+      ->type_name("FILE");
   sub->add_flag("--no-source-facts", cmd->no_facts,
                 "ignore the <stem>.facts.toml beside each CSV (facts its sources state that rows cannot)");
   return [cmd, sub]() -> int {
@@ -303,6 +309,14 @@ Runner add_validate_command(CLI::App& app) {
       for (auto& r : v) runs.push_back(std::move(r));
     }
     std::vector<sim::ValidationRow> rows = sim::predict_rows(runs, data, cmd->common.overlay);
+    if (!cmd->write_bands.empty()) {
+      std::vector<std::string> names;
+      for (const auto& f : cmd->files) names.push_back(std::filesystem::path(f).filename().string());
+      const sim::RegimeBands b = sim::draw_regime_bands(
+          rows, {}, fmt::format("llmsim validate --write-bands on {} ({} rows)", join(names), rows.size()));
+      sim::write_regime_bands(cmd->write_bands, b);
+      std::cerr << fmt::format("llmsim: validate: wrote {} regime bands to {}\n", b.bands.size(), cmd->write_bands);
+    }
     if (cmd->loso) sim::apply_loso_intervals(rows);
     const sim::ValidationSummary s = sim::summarize(rows);
 

@@ -12,6 +12,7 @@
 #include "llmsim/search/recipe_fill.h"
 #include "llmsim/train/train_sim.h"
 #include "llmsim/validate/measured_runs.h"
+#include "llmsim/validate/regime_bands.h"
 #include "llmsim/validate/validation.h"
 #include "test_util.h"
 
@@ -212,10 +213,10 @@ TEST_SUITE("validation") {
     // B's rows: from A and C, ratios 1, 1, 2 -> [1, 2] x 1.2 = [1.2, 2.4] for b1, whose measurement 1.0 lies
     // below; likewise b2. Only A's rows are covered.
     CHECK(s.overall.in_band == 2);
-    // With more rows required than any regime holds, the widest level (all rows) is used.
+    // With more rows required than any regime holds, the widest level (every time-like row) is used.
     std::vector<sim::ValidationRow> few = {row("a1", "A", 1.0, 1.0), row("b1", "B", 1.0, 1.2)};
     sim::apply_loso_intervals(few, sim::LosoOptions{.min_rows = 5});
-    CHECK(few[0].note.find("1 rows of other sources (all rows)") != std::string::npos);
+    CHECK(few[0].note.find("1 rows of other sources (time)") != std::string::npos);
   }
 
   TEST_CASE("rows group by the document they cite") {
@@ -387,5 +388,77 @@ TEST_SUITE("validation") {
   }
 
 }  // TEST_SUITE
+
+}  // namespace llmsim
+
+namespace llmsim {
+
+TEST_CASE("a rate's error is a time's inverse: one band of time ratios serves both") {
+  CHECK(sim::metric_kind("tokens_per_s") == sim::MetricKind::Rate);
+  CHECK(sim::metric_kind("mfu") == sim::MetricKind::Rate);
+  CHECK(sim::metric_kind("step_time_s") == sim::MetricKind::Time);
+  CHECK(sim::metric_kind("tpot_ms") == sim::MetricKind::Time);
+  CHECK(sim::metric_kind("peak_mem_gib") == sim::MetricKind::Memory);
+  sim::ValidationRow t = made("t", "pretrain", "step_time_s", 0.0), r = made("r", "pretrain", "tokens_per_s", 0.0);
+  t.measured = 2.0;  // took twice the predicted time
+  t.predicted = 1.0;
+  r.measured = 50.0;  // half the predicted throughput: the same error
+  r.predicted = 100.0;
+  CHECK(sim::time_ratio(t) == doctest::Approx(2.0));
+  CHECK(sim::time_ratio(r) == doctest::Approx(2.0));
+  // A band of time ratios [0.5, 2] around a predicted 100 tokens/s: 50 .. 200; around 1 s: 0.5 .. 2 s.
+  const auto rate = sim::band_interval("tokens_per_s", 100.0, 0.5, 2.0);
+  CHECK(rate.first == doctest::Approx(50.0));
+  CHECK(rate.second == doctest::Approx(200.0));
+  const auto time = sim::band_interval("step_time_s", 1.0, 0.8, 1.5);
+  CHECK(time.first == doctest::Approx(0.8));
+  CHECK(time.second == doctest::Approx(1.5));
+  CHECK(sim::regime_keys("pretrain", "megatron", "tokens_per_s") ==
+        std::vector<std::string>{"pretrain / megatron / tokens_per_s", "pretrain / megatron / time", "pretrain / time",
+                                 "time"});
+  CHECK(sim::regime_keys("inference", "hf", "peak_mem_gib").back() == "memory");
+}
+
+TEST_CASE("regime bands drawn from rows, written, read back and looked up narrowest first") {
+  // Ten step-time rows of two sources with time ratios 0.5, 0.6, ..., 1.4 and one rate row.
+  std::vector<sim::ValidationRow> rows;
+  for (int i = 0; i < 10; ++i) {
+    sim::ValidationRow r = made("s" + std::to_string(i), "pretrain", "step_time_s", 0.0);
+    r.framework = "megatron";
+    r.source = i % 2 ? "A" : "B";
+    r.predicted = 1.0;
+    r.measured = 0.5 + 0.1 * i;
+    rows.push_back(r);
+  }
+  const sim::RegimeBands b =
+      sim::draw_regime_bands(rows, sim::LosoOptions{.low_quantile = 0.0, .high_quantile = 1.0, .min_rows = 8}, "test");
+  const auto narrow = sim::band_for(b, "pretrain", "megatron", "step_time_s");
+  REQUIRE(narrow);
+  CHECK(narrow->regime == "pretrain / megatron / step_time_s");
+  CHECK(narrow->low == doctest::Approx(0.5));
+  CHECK(narrow->high == doctest::Approx(1.4));
+  CHECK(narrow->rows == 10);
+  CHECK(narrow->sources == 2);
+  // A throughput figure of the same regime falls back to the regime's time band.
+  const auto rate = sim::band_for(b, "pretrain", "megatron", "tokens_per_s");
+  REQUIRE(rate);
+  CHECK(rate->regime == "pretrain / megatron / time");
+  // Another framework: the workload's band; memory: none (no memory rows).
+  CHECK(sim::band_for(b, "pretrain", "fsdp", "step_time_s")->regime == "pretrain / time");
+  CHECK_FALSE(sim::band_for(b, "pretrain", "megatron", "peak_mem_gib"));
+  // Round trip through the TOML file.
+  const std::string path = (llmsim::test::process_temp_dir() / "bands.toml").string();
+  sim::write_regime_bands(path, b);
+  const sim::RegimeBands back = sim::load_regime_bands(path);
+  REQUIRE(back.bands.size() == b.bands.size());
+  CHECK(back.source == "test");
+  CHECK(sim::band_for(back, "pretrain", "megatron", "step_time_s")->high == doctest::Approx(1.4));
+  // A band whose high is below its low is an input error naming the file and the key.
+  const std::string bad = llmsim::test::write_temp(
+      "bad-bands.toml", "schema_version = 1\n[[band]]\nregime = \"time\"\nlow = 2\nhigh = 1\nrows = 9\nsources = 1\n");
+  const Error e = llmsim::test::error_of([&] { sim::load_regime_bands(bad); });
+  CHECK(e.kind() == ErrorKind::Input);
+  CHECK(std::string(e.what()).find("bad-bands.toml:5: band[0].high") != std::string::npos);
+}
 
 }  // namespace llmsim

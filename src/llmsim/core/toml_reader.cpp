@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <filesystem>
 
+#include <fmt/format.h>
+
 #include "llmsim/core/suggest.h"
 
 namespace llmsim {
@@ -121,6 +123,13 @@ void TomlReader::finish() const {
     throw_input(loc, "unknown key '" + key + "'" + did_you_mean(key, known_) +
                          (known_.empty() ? "" : "; known keys: " + join(known_)));
   }
+}
+
+void TomlReader::require_schema_version(std::int64_t version, const std::string& kind) {
+  const std::int64_t v = integer("schema_version");
+  if (v != version)
+    throw_input(where("schema_version"),
+                fmt::format("schema_version = {}: this llmsim reads {} of version {}", v, kind, version));
 }
 
 }  // namespace llmsim

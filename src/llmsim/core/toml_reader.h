@@ -54,6 +54,10 @@ class TomlReader {
   // Throws on the first key that was never read, with a did-you-mean from the known keys.
   void finish() const;
 
+  // Reads `schema_version` and refuses any other than `version` (an Input error at the key naming what
+  // kind of file this llmsim reads, e.g. "facts files").
+  void require_schema_version(std::int64_t version, const std::string& kind);
+
   // Location of a key (its line when present, the table's line otherwise).
   Location where(const std::string& key) const;
   const std::string& file() const { return file_; }

@@ -62,10 +62,7 @@ SourceFact read_fact(const toml::table& tbl, const std::string& path, std::size_
 std::vector<SourceFact> load_source_facts(const std::string& path) {
   const toml::table root = parse_toml_file(path);
   TomlReader top(root, path);
-  const std::int64_t version = top.integer("schema_version");
-  if (version != 1)
-    throw_input(top.where("schema_version"),
-                fmt::format("schema_version = {}: this llmsim reads facts files of version 1", version));
+  top.require_schema_version(1, "facts files");
   top.ignore("fact");
   top.finish();
 

@@ -422,31 +422,50 @@ namespace {
 struct LosoBandInput {
   const ValidationRow* row;
   std::vector<std::string> keys;
-  double ratio;  // measured / predicted
+  double ratio;  // time_ratio()
 };
-
-bool loso_scored(const ValidationRow& r) { return r.ok() && r.metric != "fits" && r.measured > 0 && r.predicted > 0; }
-
-std::string profile_of(const ValidationRow& r) {
-  return r.framework_profile.empty() ? r.framework : r.framework_profile;
-}
 
 }  // namespace
 
+bool band_scored(const ValidationRow& r) { return r.ok() && r.metric != "fits" && r.measured > 0 && r.predicted > 0; }
+
+MetricKind metric_kind(const std::string& metric) {
+  static const std::set<std::string> rates = {
+      "tokens_per_s", "tokens_per_s_per_gpu", "samples_per_s", "tflops_per_gpu", "mfu", "hfu", "output_tokens_per_s"};
+  if (metric == "peak_mem_gib") return MetricKind::Memory;
+  return rates.count(metric) ? MetricKind::Rate : MetricKind::Time;
+}
+
+double time_ratio(const ValidationRow& r) {
+  return metric_kind(r.metric) == MetricKind::Rate ? r.predicted / r.measured : r.measured / r.predicted;
+}
+
+std::pair<double, double> band_interval(const std::string& metric, double value, double low, double high) {
+  if (metric_kind(metric) == MetricKind::Rate) return {value / high, value / low};
+  return {value * low, value * high};
+}
+
+std::vector<std::string> regime_keys(const std::string& workload, const std::string& profile,
+                                     const std::string& metric) {
+  const std::string kind = metric_kind(metric) == MetricKind::Memory ? "memory" : "time";
+  return {workload + " / " + profile + " / " + metric, workload + " / " + profile + " / " + kind,
+          workload + " / " + kind, kind};
+}
+
+std::vector<std::string> regime_keys(const ValidationRow& r) {
+  return regime_keys(r.workload, r.framework_profile.empty() ? r.framework : r.framework_profile, r.metric);
+}
+
 void apply_loso_intervals(std::vector<ValidationRow>& rows, const LosoOptions& options) {
-  // The regimes from the narrowest to all rows, as keys of a row.
-  const auto keys = [](const ValidationRow& r) {
-    return std::vector<std::string>{r.workload + " / " + profile_of(r) + " / " + r.metric,
-                                    r.workload + " / " + profile_of(r), r.workload, "all rows"};
-  };
+  const auto keys = [](const ValidationRow& r) { return regime_keys(r); };
   std::vector<LosoBandInput> scored;
   for (const ValidationRow& r : rows)
-    if (loso_scored(r)) scored.push_back({&r, keys(r), r.measured / r.predicted});
+    if (band_scored(r)) scored.push_back({&r, keys(r), time_ratio(r)});
   std::vector<std::pair<double, double>> bands(rows.size(), {0, 0});
   std::vector<std::string> notes(rows.size());
   for (std::size_t i = 0; i < rows.size(); ++i) {
     ValidationRow& r = rows[i];
-    if (!loso_scored(r)) continue;
+    if (!band_scored(r)) continue;
     const auto mine = keys(r);
     for (std::size_t level = 0; level < mine.size(); ++level) {
       std::vector<double> ratios;
@@ -454,8 +473,8 @@ void apply_loso_intervals(std::vector<ValidationRow>& rows, const LosoOptions& o
         if (s.row->source != r.source && s.keys[level] == mine[level]) ratios.push_back(s.ratio);
       if (ratios.size() < options.min_rows && level + 1 < mine.size()) continue;
       if (ratios.empty()) break;
-      bands[i] = {r.predicted * quantile(ratios, options.low_quantile),
-                  r.predicted * quantile(ratios, options.high_quantile)};
+      bands[i] = band_interval(r.metric, r.predicted, quantile(ratios, options.low_quantile),
+                               quantile(ratios, options.high_quantile));
       notes[i] = fmt::format("loso band from {} rows of other sources ({})", ratios.size(), mine[level]);
       break;
     }

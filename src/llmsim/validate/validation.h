@@ -94,9 +94,9 @@ using llmsim::median;
 ValidationSummary summarize(const std::vector<ValidationRow>& rows);
 
 // Leave-one-source-out intervals. For each predicted row (not `fits`), the band that the rows of the
-// *other* sources in its regime give: predicted x the 10th and 90th percentiles of their
-// measured / predicted ratios. The regime is the first of (workload, profile, metric), (workload,
-// profile), (workload) and all rows that holds at least `min_rows` such rows of other sources. This is
+// *other* sources in its regime give: the prediction and the 10th and 90th percentiles of their
+// time ratios (band_interval). The regime is the first of regime_keys() that holds at least `min_rows`
+// such rows of other sources. This is
 // what a user's own run can expect: its source is never among those the band was drawn from. The
 // rows' low / high are replaced and the note says where the band came from; the predictions stay.
 struct LosoOptions {
@@ -105,5 +105,25 @@ struct LosoOptions {
   std::size_t min_rows = 8;
 };
 void apply_loso_intervals(std::vector<ValidationRow>& rows, const LosoOptions& options = {});
+
+// How a metric's errors are oriented and pooled in bands: a rate (throughput, TFLOP/s, MFU: higher is
+// faster), a time (step time, latencies) or a memory figure. A rate's ratio is inverted, so that one band
+// of measured time / predicted time serves a regime's rates and times together.
+enum class MetricKind { Time, Rate, Memory };
+MetricKind metric_kind(const std::string& metric);
+// measured / predicted for times and memory, predicted / measured for rates.
+double time_ratio(const ValidationRow& r);
+// The interval a band of time ratios [low, high] gives a predicted `value` of `metric`.
+std::pair<double, double> band_interval(const std::string& metric, double value, double low, double high);
+
+// The regimes a prediction belongs to, narrowest first: "workload / profile / metric",
+// "workload / profile / kind", "workload / kind", "kind" (profile: the framework or engine profile it
+// ran as; kind: "time" for times and rates, "memory").
+std::vector<std::string> regime_keys(const std::string& workload, const std::string& profile,
+                                     const std::string& metric);
+// Whether a row takes part in the bands: predicted, not a `fits` row, both values positive.
+bool band_scored(const ValidationRow& r);
+// The regime keys of a predicted row.
+std::vector<std::string> regime_keys(const ValidationRow& r);
 
 }  // namespace llmsim::sim
