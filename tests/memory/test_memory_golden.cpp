@@ -4,6 +4,8 @@
 #include <cmath>
 
 #include "llmsim/core/units.h"
+#include "llmsim/model/hf_config.h"
+#include "llmsim/run/feasibility.h"
 #include "memory/memory_test_util.h"
 
 namespace lt = llmsim::test;
@@ -135,4 +137,34 @@ TEST_CASE("KV cache per token: llama2-7b 0.5 MiB in fp16, llama2-70b (GQA, 8 KV 
   r.infer.kv_dtype = llmsim::DType::FP8;
   res = sim::evaluate_memory(lt::preset_model("llama2-70b"), sys, r);
   CHECK(res.kv_bytes_per_token == 327680.0 / 16);
+}
+
+TEST_CASE("inference with more TP ranks than KV heads replicates them, in the weights and the KV cache") {
+  // Qwen3-30B-A3B: 48 layers, 4 KV heads of 128, hidden 2048. At TP 8 each rank holds one KV head (two
+  // ranks per head): KV cache 2 x 1 x 128 x 48 x 2 B = 24,576 B per token, as at TP 4; the K and V
+  // projections add half a head beyond the even share per layer: 2 x 128 x 2048 x 0.5 x 48 parameters.
+  const auto m = llmsim::model::load_hf_config(std::string(LLMSIM_TEST_DATA_DIR) + "/models/qwen3-30b-a3b/config.json");
+  const auto sys = lt::preset_system("a800-nvlink");
+  auto run_at = [&](std::int64_t tp) {
+    sim::RunSpec r;
+    r.workload = sim::Workload::Inference;
+    r.infer.framework = sim::Framework::Vllm;
+    r.par.gpus = tp;
+    r.par.tp = tp;
+    return sim::evaluate_memory(m, sys, sim::with_defaults(r));
+  };
+  const auto r8 = run_at(8), r4 = run_at(4);
+  CHECK(r8.problems.empty());
+  CHECK(r8.kv_bytes_per_token == doctest::Approx(24576.0));
+  CHECK(r4.kv_bytes_per_token == doctest::Approx(24576.0));
+  const double even8 = lt::item(r4, "weights") / 2;  // TP 4 splits every head evenly
+  CHECK(lt::item(r8, "weights") - even8 == doctest::Approx(2.0 * 128 * 2048 * 0.5 * 48 * 2).epsilon(0.02));
+  // Training does not replicate (Megatron-LM asserts num_query_groups % tp == 0).
+  sim::RunSpec t;
+  t.workload = sim::Workload::Pretrain;
+  t.par.gpus = 8;
+  t.par.tp = 8;
+  const auto problems = sim::structural_problems(sim::with_defaults(t), m);
+  REQUIRE_FALSE(problems.empty());
+  CHECK(problems.front().find("does not divide the 4 KV heads") != std::string::npos);
 }

@@ -280,8 +280,23 @@ TEST_CASE("GQA: QKV output columns are (q_dim + 2 kv_dim) / tp") {
     CHECK(qkv.weight_params == 8192 * (8192 + 2 * 1024) / tp);
     CHECK(find(inv, "attn.out_proj").k == 8192 / tp);
   }
-  // kv heads 8 cannot be split 16 ways.
-  CHECK_THROWS_AS(layer_ops(m, prefill(1, 128, 16), 0), Error);
+  // 8 KV heads over 16 ranks: each rank holds one whole KV head, replicated on 2 ranks (vLLM's
+  // QKVParallelLinear): 8192 / 16 query columns + 2 x 128 key/value columns.
+  const Operator& rep = find(layer_ops(m, prefill(1, 128, 16), 0), "attn.qkv_proj");
+  CHECK(rep.n == 512 + 256);
+  CHECK(rep.weight_params == 8192 * 768);
+  CHECK(kv_heads_per_rank(m, 16) == 1);
+  CHECK(kv_heads_per_rank(m, 8) == 1);
+  CHECK(kv_heads_per_rank(m, 2) == 4);
+  // Beyond the even 1/16 share (half a head's K and V), each rank holds the other half: 2 x 128 x 8192 x 0.5.
+  CHECK(replicated_kv_params(m, 16) == doctest::Approx(2.0 * 128 * 8192 * 0.5));
+  CHECK(replicated_kv_params(m, 8) == 0);
+  // 6 KV heads and 4 ranks divide neither way.
+  ModelSpec six = m;
+  six.num_heads = 48;
+  six.num_kv_heads = 6;
+  CHECK(kv_heads_per_rank(six, 4) == 0);
+  CHECK_THROWS_AS(layer_ops(six, prefill(1, 128, 4), 0), Error);
 }
 
 TEST_CASE("mixtral MoE layer: expert FLOPs = 2 T top_k 3 h expert_ffn") {

@@ -176,7 +176,7 @@ IterationCost IterationCostModel::iteration(const std::vector<SequenceWork>& bat
 
   // Attention, per layer: prefill chunks as one causal kernel, decode steps as one KV-reading kernel.
   const double heads = dbl(m_.num_heads / par_.tp), hd = dbl(m_.head_dim);
-  const double kv_row = 2.0 * dbl(m_.num_kv_heads / par_.tp) * hd;  // K and V elements per token per layer
+  const double kv_row = 2.0 * dbl(model::kv_heads_per_rank(m_, par_.tp)) * hd;  // K and V per token per layer
   const double a = dtype_bytes(act), kvb = dtype_bytes(in_.kv_dtype);
   double pf = 0, pb = 0, df = 0, db = 0;
   double decode_seqs = 0, longest_keys = 0;  // for decode attention without split-KV

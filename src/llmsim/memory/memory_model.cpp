@@ -77,10 +77,12 @@ StageParams stage_params(const model::ModelSpec& m, const ParallelSpec& par, con
   StageParams sp;
   for (std::int64_t l = st.first_layer; l < st.first_layer + st.layers; ++l) {
     const auto lp = model::count_layer_params(m, l);
-    double linear = static_cast<double>(lp.linear) / tp;
+    // Replicated KV heads (inference with tp above the KV heads): each rank holds its head's whole K and V.
+    double linear = static_cast<double>(lp.linear) / tp + model::replicated_kv_params(m, par.tp);
     // Expert parallelism spreads the experts of an MoE layer over the EP group.
     if (m.is_moe_layer(l) && par.ep > 1)
-      linear = (static_cast<double>(lp.attention) + static_cast<double>(lp.mlp) / static_cast<double>(par.ep)) / tp;
+      linear = (static_cast<double>(lp.attention) + static_cast<double>(lp.mlp) / static_cast<double>(par.ep)) / tp +
+               model::replicated_kv_params(m, par.tp);
     const double norms = static_cast<double>(lp.total() - lp.linear);  // replicated on every TP rank
     sp.linear += linear;
     sp.other += norms;

@@ -26,6 +26,20 @@ double kv_bytes_per_token(const ModelSpec& m, std::int64_t layers, std::int64_t 
   return 2.0 * heads_per_rank * static_cast<double>(m.head_dim) * static_cast<double>(layers) * elem_bytes;
 }
 
+std::int64_t kv_heads_per_rank(const ModelSpec& m, std::int64_t tp) {
+  if (tp <= 0 || m.num_kv_heads <= 0) return 0;
+  if (m.num_kv_heads % tp == 0) return m.num_kv_heads / tp;
+  return tp % m.num_kv_heads == 0 ? 1 : 0;
+}
+
+double replicated_kv_params(const ModelSpec& m, std::int64_t tp) {
+  const std::int64_t held = kv_heads_per_rank(m, tp);
+  if (held <= 0 || m.num_kv_heads % tp == 0) return 0;
+  const double even = static_cast<double>(m.num_kv_heads) / static_cast<double>(tp);
+  const double per_head = static_cast<double>(m.head_dim) * (static_cast<double>(m.hidden) + (m.qkv_bias ? 1.0 : 0.0));
+  return 2.0 * per_head * (static_cast<double>(held) - even);
+}
+
 DType stored_dtype(WeightQuant q, DType unquantized) {
   switch (q) {
     case WeightQuant::Int8: return DType::INT8;

@@ -96,4 +96,13 @@ struct ModelSpec {
 // one whole head. The one formula of the memory model, the inference iteration cost and `show model`.
 double kv_bytes_per_token(const ModelSpec& m, std::int64_t layers, std::int64_t tp, double elem_bytes);
 
+// Key/value heads one rank of a `tp`-way group holds: num_kv_heads / tp when tp divides them; one head,
+// replicated on tp / num_kv_heads ranks, when the KV heads divide tp (vLLM's QKVParallelLinear, SGLang and
+// TensorRT-LLM replicate them this way; Megatron-LM training does not, run/feasibility.h says where);
+// 0 when neither divides the other.
+std::int64_t kv_heads_per_rank(const ModelSpec& m, std::int64_t tp);
+// Parameters of one layer's K and V projections a rank holds beyond an even 1/tp share, because its KV head
+// is replicated (0 when tp divides the KV heads).
+double replicated_kv_params(const ModelSpec& m, std::int64_t tp);
+
 }  // namespace llmsim::model

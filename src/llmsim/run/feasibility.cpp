@@ -18,8 +18,17 @@ std::vector<std::string> structural_problems(const RunSpec& run, const model::Mo
   const auto& p = run.par;
   if (m.num_heads % p.tp != 0)
     why.push_back(fmt::format("tp {} does not divide the {} attention heads", p.tp, m.num_heads));
-  if (m.num_kv_heads % p.tp != 0)
-    why.push_back(fmt::format("tp {} does not divide the {} KV heads", p.tp, m.num_kv_heads));
+  if (run.workload != Workload::Inference && m.num_kv_heads % p.tp != 0)
+    // Megatron-LM asserts num_query_groups % tensor_model_parallel_size == 0 (arguments.py); the other
+    // training stacks shard the K and V projections the same way.
+    why.push_back(
+        fmt::format("tp {} does not divide the {} KV heads (training splits them across ranks)", p.tp, m.num_kv_heads));
+  else if (model::kv_heads_per_rank(m, p.tp) == 0)
+    // vLLM's QKVParallelLinear replicates KV heads when tp >= their count and needs tp % heads == 0.
+    why.push_back(
+        fmt::format("tp {} and the {} KV heads do not divide one another (engines split the KV heads "
+                    "across ranks, or replicate them when tp is a multiple of their count)",
+                    p.tp, m.num_kv_heads));
   if (p.tp * p.pp * p.cp * p.dp != p.gpus)
     why.push_back(fmt::format("gpus {} != tp {} x pp {} x cp {} x dp {}", p.gpus, p.tp, p.pp, p.cp, p.dp));
   if (p.pp > m.num_layers) why.push_back(fmt::format("pp {} exceeds the {} layers", p.pp, m.num_layers));

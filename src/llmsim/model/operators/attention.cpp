@@ -25,7 +25,7 @@ double attended_pairs(i64 q, i64 kv, bool causal, i64 window) {
 // FlashAttention: q, k, v read once and o (+ fp32 logsumexp) written; no q x kv tensor in memory.
 // Backward reads q, k, v, o, do (+ lse) and writes dq, dk, dv: twice the forward traffic.
 Operator flash_op(const Ctx& c) {
-  const i64 heads = c.m.num_heads / c.tp, kv_heads = c.m.num_kv_heads / c.tp;
+  const i64 heads = c.m.num_heads / c.tp, kv_heads = kv_heads_per_rank(c.m, c.tp);
   const i64 window = c.m.sliding_window;
   // With a sliding window the kernel only loads the keys some query can see.
   const i64 kv_read = (window > 0 && c.p.causal) ? std::min(c.kv, window + c.q - 1) : c.kv;
@@ -75,7 +75,7 @@ void add_attention(const Ctx& c, std::vector<Operator>& ops) {
   add_linear(c, ops,
              Linear{.name = "attn.qkv_proj",
                     .module = Module::Attention,
-                    .n = (m.q_dim() + 2 * m.kv_dim()) / c.tp,
+                    .n = m.q_dim() / c.tp + 2 * kv_heads_per_rank(m, c.tp) * m.head_dim,  // KV heads may be replicated
                     .k = m.hidden,
                     .rows = dbl(c.T),
                     .bias = m.qkv_bias,
@@ -85,7 +85,7 @@ void add_attention(const Ctx& c, std::vector<Operator>& ops) {
     // Qwen3's q_norm / k_norm: RMSNorm over head_dim of every query and key head of this rank. Forward
     // reads q, k and writes them normed (+ fp32 statistics per head); backward reads x, dy and the
     // statistics, writes dx and reduces the two head_dim scales, as the block norms do.
-    const double rows = dbl(c.T) * dbl((m.num_heads + m.num_kv_heads) / c.tp);
+    const double rows = dbl(c.T) * dbl(m.num_heads / c.tp + kv_heads_per_rank(m, c.tp));
     const double elems = rows * dbl(m.head_dim);
     const double params = 2.0 * dbl(m.head_dim);
     const double stats = rows * kFp32;
@@ -99,7 +99,8 @@ void add_attention(const Ctx& c, std::vector<Operator>& ops) {
   if (m.position == PositionKind::Rope) {
     // Rotated in place: read and write the rotated part of q and k (cos/sin tables are cache-resident).
     // Eager code runs it as several kernels (EagerGlue::rope_kernels), each a read and a write.
-    const double elems = dbl(c.T) * dbl((m.num_heads + m.num_kv_heads) / c.tp) * dbl(m.head_dim) * m.rotary_fraction;
+    const double elems =
+        dbl(c.T) * dbl(m.num_heads / c.tp + kv_heads_per_rank(m, c.tp)) * dbl(m.head_dim) * m.rotary_fraction;
     const double passes = std::max(1, c.p.glue.rope_kernels);
     ops.push_back(pointwise("attn.rope", OpKind::Elementwise, Module::Attention, kRopeFlops * elems,
                             passes * 2 * elems * c.a, kRopeFlops * elems, passes * 2 * elems * c.a));

@@ -48,7 +48,11 @@ void validate(const ModelSpec& m, const InventoryParams& p) {
                 fmt::format("kv_len={} must be 0 (= q_len) or at least q_len={}", p.kv_len, p.q_len));
   if (p.tp <= 0) throw_input(Location{.key = "tp"}, fmt::format("tp={} must be positive", p.tp));
   require_divides(p.tp, m.num_heads, "num_heads", "query heads are split across tensor-parallel ranks");
-  require_divides(p.tp, m.num_kv_heads, "num_kv_heads", "key/value heads are split across tensor-parallel ranks");
+  if (kv_heads_per_rank(m, p.tp) == 0)
+    throw_input(Location{.key = "tp"},
+                fmt::format("tp={} and num_kv_heads={} must divide one another (key/value heads are split across "
+                            "tensor-parallel ranks, or replicated when there are fewer of them than ranks)",
+                            p.tp, m.num_kv_heads));
   require_divides(p.tp, m.ffn_hidden, "ffn_hidden", "MLP columns are split across tensor-parallel ranks");
   if (m.moe.enabled()) {
     if (m.moe.sparse_step <= 0)
