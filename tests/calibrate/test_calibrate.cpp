@@ -410,3 +410,44 @@ TEST_CASE(
   // An uncalibrated preset has none: every collective uses the one fabric fraction.
   CHECK(!base.efficiency.fabric_all_to_all.has_value());
 }
+
+TEST_CASE("an 8 B - 8 GiB all-reduce sweep: latency from the small messages, bandwidth from the large") {
+  // Synthetic nccl-tests sweep of 8 ranks with known alpha = 25 us and bus bandwidth 400 GB/s (time =
+  // alpha + busbytes / bw, busbytes = 2 (n-1)/n x size), every power of two from 8 B to 8 GiB, plus the
+  // zero-byte rows real `-b 8` sweeps print. A fit over every size is dominated by the latency-bound
+  // half and the zero rows; the two regions recover both.
+  const auto base = hardware::resolve_system("dgx-h100", LLMSIM_DATA_DIR);
+  std::vector<cal::Sample> samples;
+  for (double b = 8; b <= 8.0 * (1ull << 30); b *= 2)
+    samples.push_back(sample("nccl_all_reduce", "float", b, 25e-6 + 2.0 * 7 / 8 * b / 400e9, 8));
+  samples.push_back(sample("nccl_all_reduce", "float", 0, 4e-6, 8));
+  const auto fits = cal::fit_samples(samples, base);
+  REQUIRE(fits.all_reduce.count(8) == 1);
+  const auto& a = fits.all_reduce.at(8);
+  CHECK(a.bandwidth_Bps == doctest::Approx(400e9).epsilon(0.01));
+  CHECK(a.alpha_s == doctest::Approx(25e-6).epsilon(0.02));
+  bool noted = false;
+  for (const auto& n : fits.notes) noted = noted || n.find("1 zero-byte row(s) left out") != std::string::npos;
+  CHECK(noted);
+  // 25 us over 2 (8 - 1) ring steps is the fabric latency the written profile carries.
+  const std::string dir = temp_dir("sweep-profile");
+  const auto sys =
+      hardware::load_system_toml(cal::write_profile(dir, base, fits, cal::host_fingerprint({"llmsim", "test"})));
+  CHECK(sys.node.fabric_latency_s == doctest::Approx(25e-6 / 14).epsilon(0.03));
+}
+
+TEST_CASE("a sweep of large messages only measures no latency: the preset's stays") {
+  // Like the pasted H100 log of ../shared/calibration/nccl-tests-logs: 256 MiB - 2 GiB only. Its
+  // intercept (~150 us) is noise of the bandwidth-bound region, not a latency.
+  const auto base = hardware::resolve_system("dgx-h100", LLMSIM_DATA_DIR);
+  std::vector<cal::Sample> samples;
+  for (double b = 256.0 * (1 << 20); b <= 2.0 * (1ull << 30); b *= 2)
+    samples.push_back(sample("nccl_all_reduce", "float", b, 150e-6 + 2.0 * 7 / 8 * b / 470e9, 8));
+  const auto fits = cal::fit_samples(samples, base);
+  REQUIRE(fits.all_reduce.count(8) == 1);
+  CHECK(fits.all_reduce.at(8).alpha_s == -1);
+  const std::string dir = temp_dir("large-only-profile");
+  const auto sys =
+      hardware::load_system_toml(cal::write_profile(dir, base, fits, cal::host_fingerprint({"llmsim", "test"})));
+  CHECK(sys.node.fabric_latency_s == doctest::Approx(base.node.fabric_latency_s));
+}

@@ -68,6 +68,59 @@ std::optional<AlphaBetaFit> try_fit(const Series& s, const std::string& what, st
   }
 }
 
+// The sizes (on the fit's x axis: bus bytes) below which a collective's time is mostly its latency and
+// above which mostly its bandwidth. nccl-tests sweeps run from 8 B to GiBs; NCCL's own tuning switches
+// from the low-latency protocols to Simple in the MiB range, and a 1 GiB all-reduce spends over 99 % of
+// its time on bandwidth, so the intercept of a fit over large messages is noise, not latency.
+constexpr double kLatencyRegionBytes = 1024.0 * 1024;         // <= 1 MiB
+constexpr double kBandwidthRegionBytes = 64.0 * 1024 * 1024;  // >= 64 MiB
+
+std::size_t distinct_sizes(const std::vector<double>& x) {
+  std::vector<double> v = x;
+  std::sort(v.begin(), v.end());
+  return static_cast<std::size_t>(std::unique(v.begin(), v.end()) - v.begin());
+}
+
+// The samples of `s` whose x lies in [lo, hi].
+Series region(const Series& s, double lo, double hi) {
+  Series out;
+  for (std::size_t i = 0; i < s.x.size(); ++i)
+    if (s.x[i] >= lo && s.x[i] <= hi) {
+      out.x.push_back(s.x[i]);
+      out.t.push_back(s.t[i]);
+    }
+  return out;
+}
+
+// A collective's alpha-beta fit from a sweep as nccl-tests prints it: zero-byte rows dropped (their time
+// is launch overhead only), the bandwidth from the bandwidth-bound sizes (>= 64 MiB when the sweep has two
+// of them, else every size), the latency from the latency-bound sizes (<= 1 MiB, at least two of them).
+// Without small messages the latency is not measured: alpha_s is -1 and the profile keeps the preset's.
+std::optional<AlphaBetaFit> collective_fit(const Series& all, const std::string& what,
+                                           std::vector<std::string>& notes) {
+  const Series s = region(all, 1e-300, std::numeric_limits<double>::infinity());
+  if (s.x.size() < all.x.size())
+    notes.push_back(fmt::format("{}: {} zero-byte row(s) left out of the fit", what, all.x.size() - s.x.size()));
+  const Series large = region(s, kBandwidthRegionBytes, std::numeric_limits<double>::infinity());
+  const bool bw_region = distinct_sizes(large.x) >= 2;
+  auto fit = try_fit(bw_region ? large : s, what, notes);
+  if (!fit) return fit;
+  const Series small = region(s, 0, kLatencyRegionBytes);
+  if (distinct_sizes(small.x) >= 2) {
+    if (const auto lat = try_fit(small, what + " (latency)", notes)) {
+      fit->alpha_s = lat->alpha_s;
+      fit->alpha_low_s = lat->alpha_low_s;
+      fit->alpha_high_s = lat->alpha_high_s;
+    }
+  } else {
+    fit->alpha_s = fit->alpha_low_s = fit->alpha_high_s = -1;
+    notes.push_back(fmt::format("{}: no messages of 1 MiB or less, latency not measured (the preset's stays)", what));
+  }
+  if (!bw_region)
+    notes.push_back(fmt::format("{}: fewer than two sizes of 64 MiB or more; bandwidth fitted over every size", what));
+  return fit;
+}
+
 DType dtype_of(const std::string& name) {
   DType d = DType::BF16;
   parse_dtype(name, d);
@@ -273,7 +326,7 @@ CalibrationFits fit_samples(const std::vector<Sample>& samples, const hardware::
   if (auto s = series_by(samples, "d2h_pinned", bytes_of); !s.empty())
     f.d2h = try_fit(s.begin()->second, "d2h_pinned", f.notes);
   for (const auto& [key, se] : series_by(samples, "nccl_all_reduce", bus_bytes)) {
-    auto fit = try_fit(se, curve_name("nccl_all_reduce", key.group, key.nodes), f.notes);
+    auto fit = collective_fit(se, curve_name("nccl_all_reduce", key.group, key.nodes), f.notes);
     if (!fit) continue;
     if (key.nodes > 1)
       f.all_reduce_across_nodes[{key.group, key.nodes}] = *fit;
@@ -287,7 +340,7 @@ CalibrationFits fit_samples(const std::vector<Sample>& samples, const hardware::
     auto x = shared ? +[](const Sample& s) { const double n = std::max(1, s.item.group); return s.item.bytes * (n - 1) / n; }
                     : +[](const Sample& s) { return s.item.bytes; };
     for (const auto& [key, se] : series_by(samples, fam, x)) {
-      auto fit = try_fit(se, curve_name(fam, key.group, key.nodes), f.notes);
+      auto fit = collective_fit(se, curve_name(fam, key.group, key.nodes), f.notes);
       if (!fit) continue;
       if (key.nodes > 1)
         f.links_across_nodes[{fam, key.group, key.nodes}] = *fit;
@@ -324,8 +377,8 @@ std::vector<SummaryRow> summarize(const CalibrationFits& f, const hardware::Syst
                     fmt::format("{:.1f}%", 100 * g.rel_rms)});
   }
   auto link = [&](const std::string& name, const AlphaBetaFit& a, double sheet) {
-    rows.push_back({name, fmt::format("{} + {:.1f} us", gbps(a.bandwidth_Bps), a.alpha_s * 1e6),
-                    sheet > 0 ? gbps(sheet) : "-",
+    const std::string latency = a.alpha_s < 0 ? "latency not measured" : fmt::format("{:.1f} us", a.alpha_s * 1e6);
+    rows.push_back({name, fmt::format("{} + {}", gbps(a.bandwidth_Bps), latency), sheet > 0 ? gbps(sheet) : "-",
                     sheet > 0 ? fmt::format("{:.3f} [{:.3f}, {:.3f}]", a.bandwidth_Bps / sheet,
                                             a.bandwidth_low_Bps / sheet, a.bandwidth_high_Bps / sheet)
                               : "-",

@@ -34,7 +34,10 @@ struct CalibrationFits {
   std::optional<double> launch_s;           // empty-kernel launch
   std::optional<AlphaBetaFit> h2d;          // h2d_pinned
   std::optional<AlphaBetaFit> d2h;          // d2h_pinned
-  std::map<int, AlphaBetaFit> all_reduce;   // NCCL all-reduce by group size, on bus bytes (nodes = 1)
+  // Collective fits (all_reduce, links and their across-node maps) take the bandwidth from messages of
+  // 64 MiB or more and the latency from messages of 1 MiB or less; alpha_s = -1 when the sweep has no
+  // small messages (latency not measured: the written profile keeps the preset's fabric latency).
+  std::map<int, AlphaBetaFit> all_reduce;  // NCCL all-reduce by group size, on bus bytes (nodes = 1)
   // Every other link and collective with nodes = 1, by "family xN" (nccl_all_gather x8, p2p x2, …), on bus bytes as
   // nccl-tests counts them (all-gather / reduce-scatter (n-1)/n x size, all-to-all (n-1)/n x size,
   // broadcast / send-recv / p2p x size). All-gather, reduce-scatter, all-to-all and send/recv within one
