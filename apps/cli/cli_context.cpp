@@ -1,10 +1,14 @@
 #include "cli_context.h"
 
+#include <cerrno>
+#include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 
 #include <fmt/format.h>
 
+#include "llmsim/core/error.h"
 #include "llmsim/core/suggest.h"
 #include "llmsim/core/units.h"
 #include "llmsim/hardware/system_toml.h"
@@ -23,6 +27,36 @@ hardware::SystemSpec CommonOptions::load_system(const std::string& name_or_path)
   hardware::SystemSpec s = hardware::resolve_system(name_or_path, resolved_data_dir());
   if (!overlay.empty()) hardware::apply_efficiency_overlay(s, overlay);
   return s;
+}
+
+namespace {
+CLI::Validator finite_number(bool allow_zero) {
+  return CLI::Validator(
+      [allow_zero](std::string& text) -> std::string {
+        char* end = nullptr;
+        errno = 0;
+        const double v = std::strtod(text.c_str(), &end);
+        if (text.empty() || end != text.c_str() + text.size()) return "'" + text + "' is not a number";
+        if (!std::isfinite(v) || errno == ERANGE) return "'" + text + "' must be a finite number";
+        if (allow_zero ? v < 0 : v <= 0) return "'" + text + (allow_zero ? "' must be >= 0" : "' must be > 0");
+        return {};
+      },
+      allow_zero ? "NONNEGATIVE" : "POSITIVE");
+}
+}  // namespace
+
+CLI::Validator finite_positive() { return finite_number(false); }
+CLI::Validator finite_non_negative() { return finite_number(true); }
+
+void refuse_overwrite(const std::string& flag, const std::string& output, const std::vector<std::string>& inputs) {
+  if (output.empty() || output == "-") return;
+  std::error_code ec;
+  if (!std::filesystem::exists(output, ec)) return;
+  for (const auto& in : inputs)
+    if (!in.empty() && std::filesystem::exists(in, ec) && std::filesystem::equivalent(in, output, ec))
+      throw_usage(flag, fmt::format("{} {} is one of this command's input files ({}); writing there would replace "
+                                    "what was read: give another path",
+                                    flag, output, in));
 }
 
 void add_overlay_option(CLI::App& app, CommonOptions& opts) {

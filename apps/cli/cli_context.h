@@ -26,6 +26,11 @@ struct CommonOptions {
 };
 
 void add_common_options(CLI::App& app, CommonOptions& opts);
+// Number checks for options: a finite number (NaN, inf and out-of-range text are refused with the value)
+// that is > 0, or >= 0. They replace CLI11's PositiveNumber / NonNegativeNumber, which accept NaN and inf.
+CLI::Validator finite_positive();
+CLI::Validator finite_non_negative();
+
 // --overlay FILE (hardware::apply_efficiency_overlay), for the commands that predict time.
 void add_overlay_option(CLI::App& app, CommonOptions& opts);
 
@@ -46,6 +51,11 @@ void reject_extras(const CLI::App& app);
 
 // One line describing a run's parallelism and settings, for table headers and JSON.
 std::string describe_run(const sim::RunSpec& r);
+
+// Refuses (Usage error naming `flag`) an output path that is one of the command's input files, so that
+// writing a result never replaces what was read (`validate runs.csv --csv runs.csv`, `serve --trace-file
+// t.csv --per-request t.csv`). Inputs that are not files (preset names) are skipped.
+void refuse_overwrite(const std::string& flag, const std::string& output, const std::vector<std::string>& inputs);
 
 // A CSV field, quoted when it holds a comma, quote or newline (RFC 4180).
 std::string csv_field(const std::string& s);

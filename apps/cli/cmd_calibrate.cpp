@@ -326,13 +326,13 @@ Runner add_calibrate_command(CLI::App& app, int argc, char** argv) {
   sub->add_flag("--dry-run", cmd->dry_run, "print the plan and exit (no GPU needed)");
   sub->add_option("--gpus", cmd->gpus,
                   "GPUs to plan collectives for (default: all visible; 8 in a dry run without GPUs)")
-      ->check(CLI::PositiveNumber);
+      ->check(finite_positive());
   sub->add_option("--threads", cmd->threads, "threads for host benchmarks (default: all hardware threads)")
-      ->check(CLI::PositiveNumber);
+      ->check(finite_positive());
   sub->add_option("--time-budget-s", cmd->time_budget_s,
                   "stop starting new GPU measurements after this many seconds, then fit what was measured "
                   "(--resume continues later)")
-      ->check(CLI::PositiveNumber);
+      ->check(finite_positive());
   sub->add_flag("--mpi", cmd->mpi,
                 "run under an MPI launcher (mpirun -np N llmsim calibrate --mpi …): one process per GPU, NCCL "
                 "collectives over 2, 4, … and all ranks, across nodes; rank 0 measures the rest and writes the output");

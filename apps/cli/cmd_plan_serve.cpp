@@ -230,9 +230,9 @@ Runner add_plan_serve_subcommand(CLI::App& plan_top) {
   sub->add_option("--chunked-prefill", cmd->chunked, "chunked prefill settings to consider: default,on,off");
   sub->add_option("--input-len", cmd->input, "prompt tokens: N, uniform:MIN-MAX or lognormal:MEAN,STD");
   sub->add_option("--output-len", cmd->output, "output tokens: N, uniform:MIN-MAX or lognormal:MEAN,STD");
-  sub->add_option("--max-gpus", cmd->max_gpus, "GPUs at most per candidate")->check(CLI::PositiveNumber);
-  sub->add_option("--requests", cmd->requests, "simulated requests per replica (default 400)")
-      ->check(CLI::PositiveNumber);
+  sub->add_option("--max-gpus", cmd->max_gpus, "GPUs at most per candidate")->check(finite_positive());
+  sub->add_option("--requests", cmd->requests, "simulated requests per replica (default 400, at most 1,000,000)")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1000000}));
   sub->add_option("--price-per-gpu-hour", cmd->price, "price of one GPU-hour, for the cost column");
   sub->add_option("--data-dir", cmd->data_dir, "folder with models/ and hardware/ presets");
   sub->add_flag("--csv", cmd->csv, "every evaluated candidate as CSV on stdout (schema_version first)");

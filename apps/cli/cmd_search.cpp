@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "llmsim/core/strings.h"
 #include "llmsim/core/suggest.h"
 
 #include "commands.h"
@@ -17,6 +18,12 @@ namespace {
 using namespace search_train;  // NOLINT(google-build-using-namespace): this file's own helpers
 
 int run_search(const CLI::App& app, SearchCommand& c) {
+  // Every file the search reads: the --config TOML and any model or system given as a path.
+  std::vector<std::string> inputs = {c.config};
+  for (const char* k : {"model", "system"})
+    if (const auto it = c.values.find(k); it != c.values.end())
+      for (const auto v : split_fields(it->second, ',')) inputs.emplace_back(trim_space(v));
+  refuse_overwrite("--all-csv", c.all_csv, inputs);
   Built b = build_problem(app, c);
   sim::SearchProblem& p = b.problem;
   sim::SearchOptions opt;

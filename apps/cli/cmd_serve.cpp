@@ -68,8 +68,10 @@ void add_serve_flags(CLI::App* sub, ServeCommand& c) {
   add_run_flags(*sub, cmd->flags);
   sub->add_option("--engine", cmd->engine, "serving engine (default vllm; or give --framework)")
       ->check(CLI::IsMember(kEngines));
-  sub->add_option("--requests", cmd->requests, "requests to simulate (default 1000; with --trace-file: the first N)")
-      ->check(CLI::PositiveNumber);
+  sub->add_option("--requests", cmd->requests,
+                  "requests to simulate (default 1000, at most 100,000,000: each one is simulated; with --trace-file: "
+                  "the first N)")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{100000000}));
   sub->add_option(
       "--rate", cmd->rate,
       "open loop: requests per second (Poisson unless --arrival constant); inf = offline, all --requests at "
@@ -78,25 +80,24 @@ void add_serve_flags(CLI::App* sub, ServeCommand& c) {
       ->check(CLI::IsMember({"poisson", "constant"}));
   sub->add_option("--concurrency", cmd->concurrency,
                   "closed loop: N clients, each sending its next request on completion")
-      ->check(CLI::PositiveNumber);
+      ->check(finite_positive());
   sub->add_option("--burst", cmd->burst, "N requests all at t = 0 (the default arrival, with --requests)")
-      ->check(CLI::PositiveNumber);
+      ->check(finite_positive());
   sub->add_option("--trace-file", cmd->trace_file, "CSV of requests: arrival_s,input_tokens,output_tokens");
   sub->add_option("--input-dist", cmd->input_dist, "prompt lengths: N | uniform:MIN-MAX | lognormal:MEAN,STD");
   sub->add_option("--output-dist", cmd->output_dist, "output lengths: N | uniform:MIN-MAX | lognormal:MEAN,STD");
   sub->add_option("--seed", cmd->seed, "seed of the arrival and length draws (default 1)");
   sub->add_option("--max-num-seqs", cmd->max_num_seqs, "engine: sequences per iteration at most")
-      ->check(CLI::PositiveNumber);
+      ->check(finite_positive());
   sub->add_option("--max-batched-tokens", cmd->max_batched_tokens, "engine: tokens per iteration at most")
-      ->check(CLI::PositiveNumber);
+      ->check(finite_positive());
   sub->add_flag("--chunked-prefill", cmd->chunked, "engine: split long prompts across iterations");
   sub->add_flag("--no-chunked-prefill", cmd->no_chunked, "engine: prompts prefill whole");
   sub->add_option("--gpu-memory-utilization", cmd->gpu_mem_util, "engine: fraction of GPU memory it may use")
       ->check(CLI::Range(0.01, 1.0));
-  sub->add_option("--slo-ttft", cmd->slo_ttft_ms, "goodput: time-to-first-token bound in ms")
-      ->check(CLI::PositiveNumber);
+  sub->add_option("--slo-ttft", cmd->slo_ttft_ms, "goodput: time-to-first-token bound in ms")->check(finite_positive());
   sub->add_option("--slo-tpot", cmd->slo_tpot_ms, "goodput: time-per-output-token bound in ms")
-      ->check(CLI::PositiveNumber);
+      ->check(finite_positive());
   sub->add_option("--trace", cmd->trace, "write iterations and request lifetimes as a Chrome trace (Perfetto)");
   sub->add_option("--per-request", cmd->per_request, "write every request's metrics as CSV to this file");
 }
@@ -125,6 +126,9 @@ void check_serve_flags(const CLI::App* sub, const ServeCommand& c, const sim::Ru
   // Arrivals: one of --rate, --concurrency, --burst, --trace-file (default: a burst of --requests).
   const int modes = (sub->count("--rate") > 0) + (cmd->concurrency > 0) + (cmd->burst > 0) + !cmd->trace_file.empty();
   if (modes > 1) throw_usage("--rate", "give one of --rate, --concurrency, --burst, --trace-file");
+  const std::vector<std::string> inputs = {cmd->trace_file, req.model, req.system, cmd->flags.config};
+  refuse_overwrite("--per-request", cmd->per_request, inputs);
+  refuse_overwrite("--trace", cmd->trace, inputs);
   if (sub->count("--rate") > 0 && !(cmd->rate > 0))
     throw_usage("--rate", fmt::format("--rate {}: must be > 0 requests per second", cmd->rate));
   if (sub->count("--arrival") > 0 && sub->count("--rate") == 0) throw_usage("--arrival", "--arrival needs --rate");

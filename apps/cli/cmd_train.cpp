@@ -168,11 +168,11 @@ Runner add_train_command(CLI::App& app) {
   add_overlay_option(*sub, cmd->common);
   add_run_flags(*sub, cmd->flags);
   sub->add_option("--steps", cmd->steps, "report the time (and cost) of this many optimizer steps")
-      ->check(CLI::PositiveNumber);
+      ->check(finite_positive());
   sub->add_option("--tokens", cmd->tokens, "report the time (and cost) to train this many tokens, e.g. 1e12")
-      ->check(CLI::PositiveNumber);
+      ->check(finite_positive());
   sub->add_option("--price-per-gpu-hour", cmd->price, "price of one GPU-hour, for the cost line")
-      ->check(CLI::NonNegativeNumber);
+      ->check(finite_non_negative());
   sub->add_option("--trace", cmd->trace, "write the scheduled step as a Chrome trace (Perfetto / chrome://tracing)");
   add_bands_option(*sub, cmd->bands);
   return [cmd, sub]() -> int {

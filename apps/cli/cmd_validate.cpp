@@ -264,7 +264,7 @@ Runner add_validate_command(CLI::App& app) {
   sub->add_option("--max-mape", cmd->max_mape,
                   "exit 1 when the mean absolute % error of the predicted rows (fits excluded) exceeds this")
       ->type_name("PERCENT")
-      ->check(CLI::NonNegativeNumber);
+      ->check(finite_non_negative());
   sub->add_option("--data-dir", cmd->common.data_dir, "folder with models/ and hardware/ presets")->type_name("DIR");
   add_overlay_option(*sub, cmd->common);
   sub->add_option("--write-bands", cmd->write_bands,
@@ -277,14 +277,8 @@ Runner add_validate_command(CLI::App& app) {
     reject_extras(*sub);
     if (sub->count("--csv") > 0 && cmd->csv.empty()) cmd->csv = "-";
     if (cmd->common.json && cmd->csv == "-") throw_usage("--csv", "--csv - and --json both want stdout; give one");
-    if (!cmd->csv.empty() && cmd->csv != "-") {
-      std::error_code ec;
-      for (const auto& f : cmd->files)
-        if (std::filesystem::exists(f, ec) && std::filesystem::equivalent(f, cmd->csv, ec))
-          throw_usage("--csv", fmt::format("--csv {} is one of the measured-run files; writing the predictions there "
-                                           "would overwrite the measurements (give another path, or - for stdout)",
-                                           cmd->csv));
-    }
+    refuse_overwrite("--csv", cmd->csv, cmd->files);
+    refuse_overwrite("--write-bands", cmd->write_bands, cmd->files);
     const std::string data = cmd->common.resolved_data_dir();
     if (!cmd->common.overlay.empty()) hardware::check_efficiency_overlay(cmd->common.overlay);
     std::vector<sim::MeasuredRun> runs;

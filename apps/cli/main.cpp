@@ -6,9 +6,12 @@
 
 #include <iostream>
 #include <map>
+#include <string>
+#include <vector>
 
 #include "commands.h"
 #include "llmsim/core/error.h"
+#include "llmsim/core/suggest.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"llmsim: analytical performance and memory simulator for LLM training, fine-tuning and inference"};
@@ -25,6 +28,15 @@ int main(int argc, char** argv) {
   runners["serve"] = llmsim::cli::add_serve_command(app);
   runners["search"] = llmsim::cli::add_search_command(app);
   runners["plan"] = llmsim::cli::add_plan_command(app);
+  // An unknown first word is a mistyped command: say so, with a did-you-mean, instead of CLI11's
+  // "A subcommand is required".
+  if (argc > 1 && argv[1][0] != '-' && runners.count(argv[1]) == 0) {
+    std::vector<std::string> names;
+    for (const auto& [n, r] : runners) names.push_back(n);
+    std::cerr << "llmsim: error: unknown command '" << argv[1] << "'" << llmsim::did_you_mean(argv[1], names)
+              << "; commands: " << llmsim::join(names) << "\n";
+    return llmsim::exit_code(llmsim::ErrorKind::Usage);
+  }
   try {
     app.parse(argc, argv);
     for (const auto* sub : app.get_subcommands()) return runners.at(sub->get_name())();

@@ -85,16 +85,17 @@ void add_flags(CLI::App& app, SearchCommand& c) {
   app.add_option("--deadline", c.deadline, "time the training must fit in, e.g. 30d, 720h");
   app.add_option("--price-per-gpu-hour", c.price, "price of a GPU-hour: X, or per system sys=X,sys2=Y");
   app.add_option("--max-gpus", c.max_gpus, "at most this many GPUs (bounds a free --gpus axis)")
-      ->check(CLI::PositiveNumber);
-  app.add_option("--min-gpus", c.min_gpus, "at least this many GPUs")->check(CLI::PositiveNumber);
+      ->check(finite_positive());
+  app.add_option("--min-gpus", c.min_gpus, "at least this many GPUs")->check(finite_positive());
   app.add_option("--min-headroom-gib", c.min_headroom_gib, "free GPU memory a configuration must leave (GiB)")
-      ->check(CLI::NonNegativeNumber);
-  app.add_option("--top", c.top, "configurations to report (default 10)")->check(CLI::PositiveNumber);
+      ->check(finite_non_negative());
+  app.add_option("--top", c.top, "configurations to report (default 10)")->check(finite_positive());
   app.add_option("--verify", c.verify, "best configurations re-evaluated with the full simulator (default 20)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(finite_non_negative());
   app.add_option("--all-csv", c.all_csv, "write every evaluated configuration (fast estimates) as CSV to FILE");
   app.add_flag("--explain", c.explain, "why the best configuration beats the runner-up (time by phase)");
-  app.add_option("--threads", c.threads, "worker threads (default: hardware concurrency)")->check(CLI::PositiveNumber);
+  app.add_option("--threads", c.threads, "worker threads (default: hardware concurrency; at most 1024)")
+      ->check(CLI::Range(1, 1024));
 }
 
 double parse_tokens(const std::string& text) {

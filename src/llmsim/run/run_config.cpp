@@ -51,6 +51,16 @@ std::vector<std::string> split_list(const std::string& v) {
   return out;
 }
 
+// Upper bounds of the integer settings: far above any run people plan, low enough that every product the
+// simulators form from them (tokens per step, KV bytes, one entry per sequence) stays exact in 64 bits
+// and fits in memory.
+constexpr std::int64_t kMaxGpus = std::int64_t{1} << 20;       // 1,048,576
+constexpr std::int64_t kMaxSequences = std::int64_t{1} << 24;  // 16,777,216
+constexpr std::int64_t kMaxTokens = std::int64_t{1} << 24;     // 16,777,216
+const char* const kWhyGpus = "parallel sizes beyond a million GPUs are not simulated";
+const char* const kWhySequences = "the simulators hold an entry per sequence; no run batches more";
+const char* const kWhyTokens = "lengths beyond 16 M tokens overflow the simulators' token products";
+
 const std::vector<Setting>& table() {
   using K = SettingKind;
   static const std::vector<Setting> settings = {
@@ -60,27 +70,37 @@ const std::vector<Setting>& table() {
        [](RunRequest& r, const std::string& v) { r.system = v; }},
       {{"workload", K::Choice, "what runs", {"pretrain", "finetune", "inference"}},
        [](RunRequest& r, const std::string& v) { r.run.workload = to_enum<Workload>(v); }},
-      {{"gpus", K::PositiveInt, "GPUs in total"},
+      {{"gpus", K::PositiveInt, "GPUs in total", {}, kMaxGpus, kWhyGpus},
        [](RunRequest& r, const std::string& v) { r.run.par.gpus = to_int(v); }},
-      {{"tp", K::PositiveInt, "tensor-parallel size"},
+      {{"tp", K::PositiveInt, "tensor-parallel size", {}, kMaxGpus, kWhyGpus},
        [](RunRequest& r, const std::string& v) { r.run.par.tp = to_int(v); }},
-      {{"pp", K::PositiveInt, "pipeline-parallel size"},
+      {{"pp", K::PositiveInt, "pipeline-parallel size", {}, kMaxGpus, kWhyGpus},
        [](RunRequest& r, const std::string& v) { r.run.par.pp = to_int(v); }},
-      {{"dp", K::PositiveInt, "data-parallel size (default gpus/(tp*pp*cp))"},
+      {{"dp", K::PositiveInt, "data-parallel size (default gpus/(tp*pp*cp))", {}, kMaxGpus, kWhyGpus},
        [](RunRequest& r, const std::string& v) { r.run.par.dp = to_int(v); }},
-      {{"cp", K::PositiveInt, "context-parallel size"},
+      {{"cp", K::PositiveInt, "context-parallel size", {}, kMaxGpus, kWhyGpus},
        [](RunRequest& r, const std::string& v) { r.run.par.cp = to_int(v); }},
-      {{"ep", K::PositiveInt, "expert-parallel size"},
+      {{"ep", K::PositiveInt, "expert-parallel size", {}, kMaxGpus, kWhyGpus},
        [](RunRequest& r, const std::string& v) { r.run.par.ep = to_int(v); }},
-      {{"vp", K::PositiveInt, "virtual pipeline stages per GPU (interleaved 1F1B)"},
+      {{"vp", K::PositiveInt, "virtual pipeline stages per GPU (interleaved 1F1B)", {}, kMaxGpus, kWhyGpus},
        [](RunRequest& r, const std::string& v) { r.run.par.vp = to_int(v); }},
       {{"sequence-parallel", K::Flag, "Megatron sequence parallelism"},
        [](RunRequest& r, const std::string& v) { r.run.par.sequence_parallel = v == "true"; }},
-      {{"micro-batch", K::PositiveInt, "sequences per micro-batch per data-parallel rank"},
+      {{"micro-batch",
+        K::PositiveInt,
+        "sequences per micro-batch per data-parallel rank",
+        {},
+        kMaxSequences,
+        kWhySequences},
        [](RunRequest& r, const std::string& v) { r.run.train.micro_batch = to_int(v); }},
-      {{"global-batch", K::PositiveInt, "sequences per optimizer step (default micro-batch x dp)"},
+      {{"global-batch",
+        K::PositiveInt,
+        "sequences per optimizer step (default micro-batch x dp)",
+        {},
+        kMaxSequences,
+        kWhySequences},
        [](RunRequest& r, const std::string& v) { r.run.train.global_batch = to_int(v); }},
-      {{"seq-len", K::PositiveInt, "training sequence length in tokens"},
+      {{"seq-len", K::PositiveInt, "training sequence length in tokens", {}, kMaxTokens, kWhyTokens},
        [](RunRequest& r, const std::string& v) { r.run.train.seq_len = to_int(v); }},
       {{"precision", K::Choice, "compute precision", compute_precision_names()},
        [](RunRequest& r, const std::string& v) { r.run.train.precision = r.run.infer.precision = to_dtype(v); }},
@@ -128,7 +148,7 @@ const std::vector<Setting>& table() {
          r.run.train.finetune = to_enum<FinetuneKind>(v);
          if (!r.was_given("workload")) r.run.workload = Workload::Finetune;
        }},
-      {{"lora-rank", K::PositiveInt, "LoRA rank (implies --finetune lora unless --qlora)"},
+      {{"lora-rank", K::PositiveInt, "LoRA rank (implies --finetune lora unless --qlora)", {}, kMaxTokens, kWhyTokens},
        [](RunRequest& r, const std::string& v) {
          r.run.train.lora_rank = to_int(v);
          if (r.run.train.finetune == FinetuneKind::Full && !r.was_given("finetune")) {
@@ -152,17 +172,17 @@ const std::vector<Setting>& table() {
       {{"pipeline-schedule", K::Choice, "pipeline schedule with pp > 1 (1f1b is interleaved when vp > 1)",
         pipeline_schedule_names()},
        [](RunRequest& r, const std::string& v) { r.run.train.schedule = to_enum<PipelineSchedule>(v); }},
-      {{"batch", K::PositiveInt, "inference: concurrent sequences"},
+      {{"batch", K::PositiveInt, "inference: concurrent sequences", {}, kMaxSequences, kWhySequences},
        [](RunRequest& r, const std::string& v) {
          r.run.infer.batch = to_int(v);
          if (!r.was_given("workload")) r.run.workload = Workload::Inference;
        }},
-      {{"input-len", K::PositiveInt, "inference: prompt tokens per sequence"},
+      {{"input-len", K::PositiveInt, "inference: prompt tokens per sequence", {}, kMaxTokens, kWhyTokens},
        [](RunRequest& r, const std::string& v) {
          r.run.infer.input_len = to_int(v);
          if (!r.was_given("workload")) r.run.workload = Workload::Inference;
        }},
-      {{"output-len", K::PositiveInt, "inference: generated tokens per sequence"},
+      {{"output-len", K::PositiveInt, "inference: generated tokens per sequence", {}, kMaxTokens, kWhyTokens},
        [](RunRequest& r, const std::string& v) {
          r.run.infer.output_len = to_int(v);
          if (!r.was_given("workload")) r.run.workload = Workload::Inference;
@@ -201,6 +221,7 @@ std::string checked_value(const SettingInfo& info, const std::string& value, con
       if (ec != std::errc() || end != value.data() + value.size()) fail("must be an integer");
       if (info.kind == SettingKind::PositiveInt && x <= 0) fail("must be > 0");
       if (x < 0) fail("must be >= 0");
+      if (info.max > 0 && x > info.max) fail(fmt::format("must be <= {} ({})", info.max, info.max_why));
       return value;
     }
     case SettingKind::Flag:

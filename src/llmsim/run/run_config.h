@@ -26,6 +26,8 @@ struct SettingInfo {
   SettingKind kind;
   std::string help;                  // one line for --help
   std::vector<std::string> choices;  // for Choice / List
+  std::int64_t max = 0;              // integers: largest accepted value (0 = any 64-bit value)
+  std::string max_why;               // why larger values are refused
 };
 
 // Every setting, in help order.
