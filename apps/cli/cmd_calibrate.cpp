@@ -270,23 +270,37 @@ int run_calibration(CalibrateCommand& c) {
 int run_import(CalibrateCommand& c) {
   if (c.logs.empty()) throw_usage("LOG", "import-nccl-tests needs at least one nccl-tests output file");
   const hardware::SystemSpec base = base_system(c);
+  // Every log is read before anything is written, so that a log that cannot be imported leaves the
+  // folder as it was (no header-only samples.csv, no half-merged profile).
+  std::vector<std::pair<std::string, cal::NcclTestsLog>> parsed;
+  for (const auto& path : c.logs) parsed.emplace_back(path, cal::import_nccl_tests(path));
   const std::string dir = c.out.empty() ? default_out_dir() : c.out;
   std::filesystem::create_directories(dir);
+  // A folder that already holds a calibration keeps its fingerprint (the GPUs it measured, its quality
+  // counts): the import adds its samples and a note instead of replacing them with this host's.
+  const auto fp_path = std::filesystem::path(dir) / "fingerprint.json";
+  const bool merge = std::filesystem::exists(fp_path);
+  cal::Fingerprint fp = merge ? cal::read_fingerprint(fp_path.string()) : cal::host_fingerprint(c.argv);
   cal::SampleLog log((std::filesystem::path(dir) / "samples.csv").string());
-  for (const auto& path : c.logs) {
-    const auto parsed = cal::import_nccl_tests(path);
+  for (const auto& [path, log_in] : parsed) {
     int added = 0;
-    for (const auto& s : parsed.samples)
+    for (const auto& s : log_in.samples)
       if (!log.done(s.item)) {
         log.append(s);
         ++added;
       }
-    std::cerr << fmt::format("llmsim: {}: {} over {} ranks{}, {} sizes ({} new)\n", path, parsed.collective,
-                             parsed.ranks, parsed.nodes > 1 ? fmt::format(" on {} nodes", parsed.nodes) : "",
-                             parsed.samples.size(), added);
+    std::cerr << fmt::format("llmsim: {}: {} over {} ranks{}, {} sizes ({} new)\n", path, log_in.collective,
+                             log_in.ranks, log_in.nodes > 1 ? fmt::format(" on {} nodes", log_in.nodes) : "",
+                             log_in.samples.size(), added);
   }
-  cal::Fingerprint fp = cal::host_fingerprint(c.argv);
-  fp.notes.push_back("collectives imported from nccl-tests logs: " + join(c.logs));
+  const cal::Fingerprint now = cal::host_fingerprint(c.argv);
+  fp.notes.push_back(fmt::format("collectives imported from nccl-tests logs{}: {}",
+                                 merge ? fmt::format(" on {} into this calibration", now.date_utc) : "", join(c.logs)));
+  if (merge) {
+    // Its quality counts stay: imported samples carry no clock or noise flags.
+    std::cerr << fmt::format("llmsim: {} holds a calibration: its fingerprint is kept and the import noted in it\n",
+                             dir);
+  }
   fit_and_write(dir, base, log.samples(), fp);
   return 0;
 }
@@ -298,6 +312,9 @@ int run_refit(CalibrateCommand& c) {
   const hardware::SystemSpec base = base_system(c);
   const std::filesystem::path dir = c.refit_dir;
   const auto samples = cal::read_samples((dir / "samples.csv").string());
+  if (samples.empty())
+    throw_input(Location{.file = (dir / "samples.csv").string()},
+                "holds no samples: nothing to fit (the profile in the folder is left as it was)");
   cal::Fingerprint fp = cal::read_fingerprint((dir / "fingerprint.json").string());
   const cal::Fingerprint now = cal::host_fingerprint(c.argv);
   fp.notes.push_back(fmt::format("refit on {} by llmsim {} ({}) from these samples as measured", now.date_utc,
