@@ -78,6 +78,7 @@ nlohmann::json to_json(const Context& c, const sim::ServingResult& r) {
                    {"workspace_bytes_per_gpu", r.workspace_bytes}, {"runtime_bytes_per_gpu", r.runtime_bytes}};
   if (!r.valid()) return j;
   j["requests"] = r.completed;
+  j["rejected"] = r.rejected;
   j["duration_s"] = r.duration_s;
   j["input_tokens"] = r.input_tokens;
   j["output_tokens"] = r.output_tokens;
@@ -181,6 +182,9 @@ void print_table(const Context& c, const sim::ServingResult& r) {
       r.output_tokens_per_s.low, r.output_tokens_per_s.high);
   std::cout << fmt::format("{:<18} {:.3f} s for {} requests ({} input, {} output tokens)\n", "duration", r.duration_s,
                            r.completed, r.input_tokens, r.output_tokens);
+  if (r.rejected > 0)
+    std::cout << fmt::format("{:<18} {} requests longer than the model's context (not served; see the notes)\n",
+                             "rejected", r.rejected);
   std::cout << fmt::format("\n{:<18} {:>9} {:>9} {:>9} {:>9} {:>9}\n", "latency (ms)", "mean", "p50", "p90", "p99",
                            "max");
   const auto line = [](const char* name, const sim::LatencyStats& s) {

@@ -351,15 +351,25 @@ TEST_CASE("full model: llama2-7b on an A800 under vLLM — KV sizing, throughput
   CHECK(two.output_tokens_per_s.value > 1.5 * v.output_tokens_per_s.value);
 }
 
-TEST_CASE("full model: context beyond the model is an input error; no room for KV is infeasible") {
+TEST_CASE("full model: requests beyond the context are rejected and the rest served; no room for KV is infeasible") {
   const auto m = preset_model("llama2-7b");
   sim::RunSpec run;
   sim::ServingConfig cfg;
   cfg.engine = sim::engine_profile(sim::Framework::Vllm);
   const auto sys = preset_system("a800-nvlink");
-  const auto e = error_of([&] { sim::simulate_serving(m, sys, run, cfg, {req(0, 0, 4000, 200)}); });
-  CHECK(e.kind() == ErrorKind::Input);
-  CHECK(std::string(e.what()).find("maximum context of 4096") != std::string::npos);
+  // One request of 4,200 tokens among three: the engine rejects it (4,096-token context) and serves two.
+  const auto mixed =
+      sim::simulate_serving(m, sys, run, cfg, {req(0, 0, 100, 10), req(1, 0.01, 4000, 200), req(2, 0.02, 100, 10)});
+  REQUIRE(mixed.valid());
+  CHECK(mixed.completed == 2);
+  CHECK(mixed.rejected == 1);
+  bool named = false;
+  for (const auto& n : mixed.notes) named = named || n.find("request 1, 4000 + 200 tokens") != std::string::npos;
+  CHECK(named);
+  // Every request too long: nothing to serve, infeasible with the reason.
+  const auto none = sim::simulate_serving(m, sys, run, cfg, {req(0, 0, 4000, 200)});
+  REQUIRE_FALSE(none.valid());
+  CHECK(none.problems.back().find("maximum context of 4096") != std::string::npos);
 
   const auto big = preset_model("llama2-70b");
   const auto r = sim::simulate_serving(big, sys, run, cfg, {req(0, 0, 100, 10)});

@@ -69,17 +69,29 @@ ServingResult simulate_serving(const model::ModelSpec& m, const hardware::System
                                const ServingConfig& cfg, const std::vector<Request>& requests) {
   RunSpec run = with_defaults(run_in);
   run.workload = Workload::Inference;
-  // Requests beyond the model's context are input errors: nothing could serve them.
+  // Requests beyond the model's context are rejected, as the engines reject them (vLLM's "maximum context
+  // length" error, TGI's validation error), and the others are served; the result counts and names them.
+  std::vector<Request> kept;
+  kept.reserve(requests.size());
+  std::int64_t rejected = 0;
+  const Request* longest = nullptr;
   std::int64_t max_in = 1, max_out = 1;
   for (const auto& q : requests) {
-    if (m.max_positions > 0 && q.input_tokens + q.output_tokens > m.max_positions)
-      throw_input(
-          Location{},
-          fmt::format("request {}: input {} + output {} = {} tokens exceed {}'s maximum context of {}", q.id,
-                      q.input_tokens, q.output_tokens, q.input_tokens + q.output_tokens, m.name, m.max_positions));
+    if (m.max_positions > 0 && q.input_tokens + q.output_tokens > m.max_positions) {
+      ++rejected;
+      if (!longest || q.input_tokens + q.output_tokens > longest->input_tokens + longest->output_tokens) longest = &q;
+      continue;
+    }
+    kept.push_back(q);
     max_in = std::max(max_in, q.input_tokens);
     max_out = std::max(max_out, q.output_tokens);
   }
+  const std::string rejection =
+      longest ? fmt::format(
+                    "{} request(s) rejected: longer than {}'s maximum context of {} tokens (the longest: "
+                    "request {}, {} + {} tokens)",
+                    rejected, m.name, m.max_positions, longest->id, longest->input_tokens, longest->output_tokens)
+              : "";
   run.infer.input_len = max_in;
   run.infer.output_len = max_out;
   run.infer.batch = 1;
@@ -88,6 +100,8 @@ ServingResult simulate_serving(const model::ModelSpec& m, const hardware::System
   res.engine = cfg.engine.name;
   res.profile = cfg.engine;
   res.problems = structural_problems(run, m);
+  res.rejected = rejected;
+  if (kept.empty() && rejected > 0) res.problems.push_back(rejection);
   for (auto& p : inference_problems(m, sys, run)) res.problems.push_back(std::move(p));
   if (!res.problems.empty()) return res;
 
@@ -154,7 +168,9 @@ ServingResult simulate_serving(const model::ModelSpec& m, const hardware::System
   setup.slo_tpot_s = cfg.slo_tpot_s;
   setup.keep_trace = cfg.keep_trace;
   setup.progress = cfg.progress;
-  ServingResult out = run_serving(requests, setup, cost);
+  ServingResult out = run_serving(kept, setup, cost);
+  out.rejected = rejected;
+  if (rejected > 0) out.notes.push_back(rejection);
   out.kv_bytes_per_token = res.kv_bytes_per_token;
   out.weight_bytes = res.weight_bytes;
   out.workspace_bytes = res.workspace_bytes;

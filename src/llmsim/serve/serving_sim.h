@@ -95,7 +95,8 @@ struct ServingResult {
 
   std::vector<RequestMetrics> requests;  // in id order
   std::int64_t completed = 0;
-  double duration_s = 0;  // first arrival to last completion
+  std::int64_t rejected = 0;  // requests longer than the model's context, rejected before serving
+  double duration_s = 0;      // first arrival to last completion
   std::int64_t input_tokens = 0, output_tokens = 0;
   Interval requests_per_s, input_tokens_per_s, output_tokens_per_s;  // all replicas
   Interval output_tokens_per_s_per_gpu, requests_per_s_per_gpu;
