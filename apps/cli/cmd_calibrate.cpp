@@ -13,6 +13,8 @@
 
 #include <fmt/format.h>
 
+#include <unistd.h>
+
 #include "cli_context.h"
 #include "commands.h"
 #include "llmsim/calibrate/fingerprint.h"
@@ -25,6 +27,8 @@
 #include "llmsim/core/error.h"
 #include "llmsim/core/suggest.h"
 #include "llmsim/hardware/system_toml.h"
+#include "llmsim/validate/fit_runs.h"
+#include "llmsim/validate/measured_runs.h"
 
 namespace llmsim::cli {
 
@@ -50,6 +54,10 @@ struct CalibrateCommand {
   std::vector<std::string> logs;
   // refit
   std::string refit_dir;
+  // fit-runs
+  std::vector<std::string> run_files;
+  std::string fit_profile;
+  std::vector<double> fit_grid;
 };
 
 std::vector<std::string> parse_only(const std::string& text) {
@@ -325,6 +333,39 @@ int run_refit(CalibrateCommand& c) {
   return 0;
 }
 
+// Fits the host critical path's rate on measured-run files (src/llmsim/validate/fit_runs.h) and reports
+// it in-sample and leave one source out; --out writes it as a profile overlay.
+int run_fit_runs(CalibrateCommand& c) {
+  const std::string data = c.common.resolved_data_dir();
+  std::vector<sim::MeasuredRun> runs;
+  for (const auto& f : c.run_files)
+    for (auto& r : sim::load_measured_runs(f, data, true)) runs.push_back(std::move(r));
+  sim::FitRunsOptions opt;
+  if (!c.fit_grid.empty()) opt.grid_us = c.fit_grid;
+  opt.profile = c.fit_profile;
+  opt.scratch_dir = (std::filesystem::temp_directory_path() / fmt::format("llmsim-fit-runs-{}", ::getpid())).string();
+  std::cerr << fmt::format("llmsim: calibrate fit-runs: {} rows at {} grid values\n", runs.size(), opt.grid_us.size());
+  const sim::FitRunsResult fit = sim::fit_host_dispatch(runs, data, opt);
+  std::filesystem::remove_all(opt.scratch_dir);
+  std::cout << fmt::format("host_dispatch_us = {}  (fitted on {} of {} time/throughput rows{})\n\n", fit.fitted_us,
+                           fit.fitted_rows, fit.rows, opt.profile.empty() ? "" : ", profile " + opt.profile);
+  std::cout << fmt::format("{:<62} {:>5} {:>8} {:>8} {:>8} {:>8}\n", "median |error| by source", "rows", "loso fit",
+                           "none", "in", "loso");
+  for (const auto& s : fit.sources)
+    std::cout << fmt::format("{:<62} {:>5} {:>5g} us {:>7.1f}% {:>7.1f}% {:>7.1f}%\n", s.source.substr(0, 62), s.rows,
+                             s.loso_us, s.median_none_pct, s.median_in_pct, s.median_loso_pct);
+  std::cout << fmt::format("\n{:<62} {:>5} {:>8} {:>8} {:>8} {:>8}\n", "by workload", "rows", "", "none", "in", "loso");
+  for (const auto& s : fit.workloads)
+    std::cout << fmt::format("{:<62} {:>5} {:>8} {:>7.1f}% {:>7.1f}% {:>7.1f}%\n", s.source, s.rows, "",
+                             s.median_none_pct, s.median_in_pct, s.median_loso_pct);
+  if (!c.out.empty()) {
+    refuse_overwrite("--out", c.out, c.run_files);
+    sim::write_fit_overlay(c.out, fit, opt, c.run_files);
+    std::cout << fmt::format("\nwrote {} (use it: llmsim validate|train|infer|serve --overlay {})\n", c.out, c.out);
+  }
+  return 0;
+}
+
 }  // namespace
 
 Runner add_calibrate_command(CLI::App& app, int argc, char** argv) {
@@ -364,9 +405,19 @@ Runner add_calibrate_command(CLI::App& app, int argc, char** argv) {
       ->required();
   refit->add_option("--system", cmd->system, "preset or system TOML the calibration refined");
   refit->add_option("--data-dir", cmd->common.data_dir, "folder with models/ and hardware/ presets");
-  return [cmd, sub, imp, refit]() -> int {
+  CLI::App* fit = sub->add_subcommand(
+      "fit-runs", "fit the host critical path's rate (host_dispatch_us) on measured-run CSVs, leave one source out");
+  fit->add_option("FILE", cmd->run_files, "measured-run CSV files (data/validation/SCHEMA.md)")->required();
+  fit->add_option("--profile", cmd->fit_profile, "fit on the rows of this framework profile only (e.g. hf)");
+  fit->add_option("--grid", cmd->fit_grid, "host_dispatch_us values to try (default 0,10,15,...,50)")
+      ->delimiter(',')
+      ->check(finite_non_negative());
+  fit->add_option("--out", cmd->out, "write the fit as a profile overlay TOML");
+  fit->add_option("--data-dir", cmd->common.data_dir, "folder with models/ and hardware/ presets");
+  return [cmd, sub, imp, refit, fit]() -> int {
     reject_extras(*sub);
     if (imp->parsed()) return run_import(*cmd);
+    if (fit->parsed()) return run_fit_runs(*cmd);
     if (refit->parsed()) return run_refit(*cmd);
     if (cmd->list) {
       print_families();

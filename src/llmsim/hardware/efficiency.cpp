@@ -144,7 +144,7 @@ Efficiency default_efficiency(int compute_capability) {
   // The host critical path's rate (src/llmsim/cost/host_dispatch.h): fitted, not measured.
   e.host_dispatch_s = 30.0 * units::us;
   e.host_dispatch_source =
-      "fitted by tools/fit-host-dispatch --profile hf on the development files (the 128 time and throughput rows "
+      "fitted by llmsim calibrate fit-runs --profile hf on the development files (the 128 time and throughput rows "
       "of the HF transformers profile: mean |log error| over a 0-50 us grid; leave-one-source-out picks 28-35 us "
       "for each of its sources; docs/validation.md, 'Host dispatch fit'). Eager PyTorch is commonly put at "
       "5-25 us of host work per op; transformers' module code adds Python work per launch. A property of the "

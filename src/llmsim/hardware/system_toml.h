@@ -12,7 +12,7 @@ SystemSpec load_system_toml(const std::string& path);
 
 // A profile overlay: a TOML file with schema_version and an [efficiency] table whose keys replace those
 // of a system already loaded (the keys and rules of a system file's [efficiency] table). Fitted mechanism
-// parameters (tools/fit-host-dispatch) or a user's own measurements applied to every preset without
+// parameters (llmsim calibrate fit-runs) or a user's own measurements applied to every preset without
 // editing it; `train`, `infer`, `serve` and `validate` take one with --overlay FILE.
 void apply_efficiency_overlay(SystemSpec& s, const std::string& path);
 // Reads the overlay once against the defaults, so that a bad file fails before any run (Input error
