@@ -53,6 +53,10 @@ class RowMapper {
     out_.run.workload = to_workload(out_.workload);
     out_.metric = *required_choice("metric", measured_run_metrics());
     out_.value = *required_number("value");
+    // Utilisations are fractions of the peak: a value above 1 is a percentage or a transcription slip.
+    if ((out_.metric == "mfu" || out_.metric == "hfu") && out_.value > 1)
+      row_.fail("value", fmt::format("{} must be a fraction of the peak in [0, 1] (a percentage? write {:g})",
+                                     out_.metric, out_.value / 100));
     out_.request_rate = row_.number("request_rate", true).value_or(0.0);
     map_common();
     map_parallel();

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -168,6 +169,20 @@ std::vector<MeasuredRun> load_measured_runs(const std::string& path, const std::
       run = std::move(bad);
     }
     runs.push_back(std::move(run));
+  }
+  // One number per run and metric: a second row for the same (run_id, metric) is an error of that row
+  // (which of two different measurements would be compared?), the first is still predicted.
+  std::map<std::pair<std::string, std::string>, int> first_line;
+  for (MeasuredRun& r : runs) {
+    if (!r.error.empty() || r.run_id.empty()) continue;
+    const auto [it, fresh] = first_line.emplace(std::make_pair(r.run_id, r.metric), r.line);
+    if (fresh) continue;
+    r.error = fmt::format(
+        "{}:{}: run_id = '{}': metric {} of this run is already on line {} (one row per run and "
+        "metric)",
+        path, r.line, r.run_id, r.metric, it->second);
+    r.error_where = Location{.file = path, .line = r.line, .key = "run_id"};
+    r.error_kind = ErrorKind::Input;
   }
   // A fact that covers no row is a typo in its prefix (or a stale fact): say so instead of ignoring it.
   std::set<const SourceFact*> used;
