@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <filesystem>
+
 #include "test_util.h"
 
 #include <stdexcept>
@@ -484,4 +486,33 @@ TEST_CASE("resolve_model: an unknown name is NotFound with the presets and a did
   const Error p = error_of([] { resolve_model("./nowhere/config.json", kData); });
   CHECK(p.kind() == ErrorKind::NotFound);
   CHECK(p.where().file == "./nowhere/config.json");
+}
+
+TEST_CASE("configs that would break the simulators are input errors naming the key") {
+  // A dimension transformers cannot build from: null heads (null KV heads still mean multi-head).
+  CHECK(contains(error_of([] { from_text(R"({"model_type": "llama", "num_attention_heads": null})"); }).message(),
+                 "num_attention_heads is null"));
+  // Sizes no model has, which would overflow the simulators' products.
+  CHECK(
+      contains(error_of([] { from_text(R"({"model_type": "llama", "hidden_size": 4611686018427387904})"); }).message(),
+               "hidden_size = 4611686018427387904 is larger than any model's (at most 16777216)"));
+  CHECK(contains(error_of([] { from_text(R"({"model_type": "llama", "num_hidden_layers": 2000000000})"); }).message(),
+                 "is larger than any model's (at most 10000)"));
+  // A number no double holds, with its line.
+  const std::string big =
+      llmsim::test::write_temp("big-number.json", "{\n  \"model_type\": \"llama\",\n  \"rope_theta\": 1e400\n}\n");
+  const Error e = error_of([&] { load_hf_config(big); });
+  CHECK(e.kind() == ErrorKind::Input);
+  CHECK(e.where().line == 3);
+  CHECK(contains(e.message(), "number 1e400 overflows a double"));
+  // A symbolic-link loop is the user's path, not an internal error.
+  const auto dir = llmsim::test::process_temp_dir();
+  std::error_code ec;
+  std::filesystem::remove(dir / "loop-a", ec);
+  std::filesystem::remove(dir / "loop-b", ec);
+  std::filesystem::create_symlink(dir / "loop-b", dir / "loop-a");
+  std::filesystem::create_symlink(dir / "loop-a", dir / "loop-b");
+  const Error loop = error_of([&] { resolve_model((dir / "loop-a").string(), kData); });
+  CHECK(loop.kind() == ErrorKind::Input);
+  CHECK(contains(loop.message(), "cannot read"));
 }

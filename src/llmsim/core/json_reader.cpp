@@ -29,9 +29,13 @@ Location JsonDocument::where(const std::string& key) const {
 }
 
 JsonDocument parse_json_file(const std::string& path) {
-  if (!std::filesystem::is_regular_file(path))
-    throw_not_found(Location{.file = path}, "file not found (or not a regular file)");
+  std::error_code ec;
+  const bool regular = std::filesystem::is_regular_file(path, ec);
+  if (ec && ec != std::errc::no_such_file_or_directory)
+    throw_input(Location{.file = path}, "cannot read: " + ec.message());  // e.g. a symbolic-link loop
+  if (!regular) throw_not_found(Location{.file = path}, "file not found (or not a regular file)");
   std::ifstream in(path, std::ios::binary);
+  if (!in) throw_input(Location{.file = path}, "cannot read: permission denied or unreadable");
   std::stringstream ss;
   ss << in.rdbuf();
   JsonDocument doc{.file = path, .text = ss.str(), .root = {}};
@@ -43,6 +47,16 @@ JsonDocument parse_json_file(const std::string& path) {
     line_col(doc.text, e.byte > 0 ? e.byte - 1 : 0, loc.line, loc.column);
     std::string what = e.what();
     throw_input(loc, "malformed JSON: " + what.substr(what.find(':') + 2));
+  } catch (const nlohmann::json::out_of_range& e) {
+    // A number no double holds (1e400): nlohmann reports it without a position; find the literal.
+    std::string what = e.what();
+    const auto quote = what.find('\'');
+    const std::string literal =
+        quote == std::string::npos ? "" : what.substr(quote + 1, what.find('\'', quote + 1) - quote - 1);
+    Location loc{.file = path};
+    if (const auto pos = literal.empty() ? std::string::npos : doc.text.find(literal); pos != std::string::npos)
+      line_col(doc.text, pos, loc.line, loc.column);
+    throw_input(loc, "number " + (literal.empty() ? std::string("out of range") : literal + " overflows a double"));
   }
   return doc;
 }

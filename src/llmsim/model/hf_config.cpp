@@ -14,6 +14,11 @@ namespace llmsim::model {
 
 namespace {
 
+// Upper bounds of config dimensions: far above any published model (hidden 16k-64k, vocab 256k, contexts
+// to 10 M tokens, a few hundred layers), low enough that the simulators' products stay exact.
+constexpr std::int64_t kMaxDimension = std::int64_t{1} << 24;  // 16,777,216
+constexpr std::int64_t kMaxLayers = 10000;
+
 using nlohmann::json;
 
 // How a JSON value looks in an error message: its JSON text (strings keep their quotes), shortened.
@@ -64,10 +69,21 @@ class Reader {
     return v->get<std::int64_t>();
   }
 
-  std::int64_t positive(const std::string& key, std::int64_t fallback) const {
+  // A positive integer (null or absent: `fallback`, as Python's None takes the default). Sizes past
+  // `cap` (kMaxDimension, or kMaxLayers for layer counts) are no model's and would overflow the
+  // simulators' products.
+  std::int64_t positive(const std::string& key, std::int64_t fallback, std::int64_t cap = kMaxDimension) const {
     const std::int64_t n = integer(key, fallback);
     if (n <= 0) fail(key, fmt::format("{} must be a positive integer, got {}", key, n));
+    if (n > cap) fail(key, fmt::format("{} = {} is larger than any model's (at most {})", key, n, cap));
     return n;
+  }
+
+  // A dimension the model cannot be built without (hidden size, layers, heads, vocab, MLP width): absent
+  // takes the family default, but an explicit null is refused, as transformers would fail on it.
+  std::int64_t dimension(const std::string& key, std::int64_t fallback, std::int64_t cap = kMaxDimension) const {
+    if (present(key) && !get(key)) fail(key, fmt::format("{} is null: give a positive integer", key));
+    return positive(key, fallback, cap);
   }
 
   std::int64_t non_negative(const std::string& key, std::int64_t fallback) const {
@@ -149,7 +165,7 @@ double read_rope_theta(const Reader& r, const char* old_key, double fallback) {
 // num_key_value_heads there, so do we.
 void read_attention_shape(const Reader& r, ModelSpec& m, std::int64_t default_heads, std::int64_t default_kv_heads,
                           const char* heads_key = "num_attention_heads") {
-  m.num_heads = r.positive(heads_key, default_heads);
+  m.num_heads = r.dimension(heads_key, default_heads);
   if (default_kv_heads < 0) {
     m.num_kv_heads = m.num_heads;
   } else {
@@ -180,10 +196,10 @@ std::int64_t read_window(const Reader& r, std::int64_t absent_default) {
 // The decoder shared by llama, mistral, mixtral, qwen2 and qwen2_moe: RMSNorm, SwiGLU, RoPE.
 ModelSpec read_llama_like(const Reader& r, const Defaults& d) {
   ModelSpec m;
-  m.vocab = r.positive("vocab_size", d.vocab);
-  m.hidden = r.positive("hidden_size", d.hidden);
-  m.ffn_hidden = r.positive("intermediate_size", d.ffn);
-  m.num_layers = r.positive("num_hidden_layers", d.layers);
+  m.vocab = r.dimension("vocab_size", d.vocab);
+  m.hidden = r.dimension("hidden_size", d.hidden);
+  m.ffn_hidden = r.dimension("intermediate_size", d.ffn);
+  m.num_layers = r.dimension("num_hidden_layers", d.layers, kMaxLayers);
   read_attention_shape(r, m, d.heads, d.kv_heads);
   m.max_positions = r.positive("max_position_embeddings", d.max_positions);
   m.norm = NormKind::RmsNorm;
@@ -335,7 +351,7 @@ ModelSpec read_gpt_neox(const Reader& r) {
   m.vocab = r.positive("vocab_size", 50432);
   m.hidden = r.positive("hidden_size", 6144);
   m.ffn_hidden = r.positive("intermediate_size", 24576);
-  m.num_layers = r.positive("num_hidden_layers", 44);
+  m.num_layers = r.positive("num_hidden_layers", 44, kMaxLayers);
   read_attention_shape(r, m, 64, -1);
   m.max_positions = r.positive("max_position_embeddings", 2048);
   m.norm = NormKind::LayerNorm;
@@ -356,8 +372,9 @@ ModelSpec read_gpt_neox(const Reader& r) {
 }
 
 // An integer under its GPT-2 name, or under the generic name transformers maps onto it (attribute_map).
-std::int64_t gpt2_dim(const Reader& r, const char* key, const char* alias, std::int64_t fallback) {
-  return r.positive(r.get(key) || !r.get(alias) ? key : alias, fallback);
+std::int64_t gpt2_dim(const Reader& r, const char* key, const char* alias, std::int64_t fallback,
+                      std::int64_t cap = kMaxDimension) {
+  return r.positive(r.get(key) || !r.get(alias) ? key : alias, fallback, cap);
 }
 
 // GPT-2: LayerNorm, GELU MLP (4x unless n_inner), learned positions, biases everywhere, tied head.
@@ -366,7 +383,7 @@ ModelSpec read_gpt2(const Reader& r) {
   m.fused_qkv = true;  // c_attn
   m.vocab = r.positive("vocab_size", 50257);
   m.hidden = gpt2_dim(r, "n_embd", "hidden_size", 768);
-  m.num_layers = gpt2_dim(r, "n_layer", "num_hidden_layers", 12);
+  m.num_layers = gpt2_dim(r, "n_layer", "num_hidden_layers", 12, kMaxLayers);
   read_attention_shape(r, m, 12, -1,
                        r.get("n_head") || !r.get("num_attention_heads") ? "n_head" : "num_attention_heads");
   m.ffn_hidden = r.get("n_inner") ? r.positive("n_inner", 0) : 4 * m.hidden;  // n_inner None = 4 * n_embd

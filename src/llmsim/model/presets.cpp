@@ -34,8 +34,13 @@ std::vector<std::string> list_model_presets(const std::string& data_dir) {
 }
 
 ModelSpec resolve_model(const std::string& name_or_path, const std::string& data_dir) {
-  // An existing file or folder wins over a preset of the same name.
-  if (!name_or_path.empty() && fs::exists(name_or_path)) {
+  // An existing file or folder wins over a preset of the same name. A path the system cannot even stat
+  // (a symbolic-link loop, a component without permission) is the user's input error, said as such.
+  std::error_code ec;
+  const bool exists = !name_or_path.empty() && fs::exists(name_or_path, ec);
+  if (ec && ec != std::errc::no_such_file_or_directory)
+    throw_input(Location{.file = name_or_path}, "cannot read: " + ec.message());
+  if (exists) {
     ModelSpec m = load_hf_config(name_or_path);
     m.name = name_or_path;
     return m;
