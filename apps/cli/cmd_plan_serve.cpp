@@ -1,5 +1,6 @@
 // `llmsim plan serve`: the fewest GPUs (then the lowest cost) that serve a request rate within p99 TTFT
 // and TPOT bounds, over systems x engines x tensor-parallel sizes x weight formats (src/llmsim/search/plan_serve.h).
+#include <charconv>
 #include <iostream>
 #include <memory>
 #include <sstream>
@@ -87,16 +88,6 @@ sim::ServePlanSpec plan_spec(const PlanServeCommand& c) {
                                           join(engine_names), did_you_mean(e, engine_names)));
     spec.engines.push_back(f);
   }
-  spec.tps.clear();
-  for (const auto& t : split(c.tps)) {
-    try {
-      const auto v = std::stoll(t);
-      if (v <= 0) throw std::invalid_argument("");
-      spec.tps.push_back(v);
-    } catch (const std::exception&) {
-      throw_usage("--tp", fmt::format("--tp = '{}': must be a comma-separated list of positive integers", c.tps));
-    }
-  }
   spec.weight_quants.clear();
   for (const auto& q : split(c.weight_quants)) {
     model::WeightQuant w{};
@@ -113,17 +104,17 @@ sim::ServePlanSpec plan_spec(const PlanServeCommand& c) {
         v.push_back(0);
         continue;
       }
-      try {
-        const auto x = std::stoll(t);
-        if (x <= 0) throw std::invalid_argument("");
-        v.push_back(x);
-      } catch (const std::exception&) {
-        throw_usage(flag, fmt::format("{} = '{}': must be a comma-separated list of positive integers{}", flag, text,
-                                      allow_default ? " or default" : ""));
-      }
+      // The whole token is the number: "2.5", "8x" and "1e30" are refused, not read as 2, 8 and 1.
+      std::int64_t x = 0;
+      const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), x);
+      if (ec != std::errc() || end != t.data() + t.size() || x <= 0 || x > (std::int64_t{1} << 20))
+        throw_usage(flag, fmt::format("{} = '{}': must be a comma-separated list of integers from 1 to 1048576{}", flag,
+                                      text, allow_default ? " or default" : ""));
+      v.push_back(x);
     }
     return v;
   };
+  spec.tps = ints(c.tps, "--tp", false);
   spec.pps = ints(c.pps, "--pp", false);
   spec.max_num_seqs = ints(c.max_num_seqs, "--max-num-seqs", true);
   spec.kv_dtypes.clear();

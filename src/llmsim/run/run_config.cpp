@@ -288,6 +288,13 @@ void apply_run_toml(RunRequest& req, const std::string& path) {
     else if (node->is_boolean())
       text = *node->value<bool>() ? "true" : "false";
     else if (node->is_array()) {
+      // Only list settings take arrays: `model = ["a", "b"]` is no model called "a,b".
+      const auto& settings = run_settings();
+      const auto info =
+          std::find_if(settings.begin(), settings.end(), [&](const SettingInfo& i) { return i.name == key; });
+      if (info != settings.end() && info->kind != SettingKind::List)
+        throw_input(where,
+                    key + ": expected one value, got an array (only list settings such as lora-targets take arrays)");
       for (const auto& el : *node->as_array()) {
         if (!el.is_string()) throw_input(where, key + ": expected an array of strings");
         text += (text.empty() ? "" : ",") + *el.value<std::string>();
