@@ -204,8 +204,11 @@ void print_system(const hardware::SystemSpec& s) {
       "    GEMM half-efficiency contraction: k = {:.0f}; kernel launch {:.1f} us; CPU Adam {:.0f} Mparams/s ({})\n",
       s.efficiency.gemm_half_k, s.efficiency.kernel_launch_s / units::us, s.efficiency.cpu_adam_params_per_s / 1e6,
       s.efficiency.cpu_adam_source);
-  std::cout << fmt::format("    eager host dispatch: {:.1f} us per kernel ({})\n",
-                           s.efficiency.host_dispatch_s / units::us, s.efficiency.host_dispatch_source);
+  const auto& e = s.efficiency;
+  const double lo = e.host_dispatch_low_s > 0 ? e.host_dispatch_low_s : e.host_dispatch_s;
+  const double hi = e.host_dispatch_high_s > 0 ? e.host_dispatch_high_s : e.host_dispatch_s;
+  std::cout << fmt::format("    eager host dispatch: {:.1f} us per kernel [{:.1f} .. {:.1f}] ({})\n",
+                           e.host_dispatch_s / units::us, lo / units::us, hi / units::us, e.host_dispatch_source);
 }
 
 struct ListShow {

@@ -482,3 +482,18 @@ TEST_CASE("a profile overlay replaces the keys it names on any system and keeps 
       "overlay-sys.toml", "schema_version = 1\n[gpu]\nname = \"x\"\n[efficiency]\nhost_dispatch_us = 1\n");
   CHECK(contains(llmsim::test::error_of([&] { hw::check_efficiency_overlay(sys); }).what(), "gpu"));
 }
+
+TEST_CASE("the host dispatch rate's band: read in us, checked against the value") {
+  const std::string ok = llmsim::test::write_temp("overlay-band.toml",
+                                                  "schema_version = 1\n[efficiency]\nhost_dispatch_us = "
+                                                  "30\nhost_dispatch_us_low = 28\nhost_dispatch_us_high = 35\n");
+  hw::SystemSpec s = preset("a800-nvlink");
+  hw::apply_efficiency_overlay(s, ok);
+  CHECK(s.efficiency.host_dispatch_low_s == doctest::Approx(28e-6));
+  CHECK(s.efficiency.host_dispatch_high_s == doctest::Approx(35e-6));
+  const std::string bad = llmsim::test::write_temp(
+      "overlay-band-bad.toml", "schema_version = 1\n[efficiency]\nhost_dispatch_us = 30\nhost_dispatch_us_low = 40\n");
+  const Error e = llmsim::test::error_of([&] { hw::check_efficiency_overlay(bad); });
+  CHECK(contains(e.what(), "host_dispatch_us_low"));
+  CHECK(contains(e.what(), "must be <= host_dispatch_us"));
+}

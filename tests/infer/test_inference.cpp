@@ -125,7 +125,7 @@ TEST_CASE("host critical path: an eager iteration lasts at least its launches ti
   const auto sys = preset_system("a800-nvlink");
   sim::ParallelSpec par;
   sim::IterationOptions fused;
-  fused.host_dispatch_s = 1e-3;  // far slower than any kernel of a batch-1 decode step
+  fused.host_dispatch = sim::Interval::exact(1e-3);  // far slower than any kernel of a batch-1 decode step
   const sim::IterationCostModel a(m, sys, par, bf16(), fused);
   const auto step = a.uniform(1, 1, 128);
   // Fused kernels: 10 per layer (attn norm, QKV, RoPE, out proj, residual, MLP norm, gate+up, SwiGLU,
@@ -155,6 +155,7 @@ TEST_CASE("engines: graph replay for small decode batches, eager Python dispatch
   const auto m = preset_model("llama2-7b");
   auto sys = preset_system("a800-nvlink");
   sys.efficiency.host_dispatch_s = 1e-3;
+  sys.efficiency.host_dispatch_low_s = sys.efficiency.host_dispatch_high_s = 0;  // exact
   sim::ParallelSpec par;
   const sim::EngineIterationCost vllm(m, sys, par, bf16(), sim::engine_profile(sim::Framework::Vllm));
   const std::vector<sim::SequenceWork> decode(8, sim::SequenceWork{1, 100});

@@ -45,6 +45,7 @@ TEST_CASE("a Llama layer of fused kernels launches 11 kernels forward and 15 bac
   // four projections = 15.
   auto sys = preset_system("a800-nvlink");
   sys.efficiency.host_dispatch_s = 0;
+  sys.efficiency.host_dispatch_low_s = sys.efficiency.host_dispatch_high_s = 0;  // exact
   const auto c = dense_layer(sys, llama_pretrain(sim::Framework::Megatron));
   CHECK(c.fwd_launches == 11);
   CHECK(c.bwd_launches == 15);
@@ -67,6 +68,7 @@ TEST_CASE("transformers' eager Llama layer launches 35 kernels forward, 47 under
   // projection reading it (3 + 2) and each of the 7 weights every forward: 35 + 5 + 7 = 47.
   auto sys = preset_system("a800-nvlink");
   sys.efficiency.host_dispatch_s = 0;
+  sys.efficiency.host_dispatch_low_s = sys.efficiency.host_dispatch_high_s = 0;  // exact
   CHECK(dense_layer(sys, llama_pretrain(sim::Framework::Hf)).fwd_launches == 47);
 }
 
@@ -74,9 +76,11 @@ TEST_CASE("a slow host bounds every pass: the GPU waits for the launches") {
   auto sys = preset_system("a800-nvlink");
   const auto run = llama_pretrain(sim::Framework::Megatron);
   sys.efficiency.host_dispatch_s = 0;
+  sys.efficiency.host_dispatch_low_s = sys.efficiency.host_dispatch_high_s = 0;  // exact
   const auto gpu = dense_layer(sys, run);
   // 1 ms per launch: far slower than any kernel of a 512-token micro-batch on an A800.
   sys.efficiency.host_dispatch_s = 1e-3;
+  sys.efficiency.host_dispatch_low_s = sys.efficiency.host_dispatch_high_s = 0;  // exact
   const auto host = dense_layer(sys, run);
   CHECK(host.fwd.value == doctest::Approx(11e-3));
   CHECK(host.fwd.low == doctest::Approx(11e-3));
@@ -84,5 +88,17 @@ TEST_CASE("a slow host bounds every pass: the GPU waits for the launches") {
   CHECK(host.by_module.at("host_wait") == doctest::Approx(26e-3 - gpu.fwd.value - gpu.bwd.value));
   // A fast host changes nothing: the kernels are longer than their issue time.
   sys.efficiency.host_dispatch_s = 1e-9;
+  sys.efficiency.host_dispatch_low_s = sys.efficiency.host_dispatch_high_s = 0;  // exact
   CHECK(dense_layer(sys, run).fwd.value == doctest::Approx(gpu.fwd.value));
+}
+
+TEST_CASE("the host rate's band bounds the span's band, the fast edge with the fast edge") {
+  auto sys = preset_system("a800-nvlink");
+  sys.efficiency.host_dispatch_s = 1e-3;
+  sys.efficiency.host_dispatch_low_s = 0.8e-3;
+  sys.efficiency.host_dispatch_high_s = 1.5e-3;
+  const auto c = dense_layer(sys, llama_pretrain(sim::Framework::Megatron));
+  CHECK(c.fwd.value == doctest::Approx(11 * 1e-3));
+  CHECK(c.fwd.low == doctest::Approx(11 * 0.8e-3));
+  CHECK(c.fwd.high == doctest::Approx(11 * 1.5e-3));
 }

@@ -1,5 +1,7 @@
 #include "llmsim/cost/compute_cost.h"
 
+#include "llmsim/cost/host_dispatch.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -49,7 +51,7 @@ ComputeCost::ComputeCost(const hardware::SystemSpec& sys, AttentionKernel attent
 bool ComputeCost::supports(DType precision) const { return sys_.gpu.peak(precision) > 0; }
 
 double ComputeCost::launch_s() const { return sys_.efficiency.kernel_launch_s; }
-double ComputeCost::host_dispatch_s() const { return sys_.efficiency.host_dispatch_s; }
+Interval ComputeCost::host_dispatch() const { return host_dispatch_band(sys_.efficiency); }
 
 double ComputeCost::gemm_shape_factor(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch) const {
   return sim::gemm_shape_factor(m, n, k, batch, sys_.gpu.sm_count, sys_.efficiency.gemm_half_k);

@@ -56,7 +56,7 @@ class ComputeCost {
   Interval backward(const model::Operator& op, DType precision, bool weight_grads, double norm_kernels = 1) const;
 
   double launch_s() const;         // seconds per kernel launch (GPU-side floor of every kernel)
-  double host_dispatch_s() const;  // host seconds per eager kernel launch (src/llmsim/cost/host_dispatch.h)
+  Interval host_dispatch() const;  // host seconds per eager kernel launch, banded (src/llmsim/cost/host_dispatch.h)
 
  private:
   Interval roofline(double flops, double peak_fraction_value, double frac_low, double frac_high, double bytes,

@@ -8,6 +8,12 @@ bool is_comm(const model::Operator& op) {
 }
 }  // namespace
 
+Interval host_dispatch_band(const hardware::Efficiency& e) {
+  const double v = e.host_dispatch_s;
+  return Interval{v, e.host_dispatch_low_s > 0 ? e.host_dispatch_low_s : v,
+                  e.host_dispatch_high_s > 0 ? e.host_dispatch_high_s : v};
+}
+
 double forward_launches(const model::Operator& op, double norm_kernels) {
   if (is_comm(op)) return op.collective == model::Collective::None ? 0.0 : 1.0;
   if (op.kind == model::OpKind::Norm) return norm_kernels;

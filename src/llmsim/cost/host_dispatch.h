@@ -13,6 +13,7 @@
 // The host seconds per launch are a property of the host CPU and the PyTorch build
 // (Efficiency::host_dispatch_s); the launches per operator a property of the model code (EagerGlue).
 #include "llmsim/core/interval.h"
+#include "llmsim/hardware/efficiency.h"
 #include "llmsim/model/operators.h"
 
 namespace llmsim::sim {
@@ -24,8 +25,13 @@ double forward_launches(const model::Operator& op, double norm_kernels = 1);
 // plus, with `weight_grads`, the weight-gradient GEMM; none for an operator without backward work.
 double backward_launches(const model::Operator& op, bool weight_grads, double norm_kernels = 1);
 
-// The span of `gpu` (the kernels' time on the GPU) when the host needs `host_s` seconds to issue them:
-// each edge of the band max(GPU edge, host_s).
+// The host seconds per eager launch with their band (the efficiency's host_dispatch_s and its low/high;
+// a missing edge is the value).
+Interval host_dispatch_band(const hardware::Efficiency& e);
+
+// The span of `gpu` (the kernels' time on the GPU) when the host needs `host` seconds to issue them:
+// each edge of the band max(GPU edge, host edge), the fast with the fast.
+inline Interval host_bound(const Interval& gpu, const Interval& host) { return max(gpu, host); }
 inline Interval host_bound(const Interval& gpu, double host_s) { return max(gpu, Interval::exact(host_s)); }
 
 }  // namespace llmsim::sim

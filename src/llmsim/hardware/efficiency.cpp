@@ -143,6 +143,8 @@ Efficiency default_efficiency(int compute_capability) {
   e.kernel_launch_s = 5.0 * units::us;
   // The host critical path's rate (src/llmsim/cost/host_dispatch.h): fitted, not measured.
   e.host_dispatch_s = 30.0 * units::us;
+  e.host_dispatch_low_s = 28.0 * units::us;  // the leave-one-source-out fits ranged 28-35 us
+  e.host_dispatch_high_s = 35.0 * units::us;
   e.host_dispatch_source =
       "fitted by llmsim calibrate fit-runs --profile hf on the development files (the 128 time and throughput rows "
       "of the HF transformers profile: mean |log error| over a 0-50 us grid; leave-one-source-out picks 28-35 us "

@@ -42,6 +42,7 @@ struct Efficiency {
   // autograd bookkeeping, cudaLaunchKernel): the rate at which eager code can keep the GPU fed. Where a
   // sequence of kernels is shorter than its issue time the GPU waits (cost/host_dispatch.h).
   double host_dispatch_s = 0;
+  double host_dispatch_low_s = 0, host_dispatch_high_s = 0;  // its band (0: the value itself)
   std::string host_dispatch_source;
   double gemm_half_k = 64;           // elements: GEMM contraction length at which the main loop runs at half efficiency
   double cpu_adam_params_per_s = 0;  // parameters/s of a CPU Adam update over the node's cores

@@ -235,7 +235,19 @@ void read_efficiency(std::optional<TomlReader> t, Efficiency& e) {
   if (const auto v = t->opt_non_negative(kKernelLaunchKey)) e.kernel_launch_s = *v * units::us;
   if (const auto v = t->opt_non_negative(kHostDispatchKey)) {
     e.host_dispatch_s = *v * units::us;
+    e.host_dispatch_low_s = e.host_dispatch_high_s = 0;  // a value without a band is exact
     e.host_dispatch_source = source;
+  }
+  const std::string lo_key = std::string(kHostDispatchKey) + "_low", hi_key = std::string(kHostDispatchKey) + "_high";
+  if (const auto v = t->opt_non_negative(lo_key)) {
+    if (*v * units::us > e.host_dispatch_s * (1 + 1e-12))
+      broken_rule(*t, lo_key, show(*v), "must be <= " + std::string(kHostDispatchKey));
+    e.host_dispatch_low_s = *v * units::us;
+  }
+  if (const auto v = t->opt_non_negative(hi_key)) {
+    if (*v * units::us < e.host_dispatch_s * (1 - 1e-12))
+      broken_rule(*t, hi_key, show(*v), "must be >= " + std::string(kHostDispatchKey));
+    e.host_dispatch_high_s = *v * units::us;
   }
   if (const auto v = t->opt_positive(kGemmHalfKKey)) e.gemm_half_k = *v;
   if (const auto v = t->opt_positive(kCpuAdamKey)) {

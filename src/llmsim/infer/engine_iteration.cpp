@@ -1,5 +1,7 @@
 #include "llmsim/infer/engine_iteration.h"
 
+#include "llmsim/cost/host_dispatch.h"
+
 namespace llmsim::sim {
 
 IterationOptions engine_iteration_options(const EngineProfile& engine, const hardware::SystemSpec& sys, bool graph) {
@@ -10,9 +12,9 @@ IterationOptions engine_iteration_options(const EngineProfile& engine, const har
   o.kv_copy_passes = engine.kv_copy_passes;
   if (graph) {
     o.kernel_floor_s = kCudaGraphKernelFloor_s;
-    o.host_dispatch_s = 0;  // the graph is replayed by one launch
+    o.host_dispatch = {};  // the graph is replayed by one launch
   } else {
-    o.host_dispatch_s = engine.python_dispatch ? sys.efficiency.host_dispatch_s : 0.0;
+    if (engine.python_dispatch) o.host_dispatch = host_dispatch_band(sys.efficiency);
   }
   return o;
 }

@@ -231,7 +231,7 @@ IterationCost IterationCostModel::iteration(const std::vector<SequenceWork>& bat
   }
   const Interval gpu = c.linear_s + c.attention_s + c.comm_s + c.other_s;
   c.other_s += overhead;
-  const Interval span = host_bound(gpu, c.launches * opt_.host_dispatch_s);
+  const Interval span = host_bound(gpu, opt_.host_dispatch * c.launches);
   c.host_wait_s = exposed_beyond(span, gpu);
   c.time_s = span + overhead;
   return c;

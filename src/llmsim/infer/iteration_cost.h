@@ -30,8 +30,8 @@ struct SequenceWork {
 struct IterationOptions {
   double kernel_floor_s = -1;   // seconds per kernel at least (-1: the profile's launch overhead; CUDA graphs lower it)
   double overhead_s = 0;        // seconds of engine CPU work per iteration (scheduling, sampling, detokenising)
-  double host_dispatch_s = 0;   // host seconds per kernel the iteration issues from eager code (0: a graph replay
-                                // or a C++ runtime; src/llmsim/cost/host_dispatch.h)
+  Interval host_dispatch;       // host seconds per kernel the iteration issues from eager code, banded (0: a graph
+                                // replay or a C++ runtime; src/llmsim/cost/host_dispatch.h)
   model::EagerGlue glue;        // the engine's model code: fused kernels, or HF eager glue (HF generate)
   double kv_copy_passes = 0;    // whole-cache copies per layer per iteration the engine's cache code makes of each
                                 // sequence's K and V (HF: DynamicCache's torch.cat and the flash-attention unpad

@@ -144,10 +144,10 @@ class Builder {
   // The host critical path (src/llmsim/cost/host_dispatch.h): each pass of the layer takes at least the
   // time eager PyTorch needs to issue its kernels; the GPU's wait for the host is its own breakdown row.
   void bound_by_host() {
-    const double per_launch = in_.compute.host_dispatch_s();
-    if (per_launch <= 0) return;
+    const Interval per_launch = in_.compute.host_dispatch();
+    if (per_launch.high <= 0) return;
     auto bound = [&](Interval& t, double launches) {
-      const Interval span = host_bound(t, launches * per_launch);
+      const Interval span = host_bound(t, per_launch * launches);
       const double wait = span.value - t.value;
       if (wait > 0) {
         out_.by_module["host_wait"] += wait;

@@ -139,6 +139,10 @@ void write_fit_overlay(const std::string& path, const FitRunsResult& fit, const 
                    fit.fitted_rows, fit.rows, options.profile.empty() ? "" : ", profile " + options.profile);
   o << "schema_version = 1\n[efficiency]\n";
   o << fmt::format("host_dispatch_us = {}\n", fit.fitted_us);
+  // The band: the range of the leave-one-source-out fits (what the value is, a source away).
+  double lo = fit.fitted_us, hi = fit.fitted_us;
+  for (const auto& s : fit.sources) lo = std::min(lo, s.loso_us), hi = std::max(hi, s.loso_us);
+  o << fmt::format("host_dispatch_us_low = {}\nhost_dispatch_us_high = {}\n", lo, hi);
   o << "source = \"fitted by llmsim calibrate fit-runs on measured runs\"\n";
 }
 
