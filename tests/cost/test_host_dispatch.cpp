@@ -41,11 +41,11 @@ TEST_CASE("norms split by eager code, collectives and operators without backward
 
 TEST_CASE("the span is the slower of the GPU and the host, edge by edge") {
   const sim::Interval gpu{2e-3, 1.5e-3, 3e-3};
-  const sim::Interval s = sim::host_bound(gpu, 2.5e-3);
+  const sim::Interval s = sim::host_bound(gpu, sim::Interval::exact(2.5e-3));
   CHECK(s.value == doctest::Approx(2.5e-3));
   CHECK(s.low == doctest::Approx(2.5e-3));
   CHECK(s.high == doctest::Approx(3e-3));
-  const sim::Interval none = sim::host_bound(gpu, 0);
+  const sim::Interval none = sim::host_bound(gpu, {});
   CHECK(none.value == gpu.value);
   CHECK(none.low == gpu.low);
 }

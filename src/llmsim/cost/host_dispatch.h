@@ -32,6 +32,5 @@ Interval host_dispatch_band(const hardware::Efficiency& e);
 // The span of `gpu` (the kernels' time on the GPU) when the host needs `host` seconds to issue them:
 // each edge of the band max(GPU edge, host edge), the fast with the fast.
 inline Interval host_bound(const Interval& gpu, const Interval& host) { return max(gpu, host); }
-inline Interval host_bound(const Interval& gpu, double host_s) { return max(gpu, Interval::exact(host_s)); }
 
 }  // namespace llmsim::sim

@@ -10,12 +10,12 @@ IterationOptions engine_iteration_options(const EngineProfile& engine, const har
   o.glue = engine.glue;
   o.decode_split_kv = engine.decode_split_kv;
   o.kv_copy_passes = engine.kv_copy_passes;
-  if (graph) {
+  // A graph is replayed by one launch (no host work per kernel); otherwise Python issues each kernel, or a
+  // C++ runtime at the launch floor the kernel cost already charges.
+  if (graph)
     o.kernel_floor_s = kCudaGraphKernelFloor_s;
-    o.host_dispatch = {};  // the graph is replayed by one launch
-  } else {
-    if (engine.python_dispatch) o.host_dispatch = host_dispatch_band(sys.efficiency);
-  }
+  else if (engine.python_dispatch)
+    o.host_dispatch = host_dispatch_band(sys.efficiency);
   return o;
 }
 

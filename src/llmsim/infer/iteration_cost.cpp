@@ -123,10 +123,6 @@ IterationCost IterationCostModel::iteration(const std::vector<SequenceWork>& bat
     double packed_weight_bytes = -1, dense_weight_bytes = 0;
     for (const auto& op : ops) {
       if (is_attention_core(op)) continue;
-      if (op.role != model::OpRole::Dequant) {
-        const double nk = op.kind == model::OpKind::Norm ? opt_.glue.norm_kernels(m_.norm) : 1.0;
-        c.launches += forward_launches(op, nk) * times;
-      }
       if (op.role == model::OpRole::Dequant) {
         // Folded into the next GEMM: it reads the packed weights instead of dense ones.
         const double params = op.fwd_flops / 2.0;
@@ -134,6 +130,9 @@ IterationCost IterationCostModel::iteration(const std::vector<SequenceWork>& bat
         packed_weight_bytes = op.fwd_bytes - dense_weight_bytes;
         continue;
       }
+      // Launches of everything the iteration issues (the dequantization is inside its GEMM's kernel).
+      const double norm_kernels = op.kind == model::OpKind::Norm ? opt_.glue.norm_kernels(m_.norm) : 1.0;
+      c.launches += forward_launches(op, norm_kernels) * times;
       if (op.kind == model::OpKind::TpComm || op.kind == model::OpKind::MoeComm) {
         c.comm_s += comm_.collective(op.collective, op.comm_bytes, op.kind == model::OpKind::TpComm ? tp : ep) * times;
         continue;
@@ -153,7 +152,6 @@ IterationCost IterationCostModel::iteration(const std::vector<SequenceWork>& bat
         packed_weight_bytes = -1;
         continue;
       }
-      const double norm_kernels = op.kind == model::OpKind::Norm ? opt_.glue.norm_kernels(m_.norm) : 1.0;
       c.other_s += compute_.forward(op, act, norm_kernels) * times;
     }
   };

@@ -300,22 +300,25 @@ ModelSpec read_qwen2_moe(const Reader& r) {
   return m;
 }
 
-// Qwen3: Qwen2's decoder with an explicit head_dim (q_dim may differ from hidden), attention_bias on q,
-// k, v and o alike (default none), and RMSNorm over each head's query and key (q_norm / k_norm).
-ModelSpec read_qwen3(const Reader& r) {
-  ModelSpec m = read_llama_like(r, {151936, 4096, 22016, 32, 32, 32, 32768, 10000.0});
+// Qwen3's attention, shared by qwen3 and qwen3_moe: attention_bias on q, k, v and o alike (default none),
+// RMSNorm over each head's query and key (q_norm / k_norm), Qwen's sliding-window keys.
+void read_qwen3_attention(const Reader& r, ModelSpec& m) {
   m.qkv_bias = m.out_bias = r.boolean("attention_bias", false);
   m.qk_norm = true;
   read_qwen_window(r, m);
+}
+
+// Qwen3: Qwen2's decoder with an explicit head_dim (q_dim may differ from hidden) and Qwen3's attention.
+ModelSpec read_qwen3(const Reader& r) {
+  ModelSpec m = read_llama_like(r, {151936, 4096, 22016, 32, 32, 32, 32768, 10000.0});
+  read_qwen3_attention(r, m);
   return m;
 }
 
 // Qwen3-MoE: Qwen3's attention, Qwen2-MoE's routing without a shared expert (Qwen3MoeConfig has none).
 ModelSpec read_qwen3_moe(const Reader& r) {
   ModelSpec m = read_llama_like(r, {151936, 2048, 6144, 24, 32, 4, 32768, 10000.0});
-  m.qkv_bias = m.out_bias = r.boolean("attention_bias", false);
-  m.qk_norm = true;
-  read_qwen_window(r, m);
+  read_qwen3_attention(r, m);
   read_qwen_moe(r, m, {.experts = 128, .per_token = 8, .expert_ffn = 768, .shared_ffn = 0});
   return m;
 }
