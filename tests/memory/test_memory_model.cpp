@@ -4,6 +4,7 @@
 #include <cmath>
 #include <set>
 #include <string>
+#include <utility>
 
 #include "llmsim/core/units.h"
 #include "llmsim/memory/memory_advice.h"
@@ -103,6 +104,33 @@ TEST_CASE("recomputation and FlashAttention shrink activations in the expected o
   CHECK(lt::item(full, "activations") < flash / 10);
   // Full recomputation keeps 2 B x s x h per layer: 2 * 2048 * 5120 * 40 layers.
   CHECK(lt::item(full, "activations") == doctest::Approx(2.0 * 2048 * 5120 * 40));
+}
+
+TEST_CASE("selective recomputation keeps what the framework's policy saves") {
+  const auto m = lt::preset_model("llama3-8b");
+  const auto sys = lt::preset_system("hgx-h200");
+  auto r = train_run(8);
+  r.train.seq_len = 4096;
+  r.train.zero_stage = 3;
+  const auto acts = [&](sim::Framework f, sim::Recompute rc) {
+    r.train.framework = f;
+    r.train.recompute = rc;
+    const auto res = sim::evaluate_memory(m, sys, r);
+    return std::pair{lt::item(res, "activations"), lt::item(res, "recompute_working_set")};
+  };
+  // Megatron's selective recomputes only the core attention: with FlashAttention nothing is left.
+  CHECK(acts(sim::Framework::Megatron, sim::Recompute::Selective).first ==
+        acts(sim::Framework::Megatron, sim::Recompute::None).first);
+  CHECK(acts(sim::Framework::Megatron, sim::Recompute::Selective).second == 0);
+  // torchtitan's op-level SAC (the fsdp profile) keeps per token and layer the block input (4096), wq
+  // (4096), wv (1024), w1 (14336), w2 (4096) and SDPA's output (4096) in bf16 plus its fp32 log-sum-exp
+  // (32 heads), and re-materialises the rest of one layer in backward.
+  const auto [sac, working] = acts(sim::Framework::Fsdp, sim::Recompute::Selective);
+  const double per_token = (4096.0 + 4096 + 1024 + 14336 + 4096 + 4096) * 2 + 32 * 4;
+  CHECK(sac == doctest::Approx(per_token * 4096 * 32));
+  CHECK(working > 0);
+  CHECK(sac < acts(sim::Framework::Fsdp, sim::Recompute::None).first / 2);
+  CHECK(sac > acts(sim::Framework::Fsdp, sim::Recompute::Full).first);
 }
 
 TEST_CASE("a fused cross-entropy keeps 2 + 2 bytes per logit instead of the framework's loss") {

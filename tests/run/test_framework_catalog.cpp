@@ -275,3 +275,15 @@ TEST_CASE("serving engines: static (hf) and the inference engines, by one list")
   CHECK_FALSE(parse_serving_engine("hf", f));                 // spelled static for serving
   CHECK_FALSE(parse_serving_engine("fastertransformer", f));  // an alias parse_name accepts, not an engine name
 }
+
+TEST_CASE("selective recomputation is offered where the software has a selective policy") {
+  const auto modes = [](const char* name) { return recompute_modes(entry(name)); };
+  const std::vector<Recompute> all{Recompute::None, Recompute::Selective, Recompute::Full};
+  const std::vector<Recompute> whole_layers{Recompute::None, Recompute::Full};
+  CHECK(modes("megatron-lm") == all);
+  CHECK(modes("torchtitan") == all);  // op-level SAC
+  CHECK(modes("accelerate") == whole_layers);
+  CHECK(modes("fsdp") == whole_layers);
+  CHECK(modes("hf") == whole_layers);
+  CHECK(modes("deepspeed") == whole_layers);
+}

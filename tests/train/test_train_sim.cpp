@@ -250,6 +250,35 @@ TEST_CASE("the phase breakdown sums to the step time") {
   CHECK(r.step_time_s.value <= r.step_time_s.high);
 }
 
+TEST_CASE("selective recomputation reruns what the framework's policy does not save") {
+  const auto m = preset_model("llama3-8b");
+  const auto sys = preset_system("hgx-h200");
+  auto run = pretrain(8, 1, 8, 4096);
+  run.train.zero_stage = 3;
+  const auto sim_with = [&](sim::Framework f, sim::Recompute rc) {
+    run.train.framework = f;
+    run.train.recompute = rc;
+    const auto r = sim::simulate_training(m, sys, run);
+    REQUIRE(r.valid());
+    return r;
+  };
+  // Megatron's selective with FlashAttention: nothing to rerun.
+  CHECK(share(sim_with(sim::Framework::Megatron, sim::Recompute::Selective).by_phase, "recompute") == 0);
+  // torchtitan's op-level SAC (fsdp): wk, wo and w3 of every block (79.7 M of its 218.1 M mm weights)
+  // and the pointwise ops run again; the hardware FLOPs count the GEMMs.
+  const auto none = sim_with(sim::Framework::Fsdp, sim::Recompute::None);
+  const auto sac = sim_with(sim::Framework::Fsdp, sim::Recompute::Selective);
+  const auto full = sim_with(sim::Framework::Fsdp, sim::Recompute::Full);
+  const double rerun = share(sac.by_phase, "recompute");
+  CHECK(rerun > 0);
+  CHECK(rerun < share(full.by_phase, "recompute") / 2);
+  CHECK(none.step_time_s.value < sac.step_time_s.value);
+  CHECK(sac.step_time_s.value < full.step_time_s.value);
+  const double tokens = 8.0 * 4096;
+  const double rerun_flops = 2.0 * tokens * 32 * (4096.0 * 1024 + 4096.0 * 4096 + 4096.0 * 14336);
+  CHECK(sac.hardware_flops_per_step - sac.model_flops_per_step == doctest::Approx(rerun_flops).epsilon(1e-6));
+}
+
 TEST_CASE("techniques change time in the expected direction") {
   const auto m = preset_model("llama2-7b");
   const auto sys = preset_system("rtx4090-pcie");

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "llmsim/core/dtype.h"
+
 namespace llmsim::sim {
 
 LayerActivations layer_activations(const model::ModelSpec& m, const ActivationParams& p, std::int64_t layer_index) {
@@ -78,21 +80,56 @@ LayerActivations layer_activations(const model::ModelSpec& m, const ActivationPa
   return a;
 }
 
+namespace {
+
+// The layer input a checkpointed block keeps, in the residual stream's dtype (split along the sequence
+// with sequence parallelism).
+double layer_input_bytes(const model::ModelSpec& m, const ActivationParams& p) {
+  const double tokens = static_cast<double>(p.micro_batch * p.seq_len) / static_cast<double>(p.cp);
+  const double input = p.glue.stream_bytes(p.act_bytes) * tokens * static_cast<double>(m.hidden);
+  return p.sequence_parallel ? input / static_cast<double>(p.tp) : input;
+}
+
+// The op outputs torchtitan's op-level policy saves for one layer, from the layer's training inventory.
+double op_checkpoint_saved_bytes(const model::ModelSpec& m, const ActivationParams& p, std::int64_t layer_index) {
+  model::InventoryParams ip;
+  ip.micro_batch = p.micro_batch;
+  ip.q_len = p.seq_len / std::max<std::int64_t>(1, p.cp);
+  ip.tp = p.tp;
+  ip.sequence_parallel = p.sequence_parallel;
+  ip.flash_attn = p.flash_attn;
+  ip.act_dtype = p.act_bytes >= 4 ? DType::FP32 : DType::BF16;
+  ip.training = true;
+  ip.glue = p.glue;
+  const auto inv = model::layer_ops(m, ip, layer_index);
+  return model::alternate_matmul_checkpoint(m, inv.ops, ip).saved_bytes;
+}
+
+bool op_level(const ActivationParams& p, Recompute policy) {
+  return policy == Recompute::Selective && p.selective == model::SelectivePolicy::AlternateMatmuls;
+}
+
+}  // namespace
+
 double stored_layer_bytes(const model::ModelSpec& m, const ActivationParams& p, std::int64_t layer_index,
                           Recompute policy) {
+  if (op_level(p, policy)) return layer_input_bytes(m, p) + op_checkpoint_saved_bytes(m, p, layer_index);
   switch (policy) {
     case Recompute::None: return layer_activations(m, p, layer_index).total();
     case Recompute::Selective: {
       const auto a = layer_activations(m, p, layer_index);
       return a.replicated + a.split;
     }
-    case Recompute::Full: {
-      const double tokens = static_cast<double>(p.micro_batch * p.seq_len) / static_cast<double>(p.cp);
-      // The layer input, in the residual stream's dtype.
-      const double input = p.glue.stream_bytes(p.act_bytes) * tokens * static_cast<double>(m.hidden);
-      return p.sequence_parallel ? input / static_cast<double>(p.tp) : input;
-    }
+    case Recompute::Full: return layer_input_bytes(m, p);
   }
+  return 0;
+}
+
+double recompute_working_bytes(const model::ModelSpec& m, const ActivationParams& p, std::int64_t layer_index,
+                               Recompute policy) {
+  if (policy == Recompute::Full) return layer_activations(m, p, layer_index).total();
+  if (op_level(p, policy))
+    return std::max(0.0, layer_activations(m, p, layer_index).total() - stored_layer_bytes(m, p, layer_index, policy));
   return 0;
 }
 

@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "llmsim/model/model_spec.h"
+#include "llmsim/model/op_checkpoint.h"
 #include "llmsim/model/operators.h"
 #include "llmsim/run/run_spec.h"
 
@@ -26,16 +27,25 @@ struct ActivationParams {
   bool flash_attn = true;
   double act_bytes = 2;   // bytes per activation element (bf16/fp16)
   model::EagerGlue glue;  // what eager model code saves beyond the fused kernels' tensors (default: fused)
+  // What selective recomputation keeps (the framework's policy, src/llmsim/model/op_checkpoint.h).
+  model::SelectivePolicy selective = model::SelectivePolicy::AttentionCore;
 };
 
 // Everything a layer stores with no recomputation (sequence parallelism divides `replicated` by tp).
 LayerActivations layer_activations(const model::ModelSpec& m, const ActivationParams& p, std::int64_t layer_index);
 
 // Bytes one layer keeps between forward and backward under a recomputation policy:
-// none = everything; selective = without the s^2 attention tensors (Korthikanti Sec. 5);
+// none = everything; selective = without the s^2 attention tensors (Korthikanti Sec. 5), or under the
+// op-level policy (p.selective = AlternateMatmuls) the layer input and the saved op outputs;
 // full = only the layer input (2sbh, divided by tp with sequence parallelism).
 double stored_layer_bytes(const model::ModelSpec& m, const ActivationParams& p, std::int64_t layer_index,
                           Recompute policy);
+
+// Bytes backward re-materialises for one layer while it recomputes: full = the layer's whole
+// activations; op-level selective = what the layer would keep without recomputation minus what the
+// policy saved; otherwise nothing beyond the stored tensors.
+double recompute_working_bytes(const model::ModelSpec& m, const ActivationParams& p, std::int64_t layer_index,
+                               Recompute policy);
 
 // Micro-batches whose activations a pipeline stage holds at its peak. 1F1B: stage i of pp holds
 // min(pp - i, micro_batches) (Narayanan et al. 2021 Sec. 2.2.1); interleaving multiplies stage 0's

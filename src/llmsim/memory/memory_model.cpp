@@ -176,10 +176,11 @@ StageMemory training_stage(const model::ModelSpec& m, const hardware::SystemSpec
                             .sequence_parallel = par.sequence_parallel,
                             .flash_attn = t.flash_attn,
                             .act_bytes = dtype_bytes(activation_dtype(t.precision)),
-                            .glue = training_glue(fw, t)};
+                            .glue = training_glue(fw, t),
+                            .selective = fw.selective};
   for (std::int64_t l = st.first_layer; l < st.first_layer + st.layers; ++l) {
     in.per_mb += stored_layer_bytes(m, ap, l, t.recompute);
-    in.biggest_layer = std::max(in.biggest_layer, layer_activations(m, ap, l).total());
+    in.recompute_working_set = std::max(in.recompute_working_set, recompute_working_bytes(m, ap, l, t.recompute));
   }
   training_stage_items(m, sys, run, in, [&](MemoryKind kind, MemoryPlace where, double bytes, const auto& note) {
     (where == MemoryPlace::Host ? out.host : out.gpu)

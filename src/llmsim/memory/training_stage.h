@@ -2,8 +2,8 @@
 // The memory items of one pipeline stage of a training run, written once for the memory model (which
 // lists them, with how each was counted) and the search's fast memory check (which only sums them):
 // frozen or trained weights, gradients, optimizer states and what offload moves to the host, ZeRO-3
-// gathered layers, communication buckets, activations held in flight, the full-recompute working
-// set, logits and loss, autocast's weight copies, the gradient/activation overlap and the runtime.
+// gathered layers, communication buckets, activations held in flight, the recompute working set,
+// logits and loss, autocast's weight copies, the gradient/activation overlap and the runtime.
 // The caller supplies the stage's parameter and activation sums (StageInputs), computed from the
 // model or from its per-layer caches, and a sink `void(MemoryKind, MemoryPlace, double bytes,
 // NoteFn note)` that receives the items in order; `note()` formats the item's explanation and costs
@@ -28,16 +28,16 @@ namespace llmsim::sim {
 
 // What one GPU of a stage holds before ZeRO sharding, and its activations.
 struct StageInputs {
-  std::int64_t index = 0;    // stage index
-  std::int64_t layers = 0;   // layers the stage owns
-  bool first = false;        // holds the embedding
-  bool last = false;         // holds the final norm, LM head and loss
-  double linear = 0;         // parameters inside linear projections (quantizable, LoRA-frozen)
-  double other = 0;          // norms, embeddings, LM head (kept in 16-bit)
-  double largest_layer = 0;  // parameters of the stage's biggest layer (ZeRO-3 gathers whole layers)
-  double trainable = 0;      // all parameters, or the LoRA adapters
-  double per_mb = 0;         // stored activation bytes of one micro-batch through the stage
-  double biggest_layer = 0;  // the largest layer's whole activations (full recomputation's working set)
+  std::int64_t index = 0;            // stage index
+  std::int64_t layers = 0;           // layers the stage owns
+  bool first = false;                // holds the embedding
+  bool last = false;                 // holds the final norm, LM head and loss
+  double linear = 0;                 // parameters inside linear projections (quantizable, LoRA-frozen)
+  double other = 0;                  // norms, embeddings, LM head (kept in 16-bit)
+  double largest_layer = 0;          // parameters of the stage's biggest layer (ZeRO-3 gathers whole layers)
+  double trainable = 0;              // all parameters, or the LoRA adapters
+  double per_mb = 0;                 // stored activation bytes of one micro-batch through the stage
+  double recompute_working_set = 0;  // the most one layer re-materialises while it recomputes (recompute_working_bytes)
   double total() const { return linear + other; }
 };
 
@@ -121,9 +121,10 @@ void training_stage_items(const model::ModelSpec& m, const hardware::SystemSpec&
                        name_of(t.recompute), t.flash_attn ? ", flash-attn" : "",
                        par.sequence_parallel ? ", sequence parallel" : "");
   });
-  if (t.recompute == Recompute::Full)
-    add(MemoryKind::RecomputeWorkingSet, gpu, st.biggest_layer,
-        [] { return std::string("one layer's activations re-materialised in backward"); });
+  add(MemoryKind::RecomputeWorkingSet, gpu, st.recompute_working_set, [&] {
+    return std::string(t.recompute == Recompute::Full ? "one layer's activations re-materialised in backward"
+                                                      : "one layer's recomputed tensors re-materialised in backward");
+  });
   double logits = 0;
   if (st.last) {
     const double tokens = static_cast<double>(t.micro_batch * t.seq_len) / static_cast<double>(par.cp);

@@ -36,6 +36,7 @@ enum class OpRole {
   Other,
   QkvProj,        // the fused QKV projection
   OutProj,        // the attention output projection
+  GateUpProj,     // the fused gate+up GEMM of a gated MLP (or an expert's / the shared expert's)
   Rope,           // rotary position embedding
   AttentionCore,  // the fused FlashAttention kernel, or the unfused chain: scores, softmax, dropout, context
   Dequant,        // the dequantize kernel ahead of a packed-weight GEMM

@@ -673,6 +673,12 @@ std::string normalize_framework_name(std::string_view text) {
   return s;
 }
 
+std::vector<Recompute> recompute_modes(const FrameworkEntry& e) {
+  if (e.training == Framework::Megatron || e.recipe.recompute == Recompute::Selective)
+    return {Recompute::None, Recompute::Selective, Recompute::Full};
+  return {Recompute::None, Recompute::Full};
+}
+
 std::string describe(const RecipeDefaults& r) {
   std::vector<std::string> parts;
   const auto yes_no = [](bool b) { return std::string(b ? "yes" : "no"); };

@@ -57,6 +57,12 @@ struct FrameworkEntry {
 // Every entry, in a fixed order (training frameworks first, then inference engines).
 const std::vector<FrameworkEntry>& framework_catalog();
 
+// The recomputation modes the software offers a user: all three where it has a selective policy to
+// switch on (every Megatron-based entry: --recompute-granularity selective; an entry whose recipe
+// selects it: torchtitan's op-level SAC), none and full elsewhere (HF gradient_checkpointing, DeepSpeed
+// activation checkpointing and FSDP checkpoint_wrapper checkpoint whole layers).
+std::vector<Recompute> recompute_modes(const FrameworkEntry& e);
+
 // The spelling used for lookup: lower case, surrounding blanks dropped, '_' and ' ' read as '-'.
 std::string normalize_framework_name(std::string_view text);
 

@@ -154,11 +154,19 @@ FrameworkProfile fsdp() {
   // HF LlamaRMSNorm for Llama models; the rest of the glue stays fused: the FSDP runs llmsim is checked
   // against are llm-foundry MPT (its own fused LayerNorm and attention code).
   p.glue.rmsnorm_kernels = 6;
+  // Selective recomputation on the PyTorch-native stack is torchtitan's op-level SAC (its llama3 train
+  // configs: activation_checkpoint.mode = "selective", selective_ac_option = "op"; the policy in
+  // torchtitan/distributed/activation_checkpoint.py saves every odd aten.mm, SDPA, reduce-scatter and
+  // all-to-all output of a block and recomputes the rest). torchtune, llm-foundry and HF offer only
+  // whole-block checkpointing (full).
+  p.selective = model::SelectivePolicy::AlternateMatmuls;
   // torchtune's FSDP recipes train in pure bf16 (dtype: bf16, no master copy) and can step inside
   // backward (optimizer_in_bwd: True, via Tensor.register_post_accumulate_grad_hook).
   p.pure_16bit = true;
   p.optimizer_in_backward = true;
-  p.time_source = "PyTorch FSDP docs (per-unit reduce-scatter, backward prefetch); HF LlamaRMSNorm kernel count";
+  p.time_source =
+      "PyTorch FSDP docs (per-unit reduce-scatter, backward prefetch); HF LlamaRMSNorm kernel count; torchtitan "
+      "distributed/activation_checkpoint.py (op-level selective AC)";
   p.source = "PyTorch FSDP docs (MixedPrecision, flat fp32 sharded params, forward/backward prefetch of one unit)";
   return p;
 }

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 
+#include "llmsim/model/op_checkpoint.h"
 #include "llmsim/model/operators.h"
 #include "llmsim/run/run_spec.h"
 
@@ -43,6 +44,9 @@ struct FrameworkProfile {
   // Memory-bound glue of the model code this framework runs (RMSNorm kernel count, RoPE kernels, AMP
   // casts, …; src/llmsim/model/operators.h). Default: fused kernels (Megatron-LM / Transformer Engine).
   model::EagerGlue glue;
+  // What `recompute selective` keeps and reruns (src/llmsim/model/op_checkpoint.h): Megatron's core
+  // attention recomputation, or torchtitan's op-level policy for the PyTorch-native FSDP stack.
+  model::SelectivePolicy selective = model::SelectivePolicy::AttentionCore;
   // Gradients are allocated during backward and freed after the step (PyTorch >= 2.0
   // zero_grad(set_to_none=True)), not held in persistent buffers: with one micro-batch per step the
   // gradient and the activation memory peaks do not coincide.

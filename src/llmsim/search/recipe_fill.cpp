@@ -34,7 +34,8 @@ std::string join_axes(const std::vector<FillAxis>& axes) {
 }
 
 std::optional<RecipeFill> best_feasible_fill(const model::ModelSpec& m, const hardware::SystemSpec& sys,
-                                             const RunSpec& run_in, const std::vector<FillAxis>& free_axes) {
+                                             const RunSpec& run_in, const std::vector<FillAxis>& free_axes,
+                                             const std::vector<Recompute>& recompute_modes) {
   const RunSpec run = with_defaults(run_in);
   if (run.workload == Workload::Inference || free_axes.empty()) return std::nullopt;
   const auto& p = run.par;
@@ -62,11 +63,13 @@ std::optional<RecipeFill> best_feasible_fill(const model::ModelSpec& m, const ha
   space.axis(A::Precision) = fixed_axis(static_cast<std::int64_t>(t.precision));
   space.axis(A::FlashAttn) = fixed_axis(as_int(t.flash_attn));
   space.axis(A::Schedule) = fixed_axis(static_cast<std::int64_t>(t.schedule));
+  std::vector<std::int64_t> modes;
+  for (Recompute r : recompute_modes.empty()
+                         ? std::vector<Recompute>{Recompute::None, Recompute::Selective, Recompute::Full}
+                         : recompute_modes)
+    modes.push_back(static_cast<std::int64_t>(r));
   space.axis(A::Recompute) =
-      has(free_axes, FillAxis::Recompute)
-          ? listed_axis({static_cast<std::int64_t>(Recompute::None), static_cast<std::int64_t>(Recompute::Selective),
-                         static_cast<std::int64_t>(Recompute::Full)})
-          : fixed_axis(static_cast<std::int64_t>(t.recompute));
+      has(free_axes, FillAxis::Recompute) ? listed_axis(modes) : fixed_axis(static_cast<std::int64_t>(t.recompute));
   space.axis(A::SequenceParallel) = has(free_axes, FillAxis::SequenceParallel) && p.tp > 1
                                         ? listed_axis({0, 1})
                                         : fixed_axis(as_int(p.sequence_parallel));

@@ -28,8 +28,10 @@ std::string_view name_of(FillAxis a);  // the measured-run column: "recompute", 
 std::string join_axes(const std::vector<FillAxis>& axes);  // "recompute, zero_stage"
 
 // The best feasible setting of `free_axes` for a training run, by tokens/s; nullopt when no setting of
-// them fits or none is free.
+// them fits or none is free. A free recompute axis takes the `recompute_modes` the run's software offers
+// (empty: none, selective and full).
 std::optional<RecipeFill> best_feasible_fill(const model::ModelSpec& m, const hardware::SystemSpec& sys,
-                                             const RunSpec& run, const std::vector<FillAxis>& free_axes);
+                                             const RunSpec& run, const std::vector<FillAxis>& free_axes,
+                                             const std::vector<Recompute>& recompute_modes = {});
 
 }  // namespace llmsim::sim

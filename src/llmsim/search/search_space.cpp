@@ -10,6 +10,7 @@
 #include "llmsim/core/strings.h"
 #include "llmsim/core/suggest.h"
 #include "llmsim/run/feasibility.h"
+#include "llmsim/run/framework_profile.h"
 #include "llmsim/train/train_sim.h"
 
 namespace llmsim::sim {
@@ -388,6 +389,7 @@ bool TrainGenerator::check(const TrainCursor& c, TrainCandidate& out, std::strin
     return fail("sequence parallelism with tp 1 (same as without)",
                 [] { return std::string("sequence parallelism with tp 1"); });
   if (r.train.recompute == Recompute::Selective && r.train.flash_attn &&
+      framework_profile(r.train.framework).selective == model::SelectivePolicy::AttentionCore &&
       in_axis(TrainAxis::Recompute, static_cast<std::int64_t>(Recompute::None)))
     return fail("selective recomputation with FlashAttention (same as none: nothing left to recompute)",
                 [] { return std::string("selective recomputation with FlashAttention"); });

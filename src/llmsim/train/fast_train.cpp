@@ -115,7 +115,8 @@ FastMemory FastTrainEvaluator::memory(const RunSpec& run) {
                             .sequence_parallel = par.sequence_parallel,
                             .flash_attn = t.flash_attn,
                             .act_bytes = act_bytes,
-                            .glue = training_glue(fw, t)};
+                            .glue = training_glue(fw, t),
+                            .selective = fw.selective};
   // Per layer kind (layer_activations depends on the layer only through is_moe_layer).
   double stored[2] = {0, 0}, whole[2] = {0, 0};
   for (int k = 0; k < 2; ++k) {
@@ -127,7 +128,7 @@ FastMemory FastTrainEvaluator::memory(const RunSpec& run) {
       }
     if (idx < 0) continue;
     stored[k] = stored_layer_bytes(m_, ap, idx, t.recompute);
-    whole[k] = layer_activations(m_, ap, idx).total();
+    whole[k] = recompute_working_bytes(m_, ap, idx, t.recompute);
   }
   const double gpus_on_node = dbl(std::min<std::int64_t>(par.gpus, sys_.node.gpus_per_node));
 
@@ -173,7 +174,7 @@ FastMemory FastTrainEvaluator::memory(const RunSpec& run) {
                          .largest_layer = largest,
                          .trainable = trainable,
                          .per_mb = per_mb,
-                         .biggest_layer = biggest_act};
+                         .recompute_working_set = biggest_act};
     double gpu = 0, host = 0;
     training_stage_items(m_, sys_, run, in, [&](MemoryKind, MemoryPlace where, double bytes, const auto&) {
       if (where == MemoryPlace::Host)

@@ -39,11 +39,12 @@ class Builder {
  public:
   Builder(const LayerCostInputs& in, LayerCost& out) : in_(in), out_(out) {}
 
-  void add_ops(const std::vector<Operator>& ops, bool frozen, double attention_scale) {
+  // `rerun`: the share of each operator's forward that recomputation runs again in backward.
+  void add_ops(const std::vector<Operator>& ops, bool frozen, double attention_scale,
+               const std::vector<double>& rerun) {
     const DType prec = in_.run.train.precision;
-    const bool recompute_all = in_.run.train.recompute == Recompute::Full;
-    const bool recompute_core = in_.run.train.recompute == Recompute::Selective;
-    for (Operator op : ops) {
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      Operator op = ops[i];
       if (attention_scale != 1.0 && is_attention_core(op)) {
         op.fwd_flops *= attention_scale;
         op.fwd_bytes *= attention_scale;
@@ -74,18 +75,17 @@ class Builder {
       const double launches = forward_launches(op, norm_kernels);
       out_.fwd_launches += launches;
       out_.bwd_launches += backward_launches(op, weights_trainable, norm_kernels);
-      const bool again = recompute_all || (recompute_core && is_attention_core(op) && op.kind != OpKind::FlashAttn);
-      if (again) {
-        out_.recompute += f;
-        out_.recompute_launches += launches;
+      const double again = rerun[i];
+      if (again > 0) {
+        out_.recompute += f * again;
+        out_.recompute_launches += launches * again;
         if (op.kind == OpKind::TpComm || op.kind == OpKind::MoeComm)
-          out_.recompute_comm += f;
+          out_.recompute_comm += f * again;
         else
-          out_.recompute_flops += op.fwd_flops;
+          out_.recompute_flops += op.fwd_flops * again;
       }
-      const double total = f.value + b.value + (again ? f.value : 0.0);
-      out_.by_module[module] += total;
-      out_.by_class[op_class_key(op, false)] += f.value + (again ? f.value : 0.0);
+      out_.by_module[module] += f.value * (1.0 + again) + b.value;
+      out_.by_class[op_class_key(op, false)] += f.value * (1.0 + again);
       out_.by_class[op_class_key(op, true)] += b.value;
     }
   }
@@ -222,6 +222,22 @@ std::string breakdown_module(const model::Operator& op) {
   return "other";
 }
 
+std::vector<double> recompute_shares(const model::ModelSpec& m, const std::vector<model::Operator>& ops,
+                                     const model::InventoryParams& p, Recompute recompute,
+                                     model::SelectivePolicy selective, bool block) {
+  std::vector<double> share(ops.size(), 0.0);
+  if (recompute == Recompute::Full) {
+    share.assign(ops.size(), 1.0);
+  } else if (recompute == Recompute::Selective && selective == model::SelectivePolicy::AlternateMatmuls) {
+    // Only the transformer blocks are checkpoint-wrapped (torchtitan apply_ac wraps model.layers).
+    if (block) share = model::alternate_matmul_checkpoint(m, ops, p).recompute_share;
+  } else if (recompute == Recompute::Selective) {
+    for (std::size_t i = 0; i < ops.size(); ++i)
+      if (is_attention_core(ops[i]) && ops[i].kind != OpKind::FlashAttn) share[i] = 1.0;
+  }
+  return share;
+}
+
 LayerCost layer_cost(const LayerCostInputs& in, LayerKind kind, std::int64_t layer_index) {
   const auto& run = in.run;
   const auto& t = run.train;
@@ -243,20 +259,20 @@ LayerCost layer_cost(const LayerCostInputs& in, LayerKind kind, std::int64_t lay
   LayerCost out;
   out.kind = kind;
   Builder b(in, out);
-  if (kind == LayerKind::Embedding) {
-    b.add_ops(model::embedding_ops(in.model, p).ops, lora, 1.0);
-    b.bound_by_host();
-    return out;
-  }
-  if (kind == LayerKind::Head) {
-    b.add_ops(model::head_ops(in.model, p).ops, lora, 1.0);
+  const auto shares = [&](const std::vector<Operator>& ops, bool block) {
+    return recompute_shares(in.model, ops, p, t.recompute, in.framework.selective, block);
+  };
+  if (kind == LayerKind::Embedding || kind == LayerKind::Head) {
+    const auto ops =
+        kind == LayerKind::Embedding ? model::embedding_ops(in.model, p).ops : model::head_ops(in.model, p).ops;
+    b.add_ops(ops, lora, 1.0, shares(ops, false));
     b.bound_by_host();
     return out;
   }
   const auto inv = model::layer_ops(in.model, p, layer_index);
   // With CP each rank holds s/cp queries but attends over the whole (causal) sequence: its share of the
   // attention work is 1/cp of the full sequence's, i.e. cp times that of an s/cp-token sequence.
-  b.add_ops(inv.ops, lora, static_cast<double>(cp));
+  b.add_ops(inv.ops, lora, static_cast<double>(cp), shares(inv.ops, true));
   if (lora) b.add_lora(t.micro_batch * p.q_len, in.model.is_moe_layer(layer_index));
   if (cp > 1) {
     Interval core_f, core_b;

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "llmsim/core/interval.h"
 #include "llmsim/cost/comm_cost.h"
@@ -52,6 +53,14 @@ struct LayerCostInputs {
   const CommCost& comm;
   LayerGroups groups;
 };
+
+// The share of each operator's forward that recomputation runs again in backward, for `ops` built with
+// `p`: full = all of every operator; selective = the unfused attention core (Megatron) or, under the
+// op-level policy, what it does not save (src/llmsim/model/op_checkpoint.h) inside transformer blocks
+// (`block`) only. One rule for the step graph's times and the fast estimate's hardware FLOPs.
+std::vector<double> recompute_shares(const model::ModelSpec& m, const std::vector<model::Operator>& ops,
+                                     const model::InventoryParams& p, Recompute recompute,
+                                     model::SelectivePolicy selective, bool block);
 
 // Cost of one layer of `kind` (layer_index picks dense vs MoE for Dense/Moe kinds; ignored otherwise).
 LayerCost layer_cost(const LayerCostInputs& in, LayerKind kind, std::int64_t layer_index);

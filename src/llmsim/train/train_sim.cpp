@@ -14,6 +14,7 @@
 #include "llmsim/train/list_scheduler.h"
 #include "llmsim/train/pipeline_order.h"
 #include "llmsim/train/train_graph.h"
+#include "llmsim/train/train_layer_cost.h"
 
 namespace llmsim::sim {
 
@@ -28,7 +29,8 @@ double dbl(std::int64_t v) { return static_cast<double>(v); }
 //   attention: 12 * s * (heads * head_dim) per layer (scores and context, forward + backward, no
 //   discount for the causal mask, as Megatron-LM and PaLM count it).
 // Hardware FLOPs add what recomputation runs again: full = the forward of every layer (2 per weight +
-// 4 s q_dim), selective = the unfused attention core's forward (4 s q_dim; nothing with FlashAttention).
+// 4 s q_dim), selective = the unfused attention core's forward (4 s q_dim; nothing with FlashAttention),
+// or under the op-level policy the GEMMs it does not save.
 struct FlopCount {
   double model = 0;     // per token
   double hardware = 0;  // per token
@@ -79,8 +81,20 @@ FlopCount flops_per_token(const model::ModelSpec& m, const RunSpec& run) {
     c.model += 6.0 * adapters;
   }
   c.hardware = c.model;
+  const model::SelectivePolicy selective = framework_profile(t.framework).selective;
   if (t.recompute == Recompute::Full) c.hardware += 2.0 * lin + attn / 3.0;
-  if (t.recompute == Recompute::Selective && !t.flash_attn) c.hardware += attn / 3.0;
+  if (t.recompute == Recompute::Selective && selective == model::SelectivePolicy::AttentionCore && !t.flash_attn)
+    c.hardware += attn / 3.0;
+  if (t.recompute == Recompute::Selective && selective == model::SelectivePolicy::AlternateMatmuls) {
+    // The GEMMs the op-level policy runs again (recompute_shares, the step graph's rule).
+    p.flash_attn = t.flash_attn;
+    for (std::int64_t l = 0; l < m.num_layers; ++l) {
+      const auto ops = model::layer_ops(m, p, l).ops;
+      const auto share = recompute_shares(m, ops, p, t.recompute, selective, true);
+      for (std::size_t i = 0; i < ops.size(); ++i)
+        if (ops[i].kind == model::OpKind::Gemm) c.hardware += share[i] * ops[i].fwd_flops / T;
+    }
+  }
   return c;
 }
 

@@ -227,6 +227,7 @@ class RowMapper {
       return;
     }
     const std::optional<Framework> profile = inference ? entry_->inference : entry_->training;
+    out_.recompute_modes = recompute_modes(*entry_);
     if (!profile) {
       out_.unsupported =
           entry_->unsupported_reason.empty()

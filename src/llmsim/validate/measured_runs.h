@@ -37,7 +37,8 @@ struct MeasuredRun {
   // Columns the row left empty and no source fact settles, whose value the best-feasible fill may
   // choose when the recipe's own does not fit (src/llmsim/search/recipe_fill.h).
   std::vector<FillAxis> free_axes;
-  std::vector<std::string> defaults;  // "recompute=none (not stated)", … for every empty field a default filled
+  std::vector<Recompute> recompute_modes;  // the modes the named software offers the fill (empty: all)
+  std::vector<std::string> defaults;       // "recompute=none (not stated)", … for every empty field a default filled
   // Set when the row breaks a rule of the schema: the message names file:line, the column, the value and
   // the rule. The row is then reported as an error and not predicted; the other rows are unaffected.
   std::string error;

@@ -105,7 +105,7 @@ std::optional<RecipeFill> fill_unstated(ValidationRow& row, const MeasuredRun& m
   if (mr.free_axes.empty() || (row.metric == "fits" && row.measured == 0)) return std::nullopt;
   const MemoryResult mem = evaluate_memory(mr.model, sys, mr.run);
   if (!mem.valid() || mem.fits()) return std::nullopt;
-  auto fill = best_feasible_fill(mr.model, sys, mr.run, mr.free_axes);
+  auto fill = best_feasible_fill(mr.model, sys, mr.run, mr.free_axes, mr.recompute_modes);
   if (!fill) {
     row.defaults.push_back(fmt::format("best feasible: no setting of the unstated {} fits", join_axes(mr.free_axes)));
     return std::nullopt;

@@ -44,7 +44,8 @@ void add_ffn(const Ctx& c, std::vector<Operator>& ops, const std::string& prefix
                     .rows = rows,
                     .batch = batch,
                     .held = held,
-                    .bias = c.m.mlp_bias});
+                    .bias = c.m.mlp_bias,
+                    .role = gated ? OpRole::GateUpProj : OpRole::Other});
   if (gated && c.p.glue.reference_projections) ops.back().launches = mlp_input_projections(c.m);
   ops.push_back(activation_op(c, prefix + "act", module, rows, ffn_local));
   add_linear(c, ops,
