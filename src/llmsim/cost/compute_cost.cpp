@@ -61,11 +61,17 @@ Interval ComputeCost::roofline(double flops, double frac, double frac_low, doubl
                                DType precision, double kernels, const hardware::Fraction& mem) const {
   const double peak = sys_.gpu.peak(precision);
   const double bw = sys_.gpu.memory_bandwidth_Bps;
+  // A memory-bound kernel streams its bytes after its launch latency: time = launch + bytes / bandwidth,
+  // not the larger of the two. Measured on one H200 (data/calibration/h200-2026-11-29/samples.csv
+  // mem_read): 1 MiB 3.99 us, 16 MiB 7.44 us, 64 MiB 18.2 us, 256 MiB 61.3 us against 3.6 us launch +
+  // bytes / 4.50 TB/s = 3.83, 7.33, 18.5, 63.2 us; the larger-of rule gave 3.6, 3.7, 14.9, 59.6. Skinny
+  // (decode) GEMMs of 100-540 MB follow the same line there. Compute-bound kernels keep their fitted
+  // fraction, which already holds their launch.
   const double floor = kernels * launch_s();
   auto one = [&](double f, double fm) {
     const double compute = (flops > 0 && peak > 0 && f > 0) ? flops / (peak * f) : 0.0;
     const double memory = (bytes > 0 && bw > 0 && fm > 0) ? bytes / (bw * fm) : 0.0;
-    return std::max({compute, memory, floor});
+    return std::max(compute, memory > 0 ? memory + floor : floor);
   };
   return Interval{one(frac, mem.value), one(frac_high, mem.high), one(frac_low, mem.low)};
 }

@@ -1,7 +1,7 @@
 #pragma once
 // Time of kernels on one GPU: GEMMs (tile/wave-quantised fraction of the tensor peak, or bandwidth
 // bound, whichever is slower), fused attention, memory-bound kernels (bytes over the achievable
-// bandwidth) and a launch floor per kernel. Every time is an Interval from the efficiency bands of the
+// bandwidth, after each kernel's launch latency). Every time is an Interval from the efficiency bands of the
 // system profile (calibrated values, or the documented defaults of src/llmsim/hardware/efficiency.cpp).
 #include <cstdint>
 #include <string>
@@ -55,7 +55,7 @@ class ComputeCost {
   Interval forward(const model::Operator& op, DType precision, double norm_kernels = 1) const;
   Interval backward(const model::Operator& op, DType precision, bool weight_grads, double norm_kernels = 1) const;
 
-  double launch_s() const;         // seconds per kernel launch (GPU-side floor of every kernel)
+  double launch_s() const;         // seconds per kernel launch (GPU-side latency ahead of every kernel's streaming)
   Interval host_dispatch() const;  // host seconds per eager kernel launch, banded (src/llmsim/cost/host_dispatch.h)
 
  private:
