@@ -198,12 +198,13 @@ TEST_SUITE("validation") {
                                             row("b1", "B", 1.0, 1.2), row("b2", "B", 2.0, 2.4),
                                             row("c1", "C", 2.0, 1.0)};
     rows.push_back(made("f", "pretrain", "fits", 0.0));  // no band for fits rows
-    sim::apply_loso_intervals(rows, sim::LosoOptions{.low_quantile = 0.0, .high_quantile = 1.0, .min_rows = 2});
+    sim::apply_loso_intervals(
+        rows, sim::LosoOptions{.low_quantile = 0.0, .high_quantile = 1.0, .min_rows = 2, .min_sources = 1});
     // a1's band comes from B and C only: ratios 1/1.2, 1/1.2, 2 -> [0.833, 2] x predicted 1.0.
     CHECK(rows[0].low == doctest::Approx(1.0 / 1.2));
     CHECK(rows[0].high == doctest::Approx(2.0));
     CHECK(rows[0].note.find("4 rows") == std::string::npos);
-    CHECK(rows[0].note.find("3 rows of other sources (pretrain / megatron / step_time_s)") != std::string::npos);
+    CHECK(rows[0].note.find("3 rows of 2 other sources (pretrain / megatron / step_time_s)") != std::string::npos);
     // c1's band from A and B: ratios 1, 1, 1/1.2, 1/1.2 -> [0.833, 1] x 1.0; its measurement 2 lies outside.
     CHECK(rows[4].low == doctest::Approx(1.0 / 1.2));
     CHECK(rows[4].high == doctest::Approx(1.0));
@@ -216,7 +217,15 @@ TEST_SUITE("validation") {
     // With more rows required than any regime holds, the widest level (every time-like row) is used.
     std::vector<sim::ValidationRow> few = {row("a1", "A", 1.0, 1.0), row("b1", "B", 1.0, 1.2)};
     sim::apply_loso_intervals(few, sim::LosoOptions{.min_rows = 5});
-    CHECK(few[0].note.find("1 rows of other sources (time)") != std::string::npos);
+    CHECK(few[0].note.find("1 rows of 1 other sources (time)") != std::string::npos);
+    // Enough rows but too few sources in the narrow regime: the wider one, which holds a third source.
+    std::vector<sim::ValidationRow> wide = {row("a1", "A", 1.0, 1.0), row("b1", "B", 1.0, 1.2),
+                                            row("c1", "C", 2.0, 1.0), row("d1", "D", 1.0, 1.0)};
+    wide[3].framework = "fsdp";  // same workload and metric, another profile
+    sim::apply_loso_intervals(wide, sim::LosoOptions{.min_rows = 2, .min_sources = 3});
+    CHECK(wide[0].note.find("3 rows of 3 other sources (pretrain / time)") != std::string::npos);
+    sim::apply_loso_intervals(wide, sim::LosoOptions{.min_rows = 2, .min_sources = 2});
+    CHECK(wide[0].note.find("(pretrain / megatron / step_time_s)") != std::string::npos);
   }
 
   TEST_CASE("rows group by the document they cite") {
@@ -430,8 +439,8 @@ TEST_CASE("regime bands drawn from rows, written, read back and looked up narrow
     r.measured = 0.5 + 0.1 * i;
     rows.push_back(r);
   }
-  const sim::RegimeBands b =
-      sim::draw_regime_bands(rows, sim::LosoOptions{.low_quantile = 0.0, .high_quantile = 1.0, .min_rows = 8}, "test");
+  const sim::RegimeBands b = sim::draw_regime_bands(
+      rows, sim::LosoOptions{.low_quantile = 0.0, .high_quantile = 1.0, .min_rows = 8, .min_sources = 2}, "test");
   const auto narrow = sim::band_for(b, "pretrain", "megatron", "step_time_s");
   REQUIRE(narrow);
   CHECK(narrow->regime == "pretrain / megatron / step_time_s");

@@ -13,24 +13,18 @@
 namespace llmsim::sim {
 
 RegimeBands draw_regime_bands(const std::vector<ValidationRow>& rows, const LosoOptions& options, std::string source) {
-  std::map<std::string, std::vector<double>> ratios;
-  std::map<std::string, std::set<std::string>> sources;
+  std::map<std::string, std::vector<BandSample>> samples;
   for (const ValidationRow& r : rows) {
     if (!band_scored(r)) continue;
-    for (const std::string& k : regime_keys(r)) {
-      ratios[k].push_back(time_ratio(r));
-      sources[k].insert(r.source);
-    }
+    for (const std::string& k : regime_keys(r)) samples[k].push_back({time_ratio(r), &r.source});
   }
   RegimeBands out;
   out.source = std::move(source);
-  for (auto& [k, v] : ratios) {
-    if (v.size() < options.min_rows) continue;
-    out.bands.push_back(RegimeBand{.regime = k,
-                                   .low = quantile(v, options.low_quantile),
-                                   .high = quantile(v, options.high_quantile),
-                                   .rows = v.size(),
-                                   .sources = sources[k].size()});
+  for (const auto& [k, v] : samples) {
+    const std::size_t sources = distinct_sources(v);
+    if (v.size() < options.min_rows || sources < options.min_sources) continue;
+    const auto [lo, hi] = band_quantiles(v, options);
+    out.bands.push_back(RegimeBand{.regime = k, .low = lo, .high = hi, .rows = v.size(), .sources = sources});
   }
   return out;
 }

@@ -456,6 +456,18 @@ std::vector<std::string> regime_keys(const ValidationRow& r) {
   return regime_keys(r.workload, r.framework_profile.empty() ? r.framework : r.framework_profile, r.metric);
 }
 
+std::pair<double, double> band_quantiles(const std::vector<BandSample>& samples, const LosoOptions& options) {
+  std::vector<double> v;
+  for (const BandSample& s : samples) v.push_back(s.ratio);
+  return {quantile(v, options.low_quantile), quantile(v, options.high_quantile)};
+}
+
+std::size_t distinct_sources(const std::vector<BandSample>& samples) {
+  std::set<std::string> s;
+  for (const BandSample& b : samples) s.insert(*b.source);
+  return s.size();
+}
+
 void apply_loso_intervals(std::vector<ValidationRow>& rows, const LosoOptions& options) {
   const auto keys = [](const ValidationRow& r) { return regime_keys(r); };
   std::vector<LosoBandInput> scored;
@@ -468,14 +480,15 @@ void apply_loso_intervals(std::vector<ValidationRow>& rows, const LosoOptions& o
     if (!band_scored(r)) continue;
     const auto mine = keys(r);
     for (std::size_t level = 0; level < mine.size(); ++level) {
-      std::vector<double> ratios;
+      std::vector<BandSample> samples;
       for (const LosoBandInput& s : scored)
-        if (s.row->source != r.source && s.keys[level] == mine[level]) ratios.push_back(s.ratio);
-      if (ratios.size() < options.min_rows && level + 1 < mine.size()) continue;
-      if (ratios.empty()) break;
-      bands[i] = band_interval(r.metric, r.predicted, quantile(ratios, options.low_quantile),
-                               quantile(ratios, options.high_quantile));
-      notes[i] = fmt::format("loso band from {} rows of other sources ({})", ratios.size(), mine[level]);
+        if (s.row->source != r.source && s.keys[level] == mine[level]) samples.push_back({s.ratio, &s.row->source});
+      const std::size_t sources = distinct_sources(samples);
+      if ((samples.size() < options.min_rows || sources < options.min_sources) && level + 1 < mine.size()) continue;
+      if (samples.empty()) break;
+      const auto [lo, hi] = band_quantiles(samples, options);
+      bands[i] = band_interval(r.metric, r.predicted, lo, hi);
+      notes[i] = fmt::format("loso band from {} rows of {} other sources ({})", samples.size(), sources, mine[level]);
       break;
     }
   }
