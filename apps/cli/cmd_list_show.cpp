@@ -67,7 +67,15 @@ nlohmann::json model_json(const model::ModelSpec& m) {
     j["moe"] = {{"experts", m.moe.num_experts},
                 {"top_k", m.moe.experts_per_token},
                 {"expert_ffn", m.moe.expert_ffn},
-                {"shared_expert_ffn", m.moe.shared_expert_ffn}};
+                {"shared_expert_ffn", m.moe.shared_expert_ffn},
+                {"first_dense_layers", m.moe.first_dense}};
+  if (m.mla.enabled())
+    j["mla"] = {{"q_lora_rank", m.mla.q_lora_rank},
+                {"kv_lora_rank", m.mla.kv_lora_rank},
+                {"qk_nope_head_dim", m.mla.qk_nope_head_dim},
+                {"qk_rope_head_dim", m.mla.qk_rope_head_dim},
+                {"v_head_dim", m.mla.v_head_dim}};
+  if (m.mtp_layers > 0) j["mtp"] = {{"modules", m.mtp_layers}, {"params", pc.mtp}};
   return j;
 }
 
@@ -80,18 +88,29 @@ void print_model(const model::ModelSpec& m) {
   std::cout << fmt::format("  {} norm, {} MLP ({}), {} positions (theta {}), embeddings {}\n", norm_name(m.norm),
                            mlp_name(m.mlp), m.activation, pos_name(m.position), m.rope_theta,
                            m.tied_embeddings ? "tied" : "untied");
+  if (m.mla.enabled())
+    std::cout << fmt::format(
+        "  multi-head latent attention: q_lora_rank {}, kv_lora_rank {}, qk head {} + {} (RoPE), v head {}\n",
+        m.mla.q_lora_rank > 0 ? std::to_string(m.mla.q_lora_rank) : "none", m.mla.kv_lora_rank, m.mla.qk_nope_head_dim,
+        m.mla.qk_rope_head_dim, m.mla.v_head_dim);
   if (m.moe.enabled())
     std::cout << fmt::format(
-        "  MoE: {} experts, top-{}, expert ffn {}{}\n", m.moe.num_experts, m.moe.experts_per_token, m.moe.expert_ffn,
-        m.moe.shared_expert_ffn ? fmt::format(", shared expert ffn {}", m.moe.shared_expert_ffn) : "");
+        "  MoE: {} experts, top-{}, expert ffn {}{}{}\n", m.moe.num_experts, m.moe.experts_per_token, m.moe.expert_ffn,
+        m.moe.shared_expert_ffn ? fmt::format(", shared expert ffn {}", m.moe.shared_expert_ffn) : "",
+        m.moe.first_dense ? fmt::format(", first {} layers dense", m.moe.first_dense) : "");
   std::cout << fmt::format("  checkpoint dtype {}, quantization {}\n", dtype_name(m.dtype),
                            model::weight_quant_name(m.quant.format));
   std::cout << fmt::format("  parameters: {} total ({:.3f} B), {} active per token ({:.3f} B)\n", pc.total,
                            static_cast<double>(pc.total) / 1e9, pc.active, static_cast<double>(pc.active) / 1e9);
   std::cout << fmt::format("    embedding {}, position {}, lm_head {}, layers {}, final norm {}\n", pc.embedding,
                            pc.position_embedding, pc.lm_head, pc.layers, pc.final_norm);
-  std::cout << fmt::format("  KV cache: {:.4g} MiB per token at 16-bit ({:.4g} MiB at fp8)\n",
-                           kv_bytes_per_token(m, 2.0) / units::MiB, kv_bytes_per_token(m, 1.0) / units::MiB);
+  if (pc.mtp > 0)
+    std::cout << fmt::format(
+        "  multi-token prediction: {} module(s), {} params ({:.3f} B) apart from the total, not simulated\n",
+        m.mtp_layers, pc.mtp, static_cast<double>(pc.mtp) / 1e9);
+  std::cout << fmt::format("  KV cache: {:.4g} MiB per token at 16-bit ({:.4g} MiB at fp8){}\n",
+                           kv_bytes_per_token(m, 2.0) / units::MiB, kv_bytes_per_token(m, 1.0) / units::MiB,
+                           m.mla.enabled() ? " (MLA latent + RoPE key, whole on every TP rank)" : "");
   std::cout << fmt::format("  forward FLOPs per token (2 x non-embedding active params): {:.4g} GFLOP\n",
                            2.0 * static_cast<double>(pc.active - pc.embedding - pc.position_embedding) / 1e9);
 }

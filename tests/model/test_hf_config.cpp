@@ -36,9 +36,54 @@ bool contains(const std::string& haystack, const std::string& needle) {
 
 }  // namespace
 
-TEST_CASE("supported model types are the ten families, in dispatch order") {
+TEST_CASE("supported model types are the twelve families, in dispatch order") {
   CHECK(supported_model_types() == std::vector<std::string>{"llama", "mistral", "mixtral", "qwen2", "qwen2_moe",
-                                                            "qwen3", "qwen3_moe", "phi3", "gpt_neox", "gpt2"});
+                                                            "qwen3", "qwen3_moe", "phi3", "gpt_neox", "gpt2",
+                                                            "deepseek_v2", "deepseek_v3"});
+}
+
+TEST_CASE("deepseek_v3 (DeepSeek-R1): MLA, 256 routed + 1 shared expert after 3 dense layers; 671 B, 37 B active") {
+  const ModelSpec m = load_hf_config(kTestModels + "deepseek-r1/config.json");
+  CHECK(m.model_type == "deepseek_v3");
+  CHECK(m.mla.enabled());
+  CHECK(m.mla.q_lora_rank == 1536);
+  CHECK(m.head_dim == 192);  // 128 nope + 64 RoPE
+  CHECK(m.v_head_dim() == 128);
+  CHECK(m.o_dim() == 128 * 128);
+  CHECK(m.moe.first_dense == 3);
+  CHECK_FALSE(m.is_moe_layer(2));
+  CHECK(m.is_moe_layer(3));
+  CHECK(m.moe.router_bias);  // noaux_tc
+  CHECK(m.mtp_layers == 1);
+  CHECK(m.quant.format == WeightQuant::Fp8);
+  // Attention per layer: q_a 7168*1536 = 11,010,048; q_b 1536*128*192 = 37,748,736; kv_a 7168*576 =
+  // 4,128,768; kv_b 512*128*256 = 16,777,216; o 16384*7168 = 117,440,512: 187,105,280. Norms 2*7168 +
+  // 1536 + 512 = 16,384. Dense MLP 3*7168*18432 = 396,361,728 (3 layers). MoE layer: 257 experts of
+  // 3*7168*2048 = 44,040,192 (256 routed + 1 shared) = 11,318,329,344 + router 7168*256 + 256 bias =
+  // 11,320,164,608 (58 layers). Embedding and head 2*129280*7168 = 1,853,358,080; final norm 7168.
+  const ParamCounts c = count_params(m);
+  CHECK(c.total == 671026419200);
+  // Active: 8 routed + shared + router = 398,196,992 per MoE layer.
+  CHECK(c.active == 37552297472);
+  // MTP: 3 norms 21,504 + eh_proj 2*7168*7168 = 102,760,448 + one MoE layer 11,507,286,272.
+  CHECK(c.mtp == 11610068224);
+  // The latent cache: (512 + 64) x 61 layers x 2 B, whole on every TP rank.
+  CHECK(kv_bytes_per_token(m, m.num_layers, 8, 2.0) == doctest::Approx(576.0 * 61 * 2));
+}
+
+TEST_CASE("deepseek_v2 (DeepSeek-V2-Lite): one q_proj, 64 experts + 2 shared after 1 dense layer; 15.7 B") {
+  const ModelSpec m = load_hf_config(kTestModels + "deepseek-v2-lite/config.json");
+  CHECK(m.model_type == "deepseek_v2");
+  CHECK(m.mla.q_lora_rank == 0);  // absent: q_proj straight from the hidden state
+  CHECK(m.moe.shared_expert_ffn == 2 * 1408);
+  CHECK_FALSE(m.moe.router_bias);  // greedy
+  CHECK(m.mtp_layers == 0);
+  // Attention: q 2048*16*192 = 6,291,456; kv_a 2048*576 = 1,179,648; kv_b 512*16*256 = 2,097,152; o 2048*2048
+  // = 4,194,304; norms 2*2048 + 512. Dense 3*2048*10944 (1 layer); MoE 64*3*2048*1408 + 3*2048*2816 +
+  // 2048*64 = 571,080,704 (26 layers); embedding and head 2*102400*2048.
+  const ParamCounts c = count_params(m);
+  CHECK(c.total == 15706484224);
+  CHECK(c.active == 2661150208);
 }
 
 TEST_CASE("phi3 (Phi-3.5-mini, Phi-4-mini): fused qkv and gate_up, partial rotary; the cards' 3.8 B") {

@@ -5,7 +5,9 @@
 #include <string>
 
 #include "llmsim/core/error.h"
+#include "llmsim/model/hf_config.h"
 #include "llmsim/model/operators.h"
+#include "llmsim/model/param_count.h"
 
 using namespace llmsim;
 using namespace llmsim::model;
@@ -577,4 +579,38 @@ TEST_CASE("qk-norm (Qwen3): an RMSNorm over every query and key head of this ran
   CHECK(at_qk < at_rope);
   m.qk_norm = false;
   CHECK_FALSE(has(layer_ops(m, prefill(1, 1024, 8), 0), "attn.qk_norm"));
+}
+
+TEST_CASE("multi-head latent attention: the inventory holds the parameter count; scores over 192, values over 128") {
+  const ModelSpec m = load_hf_config(std::string(LLMSIM_TEST_DATA_DIR) + "/models/deepseek-v2-lite/config.json");
+  InventoryParams p;
+  p.micro_batch = 1;
+  p.q_len = 1024;
+  for (const std::int64_t layer : {0, 1}) {  // dense, then MoE
+    const auto inv = layer_ops(m, p, layer);
+    double weights = 0;
+    for (const auto& op : inv.ops) weights += static_cast<double>(op.weight_params);
+    CHECK(weights == doctest::Approx(static_cast<double>(count_layer_params(m, layer).total())));
+  }
+  const auto inv = layer_ops(m, p, 0);
+  const auto flash =
+      std::find_if(inv.ops.begin(), inv.ops.end(), [](const Operator& op) { return op.kind == OpKind::FlashAttn; });
+  REQUIRE(flash != inv.ops.end());
+  // Causal 1024 x 1024 (the kernel counts 1024^2 / 2 pairs); 16 heads,
+  // q.k over 192 and p.v over 128: 2 * 16 * (192 + 128) FLOPs per pair.
+  CHECK(flash->fwd_flops == doctest::Approx(2.0 * 16 * (192 + 128) * 1024.0 * 1024.0 / 2));
+  // The out-projection reads the heads' values: 16 x 128.
+  const auto out =
+      std::find_if(inv.ops.begin(), inv.ops.end(), [](const Operator& op) { return op.role == OpRole::OutProj; });
+  REQUIRE(out != inv.ops.end());
+  CHECK(out->k == 16 * 128);
+  // Decode over the latent (absorbed): 2 * 16 * (512 + 64) + 2 * 16 * 512 FLOPs per key; 576 cached per token.
+  const AttentionShape a = attention_shape(m, 1);
+  CHECK(a.decode_flops_per_pair == doctest::Approx(2.0 * 16 * 576 + 2.0 * 16 * 512));
+  CHECK(a.cache_row == 576);
+  CHECK(attention_shape(m, 2).cache_row == 576);  // the latent is whole on every TP rank
+  // Without MLA the shape is the familiar one: 4 * heads * head_dim per pair, K and V of the rank's KV heads.
+  const ModelSpec llama = llama2_70b();
+  CHECK(attention_shape(llama, 8).prefill_flops_per_pair == doctest::Approx(4.0 * 8 * 128));
+  CHECK(attention_shape(llama, 8).cache_row == doctest::Approx(2.0 * 1 * 128));
 }

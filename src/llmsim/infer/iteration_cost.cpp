@@ -173,8 +173,11 @@ IterationCost IterationCostModel::iteration(const std::vector<SequenceWork>& bat
   add_ops(model::head_ops(m_, h).ops, 1.0);
 
   // Attention, per layer: prefill chunks as one causal kernel, decode steps as one KV-reading kernel.
-  const double heads = dbl(m_.num_heads / par_.tp), hd = dbl(m_.head_dim);
-  const double kv_row = 2.0 * dbl(model::kv_heads_per_rank(m_, par_.tp)) * hd;  // K and V per token per layer
+  // The layer's attention shape on this rank (model::attention_shape): heads, per-head widths, the cached
+  // elements per token (K and V of the rank's KV heads, or MLA's latent), FLOPs per (query, key) pair.
+  const model::AttentionShape shape = model::attention_shape(m_, par_.tp);
+  const double heads = shape.heads;
+  const double kv_row = shape.cache_row;
   const double a = dtype_bytes(act), kvb = dtype_bytes(in_.kv_dtype);
   double pf = 0, pb = 0, df = 0, db = 0;
   double decode_seqs = 0, longest_keys = 0;  // for decode attention without split-KV
@@ -192,10 +195,14 @@ IterationCost IterationCostModel::iteration(const std::vector<SequenceWork>& bat
       keys = std::min(ctx + n, w + n - 1);
     }
     cached_keys += ctx + n;
-    const double flops = 4.0 * heads * hd * pairs;
-    const double bytes =
-        2.0 * n * heads * hd * a + keys * kv_row * kvb + n * kv_row * kvb;  // Q, O; read KV; write new KV
-    if (s.new_tokens > 1 || s.context == 0) {
+    const bool prefill = s.new_tokens > 1 || s.context == 0;
+    const double flops = (prefill ? shape.prefill_flops_per_pair : shape.decode_flops_per_pair) * pairs;
+    // Q and O; read the cache; write the new tokens' entries. Prefill reads K and V expanded (MLA: kv_b_proj's
+    // output, per head), decode the cache itself.
+    const double qo = prefill ? n * heads * (shape.qk + shape.v) : n * shape.decode_query_elems;
+    const double kv_read = prefill && m_.mla.enabled() ? keys * heads * (shape.qk + shape.v) * a : keys * kv_row * kvb;
+    const double bytes = qo * a + kv_read + n * kv_row * kvb;
+    if (prefill) {
       pf += flops;
       pb += bytes;
     } else {
@@ -210,8 +217,9 @@ IterationCost IterationCostModel::iteration(const std::vector<SequenceWork>& bat
   if (df > 0) {
     Interval decode = compute_.attention(df, db, act);
     if (!opt_.decode_split_kv) {
-      // Each block reads the K and V rows of its query head's KV head for every key it sees.
-      const double per_block = longest_keys * 2.0 * hd * kvb;
+      // Each block reads the K and V rows of its query head's KV head (MLA: the latent row) for every key.
+      const double per_row = m_.mla.enabled() ? kv_row : 2.0 * shape.qk;
+      const double per_block = longest_keys * per_row * kvb;
       decode = max(decode, compute_.streamed_by_blocks(per_block, decode_seqs * heads));
     }
     c.attention_s += decode * L;

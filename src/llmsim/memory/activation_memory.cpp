@@ -15,8 +15,10 @@ LayerActivations layer_activations(const model::ModelSpec& m, const ActivationPa
   const double h = static_cast<double>(m.hidden);
   const double q_dim = static_cast<double>(m.q_dim());
   // With TP larger than the KV heads, each rank keeps one whole KV head (replicated, not split).
-  const double kv_dim_per_rank =
-      static_cast<double>(m.head_dim) * std::max(1.0, static_cast<double>(m.num_kv_heads) / t);
+  const double kv_heads = std::max(1.0, static_cast<double>(m.num_kv_heads) / t);
+  const double kv_dim_per_rank = static_cast<double>(m.head_dim) * kv_heads;
+  const double v_dim_per_rank = static_cast<double>(m.v_head_dim()) * kv_heads;  // values (MLA: v_head_dim)
+  const double o_dim = static_cast<double>(m.o_dim());
   const double heads_per_rank = static_cast<double>(m.num_heads) / t;
   const bool dropout = m.dropout > 0;
   const double mask = dropout ? 1.0 : 0.0;  // a dropout mask is one byte per element
@@ -43,9 +45,14 @@ LayerActivations layer_activations(const model::ModelSpec& m, const ActivationPa
     a.split += beta * tokens * (q_dim / t + kv_dim_per_rank) +
                4.0 * tokens * (heads_per_rank + kv_dim_per_rank / static_cast<double>(m.head_dim));
   a.split += beta * tokens * (q_dim / t + kv_dim_per_rank)                 // Q, K after RoPE
-             + beta * tokens * kv_dim_per_rank                             // V
-             + beta * tokens * q_dim / t                                   // context = out-projection input
-             + (glue.attn_output_copy ? beta * tokens * q_dim / t : 0.0);  // + its contiguous copy
+             + beta * tokens * v_dim_per_rank                              // V
+             + beta * tokens * o_dim / t                                   // context = out-projection input
+             + (glue.attn_output_copy ? beta * tokens * o_dim / t : 0.0);  // + its contiguous copy
+  // MLA's latents, whole on every rank: q_a's and kv_a's outputs (their norms' inputs) and the normed
+  // latents q_b_proj and kv_b_proj read.
+  if (m.mla.enabled())
+    a.replicated +=
+        beta * tokens * static_cast<double>(2 * m.mla.q_lora_rank + 2 * m.mla.kv_lora_rank + m.mla.qk_rope_head_dim);
   if (p.flash_attn) {
     a.split += 4.0 * tokens * heads_per_rank;  // fp32 log-sum-exp per query and head
   } else {

@@ -403,12 +403,69 @@ ModelSpec read_gpt2(const Reader& r) {
   return m;
 }
 
+// DeepSeek-V2 and V3 (transformers' DeepseekV2Config / DeepseekV3Config, the checkpoints' config.json):
+// multi-head latent attention (ModelSpec::mla) and a mixture of experts with shared experts after
+// first_k_dense_replace dense layers, every moe_layer_freq-th layer. Keyword defaults are V3's
+// (DeepseekV3Config: 61 layers of 7168, 128 heads, kv_lora 512, q_lora 1536, rope 64, nope 128, v 128,
+// 256 routed experts of 2048 with top-8 and one shared, 3 dense layers of 18432); V2 files state theirs.
+// q_lora_rank absent or null means one q_proj (DeepSeek-V2-Lite). V3 routes with sigmoid scores and a
+// per-expert correction bias (topk_method "noaux_tc") and adds num_nextn_predict_layers MTP modules,
+// counted apart. Group-limited routing (n_group, topk_group), routed_scaling_factor, norm_topk_prob and
+// scoring_func change which experts a token meets, not the work: the balanced-routing model holds.
+ModelSpec read_deepseek(const Reader& r, bool v3) {
+  ModelSpec m;
+  m.vocab = r.dimension("vocab_size", v3 ? 129280 : 102400);
+  m.hidden = r.dimension("hidden_size", v3 ? 7168 : 4096);
+  m.ffn_hidden = r.dimension("intermediate_size", v3 ? 18432 : 11008);
+  m.num_layers = r.dimension("num_hidden_layers", v3 ? 61 : 30, kMaxLayers);
+  m.num_heads = r.dimension("num_attention_heads", v3 ? 128 : 32);
+  m.num_kv_heads = m.num_heads;  // every head gets its own keys and values from the shared latent
+  MlaSpec& a = m.mla;
+  a.q_lora_rank = r.get("q_lora_rank") ? r.positive("q_lora_rank", 0) : (v3 && !r.present("q_lora_rank") ? 1536 : 0);
+  a.kv_lora_rank = r.dimension("kv_lora_rank", 512);
+  a.qk_nope_head_dim = r.dimension("qk_nope_head_dim", 128);
+  a.qk_rope_head_dim = r.dimension("qk_rope_head_dim", 64);
+  a.v_head_dim = r.dimension("v_head_dim", 128);
+  m.head_dim = a.qk_nope_head_dim + a.qk_rope_head_dim;
+  m.rotary_fraction = static_cast<double>(a.qk_rope_head_dim) / static_cast<double>(m.head_dim);
+  m.max_positions = r.positive("max_position_embeddings", v3 ? 4096 : 2048);
+  m.norm = NormKind::RmsNorm;
+  m.mlp = MlpKind::Gated;
+  m.position = PositionKind::Rope;
+  m.activation = r.string("hidden_act", "silu");
+  m.rope_theta = read_rope_theta(r, "rope_theta", 10000.0);
+  m.tied_embeddings = r.boolean("tie_word_embeddings", false);
+  m.qkv_bias = m.out_bias = r.boolean("attention_bias", false);
+  m.dropout = r.probability("attention_dropout", 0.0);
+  const std::int64_t experts = r.get("n_routed_experts") || !r.present("n_routed_experts")
+                                   ? r.non_negative("n_routed_experts", v3 ? 256 : 0)
+                                   : 0;
+  if (experts > 0) {
+    m.moe.num_experts = experts;
+    m.moe.experts_per_token = read_experts_per_token(r, v3 ? 8 : 6, experts);
+    m.moe.expert_ffn = r.positive("moe_intermediate_size", v3 ? 2048 : 1407);
+    // n_shared_experts experts of moe_intermediate_size, run as one MLP of their summed width.
+    m.moe.shared_expert_ffn = r.non_negative("n_shared_experts", v3 ? 1 : 0) * m.moe.expert_ffn;
+    m.moe.sparse_step = r.positive("moe_layer_freq", 1);
+    m.moe.first_dense = r.non_negative("first_k_dense_replace", v3 ? 3 : 0);
+    if (m.moe.first_dense > m.num_layers)
+      r.fail("first_k_dense_replace",
+             fmt::format("first_k_dense_replace ({}) exceeds num_hidden_layers ({})", m.moe.first_dense, m.num_layers));
+    m.moe.router_bias = r.string("topk_method", v3 ? "noaux_tc" : "greedy") == "noaux_tc";
+  }
+  if (v3) m.mtp_layers = r.non_negative("num_nextn_predict_layers", 0);
+  return m;
+}
+
+ModelSpec read_deepseek_v2(const Reader& r) { return read_deepseek(r, false); }
+ModelSpec read_deepseek_v3(const Reader& r) { return read_deepseek(r, true); }
+
 using Builder = ModelSpec (*)(const Reader&);
 struct Family {
   std::string_view model_type;
   Builder build;
 };
-constexpr std::array<Family, 10> kFamilies{{{"llama", read_llama},
+constexpr std::array<Family, 12> kFamilies{{{"llama", read_llama},
                                             {"mistral", read_mistral},
                                             {"mixtral", read_mixtral},
                                             {"qwen2", read_qwen2},
@@ -417,7 +474,9 @@ constexpr std::array<Family, 10> kFamilies{{{"llama", read_llama},
                                             {"qwen3_moe", read_qwen3_moe},
                                             {"phi3", read_phi3},
                                             {"gpt_neox", read_gpt_neox},
-                                            {"gpt2", read_gpt2}}};
+                                            {"gpt2", read_gpt2},
+                                            {"deepseek_v2", read_deepseek_v2},
+                                            {"deepseek_v3", read_deepseek_v3}}};
 
 // torch_dtype (transformers < 4.56) or dtype (newer). Without either, transformers loads float32.
 DType read_dtype(const Reader& text, const Reader& root) {

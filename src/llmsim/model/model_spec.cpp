@@ -21,9 +21,33 @@ std::string_view weight_quant_name(WeightQuant q) {
 }
 
 double kv_bytes_per_token(const ModelSpec& m, std::int64_t layers, std::int64_t tp, double elem_bytes) {
+  if (m.mla.enabled())
+    return static_cast<double>(m.mla.kv_lora_rank + m.mla.qk_rope_head_dim) * static_cast<double>(layers) * elem_bytes;
   const double heads_per_rank =
       std::max(1.0, static_cast<double>(m.num_kv_heads) / static_cast<double>(std::max<std::int64_t>(1, tp)));
   return 2.0 * heads_per_rank * static_cast<double>(m.head_dim) * static_cast<double>(layers) * elem_bytes;
+}
+
+AttentionShape attention_shape(const ModelSpec& m, std::int64_t tp) {
+  const double t = static_cast<double>(std::max<std::int64_t>(1, tp));
+  AttentionShape a;
+  a.heads = static_cast<double>(m.num_heads) / t;
+  a.qk = static_cast<double>(m.head_dim);
+  a.v = static_cast<double>(m.v_head_dim());
+  // Scores q.k over qk, values p.v over v: 2 FLOPs per multiply-add.
+  a.prefill_flops_per_pair = 2.0 * a.heads * (a.qk + a.v);
+  if (m.mla.enabled()) {
+    const double latent = static_cast<double>(m.mla.kv_lora_rank), rope = static_cast<double>(m.mla.qk_rope_head_dim);
+    a.cache_row = latent + rope;
+    // Absorbed decode: each head scores against the latent and the RoPE key and sums values in the latent.
+    a.decode_flops_per_pair = 2.0 * a.heads * (latent + rope) + 2.0 * a.heads * latent;
+    a.decode_query_elems = a.heads * (latent + rope) + a.heads * latent;
+  } else {
+    a.cache_row = 2.0 * static_cast<double>(kv_heads_per_rank(m, tp)) * a.qk;
+    a.decode_flops_per_pair = a.prefill_flops_per_pair;
+    a.decode_query_elems = a.heads * (a.qk + a.v);
+  }
+  return a;
 }
 
 std::int64_t kv_heads_per_rank(const ModelSpec& m, std::int64_t tp) {

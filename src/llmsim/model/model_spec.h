@@ -33,8 +33,26 @@ struct MoeSpec {
   std::int64_t shared_expert_ffn = 0;  // intermediate size of the always-on shared expert (qwen2_moe); 0 = none
   bool shared_expert_gate = false;     // qwen2_moe: a hidden->1 sigmoid gate on the shared expert
   std::int64_t sparse_step = 1;        // every sparse_step-th layer is MoE (qwen2_moe decoder_sparse_step)
+  std::int64_t first_dense = 0;        // the first layers are dense (DeepSeek first_k_dense_replace)
+  bool router_bias = false;            // a per-expert routing bias (DeepSeek-V3 noaux_tc e_score_correction_bias)
 
   bool enabled() const { return num_experts > 0; }
+};
+
+// Multi-head latent attention (DeepSeek-V2/V3, Liu et al. 2024 arXiv:2405.04434 Sec. 2.1): queries from a
+// low-rank q_a / q_b pair (q_lora_rank; 0 = one q_proj), keys and values up-projected (kv_b_proj) from a
+// compressed latent of kv_lora_rank plus one RoPE key of qk_rope_head_dim shared by the heads. A head
+// scores with qk_nope_head_dim + qk_rope_head_dim (ModelSpec::head_dim) and returns v_head_dim values.
+// Inference engines (vLLM, SGLang, TensorRT-LLM) cache only the latent and the RoPE key per token and
+// layer, on every tensor-parallel rank, and decode with the up-projections absorbed into the query and
+// output (the paper's Sec. 2.1.2).
+struct MlaSpec {
+  std::int64_t q_lora_rank = 0;
+  std::int64_t kv_lora_rank = 0;  // 0 = no MLA
+  std::int64_t qk_nope_head_dim = 0;
+  std::int64_t qk_rope_head_dim = 0;
+  std::int64_t v_head_dim = 0;
+  bool enabled() const { return kv_lora_rank > 0; }
 };
 
 // Pre-quantized checkpoints (quantization_config) or a requested storage format.
@@ -83,17 +101,27 @@ struct ModelSpec {
   std::int64_t sliding_window = 0;  // 0 = full attention
 
   MoeSpec moe;
+  MlaSpec mla;
+  // DeepSeek-V3's multi-token prediction modules (num_nextn_predict_layers): stored with the checkpoint,
+  // used for training signal and speculative decoding; counted apart (param_count.h), never simulated.
+  std::int64_t mtp_layers = 0;
   DType dtype = DType::BF16;  // checkpoint dtype (torch_dtype / dtype)
   QuantSpec quant;            // pre-quantized checkpoint; format None otherwise
 
-  std::int64_t q_dim() const { return num_heads * head_dim; }
-  std::int64_t kv_dim() const { return num_kv_heads * head_dim; }
-  bool is_moe_layer(std::int64_t layer) const { return moe.enabled() && ((layer + 1) % moe.sparse_step == 0); }
+  std::int64_t q_dim() const { return num_heads * head_dim; }      // queries (and keys per head) that score
+  std::int64_t kv_dim() const { return num_kv_heads * head_dim; }  // keys
+  std::int64_t v_head_dim() const { return mla.enabled() ? mla.v_head_dim : head_dim; }
+  std::int64_t v_dim() const { return num_kv_heads * v_head_dim(); }  // values
+  std::int64_t o_dim() const { return num_heads * v_head_dim(); }     // attention output = o_proj input
+  bool is_moe_layer(std::int64_t layer) const {
+    return moe.enabled() && layer >= moe.first_dense && ((layer + 1) % moe.sparse_step == 0);
+  }
 };
 
 // KV-cache bytes per token of `layers` layers on one GPU of a `tp`-way tensor-parallel group, at
 // `elem_bytes` per element: K and V of every KV head the GPU holds; beyond tp = KV heads each rank keeps
-// one whole head. The one formula of the memory model, the inference iteration cost and `show model`.
+// one whole head; under MLA the latent and the RoPE key, whole on every rank. The one formula of the
+// memory model, the inference iteration cost and `show model`.
 double kv_bytes_per_token(const ModelSpec& m, std::int64_t layers, std::int64_t tp, double elem_bytes);
 
 // Key/value heads one rank of a `tp`-way group holds: num_kv_heads / tp when tp divides them; one head,
@@ -101,6 +129,17 @@ double kv_bytes_per_token(const ModelSpec& m, std::int64_t layers, std::int64_t 
 // TensorRT-LLM replicate them this way; Megatron-LM training does not, run/feasibility.h says where);
 // 0 when neither divides the other.
 std::int64_t kv_heads_per_rank(const ModelSpec& m, std::int64_t tp);
+// The shape of one layer's attention on a rank of a `tp`-way group, for the costs that read or write it.
+struct AttentionShape {
+  double heads = 0;                   // query heads on the rank
+  double qk = 0, v = 0;               // per-head score and value widths
+  double cache_row = 0;               // cached elements per token (K and V of the rank's KV heads, or the MLA latent)
+  double prefill_flops_per_pair = 0;  // FLOPs per (query, key) pair over the rank's heads, K and V expanded
+  double decode_flops_per_pair = 0;   // the same for a decode step (MLA: absorbed, over the latent)
+  double decode_query_elems = 0;      // query + output elements per decode token (MLA: in latent space)
+};
+AttentionShape attention_shape(const ModelSpec& m, std::int64_t tp);
+
 // Parameters of one layer's K and V projections a rank holds beyond an even 1/tp share, because its KV head
 // is replicated (0 when tp divides the KV heads).
 double replicated_kv_params(const ModelSpec& m, std::int64_t tp);

@@ -56,7 +56,7 @@ OpCheckpoint alternate_matmul_checkpoint(const ModelSpec& m, const std::vector<O
       case OpKind::FlashAttn:
         // SDPA's outputs: the attention output and its fp32 log-sum-exp per query and head.
         share = 0;
-        out.saved_bytes += tokens * dbl(m.q_dim()) / tp * a + 4.0 * tokens * dbl(m.num_heads) / tp;
+        out.saved_bytes += tokens * dbl(m.o_dim()) / tp * a + 4.0 * tokens * dbl(m.num_heads) / tp;
         break;
       case OpKind::TpComm:
         // The sequence-parallel reduce-scatter's output (1/tp of the exchanged tensor) is saved; the

@@ -16,7 +16,8 @@
 //    dY and writes dW (= 2x forward bytes).
 //  * Memory-bound kernels: bytes = tensors read + tensors written; FLOPs = a small per-element count
 //    (constants below). Their backward figures are written out per kernel (see each builder).
-//  * Flash attention forward FLOPs = 4*b*heads/tp*head_dim*pairs, pairs = q_len*kv_len without a
+//  * Flash attention forward FLOPs = 2*b*heads/tp*(head_dim + v_head_dim)*pairs (4*b*heads/tp*head_dim
+//    without MLA), pairs = q_len*kv_len without a
 //    causal mask, half of that for causal prefill (q_len == kv_len); backward = 2.5x forward
 //    (FlashAttention-2: the recomputed scores plus the four backward matmuls).
 //  * Each TpComm op stands for one collective of comm_bytes in forward (`collective`) and one in
@@ -37,7 +38,10 @@ namespace {
 using namespace inventory;  // NOLINT(google-build-using-namespace): the builders of this inventory
 }  // namespace
 
-int attention_input_projections(const ModelSpec& m) { return m.fused_qkv ? 1 : 3; }
+int attention_input_projections(const ModelSpec& m) {
+  if (m.mla.enabled()) return 2;  // q_a_proj (or q_proj) and kv_a_proj_with_mqa
+  return m.fused_qkv ? 1 : 3;
+}
 
 int mlp_input_projections(const ModelSpec& m) { return m.mlp == MlpKind::Gated && !m.fused_gate_up ? 2 : 1; }
 

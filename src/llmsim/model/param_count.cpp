@@ -17,7 +17,21 @@ std::int64_t mlp_params(const ModelSpec& m, std::int64_t ffn) {
 // One norm over the hidden vector: RMSNorm has a scale, LayerNorm a scale and a bias.
 std::int64_t norm_params(const ModelSpec& m) { return m.norm == NormKind::LayerNorm ? 2 * m.hidden : m.hidden; }
 
+// Multi-head latent attention (DeepseekV3Attention): q_a_proj + q_b_proj (or one q_proj without
+// q_lora_rank), kv_a_proj_with_mqa to the latent and the shared RoPE key, kv_b_proj up to every head's
+// non-RoPE key and value, o_proj from the heads' values.
+std::int64_t mla_attention_params(const ModelSpec& m) {
+  const MlaSpec& a = m.mla;
+  const std::int64_t q = a.q_lora_rank > 0
+                             ? linear(m.hidden, a.q_lora_rank, m.qkv_bias) + linear(a.q_lora_rank, m.q_dim(), false)
+                             : linear(m.hidden, m.q_dim(), false);
+  return q + linear(m.hidden, a.kv_lora_rank + a.qk_rope_head_dim, m.qkv_bias) +
+         linear(a.kv_lora_rank, m.num_heads * (a.qk_nope_head_dim + a.v_head_dim), false) +
+         linear(m.o_dim(), m.hidden, m.out_bias);
+}
+
 std::int64_t attention_params(const ModelSpec& m) {
+  if (m.mla.enabled()) return mla_attention_params(m);
   return linear(m.hidden, m.q_dim(), m.qkv_bias)         // q_proj
          + 2 * linear(m.hidden, m.kv_dim(), m.qkv_bias)  // k_proj, v_proj
          + linear(m.q_dim(), m.hidden, m.out_bias);      // o_proj
@@ -27,7 +41,7 @@ std::int64_t attention_params(const ModelSpec& m) {
 // and in qwen2_moe a shared expert with its hidden -> 1 sigmoid gate. Sets total and per-token figures.
 void moe_params(const ModelSpec& m, std::int64_t& total, std::int64_t& active) {
   const std::int64_t expert = mlp_params(m, m.moe.expert_ffn);
-  std::int64_t always_on = linear(m.hidden, m.moe.num_experts, false);
+  std::int64_t always_on = linear(m.hidden, m.moe.num_experts, m.moe.router_bias);
   if (m.moe.shared_expert_ffn > 0) always_on += mlp_params(m, m.moe.shared_expert_ffn);
   if (m.moe.shared_expert_gate) always_on += linear(m.hidden, 1, false);
   total = m.moe.num_experts * expert + always_on;
@@ -47,6 +61,8 @@ LayerParams count_layer_params(const ModelSpec& m, std::int64_t layer_index) {
   // Every family here has two norms per layer (before attention and before the MLP); a parallel
   // residual (gpt_neox) still keeps both.
   p.norms = 2 * norm_params(m) + (m.qk_norm ? 2 * m.head_dim : 0);
+  // MLA's q_a_layernorm and kv_a_layernorm over the latents.
+  if (m.mla.enabled()) p.norms += m.mla.q_lora_rank + m.mla.kv_lora_rank;
   p.linear = p.attention + p.mlp;
   return p;
 }
@@ -68,6 +84,13 @@ ParamCounts count_params(const ModelSpec& m) {
   const std::int64_t outside = c.embedding + c.position_embedding + c.lm_head + c.final_norm;
   c.total = outside + c.layers;
   c.active = outside + c.layers_active;
+  // DeepSeek-V3's MTP module (DeepseekV3 MTP in the paper's Sec. 2.2): enorm and hnorm, eh_proj
+  // (2 hidden -> hidden), one decoder layer (MoE when the last layer is) and its head's norm; embedding
+  // and head are the main model's.
+  if (m.mtp_layers > 0) {
+    const LayerParams last = count_layer_params(m, m.num_layers - 1);
+    c.mtp = m.mtp_layers * (3 * norm_params(m) + linear(2 * m.hidden, m.hidden, false) + last.total());
+  }
   return c;
 }
 

@@ -27,6 +27,7 @@ struct ParamCounts {
   std::int64_t layers_linear = 0;  // sum over layers of linear-projection parameters
   std::int64_t total = 0;          // everything, counted once
   std::int64_t active = 0;         // per token (MoE: top-k experts only)
+  std::int64_t mtp = 0;            // multi-token prediction modules, apart from total (ModelSpec::mtp_layers)
 };
 
 LayerParams count_layer_params(const ModelSpec& m, std::int64_t layer_index);

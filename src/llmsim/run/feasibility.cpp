@@ -49,6 +49,10 @@ std::vector<std::string> structural_problems(const RunSpec& run, const model::Mo
       why.push_back(fmt::format("sequence parallelism needs tp {} to divide seq-len {}", p.tp, t.seq_len));
     if (t.finetune != FinetuneKind::Full && t.lora_rank <= 0)
       why.push_back(fmt::format("{} needs --lora-rank > 0", name_of(t.finetune)));
+    // The adapters are laid out on q, k, v, o (run/lora_adapters.h); MLA's q_a/q_b/kv_a/kv_b are not.
+    if (t.finetune != FinetuneKind::Full && m.mla.enabled())
+      why.push_back(fmt::format("{} on multi-head latent attention (q_a/q_b/kv_a/kv_b projections) is not modelled",
+                                name_of(t.finetune)));
     if (t.finetune == FinetuneKind::Full && t.lora_rank > 0)
       why.push_back("--lora-rank given but fine-tuning is full (use --finetune lora or --qlora)");
     if (t.base_quant != model::WeightQuant::None && t.finetune == FinetuneKind::Full)

@@ -281,8 +281,8 @@ LayerCost layer_cost(const LayerCostInputs& in, LayerKind kind, std::int64_t lay
         core_f += in.compute.forward(op, t.precision) * static_cast<double>(cp);
         core_b += in.compute.backward(op, t.precision, false) * static_cast<double>(cp);
       }
-    const double kv_bytes =
-        2.0 * dbl(t.micro_batch) * dbl(t.seq_len) * dbl(in.model.kv_dim()) / dbl(run.par.tp) * dtype_bytes(p.act_dtype);
+    const double kv_bytes = dbl(t.micro_batch) * dbl(t.seq_len) * dbl(in.model.kv_dim() + in.model.v_dim()) /
+                            dbl(run.par.tp) * dtype_bytes(p.act_dtype);
     b.add_context_parallel(kv_bytes, core_f, core_b);
   }
   // Expert parallelism: each GPU holds num_experts / ep of the experts.

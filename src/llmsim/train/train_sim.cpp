@@ -56,7 +56,8 @@ FlopCount flops_per_token(const model::ModelSpec& m, const RunSpec& run) {
   FlopCount c;
   double lin = linear(model::head_ops(m, p).ops);
   for (std::int64_t l = 0; l < m.num_layers; ++l) lin += linear(model::layer_ops(m, p, l).ops);
-  const double attn = 12.0 * T * dbl(m.q_dim()) * dbl(m.num_layers);
+  // Scores over q_dim and values over o_dim (equal without MLA: 12 T q_dim), forward + backward.
+  const double attn = 6.0 * T * dbl(m.q_dim() + m.o_dim()) * dbl(m.num_layers);
   c.model = per_weight * lin + attn;
   if (lora) {
     // Adapters: r * (d_in + d_out) trainable weights per targeted projection, 6 FLOPs each.

@@ -29,13 +29,14 @@ Operator flash_op(const Ctx& c) {
   const i64 window = c.m.sliding_window;
   // With a sliding window the kernel only loads the keys some query can see.
   const i64 kv_read = (window > 0 && c.p.causal) ? std::min(c.kv, window + c.q - 1) : c.kv;
-  const double q_elems = dbl(c.T) * dbl(heads) * dbl(c.m.head_dim);
-  const double kv_elems = dbl(c.b) * dbl(kv_read) * dbl(kv_heads) * dbl(c.m.head_dim);
+  // Queries and keys score over head_dim, values and outputs are v_head_dim wide (they differ under MLA).
+  const double qk = dbl(c.m.head_dim), v = dbl(c.m.v_head_dim());
+  const double q_tokens = dbl(c.T) * dbl(heads), kv_tokens = dbl(c.b) * dbl(kv_read) * dbl(kv_heads);
   const double lse = dbl(c.T) * dbl(heads) * kFp32;
   Operator op = make_op("attn.flash", OpKind::FlashAttn, Module::Attention);
   op.role = OpRole::AttentionCore;
-  op.fwd_flops = 4.0 * dbl(c.b) * dbl(heads) * dbl(c.m.head_dim) * attended_pairs(c.q, c.kv, c.p.causal, window);
-  op.fwd_bytes = (2 * q_elems + 2 * kv_elems) * c.a + lse;
+  op.fwd_flops = 2.0 * dbl(c.b) * dbl(heads) * (qk + v) * attended_pairs(c.q, c.kv, c.p.causal, window);
+  op.fwd_bytes = (q_tokens * (qk + v) + kv_tokens * (qk + v)) * c.a + lse;
   op.bwd_flops = 2.5 * op.fwd_flops;
   op.bwd_bytes = 2 * op.fwd_bytes;
   return op;
@@ -61,26 +62,87 @@ void add_unfused_attention(const Ctx& c, std::vector<Operator>& ops) {
     ops.push_back(dropout_op(c, "attn.dropout", Module::Attention, scores));
     ops.back().role = OpRole::AttentionCore;
   }
-  ops.push_back(batched_gemm(c, "attn.context", batch, c.q, c.m.head_dim, c.kv));
+  ops.push_back(batched_gemm(c, "attn.context", batch, c.q, c.m.v_head_dim(), c.kv));
   ops.back().role = OpRole::AttentionCore;
 }
 
 }  // namespace
+
+// RMSNorm over a `width`-wide latent of every token (MLA's q_a_layernorm / kv_a_layernorm): reads and
+// writes the latent, keeps an fp32 statistic per row; backward like the block norms.
+Operator latent_norm_op(const Ctx& c, std::string name, i64 width) {
+  const double elems = dbl(c.T) * dbl(width), stats = dbl(c.T) * kFp32, params = dbl(width);
+  Operator op = pointwise(std::move(name), OpKind::Norm, Module::Attention, kRmsNormFlops * elems,
+                          2 * elems * c.a + params * c.wdense + stats, 2 * kRmsNormFlops * elems,
+                          3 * elems * c.a + 2 * params * c.wdense + stats);
+  op.bwd_weight_flops = 2 * elems;
+  op.weight_params = static_cast<i64>(params);
+  return op;
+}
+
+// Multi-head latent attention's projections (DeepseekV3Attention; vLLM's and Megatron-Core's layout):
+// q_a_proj and kv_a_proj_with_mqa read the normed input whole on every TP rank (replicated: their outputs
+// are latents), their latent norms, then q_b_proj (or one q_proj) and kv_b_proj column-parallel over the
+// heads. Training and prefill up-project the latent for every token (kv_b_proj on T rows); a decode step's
+// absorbed form multiplies the same weights once per new token, so one inventory serves both.
+void add_mla_projections(const Ctx& c, std::vector<Operator>& ops) {
+  const ModelSpec& m = c.m;
+  const MlaSpec& a = m.mla;
+  const i64 heads = m.num_heads / c.tp;
+  if (a.q_lora_rank > 0) {
+    add_linear(c, ops,
+               Linear{.name = "attn.q_a_proj",
+                      .module = Module::Attention,
+                      .n = a.q_lora_rank,
+                      .k = m.hidden,
+                      .rows = dbl(c.T),
+                      .bias = m.qkv_bias,
+                      .role = OpRole::QkvProj});
+    ops.push_back(latent_norm_op(c, "attn.q_a_norm", a.q_lora_rank));
+  }
+  add_linear(c, ops,
+             Linear{.name = a.q_lora_rank > 0 ? "attn.q_b_proj" : "attn.q_proj",
+                    .module = Module::Attention,
+                    .n = heads * m.head_dim,
+                    .k = a.q_lora_rank > 0 ? a.q_lora_rank : m.hidden,
+                    .rows = dbl(c.T),
+                    .role = OpRole::QkvProj});
+  add_linear(c, ops,
+             Linear{.name = "attn.kv_a_proj",
+                    .module = Module::Attention,
+                    .n = a.kv_lora_rank + a.qk_rope_head_dim,
+                    .k = m.hidden,
+                    .rows = dbl(c.T),
+                    .bias = m.qkv_bias,
+                    .role = OpRole::QkvProj});
+  ops.push_back(latent_norm_op(c, "attn.kv_a_norm", a.kv_lora_rank));
+  add_linear(c, ops,
+             Linear{.name = "attn.kv_b_proj",
+                    .module = Module::Attention,
+                    .n = heads * (a.qk_nope_head_dim + a.v_head_dim),
+                    .k = a.kv_lora_rank,
+                    .rows = dbl(c.T),
+                    .role = OpRole::QkvProj});
+}
 
 void add_attention(const Ctx& c, std::vector<Operator>& ops) {
   const ModelSpec& m = c.m;
   ops.push_back(norm_op(c, "attn.norm", c.Tn));
   add_sp_gather(c, ops, "attn", Module::Attention);
   add_input_casts(c, ops, "attn", Module::Attention, dbl(c.T), attention_input_projections(m));
-  add_linear(c, ops,
-             Linear{.name = "attn.qkv_proj",
-                    .module = Module::Attention,
-                    .n = m.q_dim() / c.tp + 2 * kv_heads_per_rank(m, c.tp) * m.head_dim,  // KV heads may be replicated
-                    .k = m.hidden,
-                    .rows = dbl(c.T),
-                    .bias = m.qkv_bias,
-                    .role = OpRole::QkvProj});
-  if (c.p.glue.reference_projections) ops.back().launches = attention_input_projections(m);
+  if (m.mla.enabled())
+    add_mla_projections(c, ops);
+  else
+    add_linear(
+        c, ops,
+        Linear{.name = "attn.qkv_proj",
+               .module = Module::Attention,
+               .n = m.q_dim() / c.tp + 2 * kv_heads_per_rank(m, c.tp) * m.head_dim,  // KV heads may be replicated
+               .k = m.hidden,
+               .rows = dbl(c.T),
+               .bias = m.qkv_bias,
+               .role = OpRole::QkvProj});
+  if (c.p.glue.reference_projections && !m.mla.enabled()) ops.back().launches = attention_input_projections(m);
   if (m.qk_norm) {
     // Qwen3's q_norm / k_norm: RMSNorm over head_dim of every query and key head of this rank. Forward
     // reads q, k and writes them normed (+ fp32 statistics per head); backward reads x, dy and the
@@ -99,8 +161,10 @@ void add_attention(const Ctx& c, std::vector<Operator>& ops) {
   if (m.position == PositionKind::Rope) {
     // Rotated in place: read and write the rotated part of q and k (cos/sin tables are cache-resident).
     // Eager code runs it as several kernels (EagerGlue::rope_kernels), each a read and a write.
-    const double elems =
-        dbl(c.T) * dbl(m.num_heads / c.tp + kv_heads_per_rank(m, c.tp)) * dbl(m.head_dim) * m.rotary_fraction;
+    // MLA rotates each query head's qk_rope_head_dim part and the one shared RoPE key.
+    const double elems = m.mla.enabled() ? dbl(c.T) * dbl(m.num_heads / c.tp + 1) * dbl(m.mla.qk_rope_head_dim)
+                                         : dbl(c.T) * dbl(m.num_heads / c.tp + kv_heads_per_rank(m, c.tp)) *
+                                               dbl(m.head_dim) * m.rotary_fraction;
     const double passes = std::max(1, c.p.glue.rope_kernels);
     ops.push_back(pointwise("attn.rope", OpKind::Elementwise, Module::Attention, kRopeFlops * elems,
                             passes * 2 * elems * c.a, kRopeFlops * elems, passes * 2 * elems * c.a));
@@ -114,14 +178,14 @@ void add_attention(const Ctx& c, std::vector<Operator>& ops) {
     add_unfused_attention(c, ops);
   if (c.p.glue.attn_output_copy) {
     // (b, heads, s, d) -> (b, s, heads * d) made contiguous for the output projection; its gradient likewise.
-    const double out = dbl(c.T) * dbl(m.q_dim() / c.tp) * c.a;
+    const double out = dbl(c.T) * dbl(m.o_dim() / c.tp) * c.a;
     ops.push_back(pointwise("attn.output_copy", OpKind::Elementwise, Module::Attention, 0, 2 * out, 0, 2 * out));
   }
   add_linear(c, ops,
              Linear{.name = "attn.out_proj",
                     .module = Module::Attention,
                     .n = m.hidden,
-                    .k = m.q_dim() / c.tp,
+                    .k = m.o_dim() / c.tp,
                     .rows = dbl(c.T),
                     .bias = m.out_bias,
                     .role = OpRole::OutProj});

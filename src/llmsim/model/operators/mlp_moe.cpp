@@ -87,6 +87,7 @@ void add_moe(const Ctx& c, std::vector<Operator>& ops) {
                     .n = e.num_experts,
                     .k = c.m.hidden,
                     .rows = T,
+                    .bias = e.router_bias,
                     .quantizable = false,
                     .role = OpRole::Router});
   // Softmax + top-k in fp32: read the logits, write the probabilities and the chosen (index, weight) pairs.
