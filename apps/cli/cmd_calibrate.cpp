@@ -52,6 +52,8 @@ struct CalibrateCommand {
   std::vector<std::string> argv;
   // import-nccl-tests
   std::vector<std::string> logs;
+  int import_ranks = 0;  // --ranks: GPUs of a paste that does not say
+  int import_nodes = 0;  // --nodes: hosts of the same
   // refit
   std::string refit_dir;
   // fit-runs
@@ -281,7 +283,18 @@ int run_import(CalibrateCommand& c) {
   // Every log is read before anything is written, so that a log that cannot be imported leaves the
   // folder as it was (no header-only samples.csv, no half-merged profile).
   std::vector<std::pair<std::string, cal::NcclTestsLog>> parsed;
-  for (const auto& path : c.logs) parsed.emplace_back(path, cal::import_nccl_tests(path));
+  for (const auto& path : c.logs)
+    parsed.emplace_back(path, cal::import_nccl_tests(path, {.ranks = c.import_ranks, .nodes = c.import_nodes}));
+  // A log that names no host but holds more ranks than one node of the system has spans several nodes
+  // (their count rounded up), said so; --nodes states it instead.
+  const int per_node = base.node.gpus_per_node;
+  for (auto& [path, lg] : parsed) {
+    if (c.import_nodes > 0 || lg.nodes > 1 || per_node <= 0 || lg.ranks <= per_node) continue;
+    lg.nodes = (lg.ranks + per_node - 1) / per_node;
+    for (auto& s : lg.samples) s.item.nodes = lg.nodes;
+    lg.derived.push_back(fmt::format("{} nodes: {} ranks do not fit one node of {} ({} GPUs); --nodes states it",
+                                     lg.nodes, lg.ranks, base.name, per_node));
+  }
   const std::string dir = c.out.empty() ? default_out_dir() : c.out;
   std::filesystem::create_directories(dir);
   // A folder that already holds a calibration keeps its fingerprint (the GPUs it measured, its quality
@@ -300,6 +313,7 @@ int run_import(CalibrateCommand& c) {
     std::cerr << fmt::format("llmsim: {}: {} over {} ranks{}, {} sizes ({} new)\n", path, log_in.collective,
                              log_in.ranks, log_in.nodes > 1 ? fmt::format(" on {} nodes", log_in.nodes) : "",
                              log_in.samples.size(), added);
+    for (const auto& d : log_in.derived) std::cerr << fmt::format("llmsim: {}: {}\n", path, d);
   }
   const cal::Fingerprint now = cal::host_fingerprint(c.argv);
   fp.notes.push_back(fmt::format("collectives imported from nccl-tests logs{}: {}",
@@ -398,6 +412,12 @@ Runner add_calibrate_command(CLI::App& app, int argc, char** argv) {
   imp->add_option("LOG", cmd->logs, "nccl-tests output files (all_reduce_perf …)")->required();
   imp->add_option("--system", cmd->system, "preset or system TOML the calibration refines");
   imp->add_option("--out", cmd->out, "output folder (default calibration-YYYY-MM-DD)");
+  imp->add_option("--ranks", cmd->import_ranks,
+                  "GPUs of the run, for a paste without its '#  Rank' and 'nThread … nGpus' lines (replaces what the "
+                  "log gives)")
+      ->check(CLI::Range(1, 1 << 20));
+  imp->add_option("--nodes", cmd->import_nodes, "hosts the run spanned, for a paste that names none")
+      ->check(CLI::Range(1, 1 << 20));
   imp->add_option("--data-dir", cmd->common.data_dir, "folder with models/ and hardware/ presets");
   CLI::App* refit = sub->add_subcommand(
       "refit", "fit a calibration folder's samples again with this build and rewrite its profile (no GPU needed)");

@@ -298,3 +298,49 @@ TEST_CASE("nccl-tests: malformed output is an Input error at file:line, a missin
   const auto missing = lt::error_of([] { cal::import_nccl_tests(data("no_such_perf.txt")); });
   CHECK(missing.kind() == ErrorKind::NotFound);
 }
+
+TEST_CASE("partial pastes: a table without '#', without Rank lines, or alone gives its ranks from size / count") {
+  const auto pasted = [](const std::string& name) { return data("pasted/" + name); };
+  // dstack prints the header without '#' and 'nThread 1 nGpus 1' (one MPI process's share): 16 ranks from
+  // size / (count x 4 B), e.g. 8388608 / (131072 x 4).
+  const auto dstack = cal::import_nccl_tests(pasted("h100_2node_16rank_all_gather_dstack_nohash.log"));
+  CHECK(dstack.collective == "nccl_all_gather");
+  CHECK(dstack.ranks == 16);
+  CHECK(dstack.samples.size() == 11);
+  REQUIRE(dstack.derived.size() == 1);
+  CHECK(dstack.derived[0].find("one process's share") != std::string::npos);
+  const auto gke = cal::import_nccl_tests(pasted("h100_2node_16rank_all_gather_gke_tcpx.log"));
+  CHECK(gke.ranks == 16);
+  CHECK(gke.nodes == 1);  // the paste names no host; the CLI derives nodes from the system
+  const auto table = cal::import_nccl_tests(pasted("unknownGPU_1node_8rank_reduce_scatter_table.log"));
+  CHECK(table.collective == "nccl_reduce_scatter");
+  CHECK(table.ranks == 8);
+  // --ranks / --nodes replace what the log gives, each noted.
+  const auto given =
+      cal::import_nccl_tests(pasted("h100_2node_16rank_all_gather_gke_tcpx.log"), {.ranks = 16, .nodes = 2});
+  CHECK(given.nodes == 2);
+  CHECK(given.samples.front().item.nodes == 2);
+  CHECK(given.derived.size() == 3);
+}
+
+TEST_CASE("an all_reduce paste without Rank lines gives its ranks from busbw / algbw, or asks for --ranks") {
+  // busbw = algbw x 2(n-1)/n: 8 ranks at 100.00 / 175.00.
+  const std::string text =
+      "nThread 1 nGpus 1 minBytes 8 maxBytes 1073741824 step: 2(factor) warmup iters: 5 iters: 20\n"
+      "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw "
+      "#wrong\n"
+      "   268435456      67108864     float     sum      -1   2684.4  100.00  175.00      0   2684.4  100.00  175.00   "
+      "   0\n"
+      "  1073741824     268435456     float     sum      -1  10737.4  100.00  175.00      0  10737.4  100.00  175.00   "
+      "   0\n";
+  const auto log = cal::import_nccl_tests(lt::write_temp("all_reduce_perf_paste.txt", text));
+  CHECK(log.ranks == 8);
+  REQUIRE_FALSE(log.derived.empty());
+  CHECK(log.derived[0].find("busbw / algbw") != std::string::npos);
+  // Rows whose ratios disagree (8 ranks, then 4: 150.00 / 100.00) leave nothing to go by: an input error.
+  const std::string mixed =
+      replace(text, "10737.4  100.00  175.00      0  10737.4", "10737.4  100.00  150.00      0  10737.4");
+  const auto e = lt::error_of([&] { cal::import_nccl_tests(lt::write_temp("all_reduce_perf_mixed.txt", mixed)); });
+  CHECK(e.kind() == ErrorKind::Input);
+  CHECK(std::string(e.what()).find("--ranks") != std::string::npos);
+}

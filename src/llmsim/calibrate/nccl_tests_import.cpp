@@ -41,12 +41,15 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <optional>
 #include <set>
 #include <sstream>
+
+#include <fmt/format.h>
 
 #include "llmsim/core/error.h"
 #include "llmsim/core/json_reader.h"
@@ -65,6 +68,9 @@ struct ImportRow {
   int line;
   Sample sample;
   std::string redop;
+  long long size = 0, count = 0;  // as printed
+  std::string type;
+  double algbw = 0, busbw = 0;  // GB/s, out of place
 };
 struct ImportState {
   RunInfo run;
@@ -173,10 +179,63 @@ std::optional<ImportRow> read_result_row(const std::vector<std::string>& columns
                            " wrong elements in this row (validation failed); fix the run before calibrating from it");
   }
   if (*time_us <= 0) return std::nullopt;  // below the printed resolution: nothing to fit
-  return ImportRow{loc.line, make_sample("", static_cast<double>(*size), tok[2], *time_us, run.iters), redop};
+  ImportRow row{
+      loc.line, make_sample("", static_cast<double>(*size), tok[2], *time_us, run.iters), redop, *size, *count, tok[2]};
+  row.algbw = *parse_double(tok[j + 1]);
+  row.busbw = *parse_double(tok[j + 2]);
+  return row;
 }
 
-NcclTestsLog import_text(const std::string& path, const std::string& text) {
+// Bytes of an nccl-tests type name (ncclDataType_t as the tests print it); 0 when unknown.
+int type_bytes(const std::string& t) {
+  if (t == "int8" || t == "uint8" || t == "char" || t == "f8e4m3" || t == "f8e5m2") return 1;
+  if (t == "half" || t == "bfloat16" || t == "float16" || t == "bf16") return 2;
+  if (t == "float" || t == "int32" || t == "uint32" || t == "int" || t == "float32") return 4;
+  if (t == "double" || t == "int64" || t == "uint64" || t == "float64") return 8;
+  return 0;
+}
+
+// The ranks an all_gather or reduce_scatter table gives: size / (count x type size) on every row with
+// a count (all rows must agree); 0 when the collective's table does not tell or a row disagrees.
+int ranks_from_sizes(const std::string& family, const std::vector<ImportRow>& rows) {
+  if (family != "nccl_all_gather" && family != "nccl_reduce_scatter") return 0;
+  int ranks = 0;
+  for (const ImportRow& r : rows) {
+    const int b = type_bytes(r.type);
+    if (b == 0 || r.count <= 0) continue;
+    const long long per = r.count * b;
+    if (r.size % per != 0) return 0;
+    const auto n = static_cast<int>(r.size / per);
+    if (ranks != 0 && n != ranks) return 0;
+    ranks = n;
+  }
+  return ranks;
+}
+
+// The ranks the bus / algorithm bandwidth ratio gives (nccl-tests doc/PERFORMANCE.md: busbw = algbw x
+// 2(n-1)/n for all_reduce, x (n-1)/n for all_gather, reduce_scatter and alltoall), from the rows of at
+// least 1 GB/s, whose two printed decimals make the ratio exact enough; 0 when no row tells or the rows
+// disagree.
+int ranks_from_bandwidths(const std::string& family, const std::vector<ImportRow>& rows) {
+  const bool gather_like =
+      family == "nccl_all_gather" || family == "nccl_reduce_scatter" || family == "nccl_all_to_all";
+  const double factor = family == "nccl_all_reduce" ? 2.0 : gather_like ? 1.0 : 0.0;
+  if (factor == 0) return 0;
+  int ranks = 0;
+  for (const ImportRow& r : rows) {
+    if (r.algbw < 1.0 || r.busbw <= 0) continue;
+    const double left = factor - r.busbw / r.algbw;  // factor / n
+    if (left <= 0) return 0;
+    const double n = factor / left;
+    const double rounded = std::round(n);
+    if (rounded < 2 || std::abs(n - rounded) > 0.25) return 0;
+    if (ranks != 0 && static_cast<int>(rounded) != ranks) return 0;
+    ranks = static_cast<int>(rounded);
+  }
+  return ranks;
+}
+
+NcclTestsLog import_text(const std::string& path, const std::string& text, const NcclTestsOverrides& overrides) {
   ImportState st;
   std::istringstream in(text);
   std::string raw;
@@ -194,8 +253,10 @@ NcclTestsLog import_text(const std::string& path, const std::string& text) {
     }
     const auto tok = split_ws(t);
     if (st.columns.empty() || !all_digits(tok[0])) {
-      // Not a result row: NCCL INFO/WARN output, the launch command, an error message…
+      // Not a result row: NCCL INFO/WARN output, the launch command, an error message… or a header line
+      // whose '#' a copy dropped (dstack prints the table that way): read it as the comment it was.
       for (const Binary* b : binaries_in(t)) st.named.insert(b->name);
+      if (!all_digits(tok[0])) read_comment_line(st, "#" + t, loc);
       continue;
     }
     if (auto row = read_result_row(st.columns, st.run, tok, loc)) st.rows.push_back(std::move(*row));
@@ -210,10 +271,44 @@ NcclTestsLog import_text(const std::string& path, const std::string& text) {
   log.collective = choose_family(path, st.starting, st.named);
   log.ranks = st.run.ranks();
   log.nodes = st.run.nodes();
+  if (st.run.ranks_per_group.empty()) {
+    // No '#  Rank' lines: 'nThread x nGpus' counts one process's GPUs (an MPI run of one GPU per process
+    // prints 'nGpus 1'), so what the table itself gives wins when it is more.
+    const int by_size = ranks_from_sizes(log.collective, st.rows);
+    const int by_bw = ranks_from_bandwidths(log.collective, st.rows);
+    const int derived = by_size > 0 ? by_size : by_bw;
+    if (derived > log.ranks) {
+      const std::string how = by_size > 0 ? "size / (count x type size)" : "busbw / algbw";
+      log.derived.push_back(
+          log.ranks > 0
+              ? fmt::format("{} ranks from {} (the log's nThread x nGpus = {} is one process's share under MPI)",
+                            derived, how, log.ranks)
+              : fmt::format("{} ranks from {}", derived, how));
+      log.ranks = derived;
+    }
+  }
+  if (overrides.ranks > 0) {
+    log.derived.push_back(log.ranks > 0 && log.ranks != overrides.ranks
+                              ? fmt::format("{} ranks from --ranks (the log gives {})", overrides.ranks, log.ranks)
+                              : fmt::format("{} ranks from --ranks", overrides.ranks));
+    log.ranks = overrides.ranks;
+  }
+  if (overrides.nodes > 0) {
+    log.derived.push_back(fmt::format("{} node(s) from --nodes", overrides.nodes));
+    log.nodes = overrides.nodes;
+  }
   if (log.ranks <= 0)
     throw_input(Location{.file = path},
                 "cannot tell how many GPUs ran: the log lacks both the '#  Rank …' lines and the "
-                "'# nThread … nGpus …' line");
+                "'# nThread … nGpus …' line, and its table does not give them (only all_gather and "
+                "reduce_scatter tables do); give --ranks N (and --nodes M)");
+  if (log.ranks == 1)
+    throw_input(Location{.file = path},
+                "the log gives 1 rank (nThread x nGpus, no '#  Rank' lines), over which a collective moves "
+                "nothing; an MPI run prints one process's share there: give --ranks N");
+  if (log.nodes > log.ranks)
+    throw_input(Location{.file = path},
+                fmt::format("{} nodes for {} ranks: every node runs at least one rank", log.nodes, log.ranks));
   for (auto& r : st.rows) {
     if (is_reduction_family(log.collective) && (r.redop.empty() || r.redop == "none"))
       throw_input(Location{.file = path, .line = r.line},
@@ -232,7 +327,7 @@ NcclTestsLog import_text(const std::string& path, const std::string& text) {
 // The JSON form (nccl-tests -J): nccl_tests_json.cpp.
 NcclTestsLog import_json(const std::string& path);
 
-NcclTestsLog import_nccl_tests(const std::string& path) {
+NcclTestsLog import_nccl_tests(const std::string& path, const NcclTestsOverrides& overrides) {
   if (!std::filesystem::is_regular_file(path))
     throw_not_found(Location{.file = path}, "file not found (or not a regular file)");
   std::ifstream in(path, std::ios::binary);
@@ -240,8 +335,13 @@ NcclTestsLog import_nccl_tests(const std::string& path) {
   ss << in.rdbuf();
   const std::string text = ss.str();
   const std::size_t first = text.find_first_not_of(" \t\r\n");
-  if (first != std::string::npos && text[first] == '{') return import_json(path);
-  return import_text(path, text);
+  if (first != std::string::npos && text[first] == '{') {
+    NcclTestsLog log = import_json(path);
+    if (overrides.ranks > 0 || overrides.nodes > 0)
+      throw_usage("--ranks", "the JSON output states its ranks and hosts; --ranks and --nodes are for text pastes");
+    return log;
+  }
+  return import_text(path, text, overrides);
 }
 
 }  // namespace llmsim::calibrate

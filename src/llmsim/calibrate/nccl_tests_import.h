@@ -12,15 +12,26 @@
 namespace llmsim::calibrate {
 
 struct NcclTestsLog {
-  std::string collective;       // sample family, e.g. "nccl_all_reduce"
-  int ranks = 0;                // GPUs in the run
-  int nodes = 1;                // distinct hosts the ranks ran on (1 when the log names no host)
-  std::vector<Sample> samples;  // one per size: bytes = size, time_s = out-of-place time, group = ranks,
-                                // nodes = nodes
+  std::string collective;            // sample family, e.g. "nccl_all_reduce"
+  int ranks = 0;                     // GPUs in the run
+  int nodes = 1;                     // distinct hosts the ranks ran on (1 when the log names no host)
+  std::vector<Sample> samples;       // one per size: bytes = size, time_s = out-of-place time, group = ranks,
+                                     // nodes = nodes
+  std::vector<std::string> derived;  // what was not printed but derived or given ("16 ranks from size / count")
+};
+
+// What the user states about a run the paste leaves out (0 = not stated): `--ranks`, `--nodes`.
+struct NcclTestsOverrides {
+  int ranks = 0;
+  int nodes = 0;
 };
 
 // Parses one log file. Unknown formats, a log without rows, or malformed rows are Input errors naming
-// file:line; a missing file is NotFound.
-NcclTestsLog import_nccl_tests(const std::string& path);
+// file:line; a missing file is NotFound. Partial pastes are read as far as they tell: a table whose
+// '#' prefixes were lost (dstack prints the header without them), and a log without '#  Rank' lines or
+// the 'nThread … nGpus' line, whose rank count an all_gather or reduce_scatter table still gives (nccl-tests
+// prints size = the gathered / scattered buffer and count = one rank's elements: ranks = size / (count x
+// type size)). `overrides` replace what the log says or lacks, each noted in `derived`.
+NcclTestsLog import_nccl_tests(const std::string& path, const NcclTestsOverrides& overrides = {});
 
 }  // namespace llmsim::calibrate
