@@ -52,8 +52,9 @@ struct CalibrateCommand {
   std::vector<std::string> argv;
   // import-nccl-tests
   std::vector<std::string> logs;
-  int import_ranks = 0;  // --ranks: GPUs of a paste that does not say
-  int import_nodes = 0;  // --nodes: hosts of the same
+  int import_ranks = 0;           // --ranks: GPUs of a paste that does not say
+  int import_nodes = 0;           // --nodes: hosts of the same
+  std::string import_collective;  // --collective: the nccl-tests binary, when the log does not say
   // refit
   std::string refit_dir;
   // fit-runs
@@ -284,7 +285,9 @@ int run_import(CalibrateCommand& c) {
   // folder as it was (no header-only samples.csv, no half-merged profile).
   std::vector<std::pair<std::string, cal::NcclTestsLog>> parsed;
   for (const auto& path : c.logs)
-    parsed.emplace_back(path, cal::import_nccl_tests(path, {.ranks = c.import_ranks, .nodes = c.import_nodes}));
+    parsed.emplace_back(
+        path, cal::import_nccl_tests(
+                  path, {.ranks = c.import_ranks, .nodes = c.import_nodes, .collective = c.import_collective}));
   // A log that names no host but holds more ranks than one node of the system has spans several nodes
   // (their count rounded up), said so; --nodes states it instead.
   const int per_node = base.node.gpus_per_node;
@@ -418,6 +421,15 @@ Runner add_calibrate_command(CLI::App& app, int argc, char** argv) {
       ->check(CLI::Range(1, 1 << 20));
   imp->add_option("--nodes", cmd->import_nodes, "hosts the run spanned, for a paste that names none")
       ->check(CLI::Range(1, 1 << 20));
+  imp->add_option("--collective", cmd->import_collective,
+                  "the nccl-tests binary that wrote the logs, overriding what they and their names say")
+      ->check(CLI::IsMember({"all_reduce", "all_gather", "reduce_scatter", "alltoall", "broadcast", "sendrecv"}))
+      ->transform([](std::string v) {
+        const std::string suffix = "_perf";
+        if (v.size() > suffix.size() && v.compare(v.size() - suffix.size(), suffix.size(), suffix) == 0)
+          v.resize(v.size() - suffix.size());
+        return v;
+      });
   imp->add_option("--data-dir", cmd->common.data_dir, "folder with models/ and hardware/ presets");
   CLI::App* refit = sub->add_subcommand(
       "refit", "fit a calibration folder's samples again with this build and rewrite its profile (no GPU needed)");

@@ -344,3 +344,21 @@ TEST_CASE("an all_reduce paste without Rank lines gives its ranks from busbw / a
   CHECK(e.kind() == ErrorKind::Input);
   CHECK(std::string(e.what()).find("--ranks") != std::string::npos);
 }
+
+TEST_CASE("the collective comes from the log and its rows before the file name; --collective overrides") {
+  // An all_reduce log (no binary named inside) saved under another name: its rows carry a reduction op
+  // and size = count x 4 B, so it is an all-reduce, and the disagreement is noted.
+  const std::string text = slurp(data("all_reduce_perf_8xA100.txt"));
+  const auto misnamed = cal::import_nccl_tests(lt::write_temp("all_gather_perf.log", text));
+  CHECK(misnamed.collective == "nccl_all_reduce");
+  REQUIRE_FALSE(misnamed.derived.empty());
+  CHECK(misnamed.derived[0].find("not all_gather_perf as the file name says") != std::string::npos);
+  // A name that says nothing: the rows alone decide.
+  CHECK(cal::import_nccl_tests(lt::write_temp("node1.log", text)).collective == "nccl_all_reduce");
+  // reduce_scatter rows: size = 8 x count x 4 B.
+  CHECK(cal::import_nccl_tests(data("pasted/unknownGPU_1node_8rank_reduce_scatter_table.log")).collective ==
+        "nccl_reduce_scatter");
+  const auto forced = cal::import_nccl_tests(lt::write_temp("node1.log", text), {.collective = "reduce_scatter"});
+  CHECK(forced.collective == "nccl_reduce_scatter");
+  CHECK(forced.derived[0] == "reduce_scatter_perf from --collective");
+}

@@ -235,6 +235,25 @@ int ranks_from_bandwidths(const std::string& family, const std::vector<ImportRow
   return ranks;
 }
 
+// The reduction collective the rows show, when every row has a reduction op: all_reduce where size =
+// count x type size (nccl-tests prints the whole buffer and its element count), reduce_scatter where size
+// is the same multiple n > 1 of it on every row (count = one rank's elements). "" when the rows have no
+// reduction op or do not agree.
+std::string reduction_from_rows(const std::vector<ImportRow>& rows) {
+  static const std::set<std::string> ops = {"sum", "prod", "max", "min", "avg"};
+  long long ratio = 0;
+  for (const ImportRow& r : rows) {
+    if (!ops.count(r.redop)) return {};
+    const int b = type_bytes(r.type);
+    if (b == 0 || r.count <= 0 || r.size % (r.count * b) != 0) return {};
+    const long long k = r.size / (r.count * b);
+    if (ratio != 0 && k != ratio) return {};
+    ratio = k;
+  }
+  if (ratio == 1) return "all_reduce";
+  return ratio > 1 ? "reduce_scatter" : "";
+}
+
 NcclTestsLog import_text(const std::string& path, const std::string& text, const NcclTestsOverrides& overrides) {
   ImportState st;
   std::istringstream in(text);
@@ -268,7 +287,26 @@ NcclTestsLog import_text(const std::string& path, const std::string& text, const
   if (st.rows.empty()) throw_input(Location{.file = path}, "the nccl-tests output has no result rows");
 
   NcclTestsLog log;
-  log.collective = choose_family(path, st.starting, st.named);
+  std::string named = st.starting;
+  std::set<std::string> in_log = st.named;
+  if (!overrides.collective.empty()) {
+    named = overrides.collective;
+    in_log.clear();
+    log.derived.push_back(fmt::format("{}_perf from --collective", named));
+  } else if (named.empty() && in_log.empty()) {
+    // The log names no binary: what its rows show decides, over a file name that says otherwise.
+    if (const std::string shown = reduction_from_rows(st.rows); !shown.empty()) {
+      std::vector<const Binary*> all;
+      const Binary* by_name = binary_from_filename(path, all);
+      if (by_name && shown != by_name->name)
+        log.derived.push_back(
+            fmt::format("{}_perf from its rows (a reduction op, size {} count x type size), not "
+                        "{}_perf as the file name says",
+                        shown, shown == "all_reduce" ? "=" : "= n x", by_name->name));
+      named = shown;
+    }
+  }
+  log.collective = choose_family(path, named, in_log);
   log.ranks = st.run.ranks();
   log.nodes = st.run.nodes();
   if (st.run.ranks_per_group.empty()) {

@@ -24,6 +24,7 @@ struct NcclTestsLog {
 struct NcclTestsOverrides {
   int ranks = 0;
   int nodes = 0;
+  std::string collective;  // `--collective`: the nccl-tests binary ("all_reduce" or "all_reduce_perf"), "" = read it
 };
 
 // Parses one log file. Unknown formats, a log without rows, or malformed rows are Input errors naming
@@ -31,7 +32,10 @@ struct NcclTestsOverrides {
 // '#' prefixes were lost (dstack prints the header without them), and a log without '#  Rank' lines or
 // the 'nThread … nGpus' line, whose rank count an all_gather or reduce_scatter table still gives (nccl-tests
 // prints size = the gathered / scattered buffer and count = one rank's elements: ranks = size / (count x
-// type size)). `overrides` replace what the log says or lacks, each noted in `derived`.
+// type size)). The collective is the one the log names (its command line or "Collective test starting"),
+// else the one its rows show (a reduction op with size = count x type size is all_reduce, with size = n x
+// count x type size reduce_scatter), else the file name's; the rows overrule a file name that disagrees.
+// `overrides` replace what the log says or lacks, each noted in `derived`.
 NcclTestsLog import_nccl_tests(const std::string& path, const NcclTestsOverrides& overrides = {});
 
 }  // namespace llmsim::calibrate
