@@ -25,6 +25,7 @@
 #include "llmsim/calibrate/process_group.h"
 #include "llmsim/calibrate/profile_writer.h"
 #include "llmsim/core/error.h"
+#include "llmsim/core/strings.h"
 #include "llmsim/core/suggest.h"
 #include "llmsim/hardware/system_toml.h"
 #include "llmsim/validate/fit_runs.h"
@@ -288,6 +289,15 @@ int run_import(CalibrateCommand& c) {
     parsed.emplace_back(
         path, cal::import_nccl_tests(
                   path, {.ranks = c.import_ranks, .nodes = c.import_nodes, .collective = c.import_collective}));
+  // A log measured on other GPUs than the system's would set fractions of the wrong datasheet.
+  const auto same_gpu = [&](const std::string& a) { return to_lower(a) == to_lower(base.gpu.name); };
+  for (const auto& [path, lg] : parsed) {
+    if (lg.gpus.empty() || std::any_of(lg.gpus.begin(), lg.gpus.end(), same_gpu)) continue;
+    throw_input(Location{.file = path},
+                fmt::format("the log ran on {}, but --system {} holds {}: its bandwidths would become fractions of "
+                            "another GPU's datasheet; give a --system with that GPU (llmsim list systems)",
+                            join(lg.gpus), base.name, base.gpu.name));
+  }
   // A log that names no host but holds more ranks than one node of the system has spans several nodes
   // (their count rounded up), said so; --nodes states it instead.
   const int per_node = base.node.gpus_per_node;
@@ -298,6 +308,14 @@ int run_import(CalibrateCommand& c) {
     lg.derived.push_back(fmt::format("{} nodes: {} ranks do not fit one node of {} ({} GPUs); --nodes states it",
                                      lg.nodes, lg.ranks, base.name, per_node));
   }
+  // Logs that yield nothing to fit would only relabel the preset as calibrated: refused before anything
+  // is written.
+  std::vector<cal::Sample> imported;
+  for (const auto& [path, lg] : parsed) imported.insert(imported.end(), lg.samples.begin(), lg.samples.end());
+  if (const auto fits = cal::fit_samples(imported, base); fits.empty())
+    throw_input(Location{.file = c.logs.front()},
+                fmt::format("nothing in {} can be fitted ({}); no profile was written", join(c.logs),
+                            fits.notes.empty() ? std::string("no usable sizes") : join(fits.notes, "; ")));
   const std::string dir = c.out.empty() ? default_out_dir() : c.out;
   std::filesystem::create_directories(dir);
   // A folder that already holds a calibration keeps its fingerprint (the GPUs it measured, its quality
@@ -305,6 +323,15 @@ int run_import(CalibrateCommand& c) {
   const auto fp_path = std::filesystem::path(dir) / "fingerprint.json";
   const bool merge = std::filesystem::exists(fp_path);
   cal::Fingerprint fp = merge ? cal::read_fingerprint(fp_path.string()) : cal::host_fingerprint(c.argv);
+  if (!merge) {
+    // The GPUs measured are the logs', not this machine's; the host fields describe the importing machine.
+    for (const auto& [path, lg] : parsed) {
+      if (lg.gpus.empty() || fp.gpu) continue;
+      fp.gpu = cal::GpuInfo{.device_count = lg.ranks, .name = lg.gpus.front()};
+    }
+    fp.notes.push_back(fp.gpu ? "gpu: named by the imported logs; host_*: the machine that imported them"
+                              : "no GPU named by the imported logs; host_*: the machine that imported them");
+  }
   cal::SampleLog log((std::filesystem::path(dir) / "samples.csv").string());
   for (const auto& [path, log_in] : parsed) {
     int added = 0;

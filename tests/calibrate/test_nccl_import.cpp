@@ -368,3 +368,13 @@ TEST_CASE("the collective comes from the log and its rows before the file name; 
   CHECK(forced.collective == "nccl_reduce_scatter");
   CHECK(forced.derived[0] == "reduce_scatter_perf from --collective");
 }
+
+TEST_CASE("the GPUs a log ran on come from its Rank lines") {
+  CHECK(cal::import_nccl_tests(data("all_reduce_perf_8xA100.txt")).gpus ==
+        std::vector<std::string>{"NVIDIA A100-SXM4-80GB"});
+  CHECK(cal::import_nccl_tests(data("alltoall_2x8xH100.txt")).gpus ==
+        std::vector<std::string>{"NVIDIA H100 80GB HBM3"});
+  CHECK(cal::import_nccl_tests(data("sendrecv_perf_2xRTX4090.json")).gpus ==
+        std::vector<std::string>{"NVIDIA GeForce RTX 4090"});
+  CHECK(cal::import_nccl_tests(data("pasted/unknownGPU_1node_8rank_reduce_scatter_table.log")).gpus.empty());
+}

@@ -2,13 +2,22 @@ cmake_minimum_required(VERSION 3.25)
 # Calibration folders are never damaged by an import or a refit:
 #  1. importing an nccl-tests log into a folder holding a GPU calibration keeps its fingerprint (the GPU
 #     it measured and its quality counts) and notes the import;
-#  2. an import that fails (a missing log) creates nothing;
+#  2. an import that fails (a missing log, a log of other GPUs than the system's) creates nothing;
 #  3. a refit of a folder whose samples.csv holds no samples fails (exit 3) and leaves the profile as it was.
 #   -DLLMSIM=<exe> -DCALIBRATION=<data/calibration/h200-...> -DLOG=<nccl-tests log> -DWORK=<scratch dir>
 file(REMOVE_RECURSE "${WORK}")
 file(MAKE_DIRECTORY "${WORK}")
 file(COPY "${CALIBRATION}/" DESTINATION "${WORK}/cal")
-execute_process(COMMAND ${LLMSIM} calibrate import-nccl-tests ${LOG} --system hgx-h200 --out ${WORK}/cal
+# The log's Rank lines name its GPUs, which must be the system's: the same log as if run on H200s.
+file(READ "${LOG}" log_text)
+string(REGEX REPLACE "NVIDIA A100-SXM4-80GB" "NVIDIA H200" log_text "${log_text}")
+file(WRITE "${WORK}/all_reduce_perf.txt" "${log_text}")
+execute_process(COMMAND ${LLMSIM} calibrate import-nccl-tests ${LOG} --system hgx-h200 --out ${WORK}/refused
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 3 OR EXISTS "${WORK}/refused" OR NOT err MATCHES "the log ran on NVIDIA A100-SXM4-80GB")
+  message(FATAL_ERROR "an A100 log imported against an H200 system: exit ${rc}\n${err}")
+endif()
+execute_process(COMMAND ${LLMSIM} calibrate import-nccl-tests ${WORK}/all_reduce_perf.txt --system hgx-h200 --out ${WORK}/cal
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "import into a calibration folder failed (${rc}): ${err}")

@@ -118,6 +118,16 @@ std::string host_of_rank_line(const std::vector<std::string>& tok) {
   return {};
 }
 
+std::string gpu_of_rank_line(const std::vector<std::string>& tok) {
+  for (std::size_t i = 0; i + 2 < tok.size(); ++i) {
+    if (tok[i] != "device" || tok[i + 2].empty() || tok[i + 2].front() != '[') continue;
+    std::string name;
+    for (std::size_t j = i + 3; j < tok.size(); ++j) name += (name.empty() ? "" : " ") + tok[j];
+    return name;
+  }
+  return {};
+}
+
 // Picks the collective: the binary the log names, else the file name. Throws when neither tells.
 std::string choose_family(const std::string& path, const std::string& starting, const std::set<std::string>& in_log) {
   std::string binary = starting;

@@ -42,6 +42,7 @@ struct RunInfo {
   int nthread = 0, ngpus = 0, iters = 0;
   std::map<int, int> ranks_per_group;                    // from "#  Rank" lines / JSON devices
   std::map<int, std::set<std::string>> hosts_per_group;  // host names of the same
+  std::set<std::string> gpu_names;                       // device names the Rank lines / JSON devices print
   int ranks() const {
     int r = 0;
     for (const auto& [g, c] : ranks_per_group) r = std::max(r, c);
@@ -89,6 +90,10 @@ std::string strip_launcher_prefix(const std::string& line);
 // The host of a "Rank" line's tokens: "... Pid 12345 on HOST device 0 ..." ("" when absent). The
 // format is "on %10s device", so the host is the one token between "on" and "device".
 std::string host_of_rank_line(const std::vector<std::string>& tok);
+
+// The device name of a "Rank" line's tokens: everything after the bus id that follows "device N"
+// ("... device  0 [0x07] NVIDIA A100-SXM4-80GB" -> "NVIDIA A100-SXM4-80GB"; "" when absent).
+std::string gpu_of_rank_line(const std::vector<std::string>& tok);
 
 // Picks the collective: the binary the log names, else the file name. Throws when neither tells.
 std::string choose_family(const std::string& path, const std::string& starting, const std::set<std::string>& in_log);

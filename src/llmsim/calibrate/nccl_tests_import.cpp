@@ -120,6 +120,7 @@ void read_comment_line(ImportState& st, const std::string& t, const Location& lo
       if (const auto g = parse_int(tok[3])) group = static_cast<int>(*g);
     ++st.run.ranks_per_group[group];
     if (const std::string host = host_of_rank_line(tok); !host.empty()) st.run.hosts_per_group[group].insert(host);
+    if (const std::string gpu = gpu_of_rank_line(tok); !gpu.empty()) st.run.gpu_names.insert(gpu);
     return;
   }
   if (std::find(tok.begin(), tok.end(), "size") != tok.end() &&
@@ -309,6 +310,7 @@ NcclTestsLog import_text(const std::string& path, const std::string& text, const
   log.collective = choose_family(path, named, in_log);
   log.ranks = st.run.ranks();
   log.nodes = st.run.nodes();
+  log.gpus.assign(st.run.gpu_names.begin(), st.run.gpu_names.end());
   if (st.run.ranks_per_group.empty()) {
     // No '#  Rank' lines: 'nThread x nGpus' counts one process's GPUs (an MPI run of one GPU per process
     // prints 'nGpus 1'), so what the table itself gives wins when it is more.

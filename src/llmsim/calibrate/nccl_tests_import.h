@@ -18,6 +18,7 @@ struct NcclTestsLog {
   std::vector<Sample> samples;       // one per size: bytes = size, time_s = out-of-place time, group = ranks,
                                      // nodes = nodes
   std::vector<std::string> derived;  // what was not printed but derived or given ("16 ranks from size / count")
+  std::vector<std::string> gpus;     // device names the log prints (Rank lines, JSON devices), distinct
 };
 
 // What the user states about a run the paste leaves out (0 = not stated): `--ranks`, `--nodes`.

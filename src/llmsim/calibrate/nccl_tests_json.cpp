@@ -36,6 +36,10 @@ NcclTestsLog import_json(const std::string& path) {
           const std::string host = trim(d["hostname"].get<std::string>());
           if (!host.empty()) run.hosts_per_group[g].insert(host);
         }
+        if (d.is_object() && d.contains("device_info") && d["device_info"].is_string()) {
+          const std::string gpu = trim(d["device_info"].get<std::string>());
+          if (!gpu.empty()) run.gpu_names.insert(gpu);
+        }
       }
     }
   }
@@ -48,6 +52,7 @@ NcclTestsLog import_json(const std::string& path) {
   log.collective = choose_family(path, starting, {});
   log.ranks = run.ranks();
   log.nodes = run.nodes();
+  log.gpus.assign(run.gpu_names.begin(), run.gpu_names.end());
   if (log.ranks <= 0)
     throw_input(doc.where("config"), "cannot tell how many GPUs ran: no config.nthreads / config.ngpus");
 

@@ -54,6 +54,12 @@ struct CalibrationFits {
   std::optional<RateFit> cpu_adam;        // parameters/s with all host threads
   std::optional<RateFit> host_bandwidth;  // host_triad bytes/s
   std::vector<std::string> notes;         // what could not be fitted, and why
+  // Nothing fitted: a profile written from these fits would be the preset marked calibrated.
+  bool empty() const {
+    return gemm.empty() && !memory && !elementwise && !launch_s && !h2d && !d2h && all_reduce.empty() &&
+           links.empty() && all_reduce_across_nodes.empty() && links_across_nodes.empty() && !network && !cpu_adam &&
+           !host_bandwidth;
+  }
 };
 
 // Fits whatever the samples contain; families with too few points are noted, not errors.
