@@ -1,5 +1,7 @@
 #include "cli_context.h"
 
+#include <cctype>
+
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -85,7 +87,16 @@ void add_run_flags(CLI::App& app, RunFlags& flags) {
       app.add_flag_callback(
           "--no-" + s.name, [&flags, n = s.name] { flags.flags[n] = false; }, "turn off --" + s.name);
     } else {
-      app.add_option(flag, flags.values[s.name], help);
+      // A value that is itself a flag means the value was left out ("--gpus --tp 2"): say so, instead of
+      // CLI11's "unexpected argument '2'" about the value the next flag then lacks.
+      app.add_option(flag, flags.values[s.name], help)
+          ->check(CLI::Validator(
+              [](std::string& v) {
+                const bool is_flag =
+                    v.size() > 1 && v[0] == '-' && (v[1] == '-' || std::isalpha(static_cast<unsigned char>(v[1])));
+                return is_flag ? fmt::format("needs a value; '{}' is the next flag", v) : std::string();
+              },
+              ""));
     }
   }
 }

@@ -86,7 +86,13 @@ void add_serve_flags(CLI::App* sub, ServeCommand& c) {
   sub->add_option("--trace-file", cmd->trace_file, "CSV of requests: arrival_s,input_tokens,output_tokens");
   sub->add_option("--input-dist", cmd->input_dist, "prompt lengths: N | uniform:MIN-MAX | lognormal:MEAN,STD");
   sub->add_option("--output-dist", cmd->output_dist, "output lengths: N | uniform:MIN-MAX | lognormal:MEAN,STD");
-  sub->add_option("--seed", cmd->seed, "seed of the arrival and length draws (default 1)");
+  // CLI11 reads "-1" into an unsigned seed as 2^64 - 1: a negative seed is refused instead.
+  sub->add_option("--seed", cmd->seed, "seed of the arrival and length draws (default 1, 0 to 2^64 - 1)")
+      ->check(CLI::Validator(
+          [](std::string& v) {
+            return !v.empty() && v[0] == '-' ? "must be zero or a positive integer, got " + v : std::string();
+          },
+          ""));
   sub->add_option("--max-num-seqs", cmd->max_num_seqs, "engine: sequences per iteration at most")
       ->check(finite_positive());
   sub->add_option("--max-batched-tokens", cmd->max_batched_tokens, "engine: tokens per iteration at most")
