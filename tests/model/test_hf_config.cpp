@@ -36,10 +36,154 @@ bool contains(const std::string& haystack, const std::string& needle) {
 
 }  // namespace
 
-TEST_CASE("supported model types are the twelve families, in dispatch order") {
+TEST_CASE("supported model types are the seventeen families, in dispatch order") {
   CHECK(supported_model_types() == std::vector<std::string>{"llama", "mistral", "mixtral", "qwen2", "qwen2_moe",
                                                             "qwen3", "qwen3_moe", "phi3", "gpt_neox", "gpt2",
-                                                            "deepseek_v2", "deepseek_v3"});
+                                                            "deepseek_v2", "deepseek_v3", "internlm2", "olmo2",
+                                                            "chatglm", "baichuan", "falcon"});
+}
+
+TEST_CASE("internlm2 (InternLM2.5-7B): fused wqkv, GQA 32/8, no biases, untied; 7.74 B") {
+  const ModelSpec m = load_hf_config(kTestModels + "internlm2_5-7b/config.json");
+  CHECK(m.model_type == "internlm2");
+  CHECK(m.fused_qkv);
+  CHECK(attention_input_projections(m) == 1);
+  CHECK(m.num_kv_heads == 8);
+  CHECK(m.head_dim == 128);
+  CHECK_FALSE(m.qkv_bias);  // "bias": false
+  CHECK_FALSE(m.mlp_bias);
+  CHECK(m.rope_theta == 1000000.0);
+  CHECK_FALSE(m.tied_embeddings);
+  // Per layer: wqkv 4096*(4096 + 2*1024) = 25,165,824 + wo 4096*4096 = 16,777,216 (41,943,040); w1, w3,
+  // w2 3*4096*14336 = 176,160,768; norms 2*4096 = 8,192: 218,112,000 x 32 = 6,979,584,000; + embedding
+  // and output 2*92544*4096 = 758,120,448 + final norm 4096 = 7,737,708,544 (the card's "7B" model).
+  CHECK(count_params(m).total == 7737708544);
+  // InternLM2Config's default bias is True: q, k, v and o get one.
+  const ModelSpec d = from_text(R"({"model_type": "internlm2"})");
+  CHECK(d.qkv_bias);
+  CHECK(d.out_bias);
+  CHECK_FALSE(d.mlp_bias);
+  CHECK(d.vocab == 103168);
+}
+
+TEST_CASE("olmo2 (OLMo-2-1124-7B): q/k RMSNorm over the whole projection, post-norm; 7.30 B") {
+  const ModelSpec m = load_hf_config(kTestModels + "olmo-2-1124-7b/config.json");
+  CHECK(m.model_type == "olmo2");
+  CHECK(m.qk_norm);
+  CHECK(m.qk_norm_full_width);
+  CHECK_FALSE(m.qkv_bias);
+  CHECK(m.dtype == llmsim::DType::FP32);
+  // Per layer: q, k, v, o 4*4096*4096 = 67,108,864; MLP 3*4096*11008 = 135,266,304; norms: the two
+  // post-norms 2*4096 (as many as pre-norm) + q_norm 32*128 + k_norm 32*128 = 16,384 (Qwen3's per-head
+  // norms would be 2*128): 202,391,552 x 32 = 6,476,529,664; + untied embedding and head
+  // 2*100352*4096 = 822,083,584 + final norm 4096 = 7,298,617,344 (OLMo 2 "7B").
+  CHECK(count_layer_params(m, 0).norms == 2 * 4096 + 4096 + 4096);
+  CHECK(count_params(m).total == 7298617344);
+}
+
+TEST_CASE("chatglm (ChatGLM3-6B): MQA with 2 groups, qkv bias only, rotary on half the head; 6.24 B") {
+  const ModelSpec m = load_hf_config(kTestModels + "chatglm3-6b/config.json");
+  CHECK(m.model_type == "chatglm");
+  CHECK(m.num_layers == 28);
+  CHECK(m.vocab == 65024);
+  CHECK(m.ffn_hidden == 13696);
+  CHECK(m.num_kv_heads == 2);
+  CHECK(m.head_dim == 128);
+  CHECK(m.rotary_fraction == 0.5);
+  CHECK(m.max_positions == 8192);
+  CHECK(m.fused_qkv);
+  CHECK(m.fused_gate_up);
+  CHECK(m.qkv_bias);
+  CHECK_FALSE(m.out_bias);
+  CHECK_FALSE(m.mlp_bias);
+  CHECK(m.norm == NormKind::RmsNorm);
+  CHECK_FALSE(m.tied_embeddings);
+  CHECK(m.dtype == llmsim::DType::FP16);
+  // Per layer: query_key_value 4096*(4096 + 2*2*128) + bias 4608 = 18,878,976 + dense 4096*4096 =
+  // 16,777,216 (35,656,192); dense_h_to_4h 4096*2*13696 + dense_4h_to_h 13696*4096 = 168,296,448; norms
+  // 2*4096: 203,960,832 x 28 = 5,710,903,296; + word_embeddings and output_layer 2*65024*4096 =
+  // 532,676,608 + final_layernorm 4096 = 6,243,584,000 (ChatGLM3-"6B").
+  CHECK(count_params(m).total == 6243584000);
+  // rope_ratio scales the base; a prefix encoder and a missing final norm are refused.
+  CHECK(from_text(R"({"model_type": "chatglm", "rope_ratio": 50})").rope_theta == 500000.0);
+  CHECK(contains(error_of([] { from_text(R"({"model_type": "chatglm", "pre_seq_len": 128})"); }).message(),
+                 "pre_seq_len"));
+  CHECK(contains(error_of([] { from_text(R"({"model_type": "chatglm", "post_layer_norm": false})"); }).message(),
+                 "post_layer_norm false"));
+  CHECK(from_text(R"({"model_type": "chatglm", "rmsnorm": false})").norm == NormKind::LayerNorm);
+}
+
+TEST_CASE("baichuan (Baichuan2-7B): fused W_pack, no GQA, RoPE; 13B shapes (ALiBi) are refused; 7.51 B") {
+  const ModelSpec m = load_hf_config(kTestModels + "baichuan2-7b/config.json");
+  CHECK(m.model_type == "baichuan");
+  CHECK(m.fused_qkv);
+  CHECK(m.num_kv_heads == 32);
+  CHECK(m.position == PositionKind::Rope);
+  CHECK_FALSE(m.qkv_bias);
+  CHECK_FALSE(m.tied_embeddings);
+  // Per layer: W_pack 3*4096*4096 + o_proj 4096*4096 = 67,108,864; MLP 3*4096*11008 = 135,266,304; norms
+  // 2*4096: 202,383,360 x 32 = 6,476,267,520; + embedding and lm_head 2*125696*4096 = 1,029,701,632 +
+  // final norm 4096 = 7,505,973,248 (Baichuan2-"7B").
+  CHECK(count_params(m).total == 7505973248);
+  // Baichuan2-13B (hidden 5120, 40 layers) uses ALiBi: refused at hidden_size, not silently rotated.
+  const Error e = error_of([] {
+    from_text(R"({"model_type": "baichuan", "hidden_size": 5120, "num_hidden_layers": 40, "num_attention_heads": 40})");
+  });
+  CHECK(e.kind() == ErrorKind::Input);
+  CHECK(e.where().key == "hidden_size");
+  CHECK(contains(e.message(), "ALiBi"));
+  // num_key_value_heads is not a Baichuan key: ignored, as the modelling code does.
+  CHECK(from_text(R"({"model_type": "baichuan", "num_key_value_heads": 8})").num_kv_heads == 32);
+}
+
+TEST_CASE("falcon (Falcon-40B-instruct): new decoder architecture, 8 KV heads, ln_attn + ln_mlp, tied; 41.3 B") {
+  const ModelSpec m = load_hf_config(kTestModels + "falcon-40b-instruct/config.json");
+  CHECK(m.model_type == "falcon");
+  CHECK(m.num_heads == 128);
+  CHECK(m.num_kv_heads == 8);
+  CHECK(m.head_dim == 64);
+  CHECK(m.ffn_hidden == 4 * 8192);
+  CHECK(m.norm == NormKind::LayerNorm);
+  CHECK(m.mlp == MlpKind::Plain);
+  CHECK(m.activation == "gelu");
+  CHECK(m.parallel_residual);
+  CHECK_FALSE(m.shared_block_norm);
+  CHECK(m.fused_qkv);
+  CHECK_FALSE(m.qkv_bias);
+  CHECK(m.tied_embeddings);  // no tie_word_embeddings key: PretrainedConfig's True
+  // Per layer: query_key_value 8192*(128 + 2*8)*64 = 75,497,472 + dense 8192*8192 = 67,108,864
+  // (142,606,336); dense_h_to_4h and dense_4h_to_h 2*8192*32768 = 536,870,912; ln_attn and ln_mlp
+  // 2*2*8192 = 32,768: 679,510,016 x 60 = 40,770,600,960; + tied word_embeddings 65024*8192 =
+  // 532,676,608 + ln_f 2*8192 = 41,303,293,952 (the card's "40B").
+  CHECK(count_layer_params(m, 0).norms == 4 * 8192);
+  CHECK(count_params(m).total == 41303293952);
+}
+
+TEST_CASE("falcon: Falcon-7B's multi-query layout with one input_layernorm; ALiBi and broken layouts refused") {
+  // FalconConfig's defaults are a falcon-7b shape: 32 layers of 4544, 71 heads of 64, multi_query.
+  const ModelSpec m = from_text(R"({"model_type": "falcon"})");
+  CHECK(m.num_kv_heads == 1);
+  CHECK(m.head_dim == 64);
+  CHECK(m.shared_block_norm);
+  // Per layer: query_key_value 4544*(4544 + 2*64) = 21,229,568 + dense 4544^2 = 20,647,936; MLP
+  // 8*4544^2 = 165,183,488; one input_layernorm 2*4544 = 9,088: 207,070,080 x 32 = 6,626,242,560; + tied
+  // embedding 65024*4544 = 295,469,056 + ln_f 9,088 = 6,921,720,704 (Falcon-"7B").
+  CHECK(count_layer_params(m, 0).norms == 2 * 4544);
+  CHECK(count_params(m).total == 6921720704);
+  // Without multi_query every head has its own K and V; without parallel_attn two sequential norms.
+  CHECK(from_text(R"({"model_type": "falcon", "multi_query": false})").num_kv_heads == 71);
+  const ModelSpec seq = from_text(R"({"model_type": "falcon", "parallel_attn": false})");
+  CHECK_FALSE(seq.parallel_residual);
+  CHECK(count_layer_params(seq, 0).norms == 2 * 2 * 4544);
+  const Error alibi = error_of([] { from_text(R"({"model_type": "falcon", "alibi": true})"); });
+  CHECK(alibi.where().key == "alibi");
+  CHECK(contains(alibi.message(), "ALiBi"));
+  CHECK(contains(error_of([] {
+                   from_text(R"({"model_type": "falcon", "new_decoder_architecture": true, "parallel_attn": false})");
+                 }).message(),
+                 "builds no ln_attn"));
+  CHECK(from_text(R"({"model_type": "falcon", "new_decoder_architecture": true, "num_ln_in_parallel_attn": 1})")
+            .shared_block_norm);
 }
 
 TEST_CASE("deepseek_v3 (DeepSeek-R1): MLA, 256 routed + 1 shared expert after 3 dense layers; 671 B, 37 B active") {

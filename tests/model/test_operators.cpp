@@ -614,3 +614,41 @@ TEST_CASE("multi-head latent attention: the inventory holds the parameter count;
   CHECK(attention_shape(llama, 8).prefill_flops_per_pair == doctest::Approx(4.0 * 8 * 128));
   CHECK(attention_shape(llama, 8).cache_row == doctest::Approx(2.0 * 1 * 128));
 }
+
+TEST_CASE("internlm2, olmo2, chatglm, baichuan, falcon: a layer's inventory weights are its parameter count") {
+  const std::string dir = std::string(LLMSIM_TEST_DATA_DIR) + "/models/";
+  InventoryParams p;
+  p.micro_batch = 1;
+  p.q_len = 512;
+  const auto weights = [](const LayerInventory& inv) {
+    double w = 0;
+    for (const auto& op : inv.ops) w += static_cast<double>(op.weight_params);
+    return w;
+  };
+  for (const char* name : {"internlm2_5-7b", "olmo-2-1124-7b", "chatglm3-6b", "baichuan2-7b", "falcon-40b-instruct"}) {
+    CAPTURE(name);
+    const ModelSpec m = load_hf_config(dir + name + "/config.json");
+    CHECK(weights(layer_ops(m, p, 0)) == doctest::Approx(static_cast<double>(count_layer_params(m, 0).total())));
+  }
+  // OLMo-2's full-width q/k norms: q_dim + kv_dim scales, split with the heads under TP.
+  const ModelSpec olmo = load_hf_config(dir + "olmo-2-1124-7b/config.json");
+  const auto qk_weights = [&](std::int64_t tp) {
+    InventoryParams q = p;
+    q.tp = tp;
+    const auto inv = layer_ops(olmo, q, 0);
+    const auto it =
+        std::find_if(inv.ops.begin(), inv.ops.end(), [](const Operator& op) { return op.name == "attn.qk_norm"; });
+    REQUIRE(it != inv.ops.end());
+    return it->weight_params;
+  };
+  CHECK(qk_weights(1) == 4096 + 4096);
+  CHECK(qk_weights(4) == (4096 + 4096) / 4);
+  // Falcon-7B's one input_layernorm feeds both blocks: no mlp.norm, and the count agrees.
+  const ModelSpec f7 = model_from_hf_json(JsonDocument{
+      .file = "mem.json",
+      .text = "{}",
+      .root = nlohmann::json::parse(R"({"model_type": "falcon", "multi_query": true, "parallel_attn": true})")});
+  const auto inv7 = layer_ops(f7, p, 0);
+  CHECK(std::none_of(inv7.ops.begin(), inv7.ops.end(), [](const Operator& op) { return op.name == "mlp.norm"; }));
+  CHECK(weights(inv7) == doctest::Approx(static_cast<double>(count_layer_params(f7, 0).total())));
+}

@@ -65,7 +65,9 @@ LayerActivations layer_activations(const model::ModelSpec& m, const ActivationPa
   }
 
   // MLP block: norm input and first-GEMM input replicated; intermediates split.
-  a.replicated += (resid + eager_norm) * tokens * h + mlp_inputs * beta * tokens * h + mask * tokens * h;
+  // Without its own norm (Falcon-7B's shared input_layernorm) the MLP saves no norm input.
+  a.replicated += (m.shared_block_norm ? 0.0 : (resid + eager_norm) * tokens * h) + mlp_inputs * beta * tokens * h +
+                  mask * tokens * h;
   const auto mlp_intermediates = [&](double ffn, double toks) {
     // Gated (SwiGLU): gate output, up output, act(gate), and their product (down input) = 4 tensors;
     // plain (GELU): activation input and output = 2 tensors (Korthikanti's 8sbh + 8sbh at ffn = 4h).

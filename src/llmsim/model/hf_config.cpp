@@ -460,12 +460,177 @@ ModelSpec read_deepseek(const Reader& r, bool v3) {
 ModelSpec read_deepseek_v2(const Reader& r) { return read_deepseek(r, false); }
 ModelSpec read_deepseek_v3(const Reader& r) { return read_deepseek(r, true); }
 
+// InternLM2 / InternLM2.5 (the checkpoints' own configuration_internlm2.py and modeling_internlm2.py, as
+// internlm/internlm2_5-7b ships them): a Llama decoder whose attention is one fused wqkv of
+// (num_heads + 2 * num_key_value_heads) * head_dim outputs and wo, both with `bias` (InternLM2Config
+// default True); the MLP's w1, w3 (gate, up) and w2 (down) never have one; attention_norm and ffn_norm
+// are RMSNorms; output (the head) is untied unless tie_word_embeddings. head_dim = hidden / heads.
+// Defaults: InternLM2Config (vocab 103168, 4096, 11008, 32 layers, 32 heads, KV None = heads, 2048
+// positions, rope_theta 10000). rope_scaling (dynamic NTK) changes no shape.
+ModelSpec read_internlm2(const Reader& r) {
+  ModelSpec m = read_llama_like(r, {103168, 4096, 11008, 32, 32, 0, 2048, 10000.0});
+  m.fused_qkv = true;  // wqkv
+  m.qkv_bias = m.out_bias = r.boolean("bias", true);
+  m.mlp_bias = false;
+  return m;
+}
+
+// OLMo-2 (transformers' Olmo2Config / modeling_olmo2.py): a Llama decoder with attention_bias on q, k, v
+// and o alike (default none), q_norm and k_norm RMSNorms over the WHOLE projected query
+// (num_heads * head_dim) and key (num_kv_heads * head_dim) before RoPE, and the block norms placed after
+// attention and after the MLP (post_attention_layernorm, post_feedforward_layernorm on the block
+// outputs, before the residual add): the same two hidden-sized scales per layer as pre-norm, so the
+// count and the inventory's kernels are those of a pre-norm layer. Olmo2Config defaults: vocab 50304,
+// 4096, 11008, 32 layers, 32 heads, KV None = heads, 2048 positions, rope_theta 10000.
+ModelSpec read_olmo2(const Reader& r) {
+  ModelSpec m = read_llama_like(r, {50304, 4096, 11008, 32, 32, 0, 2048, 10000.0});
+  m.qkv_bias = m.out_bias = r.boolean("attention_bias", false);
+  m.qk_norm = m.qk_norm_full_width = true;
+  return m;
+}
+
+// ChatGLM2 / ChatGLM3 (THUDM's configuration_chatglm.py and modeling_chatglm.py, shipped with
+// THUDM/chatglm3-6b): num_layers GLMBlocks of input_layernorm, one fused query_key_value (num_heads *
+// kv_channels queries, multi_query_group_num KV heads of kv_channels when multi_query_attention, else
+// one per head; bias when add_bias_linear or add_qkv_bias), dense (bias add_bias_linear),
+// post_attention_layernorm and an MLP whose dense_h_to_4h emits 2 * ffn_hidden_size for SwiGLU (the
+// fused gate and up) and dense_4h_to_h (bias add_bias_linear). RMSNorm when rmsnorm, else LayerNorm;
+// final_layernorm when post_layer_norm; output_layer is a separate padded_vocab_size head. RoPE: the
+// model builds RotaryEmbedding(kv_channels // 2) and apply_rotary_pos_emb rotates only those first
+// kv_channels / 2 dims of each head (rotary_fraction 0.5, whatever original_rope says: that key picks
+// the rotation formula, not its width), base 10000 * rope_ratio. The config's defaults (ChatGLMConfig:
+// 28 layers, padded vocab 65024, 4096, ffn 13696, kv_channels 128, 32 heads, seq_length 2048, no MQA,
+// one group) are from a copy of configuration_chatglm.py, not THUDM's own file, which was not at hand.
+ModelSpec read_chatglm(const Reader& r) {
+  ModelSpec m;
+  m.num_layers = r.dimension("num_layers", 28, kMaxLayers);
+  // ChatGLMConfig stores padded_vocab_size as vocab_size too; the embedding and head use the padded size.
+  m.vocab = r.dimension(r.get("padded_vocab_size") || !r.get("vocab_size") ? "padded_vocab_size" : "vocab_size", 65024);
+  m.hidden = r.dimension("hidden_size", 4096);
+  m.ffn_hidden = r.dimension("ffn_hidden_size", 13696);
+  m.num_heads = r.dimension("num_attention_heads", 32);
+  m.head_dim = r.get("kv_channels") ? r.positive("kv_channels", 128) : m.hidden / m.num_heads;
+  if (!r.get("kv_channels") && m.hidden % m.num_heads != 0)
+    r.fail("num_attention_heads", fmt::format("num_attention_heads ({}) must divide hidden_size ({}) when "
+                                              "kv_channels is not given",
+                                              m.num_heads, m.hidden));
+  m.num_kv_heads = r.boolean("multi_query_attention", false) ? r.positive("multi_query_group_num", 1) : m.num_heads;
+  if (m.num_heads % m.num_kv_heads != 0)
+    r.fail("multi_query_group_num",
+           fmt::format("multi_query_group_num ({}) must divide num_attention_heads ({})", m.num_kv_heads, m.num_heads));
+  if (m.head_dim % 4 != 0)
+    r.fail("kv_channels",
+           fmt::format("kv_channels ({}) must be a multiple of 4: RoPE rotates pairs in its first half", m.head_dim));
+  m.max_positions = r.positive("seq_length", 2048);
+  m.norm = r.boolean("rmsnorm", true) ? NormKind::RmsNorm : NormKind::LayerNorm;
+  if (!r.boolean("post_layer_norm", true))
+    r.fail("post_layer_norm",
+           "post_layer_norm false (no final norm) is not modelled; released ChatGLM2/3 "
+           "checkpoints set it true");
+  if (r.get("pre_seq_len")) r.fail("pre_seq_len", "a P-tuning v2 prefix encoder (pre_seq_len) is not modelled");
+  m.mlp = MlpKind::Gated;
+  m.activation = "silu";  // swiglu: silu(x0) * x1 over the two halves of dense_h_to_4h
+  m.fused_qkv = m.fused_gate_up = true;
+  const bool linear_bias = r.boolean("add_bias_linear", false);
+  m.qkv_bias = linear_bias || r.boolean("add_qkv_bias", false);
+  m.out_bias = m.mlp_bias = linear_bias;
+  m.position = PositionKind::Rope;
+  m.rotary_fraction = 0.5;
+  const double ratio = r.number("rope_ratio", 1.0);
+  if (ratio <= 0.0) r.fail("rope_ratio", fmt::format("rope_ratio must be positive, got {}", ratio));
+  m.rope_theta = 10000.0 * ratio;
+  // output_layer is its own Linear; chatglm3-6b states tie_word_embeddings false. Whether a config
+  // without the key would be tied was not verified: absent reads as untied, the released layout.
+  m.tied_embeddings = r.boolean("tie_word_embeddings", false);
+  m.dropout = std::max(r.probability("attention_dropout", 0.0), r.probability("hidden_dropout", 0.0));
+  return m;
+}
+
+// Baichuan and Baichuan2 (the checkpoints' own configuration_baichuan.py and modeling_baichuan.py): a
+// Llama decoder with one fused W_pack (3 * hidden, no bias), o_proj, gate/up/down without biases, RMSNorms,
+// no grouped-query attention (num_key_value_heads is not read), an untied lm_head (Baichuan2's NormHead
+// normalises the same vocab x hidden weight). The 7B models rotate (RoPE); the 13B models (Baichuan-13B,
+// Baichuan2-13B: hidden 5120, 40 layers) ship a different modelling file that adds ALiBi biases instead,
+// under the same model_type. vLLM's baichuan.py tells them apart by hidden_size == 4096 (RoPE) and
+// otherwise uses ALiBi; so do we, and refuse ALiBi. BaichuanConfig defaults: vocab 64000, 4096, 11008,
+// 32 layers, 32 heads, 4096 positions.
+ModelSpec read_baichuan(const Reader& r) {
+  ModelSpec m = read_llama_like(r, {64000, 4096, 11008, 32, 32, -1, 4096, 10000.0});
+  if (m.hidden != 4096)
+    r.fail("hidden_size", fmt::format("hidden_size {} is a Baichuan-13B shape, which uses ALiBi position biases "
+                                      "instead of RoPE; ALiBi positions are not modelled (only hidden_size 4096, "
+                                      "the rotary 7B models, loads)",
+                                      m.hidden));
+  m.fused_qkv = true;  // W_pack
+  return m;
+}
+
+// Falcon (transformers' FalconConfig / modeling_falcon.py): LayerNorm, a plain MLP (dense_h_to_4h of
+// ffn_hidden_size, default 4 * hidden, activation default gelu, dense_4h_to_h), one fused query_key_value
+// and dense, `bias` on every linear layer (default none), RoPE on the whole head (head_dim = hidden /
+// heads), the head tied to word_embeddings unless tie_word_embeddings is false (PretrainedConfig default
+// true). KV heads: num_kv_heads with new_decoder_architecture (Falcon-40B/180B), one with multi_query
+// (Falcon-7B), else one per head. Layers: parallel_attn sums attention and MLP of the same input; then
+// FalconDecoderLayer builds ln_attn and ln_mlp when num_ln_in_parallel_attn is 2 (None means 2 with
+// new_decoder_architecture) and one input_layernorm for both otherwise (Falcon-7B); without
+// parallel_attn, input_layernorm and post_attention_layernorm in sequence. FalconConfig defaults (a
+// falcon-7b shape): vocab 65024, 4544, 32 layers, 71 heads, 2048 positions, rope_theta 10000.
+ModelSpec read_falcon(const Reader& r) {
+  if (r.boolean("alibi", false))
+    r.fail("alibi", "ALiBi position biases (alibi true, Falcon-RW) are not modelled; only rotary Falcon loads");
+  ModelSpec m;
+  m.vocab = r.dimension("vocab_size", 65024);
+  m.hidden = r.dimension("hidden_size", 4544);
+  m.num_layers = r.dimension("num_hidden_layers", 32, kMaxLayers);
+  m.num_heads = r.dimension("num_attention_heads", 71);
+  if (m.hidden % m.num_heads != 0)
+    r.fail("num_attention_heads",
+           fmt::format("num_attention_heads ({}) must divide hidden_size ({})", m.num_heads, m.hidden));
+  m.head_dim = m.hidden / m.num_heads;
+  const bool new_arch = r.boolean("new_decoder_architecture", false);
+  if (new_arch) {
+    m.num_kv_heads = r.positive("num_kv_heads", m.num_heads);
+  } else {
+    m.num_kv_heads = r.boolean("multi_query", true) ? 1 : m.num_heads;
+  }
+  if (m.num_heads % m.num_kv_heads != 0)
+    r.fail("num_kv_heads",
+           fmt::format("num_kv_heads ({}) must divide num_attention_heads ({})", m.num_kv_heads, m.num_heads));
+  m.parallel_residual = r.boolean("parallel_attn", true);
+  const std::int64_t norms = r.integer("num_ln_in_parallel_attn", new_arch ? 2 : 1);
+  if (norms != 1 && norms != 2)
+    r.fail("num_ln_in_parallel_attn", fmt::format("num_ln_in_parallel_attn must be 1 or 2, got {}", norms));
+  // FalconDecoderLayer.forward reads ln_attn exactly when new_decoder_architecture and two norms; the
+  // layouts that build other norms than forward reads fail in transformers too.
+  if (new_arch && !m.parallel_residual)
+    r.fail("parallel_attn",
+           "new_decoder_architecture with parallel_attn false builds no ln_attn, which "
+           "FalconDecoderLayer.forward reads");
+  if (!new_arch && m.parallel_residual && norms == 2)
+    r.fail("num_ln_in_parallel_attn",
+           "num_ln_in_parallel_attn 2 needs new_decoder_architecture: without it "
+           "FalconDecoderLayer.forward reads input_layernorm, which is not built");
+  m.shared_block_norm = m.parallel_residual && norms == 1;
+  m.ffn_hidden = r.dimension("ffn_hidden_size", 4 * m.hidden);
+  m.max_positions = r.positive("max_position_embeddings", 2048);
+  m.norm = NormKind::LayerNorm;
+  m.mlp = MlpKind::Plain;
+  m.activation = r.string("activation", "gelu");
+  m.position = PositionKind::Rope;
+  m.rope_theta = read_rope_theta(r, "rope_theta", 10000.0);
+  m.fused_qkv = true;  // query_key_value
+  m.qkv_bias = m.out_bias = m.mlp_bias = r.boolean("bias", false);
+  m.tied_embeddings = r.boolean("tie_word_embeddings", true);
+  m.dropout = std::max(r.probability("attention_dropout", 0.0), r.probability("hidden_dropout", 0.0));
+  return m;
+}
+
 using Builder = ModelSpec (*)(const Reader&);
 struct Family {
   std::string_view model_type;
   Builder build;
 };
-constexpr std::array<Family, 12> kFamilies{{{"llama", read_llama},
+constexpr std::array<Family, 17> kFamilies{{{"llama", read_llama},
                                             {"mistral", read_mistral},
                                             {"mixtral", read_mixtral},
                                             {"qwen2", read_qwen2},
@@ -476,7 +641,12 @@ constexpr std::array<Family, 12> kFamilies{{{"llama", read_llama},
                                             {"gpt_neox", read_gpt_neox},
                                             {"gpt2", read_gpt2},
                                             {"deepseek_v2", read_deepseek_v2},
-                                            {"deepseek_v3", read_deepseek_v3}}};
+                                            {"deepseek_v3", read_deepseek_v3},
+                                            {"internlm2", read_internlm2},
+                                            {"olmo2", read_olmo2},
+                                            {"chatglm", read_chatglm},
+                                            {"baichuan", read_baichuan},
+                                            {"falcon", read_falcon}}};
 
 // torch_dtype (transformers < 4.56) or dtype (newer). Without either, transformers loads float32.
 DType read_dtype(const Reader& text, const Reader& root) {

@@ -85,10 +85,15 @@ struct ModelSpec {
   bool out_bias = false;  // bias on the attention output projection
   bool mlp_bias = false;  // biases on the MLP projections
   bool tied_embeddings = false;
-  bool parallel_residual = false;  // gpt_neox: attention and MLP read the same input
+  bool parallel_residual = false;  // gpt_neox, falcon: attention and MLP read the same input
+  // With parallel_residual: one norm feeds both blocks (Falcon-7B's input_layernorm), not one each.
+  bool shared_block_norm = false;
   // RMSNorm over each head's query and key after the projection (Qwen3's q_norm / k_norm: one head_dim
   // scale each, shared by the heads), before RoPE.
   bool qk_norm = false;
+  // With qk_norm: the norms span the whole projected query (num_heads * head_dim) and key
+  // (num_kv_heads * head_dim), one scale per element (OLMo-2's q_norm / k_norm), not one head_dim each.
+  bool qk_norm_full_width = false;
   // One projection reads the attention block's normed input (a fused QKV: GPT-2 c_attn, GPT-NeoX
   // query_key_value, Phi-3 qkv_proj) rather than q_proj, k_proj and v_proj; and one the MLP's
   // (Phi-3 gate_up_proj) rather than gate_proj and up_proj. Only eager glue (per-projection casts)

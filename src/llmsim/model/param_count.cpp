@@ -50,6 +50,11 @@ void moe_params(const ModelSpec& m, std::int64_t& total, std::int64_t& active) {
 
 }  // namespace
 
+std::int64_t qk_norm_params(const ModelSpec& m) {
+  if (!m.qk_norm) return 0;
+  return m.qk_norm_full_width ? m.q_dim() + m.kv_dim() : 2 * m.head_dim;
+}
+
 LayerParams count_layer_params(const ModelSpec& m, std::int64_t layer_index) {
   LayerParams p;
   p.attention = attention_params(m);
@@ -58,9 +63,10 @@ LayerParams count_layer_params(const ModelSpec& m, std::int64_t layer_index) {
   } else {
     p.mlp = p.mlp_active = mlp_params(m, m.ffn_hidden);
   }
-  // Every family here has two norms per layer (before attention and before the MLP); a parallel
-  // residual (gpt_neox) still keeps both.
-  p.norms = 2 * norm_params(m) + (m.qk_norm ? 2 * m.head_dim : 0);
+  // Two norms per layer (before attention and before the MLP, or after them in OLMo-2: the same
+  // weights); a parallel residual keeps both (gpt_neox, Falcon-40B's ln_attn and ln_mlp) unless one
+  // feeds both blocks (Falcon-7B's input_layernorm).
+  p.norms = (m.shared_block_norm ? 1 : 2) * norm_params(m) + qk_norm_params(m);
   // MLA's q_a_layernorm and kv_a_layernorm over the latents.
   if (m.mla.enabled()) p.norms += m.mla.q_lora_rank + m.mla.kv_lora_rank;
   p.linear = p.attention + p.mlp;

@@ -30,6 +30,8 @@ struct ParamCounts {
   std::int64_t mtp = 0;            // multi-token prediction modules, apart from total (ModelSpec::mtp_layers)
 };
 
+// The q/k norms' weights of one layer: 2 * head_dim per-head (Qwen3), q_dim + kv_dim full-width (OLMo-2).
+std::int64_t qk_norm_params(const ModelSpec& m);
 LayerParams count_layer_params(const ModelSpec& m, std::int64_t layer_index);
 ParamCounts count_params(const ModelSpec& m);
 

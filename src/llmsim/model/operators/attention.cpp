@@ -155,7 +155,10 @@ void add_attention(const Ctx& c, std::vector<Operator>& ops) {
                             2 * elems * c.a + params * c.wdense + stats, 2 * kRmsNormFlops * elems,
                             3 * elems * c.a + 2 * params * c.wdense + stats);
     qk.bwd_weight_flops = 2 * elems;
-    qk.weight_params = static_cast<i64>(params);
+    // OLMo-2's norms span the whole projection: the rank holds the scales of its query and key heads
+    // (the traffic above stays the per-head estimate; the scales are a few KiB either way).
+    qk.weight_params = m.qk_norm_full_width ? (m.num_heads / c.tp + kv_heads_per_rank(m, c.tp)) * m.head_dim
+                                            : static_cast<i64>(params);
     ops.push_back(qk);
   }
   if (m.position == PositionKind::Rope) {

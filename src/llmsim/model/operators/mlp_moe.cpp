@@ -63,7 +63,8 @@ void add_ffn(const Ctx& c, std::vector<Operator>& ops, const std::string& prefix
 
 void add_mlp(const Ctx& c, std::vector<Operator>& ops) {
   if (c.m.ffn_hidden == 0) return;  // a dense layer without MLP (only possible in hand-made specs)
-  ops.push_back(norm_op(c, "mlp.norm", c.Tn));
+  // Falcon-7B's MLP reads the attention block's normed input (one input_layernorm per layer).
+  if (!c.m.shared_block_norm) ops.push_back(norm_op(c, "mlp.norm", c.Tn));
   add_sp_gather(c, ops, "mlp", Module::Mlp);
   add_input_casts(c, ops, "mlp", Module::Mlp, dbl(c.T), mlp_input_projections(c.m));
   add_ffn(c, ops, "mlp.", Module::Mlp, c.m.ffn_hidden / c.tp, dbl(c.T), 1, 1);
