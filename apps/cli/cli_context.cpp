@@ -126,8 +126,12 @@ void reject_extras(const CLI::App& app) {
     for (const auto& n : o->get_lnames()) names.push_back("--" + n);
   const std::string& bad = extras.front();
   const bool looks_like_flag = bad.rfind("-", 0) == 0;
+  // The command as typed: "plan serve", not just its last word.
+  std::string command = app.get_name();
+  for (const CLI::App* p = app.get_parent(); p && p->get_parent(); p = p->get_parent())
+    command = p->get_name() + " " + command;
   throw_usage(bad, (looks_like_flag ? "unknown flag '" : "unexpected argument '") + bad + "'" +
-                       did_you_mean(bad, names) + " (see " + app.get_name() + " --help)");
+                       did_you_mean(bad, names) + " (see " + command + " --help)");
 }
 
 std::string describe_run(const sim::RunSpec& r) {
@@ -197,5 +201,33 @@ bool print_run_header(const std::string& command, const std::string& model, cons
 }
 
 std::string gib(double bytes) { return fmt::format("{:.2f}", bytes / units::GiB); }
+
+// A token count with an optional SI suffix: 1e12, 300B (= G), 2T, 500M, 8K (case-insensitive); one
+// grammar for train, search and plan.
+double parse_tokens(const std::string& text) {
+  std::string t = text;
+  double mult = 1;
+  if (!t.empty()) {
+    const char s = static_cast<char>(std::toupper(static_cast<unsigned char>(t.back())));
+    if (s == 'K' || s == 'M' || s == 'B' || s == 'G' || s == 'T') {
+      mult = s == 'K' ? 1e3 : s == 'M' ? 1e6 : s == 'T' ? 1e12 : 1e9;
+      t.pop_back();
+    }
+  }
+  std::size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(t, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != t.size() || !(v > 0) || !std::isfinite(v))
+    throw_usage("--tokens", fmt::format("--tokens '{}': must be a positive number such as 1e12, 300B or 2T", text));
+  // 1e16 tokens is ~700x the largest published pre-training runs (Llama 3: 15.6T); past it the step and
+  // day counts stop meaning anything.
+  if (v * mult > 1e16)
+    throw_usage("--tokens", fmt::format("--tokens '{}' = {:.3g} tokens: at most 1e16 (10,000 T)", text, v * mult));
+  return v * mult;
+}
 
 }  // namespace llmsim::cli

@@ -72,4 +72,7 @@ nlohmann::json run_header_json(const std::string& command, const std::string& mo
 // "12.34" GiB with two decimals.
 std::string gib(double bytes);
 
+// A positive token count as users write it: 1e12, 300B, 2T, 500M, 8K; --tokens usage errors otherwise.
+double parse_tokens(const std::string& text);
+
 }  // namespace llmsim::cli

@@ -475,6 +475,11 @@ Runner add_calibrate_command(CLI::App& app, int argc, char** argv) {
   fit->add_option("--data-dir", cmd->common.data_dir, "folder with models/ and hardware/ presets");
   return [cmd, sub, imp, refit, fit]() -> int {
     reject_extras(*sub);
+    // calibrate's results are the files it writes; its stdout is a report for people.
+    if (cmd->common.json || cmd->common.csv)
+      throw_usage(cmd->common.json ? "--json" : "--csv",
+                  "calibrate writes its results as files (samples.csv, fingerprint.json, the profile TOML); its "
+                  "stdout is a text report");
     if (imp->parsed()) return run_import(*cmd);
     if (fit->parsed()) return run_fit_runs(*cmd);
     if (refit->parsed()) return run_refit(*cmd);

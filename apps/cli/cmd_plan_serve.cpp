@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "cli_context.h"
 #include "commands.h"
@@ -43,6 +44,7 @@ struct PlanServeCommand {
   double price = 0;
   std::string data_dir;
   bool csv = false;
+  bool json = false;
 };
 
 // Every evaluated candidate, one CSV line each (schema_version first, as the other commands' CSV).
@@ -56,6 +58,51 @@ void print_csv(const sim::ServePlan& plan) {
                              k.pp, model::weight_quant_name(k.weight_quant), dtype_name(k.kv_dtype), k.max_num_seqs,
                              k.chunked_prefill ? 1 : 0, k.feasible ? 1 : 0, k.replicas, k.gpus, k.ttft_p99_s,
                              k.tpot_p99_s, k.output_tokens_per_s, k.cost_per_hour, k.pareto ? 1 : 0, csv_field(k.why));
+}
+
+// The plan as JSON: the question as an object (model, rate, SLOs, lengths, what was considered) and
+// every evaluated candidate, feasible first, with the fields of the CSV.
+void print_json(const model::ModelSpec& m, const std::vector<hardware::SystemSpec>& systems,
+                const sim::ServePlanSpec& spec, const sim::ServePlan& plan) {
+  nlohmann::json j;
+  j["schema_version"] = sim::kResultSchemaVersion;
+  j["command"] = "plan serve";
+  nlohmann::json q{{"model", m.name},
+                   {"rate_per_s", spec.rate},
+                   {"slo_ttft_p99_s", spec.slo_ttft_p99_s},
+                   {"slo_tpot_p99_s", spec.slo_tpot_p99_s},
+                   {"input_len", spec.input.describe()},
+                   {"output_len", spec.output.describe()},
+                   {"precision", dtype_name(spec.precision)},
+                   {"max_gpus", spec.max_gpus},
+                   {"requests_per_replica", spec.requests_per_replica},
+                   {"price_per_gpu_hour", spec.price_per_gpu_hour}};
+  for (const auto& s : systems) q["systems"].push_back(s.name);
+  for (const auto e : spec.engines) q["engines"].push_back(sim::serving_engine_name(e));
+  q["tp"] = spec.tps;
+  q["pp"] = spec.pps;
+  j["question"] = q;
+  j["found"] = plan.found();
+  j["candidates"] = nlohmann::json::array();
+  for (const auto& k : plan.candidates)
+    j["candidates"].push_back({{"system", k.system},
+                               {"engine", sim::serving_engine_name(k.engine)},
+                               {"tp", k.tp},
+                               {"pp", k.pp},
+                               {"weight_quant", model::weight_quant_name(k.weight_quant)},
+                               {"kv_dtype", dtype_name(k.kv_dtype)},
+                               {"max_num_seqs", k.max_num_seqs},
+                               {"chunked_prefill", k.chunked_prefill},
+                               {"feasible", k.feasible},
+                               {"replicas", k.replicas},
+                               {"gpus", k.gpus},
+                               {"ttft_p99_s", k.ttft_p99_s},
+                               {"tpot_p99_s", k.tpot_p99_s},
+                               {"output_tokens_per_s", k.output_tokens_per_s},
+                               {"cost_per_hour", k.cost_per_hour},
+                               {"pareto", k.pareto},
+                               {"why", k.why}});
+  std::cout << j.dump(2) << "\n";
 }
 
 // The non-empty items of a comma-separated flag value.
@@ -194,6 +241,10 @@ int run(const PlanServeCommand& c) {
     print_csv(plan);
     return plan.found() ? 0 : 1;
   }
+  if (c.json) {
+    print_json(m, systems, spec, plan);
+    return plan.found() ? 0 : 1;
+  }
   print_table(c, m, spec, plan);
   return plan.found() ? 0 : 1;
 }
@@ -226,7 +277,9 @@ Runner add_plan_serve_subcommand(CLI::App& plan_top) {
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1000000}));
   sub->add_option("--price-per-gpu-hour", cmd->price, "price of one GPU-hour, for the cost column");
   sub->add_option("--data-dir", cmd->data_dir, "folder with models/ and hardware/ presets");
-  sub->add_flag("--csv", cmd->csv, "every evaluated candidate as CSV on stdout (schema_version first)");
+  auto* csv = sub->add_flag("--csv", cmd->csv, "every evaluated candidate as CSV on stdout (schema_version first)");
+  sub->add_flag("--json", cmd->json, "the question and every evaluated candidate as JSON on stdout (schema_version)")
+      ->excludes(csv);
   return [cmd, sub]() -> int {
     reject_extras(*sub);
     return run(*cmd);

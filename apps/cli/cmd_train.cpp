@@ -25,7 +25,7 @@ struct TrainCommand {
   CommonOptions common;
   RunFlags flags;
   std::int64_t steps = 0;
-  double tokens = 0;
+  std::string tokens;  // --tokens as written (1e12, 300B, 2T)
   double price = 0;
   std::string trace;
   std::string bands;
@@ -169,8 +169,8 @@ Runner add_train_command(CLI::App& app) {
   add_run_flags(*sub, cmd->flags);
   sub->add_option("--steps", cmd->steps, "report the time (and cost) of this many optimizer steps")
       ->check(finite_positive());
-  sub->add_option("--tokens", cmd->tokens, "report the time (and cost) to train this many tokens, e.g. 1e12")
-      ->check(finite_positive());
+  sub->add_option("--tokens", cmd->tokens,
+                  "report the time (and cost) to train this many tokens, e.g. 1e12, 300B or 2T");
   sub->add_option("--price-per-gpu-hour", cmd->price, "price of one GPU-hour, for the cost line")
       ->check(finite_non_negative());
   sub->add_option("--trace", cmd->trace, "write the scheduled step as a Chrome trace (Perfetto / chrome://tracing)");
@@ -183,7 +183,8 @@ Runner add_train_command(CLI::App& app) {
     if (req.run.workload == sim::Workload::Inference)
       throw_usage("--workload",
                   "llmsim train simulates pre-training and fine-tuning; use `llmsim memory` for inference");
-    if (cmd->steps > 0 && cmd->tokens > 0) throw_usage("--steps", "give --steps or --tokens, not both");
+    const double tokens = cmd->tokens.empty() ? 0.0 : parse_tokens(cmd->tokens);
+    if (cmd->steps > 0 && tokens > 0) throw_usage("--steps", "give --steps or --tokens, not both");
     const std::string data = cmd->common.resolved_data_dir();
     const model::ModelSpec m = model::resolve_model(req.model, data);
     const hardware::SystemSpec sys = cmd->common.load_system(req.system);
@@ -193,7 +194,7 @@ Runner add_train_command(CLI::App& app) {
     sim::TrainOptions opt;
     opt.keep_trace = !cmd->trace.empty();
     opt.train_steps = cmd->steps;
-    opt.train_tokens = cmd->tokens;
+    opt.train_tokens = tokens;
     opt.price_per_gpu_hour = cmd->price;
     const sim::TrainResult r = sim::simulate_training(m, sys, run, opt);
     if (!cmd->trace.empty() && r.valid()) {

@@ -98,28 +98,6 @@ void add_flags(CLI::App& app, SearchCommand& c) {
       ->check(CLI::Range(1, 1024));
 }
 
-double parse_tokens(const std::string& text) {
-  std::string t = text;
-  double mult = 1;
-  if (!t.empty()) {
-    const char s = static_cast<char>(std::toupper(static_cast<unsigned char>(t.back())));
-    if (s == 'K' || s == 'M' || s == 'B' || s == 'G' || s == 'T') {
-      mult = s == 'K' ? 1e3 : s == 'M' ? 1e6 : s == 'T' ? 1e12 : 1e9;
-      t.pop_back();
-    }
-  }
-  std::size_t used = 0;
-  double v = 0;
-  try {
-    v = std::stod(t, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used == 0 || used != t.size() || !(v > 0) || !std::isfinite(v))
-    throw_usage("--tokens", fmt::format("--tokens '{}': must be a positive number such as 1e12, 300B or 2T", text));
-  return v * mult;
-}
-
 double parse_duration(const std::string& text) {
   std::string t = text;
   const std::map<std::string, double> units = {{"s", 1},    {"m", 60},    {"min", 60},
