@@ -69,6 +69,8 @@ nlohmann::json model_json(const model::ModelSpec& m) {
                 {"expert_ffn", m.moe.expert_ffn},
                 {"shared_expert_ffn", m.moe.shared_expert_ffn},
                 {"first_dense_layers", m.moe.first_dense}};
+  if (m.sliding_window > 0)
+    j["attention_window"] = {{"sliding_window", m.sliding_window}, {"global_every", m.global_every}};
   if (m.mla.enabled())
     j["mla"] = {{"q_lora_rank", m.mla.q_lora_rank},
                 {"kv_lora_rank", m.mla.kv_lora_rank},
@@ -88,6 +90,13 @@ void print_model(const model::ModelSpec& m) {
   std::cout << fmt::format("  {} norm, {} MLP ({}), {} positions (theta {}), embeddings {}\n", norm_name(m.norm),
                            mlp_name(m.mlp), m.activation, pos_name(m.position), m.rope_theta,
                            m.tied_embeddings ? "tied" : "untied");
+  if (m.sliding_window > 0) {
+    std::int64_t windowed = 0;
+    for (std::int64_t l = 0; l < m.num_layers; ++l) windowed += m.window_of(l) > 0 ? 1 : 0;
+    std::cout << fmt::format("  attention: sliding window {} on {} of {} layers{}\n", m.sliding_window, windowed,
+                             m.num_layers,
+                             m.global_every > 0 ? fmt::format(" (every {}th global)", m.global_every) : "");
+  }
   if (m.mla.enabled())
     std::cout << fmt::format(
         "  multi-head latent attention: q_lora_rank {}, kv_lora_rank {}, qk head {} + {} (RoPE), v head {}\n",

@@ -4,6 +4,7 @@
 #include "llmsim/infer/engine_iteration.h"
 #include "llmsim/infer/infer_sim.h"
 #include "llmsim/infer/iteration_cost.h"
+#include "llmsim/model/hf_config.h"
 #include "llmsim/run/framework_profile.h"
 #include "memory/memory_test_util.h"
 
@@ -208,4 +209,23 @@ TEST_CASE("HF generate: DynamicCache's torch.cat and the unpad gather copy the w
   CHECK(extra * 1e3 ==
         doctest::Approx((28 * bytes / bw + 28 * 4 * sys.efficiency.kernel_launch_s) * 1e3).epsilon(1e-6));
   CHECK(b.uniform(1, 1, 31000).launches - a.uniform(1, 1, 31000).launches == 28 * 4);
+}
+
+TEST_CASE("local and global layers: only the windowed layers' attention is capped by the window") {
+  // Gemma-2-9B at an 8,000-token prompt: 21 layers slide over 4,096 keys, 21 see all of them.
+  auto m = llmsim::model::load_hf_config(std::string(LLMSIM_TEST_DATA_DIR) + "/models/gemma-2-9b/config.json");
+  const auto sys = preset_system("hgx-h200");
+  sim::ParallelSpec par;
+  const auto ttft = [&](const llmsim::model::ModelSpec& spec) {
+    return sim::IterationCostModel(spec, sys, par, bf16()).uniform(1, 8000, 0).attention_s.value;
+  };
+  const double mixed = ttft(m);
+  auto all_local = m;
+  all_local.global_every = 0;
+  auto all_global = m;
+  all_global.sliding_window = 0;
+  CHECK(ttft(all_local) < mixed);
+  CHECK(mixed < ttft(all_global));
+  // Half the layers of each kind: the mixed model's attention is the mean of the two.
+  CHECK(mixed == doctest::Approx((ttft(all_local) + ttft(all_global)) / 2).epsilon(1e-9));
 }

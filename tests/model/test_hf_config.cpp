@@ -1,6 +1,8 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 
 #include "test_util.h"
 
@@ -36,11 +38,11 @@ bool contains(const std::string& haystack, const std::string& needle) {
 
 }  // namespace
 
-TEST_CASE("supported model types are the seventeen families, in dispatch order") {
+TEST_CASE("supported model types are the nineteen families, in dispatch order") {
   CHECK(supported_model_types() == std::vector<std::string>{"llama", "mistral", "mixtral", "qwen2", "qwen2_moe",
                                                             "qwen3", "qwen3_moe", "phi3", "gpt_neox", "gpt2",
                                                             "deepseek_v2", "deepseek_v3", "internlm2", "olmo2",
-                                                            "chatglm", "baichuan", "falcon"});
+                                                            "chatglm", "baichuan", "falcon", "gemma2", "gemma3_text"});
 }
 
 TEST_CASE("internlm2 (InternLM2.5-7B): fused wqkv, GQA 32/8, no biases, untied; 7.74 B") {
@@ -704,4 +706,46 @@ TEST_CASE("configs that would break the simulators are input errors naming the k
   const Error loop = error_of([&] { resolve_model((dir / "loop-a").string(), kData); });
   CHECK(loop.kind() == ErrorKind::Input);
   CHECK(contains(loop.message(), "cannot read"));
+}
+
+TEST_CASE("gemma2 (Gemma-2-9B): four norms per layer, a 4096 window on every other layer; 9.24 B") {
+  const ModelSpec m = load_hf_config(kTestModels + "gemma-2-9b/config.json");
+  CHECK(m.model_type == "gemma2");
+  CHECK(m.head_dim == 256);
+  CHECK(m.sandwich_norms);
+  CHECK(m.tied_embeddings);
+  CHECK(m.window_of(0) == 4096);  // layer_idx % 2 == 0 slides
+  CHECK(m.window_of(1) == 0);
+  // Per layer: q 3584*4096 + k, v 3584*2048 each + o 4096*3584 = 44,040,192; MLP 3*3584*14336 =
+  // 154,140,672; four norms 4*3584: 198,195,200 x 42 = 8,324,198,400; + tied embedding 256000*3584 =
+  // 917,504,000 + final norm 3584.
+  CHECK(count_params(m).total == 9241705984);
+}
+
+TEST_CASE("gemma3_text (Gemma-3-1B): a 512 window with every 6th layer global, per-head q/k norms; 1 B") {
+  const ModelSpec m = load_hf_config(kTestModels + "gemma-3-1b-it/config.json");
+  CHECK(m.model_type == "gemma3_text");
+  CHECK(m.qk_norm);
+  CHECK(m.global_every == 6);
+  CHECK(m.window_of(4) == 512);
+  CHECK(m.window_of(5) == 0);
+  // Per layer: q 1152*1024 + k, v 1152*256 each + o 1024*1152 = 2,949,120; q/k norms 2*256; MLP
+  // 3*1152*6912 = 23,887,872; four norms 4*1152: 26,842,112 x 26 = 697,894,912; + tied embedding
+  // 262144*1152 = 301,989,888 + final norm 1152.
+  CHECK(count_params(m).total == 999885952);
+  // transformers >= 4.53 lists the pattern as layer_types: read and checked against the periodic model.
+  std::ifstream in(kTestModels + "gemma-3-1b-it/config.json");
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string types = "\"layer_types\": [";
+  for (int l = 0; l < 26; ++l)
+    types += std::string(l ? ", " : "") + ((l + 1) % 6 == 0 ? "\"full_attention\"" : "\"sliding_attention\"");
+  types += "],\n  \"model_type\"";
+  const auto at = text.find("\"model_type\"");
+  REQUIRE(at != std::string::npos);
+  CHECK(from_text(text.substr(0, at) + types + text.substr(at + 12)).global_every == 6);
+  const std::string broken = text.substr(0, at) +
+                             std::string(types).replace(types.find("full_attention"), 14, "sliding_attention") +
+                             text.substr(at + 12);
+  const auto e = error_of([&] { from_text(broken); });
+  CHECK(e.message().find("layer_types") != std::string::npos);
 }

@@ -625,7 +625,8 @@ TEST_CASE("internlm2, olmo2, chatglm, baichuan, falcon: a layer's inventory weig
     for (const auto& op : inv.ops) w += static_cast<double>(op.weight_params);
     return w;
   };
-  for (const char* name : {"internlm2_5-7b", "olmo-2-1124-7b", "chatglm3-6b", "baichuan2-7b", "falcon-40b-instruct"}) {
+  for (const char* name : {"internlm2_5-7b", "olmo-2-1124-7b", "chatglm3-6b", "baichuan2-7b", "falcon-40b-instruct",
+                           "gemma-2-9b", "gemma-3-1b-it"}) {
     CAPTURE(name);
     const ModelSpec m = load_hf_config(dir + name + "/config.json");
     CHECK(weights(layer_ops(m, p, 0)) == doctest::Approx(static_cast<double>(count_layer_params(m, 0).total())));

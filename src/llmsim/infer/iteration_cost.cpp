@@ -58,6 +58,7 @@ IterationCostModel::IterationCostModel(const model::ModelSpec& m, const hardware
       compute_(sys_, infer.attn_kernel),
       comm_(sys_) {
   const double layers_per_gpu = std::ceil(dbl(m.num_layers) / dbl(std::max<std::int64_t>(1, par.pp)));
+  for (std::int64_t l = 0; l < m.num_layers; ++l) windowed_layers_ += m.window_of(l) > 0 ? 1.0 : 0.0;
   kv_bytes_per_token_ =
       model::kv_bytes_per_token(m, static_cast<std::int64_t>(layers_per_gpu), par.tp, dtype_bytes(infer.kv_dtype));
   // Weights as stored on one GPU: linear layers packed when quantized, the rest 16-bit.
@@ -179,52 +180,62 @@ IterationCost IterationCostModel::iteration(const std::vector<SequenceWork>& bat
   const double heads = shape.heads;
   const double kv_row = shape.cache_row;
   const double a = dtype_bytes(act), kvb = dtype_bytes(in_.kv_dtype);
-  double pf = 0, pb = 0, df = 0, db = 0;
-  double decode_seqs = 0, longest_keys = 0;  // for decode attention without split-KV
-  double cached_keys = 0;                    // keys in the caches after this iteration, all sequences
-  for (const auto& s : batch) {
-    const double n = dbl(s.new_tokens), ctx = dbl(s.context);
-    if (n <= 0) continue;
-    // Causal: each new token sees the context and its predecessors; under a sliding window of w
-    // (Mistral, Phi-3) at most the w latest keys, and the kernel reads only the keys some query sees.
-    double pairs = n * ctx + n * (n + 1) / 2;
-    double keys = ctx + n;
-    if (const double w = dbl(m_.sliding_window); w > 0) {
-      const double full = std::clamp(w - ctx, 0.0, n);  // new tokens whose whole history fits the window
-      pairs = full * ctx + full * (full + 1) / 2 + (n - full) * w;
-      keys = std::min(ctx + n, w + n - 1);
+  double cached_keys = 0;  // keys in the caches after this iteration, all sequences
+  for (const auto& s : batch)
+    if (s.new_tokens > 0) cached_keys += dbl(s.context + s.new_tokens);
+  // The attention of `layers` layers attending through window `w` (0 = every key).
+  const auto attend = [&](double w, double layers) {
+    if (layers <= 0) return;
+    double pf = 0, pb = 0, df = 0, db = 0;
+    double decode_seqs = 0, longest_keys = 0;  // for decode attention without split-KV
+    for (const auto& s : batch) {
+      const double n = dbl(s.new_tokens), ctx = dbl(s.context);
+      if (n <= 0) continue;
+      // Causal: each new token sees the context and its predecessors; under a sliding window of w
+      // (Mistral, Phi-3, Gemma's local layers) at most the w latest keys, and the kernel reads only the
+      // keys some query sees.
+      double pairs = n * ctx + n * (n + 1) / 2;
+      double keys = ctx + n;
+      if (w > 0) {
+        const double full = std::clamp(w - ctx, 0.0, n);  // new tokens whose whole history fits the window
+        pairs = full * ctx + full * (full + 1) / 2 + (n - full) * w;
+        keys = std::min(ctx + n, w + n - 1);
+      }
+      const bool prefill = s.new_tokens > 1 || s.context == 0;
+      const double flops = (prefill ? shape.prefill_flops_per_pair : shape.decode_flops_per_pair) * pairs;
+      // Q and O; read the cache; write the new tokens' entries. Prefill reads K and V expanded (MLA:
+      // kv_b_proj's output, per head), decode the cache itself.
+      const double qo = prefill ? n * heads * (shape.qk + shape.v) : n * shape.decode_query_elems;
+      const double kv_read =
+          prefill && m_.mla.enabled() ? keys * heads * (shape.qk + shape.v) * a : keys * kv_row * kvb;
+      const double bytes = qo * a + kv_read + n * kv_row * kvb;
+      if (prefill) {
+        pf += flops;
+        pb += bytes;
+      } else {
+        df += flops;
+        db += bytes;
+        decode_seqs += 1;
+        longest_keys = std::max(longest_keys, keys);
+      }
     }
-    cached_keys += ctx + n;
-    const bool prefill = s.new_tokens > 1 || s.context == 0;
-    const double flops = (prefill ? shape.prefill_flops_per_pair : shape.decode_flops_per_pair) * pairs;
-    // Q and O; read the cache; write the new tokens' entries. Prefill reads K and V expanded (MLA: kv_b_proj's
-    // output, per head), decode the cache itself.
-    const double qo = prefill ? n * heads * (shape.qk + shape.v) : n * shape.decode_query_elems;
-    const double kv_read = prefill && m_.mla.enabled() ? keys * heads * (shape.qk + shape.v) * a : keys * kv_row * kvb;
-    const double bytes = qo * a + kv_read + n * kv_row * kvb;
-    if (prefill) {
-      pf += flops;
-      pb += bytes;
-    } else {
-      df += flops;
-      db += bytes;
-      decode_seqs += 1;
-      longest_keys = std::max(longest_keys, keys);
+    if (pf > 0) c.attention_s += compute_.attention(pf, pb, act) * layers;
+    if (df > 0) {
+      Interval decode = compute_.attention(df, db, act);
+      if (!opt_.decode_split_kv) {
+        // Each block reads the K and V rows of its query head's KV head (MLA: the latent row) for every key.
+        const double per_row = m_.mla.enabled() ? kv_row : 2.0 * shape.qk;
+        const double per_block = longest_keys * per_row * kvb;
+        decode = max(decode, compute_.streamed_by_blocks(per_block, decode_seqs * heads));
+      }
+      c.attention_s += decode * layers;
     }
-  }
+    c.launches += ((pf > 0 ? 1.0 : 0.0) + (df > 0 ? 1.0 : 0.0)) * layers;
+  };
+  // Windowed and global layers apart (ModelSpec::window_of: Gemma's local/global pattern).
   const double L = dbl(m_.num_layers);
-  if (pf > 0) c.attention_s += compute_.attention(pf, pb, act) * L;
-  if (df > 0) {
-    Interval decode = compute_.attention(df, db, act);
-    if (!opt_.decode_split_kv) {
-      // Each block reads the K and V rows of its query head's KV head (MLA: the latent row) for every key.
-      const double per_row = m_.mla.enabled() ? kv_row : 2.0 * shape.qk;
-      const double per_block = longest_keys * per_row * kvb;
-      decode = max(decode, compute_.streamed_by_blocks(per_block, decode_seqs * heads));
-    }
-    c.attention_s += decode * L;
-  }
-  c.launches += ((pf > 0 ? 1.0 : 0.0) + (df > 0 ? 1.0 : 0.0)) * L;
+  attend(dbl(m_.sliding_window), windowed_layers_);
+  attend(0, L - windowed_layers_);
   if (opt_.kv_copy_passes > 0) {
     const double bytes = opt_.kv_copy_passes * 2.0 * cached_keys * kv_row * kvb;  // read + write, K and V
     c.other_s += compute_.memory_bound(bytes, 2.0 * opt_.kv_copy_passes) * L;

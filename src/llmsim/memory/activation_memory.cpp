@@ -85,6 +85,8 @@ LayerActivations layer_activations(const model::ModelSpec& m, const ActivationPa
     a.split += mlp_intermediates(static_cast<double>(m.ffn_hidden), tokens);
   }
 
+  // Gemma's post-block norms keep their inputs too.
+  if (m.sandwich_norms) a.replicated += 2.0 * (resid + eager_norm) * tokens * h;
   if (p.sequence_parallel) a.replicated /= t;  // SP splits the norm/dropout regions along the sequence
   return a;
 }

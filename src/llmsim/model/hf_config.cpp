@@ -403,6 +403,56 @@ ModelSpec read_gpt2(const Reader& r) {
   return m;
 }
 
+// The local/global layer pattern of a windowed model: layer_types (transformers >= 4.53 writes one
+// "sliding_attention" / "full_attention" entry per layer) must be the periodic pattern ModelSpec models
+// (every k-th layer global); without it `default_every` (the family's fixed pattern) holds.
+std::int64_t read_global_every(const Reader& r, const ModelSpec& m, std::int64_t default_every) {
+  const json* types = r.get("layer_types");
+  if (!types) return default_every;
+  if (!types->is_array() || static_cast<std::int64_t>(types->size()) != m.num_layers)
+    r.fail("layer_types", fmt::format("layer_types must list one attention type per layer ({} layers)", m.num_layers));
+  std::int64_t first_global = 0;
+  for (std::size_t i = 0; i < types->size(); ++i) {
+    const json& t = (*types)[i];
+    if (!t.is_string() || (t != "sliding_attention" && t != "full_attention"))
+      r.fail("layer_types",
+             fmt::format("layer_types[{}] must be \"sliding_attention\" or \"full_attention\", got {}", i, shown(t)));
+    if (t == "full_attention" && first_global == 0) first_global = static_cast<std::int64_t>(i) + 1;
+  }
+  if (first_global == 0) return 0;  // every layer windowed
+  for (std::size_t i = 0; i < types->size(); ++i) {
+    const bool global = (static_cast<std::int64_t>(i) + 1) % first_global == 0;
+    if (global != ((*types)[i] == "full_attention"))
+      r.fail("layer_types", fmt::format("layer_types is not every {}-th layer global (layer {} breaks it); only that "
+                                        "periodic pattern is modelled",
+                                        first_global, i));
+  }
+  return first_global;
+}
+
+// Gemma-2 and Gemma-3 (Gemma2Config / Gemma3TextConfig): a Llama-style decoder with head_dim 256, a gated
+// GELU-tanh MLP (hidden_activation), tied embeddings, four RMSNorms per layer (Gemma2DecoderLayer:
+// input, post_attention, pre_feedforward, post_feedforward) and local sliding-window layers between
+// global ones: Gemma-2 alternates (layer_idx % 2 == 0 is sliding: every 2nd global), Gemma-3 has
+// sliding_window_pattern - 1 local layers per global one (default 6); Gemma-3 adds Qwen3-style per-head
+// q/k norms. Logit soft-capping and query_pre_attn_scalar change values, not work.
+ModelSpec read_gemma(const Reader& r, bool gemma3) {
+  ModelSpec m = read_llama_like(r, gemma3 ? Defaults{262208, 2304, 9216, 26, 8, 4, 131072, 1000000.0}
+                                          : Defaults{256000, 2304, 9216, 26, 8, 4, 8192, 10000.0});
+  m.activation = r.string("hidden_activation", r.string("hidden_act", "gelu_pytorch_tanh"));
+  m.tied_embeddings = r.boolean("tie_word_embeddings", true);
+  m.qkv_bias = m.out_bias = r.boolean("attention_bias", false);
+  m.sandwich_norms = true;
+  m.qk_norm = gemma3;
+  m.sliding_window = read_window(r, 4096);
+  const std::int64_t pattern = gemma3 ? r.positive("sliding_window_pattern", 6) : 2;
+  m.global_every = m.sliding_window > 0 ? read_global_every(r, m, pattern) : 0;
+  return m;
+}
+
+ModelSpec read_gemma2(const Reader& r) { return read_gemma(r, false); }
+ModelSpec read_gemma3_text(const Reader& r) { return read_gemma(r, true); }
+
 // DeepSeek-V2 and V3 (transformers' DeepseekV2Config / DeepseekV3Config, the checkpoints' config.json):
 // multi-head latent attention (ModelSpec::mla) and a mixture of experts with shared experts after
 // first_k_dense_replace dense layers, every moe_layer_freq-th layer. Keyword defaults are V3's
@@ -630,7 +680,7 @@ struct Family {
   std::string_view model_type;
   Builder build;
 };
-constexpr std::array<Family, 17> kFamilies{{{"llama", read_llama},
+constexpr std::array<Family, 19> kFamilies{{{"llama", read_llama},
                                             {"mistral", read_mistral},
                                             {"mixtral", read_mixtral},
                                             {"qwen2", read_qwen2},
@@ -646,7 +696,9 @@ constexpr std::array<Family, 17> kFamilies{{{"llama", read_llama},
                                             {"olmo2", read_olmo2},
                                             {"chatglm", read_chatglm},
                                             {"baichuan", read_baichuan},
-                                            {"falcon", read_falcon}}};
+                                            {"falcon", read_falcon},
+                                            {"gemma2", read_gemma2},
+                                            {"gemma3_text", read_gemma3_text}}};
 
 // torch_dtype (transformers < 4.56) or dtype (newer). Without either, transformers loads float32.
 DType read_dtype(const Reader& text, const Reader& root) {

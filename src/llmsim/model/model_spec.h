@@ -104,6 +104,12 @@ struct ModelSpec {
   double rope_theta = 10000.0;
   double dropout = 0.0;  // training dropout probability (attention probs and residual); decides dropout masks
   std::int64_t sliding_window = 0;  // 0 = full attention
+  // With a window: every global_every-th layer (layer + 1 divisible by it) attends to everything, the rest
+  // through the window (Gemma-2 and gpt-oss alternate: 2; Gemma-3: 6); 0 = every layer windowed (Mistral).
+  std::int64_t global_every = 0;
+  // Gemma-2/3 norm both sides of each block (input_layernorm and post_attention_layernorm around attention,
+  // pre_ and post_feedforward_layernorm around the MLP): four norms per layer instead of two.
+  bool sandwich_norms = false;
 
   MoeSpec moe;
   MlaSpec mla;
@@ -118,6 +124,11 @@ struct ModelSpec {
   std::int64_t v_head_dim() const { return mla.enabled() ? mla.v_head_dim : head_dim; }
   std::int64_t v_dim() const { return num_kv_heads * v_head_dim(); }  // values
   std::int64_t o_dim() const { return num_heads * v_head_dim(); }     // attention output = o_proj input
+  // The attention window of a layer (0 = full attention).
+  std::int64_t window_of(std::int64_t layer) const {
+    if (sliding_window <= 0) return 0;
+    return global_every > 0 && (layer + 1) % global_every == 0 ? 0 : sliding_window;
+  }
   bool is_moe_layer(std::int64_t layer) const {
     return moe.enabled() && layer >= moe.first_dense && ((layer + 1) % moe.sparse_step == 0);
   }

@@ -112,7 +112,8 @@ LayerInventory layer_ops(const ModelSpec& m, const InventoryParams& p, std::int6
   if (layer_index < 0 || (m.num_layers > 0 && layer_index >= m.num_layers))
     throw_input(Location{.key = "layer"},
                 fmt::format("layer index {} is outside 0..{}", layer_index, m.num_layers - 1));
-  const Ctx c = make_ctx(m, p);
+  Ctx c = make_ctx(m, p);
+  c.window = m.window_of(layer_index);
   LayerInventory inv;
   add_attention(c, inv.ops);
   if (m.is_moe_layer(layer_index))

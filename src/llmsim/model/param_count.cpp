@@ -66,7 +66,7 @@ LayerParams count_layer_params(const ModelSpec& m, std::int64_t layer_index) {
   // Two norms per layer (before attention and before the MLP, or after them in OLMo-2: the same
   // weights); a parallel residual keeps both (gpt_neox, Falcon-40B's ln_attn and ln_mlp) unless one
   // feeds both blocks (Falcon-7B's input_layernorm).
-  p.norms = (m.shared_block_norm ? 1 : 2) * norm_params(m) + qk_norm_params(m);
+  p.norms = ((m.shared_block_norm ? 1 : 2) + (m.sandwich_norms ? 2 : 0)) * norm_params(m) + qk_norm_params(m);
   // MLA's q_a_layernorm and kv_a_layernorm over the latents.
   if (m.mla.enabled()) p.norms += m.mla.q_lora_rank + m.mla.kv_lora_rank;
   p.linear = p.attention + p.mlp;

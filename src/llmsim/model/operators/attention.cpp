@@ -26,7 +26,7 @@ double attended_pairs(i64 q, i64 kv, bool causal, i64 window) {
 // Backward reads q, k, v, o, do (+ lse) and writes dq, dk, dv: twice the forward traffic.
 Operator flash_op(const Ctx& c) {
   const i64 heads = c.m.num_heads / c.tp, kv_heads = kv_heads_per_rank(c.m, c.tp);
-  const i64 window = c.m.sliding_window;
+  const i64 window = c.window;
   // With a sliding window the kernel only loads the keys some query can see.
   const i64 kv_read = (window > 0 && c.p.causal) ? std::min(c.kv, window + c.q - 1) : c.kv;
   // Queries and keys score over head_dim, values and outputs are v_head_dim wide (they differ under MLA).
@@ -192,6 +192,7 @@ void add_attention(const Ctx& c, std::vector<Operator>& ops) {
                     .rows = dbl(c.T),
                     .bias = m.out_bias,
                     .role = OpRole::OutProj});
+  if (m.sandwich_norms) ops.push_back(norm_op(c, "attn.post_norm", c.Tn));  // Gemma's post_attention_layernorm
   add_block_tail(c, ops, "attn", Module::Attention);
 }
 

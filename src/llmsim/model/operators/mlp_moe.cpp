@@ -68,6 +68,7 @@ void add_mlp(const Ctx& c, std::vector<Operator>& ops) {
   add_sp_gather(c, ops, "mlp", Module::Mlp);
   add_input_casts(c, ops, "mlp", Module::Mlp, dbl(c.T), mlp_input_projections(c.m));
   add_ffn(c, ops, "mlp.", Module::Mlp, c.m.ffn_hidden / c.tp, dbl(c.T), 1, 1);
+  if (c.m.sandwich_norms) ops.push_back(norm_op(c, "mlp.post_norm", c.Tn));  // Gemma's post_feedforward_layernorm
   add_block_tail(c, ops, "mlp", Module::Mlp);
 }
 
