@@ -99,6 +99,7 @@ Runner add_infer_command(CLI::App& app) {
     if (!req.was_given("framework")) req.run.infer.framework = sim::Framework::Hf;
     const std::string data = cmd->common.resolved_data_dir();
     const model::ModelSpec m = model::resolve_model(req.model, data);
+    sim::apply_checkpoint_format(req, m);
     const hardware::SystemSpec sys = cmd->common.load_system(req.system);
     if (!req.was_given("gpus")) req.run.par.gpus = req.run.par.tp * req.run.par.pp;
     const sim::RunSpec run = sim::with_defaults(req.run);

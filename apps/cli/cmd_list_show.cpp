@@ -95,7 +95,9 @@ void print_model(const model::ModelSpec& m) {
     for (std::int64_t l = 0; l < m.num_layers; ++l) windowed += m.window_of(l) > 0 ? 1 : 0;
     std::cout << fmt::format("  attention: sliding window {} on {} of {} layers{}\n", m.sliding_window, windowed,
                              m.num_layers,
-                             m.global_every > 0 ? fmt::format(" (every {}th global)", m.global_every) : "");
+                             m.global_every == 2  ? " (every other one global)"
+                             : m.global_every > 0 ? fmt::format(" (every {}th global)", m.global_every)
+                                                  : "");
   }
   if (m.mla.enabled())
     std::cout << fmt::format(

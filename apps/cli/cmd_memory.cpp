@@ -127,6 +127,7 @@ Runner add_memory_command(CLI::App& app) {
     if (req.system.empty()) throw_usage("--system", "--system is required (a preset name or a system TOML path)");
     const std::string data = cmd->common.resolved_data_dir();
     const model::ModelSpec m = model::resolve_model(req.model, data);
+    sim::apply_checkpoint_format(req, m);
     const hardware::SystemSpec sys = hardware::resolve_system(req.system, data);
     if (!req.was_given("gpus"))
       req.run.par.gpus = req.run.par.tp * req.run.par.pp * req.run.par.cp * std::max<std::int64_t>(1, req.run.par.dp);

@@ -282,6 +282,7 @@ Runner add_serve_command(CLI::App& app) {
     check_serve_flags(sub, *cmd, req);
     const std::string data = cmd->common.resolved_data_dir();
     const model::ModelSpec m = model::resolve_model(req.model, data);
+    sim::apply_checkpoint_format(req, m);
     const hardware::SystemSpec sys = cmd->common.load_system(req.system);
     if (!req.was_given("gpus")) req.run.par.gpus = req.run.par.tp * req.run.par.pp;
     req.run.workload = sim::Workload::Inference;

@@ -38,11 +38,12 @@ bool contains(const std::string& haystack, const std::string& needle) {
 
 }  // namespace
 
-TEST_CASE("supported model types are the nineteen families, in dispatch order") {
-  CHECK(supported_model_types() == std::vector<std::string>{"llama", "mistral", "mixtral", "qwen2", "qwen2_moe",
-                                                            "qwen3", "qwen3_moe", "phi3", "gpt_neox", "gpt2",
-                                                            "deepseek_v2", "deepseek_v3", "internlm2", "olmo2",
-                                                            "chatglm", "baichuan", "falcon", "gemma2", "gemma3_text"});
+TEST_CASE("supported model types are the twenty families, in dispatch order") {
+  CHECK(supported_model_types() == std::vector<std::string>{"llama",     "mistral", "mixtral",     "qwen2",
+                                                            "qwen2_moe", "qwen3",   "qwen3_moe",   "phi3",
+                                                            "gpt_neox",  "gpt2",    "deepseek_v2", "deepseek_v3",
+                                                            "internlm2", "olmo2",   "chatglm",     "baichuan",
+                                                            "falcon",    "gemma2",  "gemma3_text", "gpt_oss"});
 }
 
 TEST_CASE("internlm2 (InternLM2.5-7B): fused wqkv, GQA 32/8, no biases, untied; 7.74 B") {
@@ -748,4 +749,25 @@ TEST_CASE("gemma3_text (Gemma-3-1B): a 512 window with every 6th layer global, p
                              text.substr(at + 12);
   const auto e = error_of([&] { from_text(broken); });
   CHECK(e.message().find("layer_types") != std::string::npos);
+}
+
+TEST_CASE("gpt_oss (gpt-oss-120b): 128 biased experts of 2880, top-4, sinks, alternating 128 windows, MXFP4; 116.8 B") {
+  const ModelSpec m = load_hf_config(kTestModels + "gpt-oss-120b/config.json");
+  CHECK(m.model_type == "gpt_oss");
+  CHECK(m.moe.num_experts == 128);
+  CHECK(m.moe.experts_per_token == 4);
+  CHECK(m.attention_sinks);
+  CHECK(m.window_of(0) == 128);
+  CHECK(m.window_of(1) == 0);
+  CHECK(m.quant.format == WeightQuant::Mxfp4);
+  CHECK(quantized_weight_bytes(WeightQuant::Mxfp4, llmsim::DType::BF16) == doctest::Approx(4.25 / 8));
+  // Per layer: attention q 2880*4096 + 4096, k and v 2880*512 + 512 each, o 4096*2880 + 2880, 64 sinks =
+  // 26,550,144; router 2880*128 + 128; 128 experts of gate_up 2880*5760 + 5760 and down 2880*2880 + 2880 =
+  // 3,186,155,520; norms 2*2880: 3,213,080,192 x 36 = 115,670,886,912; + untied embedding and head
+  // 2*201088*2880 = 1,158,266,880 + final norm 2880.
+  const ParamCounts c = count_params(m);
+  CHECK(c.total == 116829156672);
+  // Active: 4 experts (99,567,360) + router + attention + norms per layer; the card's 5.13 B leaves out
+  // the 0.58 B embedding.
+  CHECK(c.active == 5711982912);
 }

@@ -626,7 +626,7 @@ TEST_CASE("internlm2, olmo2, chatglm, baichuan, falcon: a layer's inventory weig
     return w;
   };
   for (const char* name : {"internlm2_5-7b", "olmo-2-1124-7b", "chatglm3-6b", "baichuan2-7b", "falcon-40b-instruct",
-                           "gemma-2-9b", "gemma-3-1b-it"}) {
+                           "gemma-2-9b", "gemma-3-1b-it", "gpt-oss-120b"}) {
     CAPTURE(name);
     const ModelSpec m = load_hf_config(dir + name + "/config.json");
     CHECK(weights(layer_ops(m, p, 0)) == doctest::Approx(static_cast<double>(count_layer_params(m, 0).total())));

@@ -453,6 +453,33 @@ ModelSpec read_gemma(const Reader& r, bool gemma3) {
 ModelSpec read_gemma2(const Reader& r) { return read_gemma(r, false); }
 ModelSpec read_gemma3_text(const Reader& r) { return read_gemma(r, true); }
 
+// gpt-oss (GptOssConfig, transformers' modeling_gpt_oss.py): every layer a mixture of experts of
+// intermediate_size with biases on the experts' projections and on the router, attention with biases
+// and a learned sink logit per head, head_dim 64, sliding-window (128) layers alternating with global
+// ones (layer_types), untied embeddings. The MXFP4 checkpoint (quantization_config) quantizes the experts
+// only; the simulator applies a weight format to every projection but the router and the LM head, so
+// the attention weights (under 1 % of the parameters) count at MXFP4 too.
+ModelSpec read_gpt_oss(const Reader& r) {
+  ModelSpec m = read_llama_like(r, {201088, 2880, 2880, 36, 64, 8, 131072, 150000.0});
+  m.qkv_bias = m.out_bias = r.boolean("attention_bias", true);
+  m.attention_sinks = true;
+  const char* experts_key = r.get("num_local_experts") || !r.get("num_experts") ? "num_local_experts" : "num_experts";
+  m.moe.num_experts = r.positive(experts_key, 128);
+  const char* top_key =
+      r.get("num_experts_per_tok") || !r.get("experts_per_token") ? "num_experts_per_tok" : "experts_per_token";
+  m.moe.experts_per_token = r.positive(top_key, 4);
+  if (m.moe.experts_per_token > m.moe.num_experts)
+    r.fail(top_key, fmt::format("{} ({}) cannot exceed the number of experts ({})", top_key, m.moe.experts_per_token,
+                                m.moe.num_experts));
+  m.moe.expert_ffn = m.ffn_hidden;
+  m.ffn_hidden = 0;
+  m.moe.router_bias = true;
+  m.mlp_bias = true;  // the experts' gate_up_proj_bias and down_proj_bias
+  m.sliding_window = read_window(r, 128);
+  m.global_every = m.sliding_window > 0 ? read_global_every(r, m, 2) : 0;
+  return m;
+}
+
 // DeepSeek-V2 and V3 (transformers' DeepseekV2Config / DeepseekV3Config, the checkpoints' config.json):
 // multi-head latent attention (ModelSpec::mla) and a mixture of experts with shared experts after
 // first_k_dense_replace dense layers, every moe_layer_freq-th layer. Keyword defaults are V3's
@@ -680,7 +707,7 @@ struct Family {
   std::string_view model_type;
   Builder build;
 };
-constexpr std::array<Family, 19> kFamilies{{{"llama", read_llama},
+constexpr std::array<Family, 20> kFamilies{{{"llama", read_llama},
                                             {"mistral", read_mistral},
                                             {"mixtral", read_mixtral},
                                             {"qwen2", read_qwen2},
@@ -698,7 +725,8 @@ constexpr std::array<Family, 19> kFamilies{{{"llama", read_llama},
                                             {"baichuan", read_baichuan},
                                             {"falcon", read_falcon},
                                             {"gemma2", read_gemma2},
-                                            {"gemma3_text", read_gemma3_text}}};
+                                            {"gemma3_text", read_gemma3_text},
+                                            {"gpt_oss", read_gpt_oss}}};
 
 // torch_dtype (transformers < 4.56) or dtype (newer). Without either, transformers loads float32.
 DType read_dtype(const Reader& text, const Reader& root) {
@@ -780,7 +808,9 @@ QuantSpec read_quant(const Reader& q) {
   if (method == "gptq" || method == "awq") return read_int_groups(q, method);
   // fbgemm_fp8 (Meta's FP8 releases) scales per output row.
   if (method == "fp8" || method == "fbgemm_fp8") return read_fp8(q, method);
-  const std::vector<std::string> known{"bitsandbytes", "gptq", "awq", "fp8", "fbgemm_fp8"};
+  // MXFP4 (gpt-oss): 4-bit E2M1 weights with an E8M0 scale per 32 (OCP Microscaling Formats v1.0).
+  if (method == "mxfp4") return QuantSpec{.format = WeightQuant::Mxfp4, .method = method, .group_size = 32};
+  const std::vector<std::string> known{"bitsandbytes", "gptq", "awq", "fp8", "fbgemm_fp8", "mxfp4"};
   if (method.empty()) q.fail("quant_method", "quantization_config has no quant_method; supported: " + join(known));
   q.fail("quant_method", fmt::format("unsupported quant_method '{}'; supported: {}{}", method, join(known),
                                      did_you_mean(method, known)));

@@ -7,11 +7,12 @@
 namespace llmsim::model {
 
 namespace {
-constexpr std::array<std::pair<WeightQuant, std::string_view>, 5> kQuantNames{{{WeightQuant::None, "none"},
+constexpr std::array<std::pair<WeightQuant, std::string_view>, 6> kQuantNames{{{WeightQuant::None, "none"},
                                                                                {WeightQuant::Int8, "int8"},
                                                                                {WeightQuant::Int4, "int4"},
                                                                                {WeightQuant::Nf4, "nf4"},
-                                                                               {WeightQuant::Fp8, "fp8"}}};
+                                                                               {WeightQuant::Fp8, "fp8"},
+                                                                               {WeightQuant::Mxfp4, "mxfp4"}}};
 }
 
 std::string_view weight_quant_name(WeightQuant q) {
@@ -70,6 +71,7 @@ DType stored_dtype(WeightQuant q, DType unquantized) {
     case WeightQuant::Int4: return DType::INT4;
     case WeightQuant::Nf4: return DType::NF4;
     case WeightQuant::Fp8: return DType::FP8;
+    case WeightQuant::Mxfp4: return DType::INT4;  // 4-bit elements (E2M1), dequantized by the GEMM
     case WeightQuant::None: break;
   }
   return unquantized;
@@ -82,6 +84,7 @@ double quantized_weight_bytes(WeightQuant q, DType fallback) {
     case WeightQuant::Int4: return 0.5 + (2.0 + 0.5) / 128.0;  // group 128: fp16 scale + 4-bit zero
     case WeightQuant::Nf4: return (4.0 + 8.0 / 64.0 + 32.0 / (64.0 * 256.0)) / 8.0;  // Dettmers et al. 2023 Sec. 3
     case WeightQuant::Fp8: return 1.0;                                               // per-tensor scale
+    case WeightQuant::Mxfp4: return (4.0 + 8.0 / 32.0) / 8.0;  // OCP MX v1.0: E8M0 scale per 32 E2M1 elements
   }
   return dtype_bytes(fallback);
 }

@@ -13,16 +13,17 @@ namespace llmsim::model {
 enum class NormKind { RmsNorm, LayerNorm };  // LayerNorm has a bias vector, RMSNorm does not
 enum class MlpKind { Gated, Plain };         // Gated: gate/up/down (SwiGLU); Plain: up/down (GELU)
 enum class PositionKind { Rope, Learned };   // Learned adds a max_positions x hidden table
-enum class WeightQuant { None, Int8, Int4, Nf4, Fp8 };
+enum class WeightQuant { None, Int8, Int4, Nf4, Fp8, Mxfp4 };
 
-std::string_view weight_quant_name(WeightQuant q);  // "none", "int8", "int4", "nf4", "fp8"
+std::string_view weight_quant_name(WeightQuant q);  // "none", "int8", "int4", "nf4", "fp8", "mxfp4"
 bool parse_weight_quant(std::string_view name, WeightQuant& out);
 std::vector<std::string> weight_quant_names();  // in enum order
 // The element type a weight format packs its weights in (int8, int4, nf4, fp8), or `unquantized` for none.
 DType stored_dtype(WeightQuant q, DType unquantized);
 // Bytes per weight element when stored in a quantized format, including its scales:
 // int8 per-channel, int4 (AWQ/GPTQ group 128 with fp16 scale and 4-bit zero), NF4 with double
-// quantization (Dettmers et al. 2023: 4 + 8/64 + 32/(64*256) bits), fp8 per-tensor.
+// quantization (Dettmers et al. 2023: 4 + 8/64 + 32/(64*256) bits), fp8 per-tensor, MXFP4 (OCP Microscaling
+// Formats v1.0: 4-bit E2M1 elements with one 8-bit E8M0 scale per block of 32 = 4.25 bits).
 double quantized_weight_bytes(WeightQuant q, DType fallback);
 
 // Mixture of experts; num_experts == 0 means a dense model.
@@ -110,6 +111,9 @@ struct ModelSpec {
   // Gemma-2/3 norm both sides of each block (input_layernorm and post_attention_layernorm around attention,
   // pre_ and post_feedforward_layernorm around the MLP): four norms per layer instead of two.
   bool sandwich_norms = false;
+  // One learned logit per query head that joins every softmax (gpt-oss's attention sinks): heads
+  // parameters per layer, no measurable work.
+  bool attention_sinks = false;
 
   MoeSpec moe;
   MlaSpec mla;

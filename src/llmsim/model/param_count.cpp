@@ -32,7 +32,8 @@ std::int64_t mla_attention_params(const ModelSpec& m) {
 
 std::int64_t attention_params(const ModelSpec& m) {
   if (m.mla.enabled()) return mla_attention_params(m);
-  return linear(m.hidden, m.q_dim(), m.qkv_bias)         // q_proj
+  return (m.attention_sinks ? m.num_heads : 0)           // gpt-oss's sinks: one logit per head
+         + linear(m.hidden, m.q_dim(), m.qkv_bias)       // q_proj
          + 2 * linear(m.hidden, m.kv_dim(), m.qkv_bias)  // k_proj, v_proj
          + linear(m.q_dim(), m.hidden, m.out_bias);      // o_proj
 }

@@ -306,4 +306,9 @@ void apply_run_toml(RunRequest& req, const std::string& path) {
   }
 }
 
+void apply_checkpoint_format(RunRequest& req, const model::ModelSpec& m) {
+  if (!req.was_given("weight-quant") && m.quant.format != model::WeightQuant::None)
+    req.run.infer.weight_quant = m.quant.format;
+}
+
 }  // namespace llmsim::sim

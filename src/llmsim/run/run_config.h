@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "llmsim/core/error.h"
+#include "llmsim/model/model_spec.h"
 #include "llmsim/run/run_spec.h"
 
 namespace llmsim::sim {
@@ -18,6 +19,10 @@ struct RunRequest {
   std::vector<std::string> given;  // setting names that were set explicitly
   bool was_given(const std::string& name) const;
 };
+
+// A pre-quantized checkpoint (quantization_config: GPTQ, AWQ, FP8, MXFP4, …) is served in its own format
+// unless --weight-quant says otherwise: the request's inference weight format becomes the model's.
+void apply_checkpoint_format(RunRequest& req, const model::ModelSpec& m);
 
 enum class SettingKind { Text, PositiveInt, NonNegativeInt, Flag, Choice, List };
 

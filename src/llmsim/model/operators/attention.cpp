@@ -192,6 +192,7 @@ void add_attention(const Ctx& c, std::vector<Operator>& ops) {
                     .rows = dbl(c.T),
                     .bias = m.out_bias,
                     .role = OpRole::OutProj});
+  if (m.attention_sinks) ops.back().weight_params += m.num_heads / c.tp;    // gpt-oss's per-head sink logits
   if (m.sandwich_norms) ops.push_back(norm_op(c, "attn.post_norm", c.Tn));  // Gemma's post_attention_layernorm
   add_block_tail(c, ops, "attn", Module::Attention);
 }
