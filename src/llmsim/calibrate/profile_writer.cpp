@@ -364,6 +364,19 @@ CalibrationFits fit_samples(const std::vector<Sample>& samples, const hardware::
       secs.push_back(s.time_s);
     }
   if (!amount.empty()) f.host_bandwidth = fit_rate(amount, secs);
+  // A bus bandwidth above the datasheet's per-GPU fabric bandwidth cannot be this system's: the profile
+  // writes 1.0 for it, and the note says the datasheet is probably another part's.
+  const double fabric = base.node.fabric_bandwidth_Bps;
+  const auto above = [&](const std::string& curve, const AlphaBetaFit& a) {
+    if (fabric <= 0 || a.bandwidth_Bps <= 1.05 * fabric) return;
+    f.notes.push_back(
+        fmt::format("{}: {:.1f} GB/s bus bandwidth is {:.2f}x {}'s {:.1f} GB/s fabric datasheet; the "
+                    "profile writes 1.0. Check that --system holds the GPUs (and NVLink generation) "
+                    "that ran",
+                    curve, a.bandwidth_Bps / 1e9, a.bandwidth_Bps / fabric, base.name, fabric / 1e9));
+  };
+  for (const auto& [g, a] : f.all_reduce) above(fmt::format("nccl_all_reduce x{}", g), a);
+  for (const auto& [name, a] : f.links) above(name, a);
   return f;
 }
 
