@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <exception>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -283,7 +284,52 @@ bool notes_count_recompute_flops(const std::string& notes) {
   return false;
 }
 
+namespace {
+
+// Systems resolved once per distinct name, with the overlay applied once (a file of 1,600 rows names a
+// dozen systems): each row gets its own copy; a name that fails to resolve fails every row naming it
+// with the same error.
+class SystemCache {
+ public:
+  SystemCache(std::string data_dir, std::string overlay)
+      : data_dir_(std::move(data_dir)), overlay_(std::move(overlay)) {}
+  hardware::SystemSpec get(const std::string& name) {
+    auto it = cache_.find(name);
+    if (it == cache_.end()) {
+      Entry e;
+      try {
+        e.spec = hardware::resolve_system(name, data_dir_);
+        if (!overlay_.empty()) hardware::apply_efficiency_overlay(e.spec, overlay_);
+      } catch (const Error&) {
+        e.error = std::current_exception();
+      }
+      it = cache_.emplace(name, std::move(e)).first;
+    }
+    if (it->second.error) std::rethrow_exception(it->second.error);
+    return it->second.spec;
+  }
+
+ private:
+  struct Entry {
+    hardware::SystemSpec spec;
+    std::exception_ptr error;
+  };
+  std::string data_dir_, overlay_;
+  std::map<std::string, Entry> cache_;
+};
+
+ValidationRow predict_row_with(const MeasuredRun& mr, SystemCache& systems);
+
+}  // namespace
+
 ValidationRow predict_row(const MeasuredRun& mr, const std::string& data_dir, const std::string& overlay) {
+  SystemCache systems(data_dir, overlay);
+  return predict_row_with(mr, systems);
+}
+
+namespace {
+
+ValidationRow predict_row_with(const MeasuredRun& mr, SystemCache& systems) {
   ValidationRow row;
   row.file = mr.file;
   row.line = mr.line;
@@ -310,8 +356,7 @@ ValidationRow predict_row(const MeasuredRun& mr, const std::string& data_dir, co
   try {
     row.features = run_features(mr.run);
     // The reader already resolved relative paths against the CSV's folder; a preset name stays a name.
-    hardware::SystemSpec sys = hardware::resolve_system(mr.system, data_dir);
-    if (!overlay.empty()) hardware::apply_efficiency_overlay(sys, overlay);
+    hardware::SystemSpec sys = systems.get(mr.system);
     const MeasuredRun run = with_system_defaults(mr, sys, row.defaults);
     if (run.run.workload == Workload::Inference)
       predict_inference(row, run, sys);
@@ -324,11 +369,14 @@ ValidationRow predict_row(const MeasuredRun& mr, const std::string& data_dir, co
   return row;
 }
 
+}  // namespace
+
 std::vector<ValidationRow> predict_rows(const std::vector<MeasuredRun>& runs, const std::string& data_dir,
                                         const std::string& overlay) {
+  SystemCache systems(data_dir, overlay);
   std::vector<ValidationRow> rows;
   rows.reserve(runs.size());
-  for (const auto& r : runs) rows.push_back(predict_row(r, data_dir, overlay));
+  for (const auto& r : runs) rows.push_back(predict_row_with(r, systems));
   return rows;
 }
 
