@@ -1,16 +1,17 @@
 #include "cli_context.h"
 
 #include <cctype>
-
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 
 #include <fmt/format.h>
 
 #include "llmsim/core/error.h"
+#include "llmsim/core/strings.h"
 #include "llmsim/core/suggest.h"
 #include "llmsim/core/units.h"
 #include "llmsim/hardware/system_toml.h"
@@ -214,15 +215,10 @@ double parse_tokens(const std::string& text) {
       t.pop_back();
     }
   }
-  std::size_t used = 0;
-  double v = 0;
-  try {
-    v = std::stod(t, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used == 0 || used != t.size() || !(v > 0) || !std::isfinite(v))
+  const std::optional<double> parsed = parse_finite(t);
+  if (!parsed || !(*parsed > 0))
     throw_usage("--tokens", fmt::format("--tokens '{}': must be a positive number such as 1e12, 300B or 2T", text));
+  const double v = *parsed;
   // 1e16 tokens is ~700x the largest published pre-training runs (Llama 3: 15.6T); past it the step and
   // day counts stop meaning anything.
   if (v * mult > 1e16)

@@ -91,10 +91,8 @@ void print_model(const model::ModelSpec& m) {
                            mlp_name(m.mlp), m.activation, pos_name(m.position), m.rope_theta,
                            m.tied_embeddings ? "tied" : "untied");
   if (m.sliding_window > 0) {
-    std::int64_t windowed = 0;
-    for (std::int64_t l = 0; l < m.num_layers; ++l) windowed += m.window_of(l) > 0 ? 1 : 0;
-    std::cout << fmt::format("  attention: sliding window {} on {} of {} layers{}\n", m.sliding_window, windowed,
-                             m.num_layers,
+    std::cout << fmt::format("  attention: sliding window {} on {} of {} layers{}\n", m.sliding_window,
+                             m.windowed_layers(), m.num_layers,
                              m.global_every == 2  ? " (every other one global)"
                              : m.global_every > 0 ? fmt::format(" (every {}th global)", m.global_every)
                                                   : "");

@@ -196,21 +196,27 @@ int type_bytes(const std::string& t) {
   return 0;
 }
 
-// The ranks an all_gather or reduce_scatter table gives: size / (count x type size) on every row with
-// a count (all rows must agree); 0 when the collective's table does not tell or a row disagrees.
-int ranks_from_sizes(const std::string& family, const std::vector<ImportRow>& rows) {
-  if (family != "nccl_all_gather" && family != "nccl_reduce_scatter") return 0;
-  int ranks = 0;
+// size / (count x type size), the one ratio every row that prints a count agrees on: nccl-tests prints
+// the whole buffer as size, and as count the elements of the whole buffer (all_reduce: 1) or of one
+// rank's share (all_gather, reduce_scatter: the ranks). 0 when no row tells (zero-byte rows print count
+// 0) or two rows disagree.
+long long size_per_count(const std::vector<ImportRow>& rows) {
+  long long ratio = 0;
   for (const ImportRow& r : rows) {
     const int b = type_bytes(r.type);
     if (b == 0 || r.count <= 0) continue;
     const long long per = r.count * b;
     if (r.size % per != 0) return 0;
-    const auto n = static_cast<int>(r.size / per);
-    if (ranks != 0 && n != ranks) return 0;
-    ranks = n;
+    if (ratio != 0 && r.size / per != ratio) return 0;
+    ratio = r.size / per;
   }
-  return ranks;
+  return ratio;
+}
+
+// The ranks an all_gather or reduce_scatter table gives (size_per_count); 0 for other collectives.
+int ranks_from_sizes(const std::string& family, const std::vector<ImportRow>& rows) {
+  if (family != "nccl_all_gather" && family != "nccl_reduce_scatter") return 0;
+  return static_cast<int>(size_per_count(rows));
 }
 
 // The ranks the bus / algorithm bandwidth ratio gives (nccl-tests doc/PERFORMANCE.md: busbw = algbw x
@@ -237,20 +243,13 @@ int ranks_from_bandwidths(const std::string& family, const std::vector<ImportRow
 }
 
 // The reduction collective the rows show, when every row has a reduction op: all_reduce where size =
-// count x type size (nccl-tests prints the whole buffer and its element count), reduce_scatter where size
-// is the same multiple n > 1 of it on every row (count = one rank's elements). "" when the rows have no
-// reduction op or do not agree.
+// count x type size, reduce_scatter where size is the same multiple n > 1 of it (size_per_count). ""
+// when the rows have no reduction op or do not agree.
 std::string reduction_from_rows(const std::vector<ImportRow>& rows) {
   static const std::set<std::string> ops = {"sum", "prod", "max", "min", "avg"};
-  long long ratio = 0;
-  for (const ImportRow& r : rows) {
+  for (const ImportRow& r : rows)
     if (!ops.count(r.redop)) return {};
-    const int b = type_bytes(r.type);
-    if (b == 0 || r.count <= 0 || r.size % (r.count * b) != 0) return {};
-    const long long k = r.size / (r.count * b);
-    if (ratio != 0 && k != ratio) return {};
-    ratio = k;
-  }
+  const long long ratio = size_per_count(rows);
   if (ratio == 1) return "all_reduce";
   return ratio > 1 ? "reduce_scatter" : "";
 }

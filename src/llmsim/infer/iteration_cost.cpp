@@ -58,7 +58,7 @@ IterationCostModel::IterationCostModel(const model::ModelSpec& m, const hardware
       compute_(sys_, infer.attn_kernel),
       comm_(sys_) {
   const double layers_per_gpu = std::ceil(dbl(m.num_layers) / dbl(std::max<std::int64_t>(1, par.pp)));
-  for (std::int64_t l = 0; l < m.num_layers; ++l) windowed_layers_ += m.window_of(l) > 0 ? 1.0 : 0.0;
+  windowed_layers_ = dbl(m.windowed_layers());  // once: every iteration splits its attention by it
   kv_bytes_per_token_ =
       model::kv_bytes_per_token(m, static_cast<std::int64_t>(layers_per_gpu), par.tp, dtype_bytes(infer.kv_dtype));
   // Weights as stored on one GPU: linear layers packed when quantized, the rest 16-bit.

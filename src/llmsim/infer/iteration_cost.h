@@ -73,7 +73,7 @@ class IterationCostModel {
   ComputeCost compute_;
   CommCost comm_;
   double kv_bytes_per_token_ = 0;
-  double windowed_layers_ = 0;  // layers attending through the model's sliding window
+  double windowed_layers_ = 0;  // layers attending through the model's sliding window (ModelSpec::windowed_layers)
   double weight_bytes_ = 0;
 };
 

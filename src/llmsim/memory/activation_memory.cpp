@@ -137,10 +137,9 @@ double stored_layer_bytes(const model::ModelSpec& m, const ActivationParams& p, 
 }
 
 double recompute_working_bytes(const model::ModelSpec& m, const ActivationParams& p, std::int64_t layer_index,
-                               Recompute policy) {
+                               Recompute policy, double stored) {
   if (policy == Recompute::Full) return layer_activations(m, p, layer_index).total();
-  if (op_level(p, policy))
-    return std::max(0.0, layer_activations(m, p, layer_index).total() - stored_layer_bytes(m, p, layer_index, policy));
+  if (op_level(p, policy)) return std::max(0.0, layer_activations(m, p, layer_index).total() - stored);
   return 0;
 }
 

@@ -43,9 +43,10 @@ double stored_layer_bytes(const model::ModelSpec& m, const ActivationParams& p, 
 
 // Bytes backward re-materialises for one layer while it recomputes: full = the layer's whole
 // activations; op-level selective = what the layer would keep without recomputation minus what the
-// policy saved; otherwise nothing beyond the stored tensors.
+// policy saved (`stored`, the layer's stored_layer_bytes, which callers have already); otherwise nothing
+// beyond the stored tensors.
 double recompute_working_bytes(const model::ModelSpec& m, const ActivationParams& p, std::int64_t layer_index,
-                               Recompute policy);
+                               Recompute policy, double stored);
 
 // Micro-batches whose activations a pipeline stage holds at its peak. 1F1B: stage i of pp holds
 // min(pp - i, micro_batches) (Narayanan et al. 2021 Sec. 2.2.1); interleaving multiplies stage 0's

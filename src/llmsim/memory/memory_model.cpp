@@ -179,8 +179,10 @@ StageMemory training_stage(const model::ModelSpec& m, const hardware::SystemSpec
                             .glue = training_glue(fw, t),
                             .selective = fw.selective};
   for (std::int64_t l = st.first_layer; l < st.first_layer + st.layers; ++l) {
-    in.per_mb += stored_layer_bytes(m, ap, l, t.recompute);
-    in.recompute_working_set = std::max(in.recompute_working_set, recompute_working_bytes(m, ap, l, t.recompute));
+    const double stored = stored_layer_bytes(m, ap, l, t.recompute);
+    in.per_mb += stored;
+    in.recompute_working_set =
+        std::max(in.recompute_working_set, recompute_working_bytes(m, ap, l, t.recompute, stored));
   }
   training_stage_items(m, sys, run, in, [&](MemoryKind kind, MemoryPlace where, double bytes, const auto& note) {
     (where == MemoryPlace::Host ? out.host : out.gpu)

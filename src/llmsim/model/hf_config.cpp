@@ -229,20 +229,26 @@ ModelSpec read_mistral(const Reader& r) {
   return m;
 }
 
-std::int64_t read_experts_per_token(const Reader& r, std::int64_t fallback, std::int64_t num_experts) {
-  const std::int64_t k = r.positive("num_experts_per_tok", fallback);
+// Experts per token under `key` (num_experts_per_tok, or a family's own spelling), at most the experts.
+std::int64_t read_experts_per_token(const Reader& r, std::int64_t fallback, std::int64_t num_experts,
+                                    const char* key = "num_experts_per_tok") {
+  const std::int64_t k = r.positive(key, fallback);
   if (k > num_experts)
-    r.fail("num_experts_per_tok",
-           fmt::format("num_experts_per_tok ({}) cannot exceed the number of experts ({})", k, num_experts));
+    r.fail(key, fmt::format("{} ({}) cannot exceed the number of experts ({})", key, k, num_experts));
   return k;
+}
+
+// The routed experts of a file that writes num_local_experts (Mixtral, gpt-oss) or, transformers >= 5,
+// num_experts; either spelling is accepted.
+std::int64_t read_local_experts(const Reader& r, std::int64_t fallback) {
+  return r.positive(r.get("num_local_experts") || !r.get("num_experts") ? "num_local_experts" : "num_experts",
+                    fallback);
 }
 
 ModelSpec read_mixtral(const Reader& r) {
   ModelSpec m = read_llama_like(r, {32000, 4096, 14336, 32, 32, 8, 4096 * 32, 1000000.0});
   m.sliding_window = r.non_negative("sliding_window", 0);  // MixtralConfig default: None
-  // transformers >= 5 maps num_experts onto num_local_experts; accept either spelling.
-  const char* experts_key = r.get("num_local_experts") || !r.get("num_experts") ? "num_local_experts" : "num_experts";
-  m.moe.num_experts = r.positive(experts_key, 8);
+  m.moe.num_experts = read_local_experts(r, 8);
   m.moe.experts_per_token = read_experts_per_token(r, 2, m.moe.num_experts);
   // Every Mixtral layer is sparse: intermediate_size is the width of one expert, no dense MLP exists.
   m.moe.expert_ffn = m.ffn_hidden;
@@ -463,14 +469,11 @@ ModelSpec read_gpt_oss(const Reader& r) {
   ModelSpec m = read_llama_like(r, {201088, 2880, 2880, 36, 64, 8, 131072, 150000.0});
   m.qkv_bias = m.out_bias = r.boolean("attention_bias", true);
   m.attention_sinks = true;
-  const char* experts_key = r.get("num_local_experts") || !r.get("num_experts") ? "num_local_experts" : "num_experts";
-  m.moe.num_experts = r.positive(experts_key, 128);
-  const char* top_key =
-      r.get("num_experts_per_tok") || !r.get("experts_per_token") ? "num_experts_per_tok" : "experts_per_token";
-  m.moe.experts_per_token = r.positive(top_key, 4);
-  if (m.moe.experts_per_token > m.moe.num_experts)
-    r.fail(top_key, fmt::format("{} ({}) cannot exceed the number of experts ({})", top_key, m.moe.experts_per_token,
-                                m.moe.num_experts));
+  m.moe.num_experts = read_local_experts(r, 128);
+  // GptOssConfig writes num_experts_per_tok; OpenAI's original files experts_per_token.
+  m.moe.experts_per_token = read_experts_per_token(
+      r, 4, m.moe.num_experts,
+      r.get("num_experts_per_tok") || !r.get("experts_per_token") ? "num_experts_per_tok" : "experts_per_token");
   m.moe.expert_ffn = m.ffn_hidden;
   m.ffn_hidden = 0;
   m.moe.router_bias = true;

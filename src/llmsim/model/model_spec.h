@@ -133,6 +133,12 @@ struct ModelSpec {
     if (sliding_window <= 0) return 0;
     return global_every > 0 && (layer + 1) % global_every == 0 ? 0 : sliding_window;
   }
+  // Layers whose window_of is a window (the rest attend to every key).
+  std::int64_t windowed_layers() const {
+    std::int64_t n = 0;
+    for (std::int64_t l = 0; l < num_layers; ++l) n += window_of(l) > 0 ? 1 : 0;
+    return n;
+  }
   bool is_moe_layer(std::int64_t layer) const {
     return moe.enabled() && layer >= moe.first_dense && ((layer + 1) % moe.sparse_step == 0);
   }

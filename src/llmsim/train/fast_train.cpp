@@ -118,7 +118,7 @@ FastMemory FastTrainEvaluator::memory(const RunSpec& run) {
                             .glue = training_glue(fw, t),
                             .selective = fw.selective};
   // Per layer kind (layer_activations depends on the layer only through is_moe_layer).
-  double stored[2] = {0, 0}, whole[2] = {0, 0};
+  double stored[2] = {0, 0}, working[2] = {0, 0};
   for (int k = 0; k < 2; ++k) {
     std::int64_t idx = -1;
     for (std::int64_t l = 0; l < m_.num_layers; ++l)
@@ -128,7 +128,7 @@ FastMemory FastTrainEvaluator::memory(const RunSpec& run) {
       }
     if (idx < 0) continue;
     stored[k] = stored_layer_bytes(m_, ap, idx, t.recompute);
-    whole[k] = recompute_working_bytes(m_, ap, idx, t.recompute);
+    working[k] = recompute_working_bytes(m_, ap, idx, t.recompute, stored[k]);
   }
   const double gpus_on_node = dbl(std::min<std::int64_t>(par.gpus, sys_.node.gpus_per_node));
 
@@ -139,7 +139,7 @@ FastMemory FastTrainEvaluator::memory(const RunSpec& run) {
     const std::int64_t layers = stage.count, first = stage.first;
     const bool is_first = s == 0, is_last = s == pp - 1;
     // stage_params()
-    double sp_linear = 0, sp_other = 0, largest = 0, per_mb = 0, biggest_act = 0, lora_p = 0;
+    double sp_linear = 0, sp_other = 0, largest = 0, per_mb = 0, working_set = 0, lora_p = 0;
     for (std::int64_t l = first; l < first + layers; ++l) {
       const auto& lp = layer_params_[static_cast<std::size_t>(l)];
       const bool moe = m_.is_moe_layer(l);
@@ -150,7 +150,7 @@ FastMemory FastTrainEvaluator::memory(const RunSpec& run) {
       sp_other += norms;
       largest = std::max(largest, linear + norms);
       per_mb += stored[moe ? 1 : 0];
-      biggest_act = std::max(biggest_act, whole[moe ? 1 : 0]);
+      working_set = std::max(working_set, working[moe ? 1 : 0]);
       if (lora) lora_p += (moe ? lora_moe_ : lora_dense_).per_gpu(par.tp, par.ep);
     }
     if (is_first) sp_other += dbl(pc_.embedding) / tp + dbl(pc_.position_embedding);
@@ -174,7 +174,7 @@ FastMemory FastTrainEvaluator::memory(const RunSpec& run) {
                          .largest_layer = largest,
                          .trainable = trainable,
                          .per_mb = per_mb,
-                         .recompute_working_set = biggest_act};
+                         .recompute_working_set = working_set};
     double gpu = 0, host = 0;
     training_stage_items(m_, sys_, run, in, [&](MemoryKind, MemoryPlace where, double bytes, const auto&) {
       if (where == MemoryPlace::Host)
