@@ -52,3 +52,20 @@ TEST_CASE("a decode GEMV streams its weights after the launch, as the H200 measu
   CHECK(near(gemv(8192, 8192), 35.3e-6, 0.08));
   CHECK(near(gemv(32768, 8192), 123.7e-6, 0.08));
 }
+
+TEST_CASE("a small GEMM takes at least the smallest library call the H200 measured") {
+  const auto sys = calibrated_h200();
+  const sim::ComputeCost cc(sys, AttentionKernel::Fa2);
+  const auto gemm = [&](std::int64_t m, std::int64_t n, std::int64_t k) {
+    const double bytes = (static_cast<double>(m) * k + static_cast<double>(k) * n + static_cast<double>(m) * n) * 2.0;
+    return cc.gemm(m, n, k, 1, 2.0 * static_cast<double>(m) * n * k, bytes, DType::BF16).value;
+  };
+  // samples.csv: bf16 1 x 2048 x 1024 8.87 us, 256^3 8.47 us, 16 x 768 x 2048 11.5 us; the launch plus the
+  // bytes at the copy bandwidth would give 4.5, 3.7 and 4.3 us.
+  REQUIRE(sys.efficiency.gemm_call_s > 8e-6);
+  CHECK(near(gemm(1, 2048, 1024), 8.87e-6, 0.05));
+  CHECK(near(gemm(256, 256, 256), 8.47e-6, 0.05));
+  CHECK(near(gemm(16, 768, 2048), 11.5e-6, 0.3));
+  // Above the floor the streaming rule still holds: 1 x 12288 x 4096 (101 MB) measured 27.5 us.
+  CHECK(near(gemm(1, 12288, 4096), 27.5e-6, 0.08));
+}

@@ -229,3 +229,29 @@ TEST_CASE("local and global layers: only the windowed layers' attention is cappe
   // Half the layers of each kind: the mixed model's attention is the mean of the two.
   CHECK(mixed == doctest::Approx((ttft(all_local) + ttft(all_global)) / 2).epsilon(1e-9));
 }
+
+TEST_CASE("FasterTransformer launches every kernel from C++ without CUDA graphs, and decodes one block per head") {
+  // NVIDIA/FasterTransformer @df4a7534 has no cudaGraph call in src/: every decode step pays the stream
+  // launch floor per kernel and the measured library-call floor per GEMM, where TensorRT-LLM replays a graph.
+  const auto m = preset_model("llama2-7b");
+  const auto sys = preset_system("a800-nvlink");
+  sim::ParallelSpec par;
+  const auto& ft_profile = sim::engine_profile(sim::Framework::FasterTransformer);
+  CHECK(ft_profile.name == "fastertransformer");
+  CHECK(ft_profile.batching == sim::Batching::Static);
+  CHECK_FALSE(ft_profile.decode_split_kv);  // decoder_masked_multihead_attention: grid(num_heads, batch)
+  const sim::EngineIterationCost ft(m, sys, par, bf16(), ft_profile);
+  const sim::EngineIterationCost trt(m, sys, par, bf16(), sim::engine_profile(sim::Framework::TrtLlm));
+  const std::vector<sim::SequenceWork> decode(1, sim::SequenceWork{1, 128});
+  CHECK_FALSE(ft.replays_graph(decode));
+  CHECK(trt.replays_graph(decode));
+  const auto f = ft.iteration(decode);
+  const auto t = trt.iteration(decode);
+  CHECK(f.host_wait_s.value == 0);  // a C++ runtime: no Python host floor
+  CHECK(f.launches == t.launches);
+  // Every kernel at least the 5 us launch floor of the preset, plus the 0.2 ms per-step overhead.
+  CHECK(f.time_s.value >= f.launches * sys.efficiency.kernel_launch_s + 0.2e-3);
+  // The graph replay's floor is 1.5 us: FT's batch-1 step is slower by at least 3.5 us per kernel, less
+  // the TRT-LLM profile's equal per-step overhead.
+  CHECK(f.time_s.value - t.time_s.value >= f.launches * (sys.efficiency.kernel_launch_s - 1.5e-6) * 0.9);
+}

@@ -78,10 +78,12 @@ TEST_CASE("the CLI's own profile names map to their own profile") {
     CHECK(e.training == f);
     CHECK(e.inference == f);
   }
-  for (auto [name, f] : std::vector<std::pair<const char*, Framework>>{{"vllm", Framework::Vllm},
-                                                                       {"tgi", Framework::Tgi},
-                                                                       {"lightllm", Framework::LightLlm},
-                                                                       {"trt-llm", Framework::TrtLlm}}) {
+  for (auto [name, f] :
+       std::vector<std::pair<const char*, Framework>>{{"vllm", Framework::Vllm},
+                                                      {"tgi", Framework::Tgi},
+                                                      {"lightllm", Framework::LightLlm},
+                                                      {"trt-llm", Framework::TrtLlm},
+                                                      {"fastertransformer", Framework::FasterTransformer}}) {
     const FrameworkEntry& e = entry(name);
     CHECK(e.name == name);
     CHECK(e.inference == f);
@@ -91,7 +93,7 @@ TEST_CASE("the CLI's own profile names map to their own profile") {
   // The mappings src/llmsim/run/run_spec.cpp parse_name already makes.
   CHECK(entry("megatron-lm").training == Framework::Megatron);
   CHECK(entry("nemo").training == Framework::Megatron);
-  CHECK(entry("fastertransformer").inference == Framework::TrtLlm);
+  CHECK(entry("fastertransformer").inference == Framework::FasterTransformer);
 }
 
 TEST_CASE("each mapping class") {
@@ -260,11 +262,12 @@ TEST_CASE("the training frameworks come first in Framework, and the aliases pars
   }
   Framework f{};
   CHECK((parse_name("nemo", f) && f == Framework::Megatron));
-  CHECK((parse_name("fastertransformer", f) && f == Framework::TrtLlm));
+  CHECK((parse_name("fastertransformer", f) && f == Framework::FasterTransformer));
 }
 
 TEST_CASE("serving engines: static (hf) and the inference engines, by one list") {
-  CHECK(serving_engine_names() == std::vector<std::string>{"static", "vllm", "tgi", "lightllm", "trt-llm"});
+  CHECK(serving_engine_names() ==
+        std::vector<std::string>{"static", "vllm", "tgi", "lightllm", "trt-llm", "fastertransformer"});
   for (const std::string& name : serving_engine_names()) {
     Framework f{};
     REQUIRE(parse_serving_engine(name, f));
@@ -272,8 +275,8 @@ TEST_CASE("serving engines: static (hf) and the inference engines, by one list")
   }
   Framework f{};
   CHECK_FALSE(parse_serving_engine("megatron", f));
-  CHECK_FALSE(parse_serving_engine("hf", f));                 // spelled static for serving
-  CHECK_FALSE(parse_serving_engine("fastertransformer", f));  // an alias parse_name accepts, not an engine name
+  CHECK_FALSE(parse_serving_engine("hf", f));    // spelled static for serving
+  CHECK_FALSE(parse_serving_engine("nemo", f));  // an alias parse_name accepts, not an engine name
 }
 
 TEST_CASE("selective recomputation is offered where the software has a selective policy") {

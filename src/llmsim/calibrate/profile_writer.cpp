@@ -321,6 +321,22 @@ CalibrationFits fit_samples(const std::vector<Sample>& samples, const hardware::
   }
   for (const auto& s : samples)
     if (s.item.bench == "launch") f.launch_s = s.time_s;
+  {
+    std::vector<double> small;
+    for (const auto& s : samples)
+      if (s.item.bench == "gemm" && (s.item.dtype == "bf16" || s.item.dtype == "fp16") &&
+          s.item.bytes <= kGemmCallMaxBytes && s.flops <= kGemmCallMaxFlops && s.time_s > 0)
+        small.push_back(s.time_s);
+    if (static_cast<int>(small.size()) >= kGemmCallMinSamples) {
+      std::sort(small.begin(), small.end());
+      const std::size_t n = small.size();
+      f.gemm_call_s = n % 2 ? small[n / 2] : 0.5 * (small[n / 2 - 1] + small[n / 2]);
+      f.gemm_call_samples = static_cast<int>(n);
+    } else if (!gemm.empty()) {
+      f.notes.push_back(fmt::format("smallest GEMM call: {} 16-bit GEMM samples of <= 8 MiB and <= 1 GFLOP (needs {})",
+                                    small.size(), kGemmCallMinSamples));
+    }
+  }
   if (auto s = series_by(samples, "h2d_pinned", bytes_of); !s.empty())
     f.h2d = try_fit(s.begin()->second, "h2d_pinned", f.notes);
   if (auto s = series_by(samples, "d2h_pinned", bytes_of); !s.empty())
@@ -400,6 +416,8 @@ std::vector<SummaryRow> summarize(const CalibrationFits& f, const hardware::Syst
   if (f.memory) link("device copy (read + write)", *f.memory, base.gpu.memory_bandwidth_Bps);
   if (f.elementwise) link("elementwise kernels (read + write)", *f.elementwise, base.gpu.memory_bandwidth_Bps);
   if (f.launch_s) rows.push_back({"kernel launch", fmt::format("{:.2f} us", *f.launch_s * 1e6), "-", "-", "-"});
+  if (f.gemm_call_s)
+    rows.push_back({"smallest GEMM call", fmt::format("{:.2f} us", *f.gemm_call_s * 1e6), "-", "-", "-"});
   if (f.h2d) link("PCIe host->device, pinned", *f.h2d, base.node.pcie_bandwidth_Bps);
   if (f.d2h) link("PCIe device->host, pinned", *f.d2h, base.node.pcie_bandwidth_Bps);
   for (const auto& [g, a] : f.all_reduce)
@@ -480,6 +498,9 @@ std::string efficiency_table(const CalibrationFits& f, const hardware::SystemSpe
                          gbps(hbm)));
   if (f.launch_s)
     o << fmt::format("{} = {:.2f}   # empty-kernel launch\n", hardware::kKernelLaunchKey, *f.launch_s * 1e6);
+  if (f.gemm_call_s)
+    o << fmt::format("{} = {:.2f}   # median of {} 16-bit GEMM calls of <= 8 MiB and <= 1 GFLOP\n",
+                     hardware::kGemmCallKey, *f.gemm_call_s * 1e6, f.gemm_call_samples);
   if (const auto fr = pcie_fraction_of(f, base))
     write(toml_key(F::PcieBandwidth), *fr,
           fmt::format("pinned host->device {} of {}", gbps(f.h2d->bandwidth_Bps), gbps(base.node.pcie_bandwidth_Bps)));

@@ -32,8 +32,13 @@ struct CalibrationFits {
   std::optional<AlphaBetaFit> memory;       // mem_copy: bytes read + written
   std::optional<AlphaBetaFit> elementwise;  // every elementwise-kernel sample pooled: bytes read + written
   std::optional<double> launch_s;           // empty-kernel launch
-  std::optional<AlphaBetaFit> h2d;          // h2d_pinned
-  std::optional<AlphaBetaFit> d2h;          // d2h_pinned
+  // The smallest library GEMM call (hardware::Efficiency::gemm_call_s): the median time of the 16-bit GEMM
+  // samples of at most kGemmCallMaxBytes and kGemmCallMaxFlops, which neither their bytes nor their FLOPs
+  // explain (under 2 us of streaming or compute on current GPUs); with how many samples it came from.
+  std::optional<double> gemm_call_s;
+  int gemm_call_samples = 0;
+  std::optional<AlphaBetaFit> h2d;  // h2d_pinned
+  std::optional<AlphaBetaFit> d2h;  // d2h_pinned
   // Collective fits (all_reduce, links and their across-node maps) take the bandwidth from messages of
   // 64 MiB or more and the latency from messages of 1 MiB or less; alpha_s = -1 when the sweep has no
   // small messages (latency not measured: the written profile keeps the preset's fabric latency).
@@ -56,11 +61,15 @@ struct CalibrationFits {
   std::vector<std::string> notes;         // what could not be fitted, and why
   // Nothing fitted: a profile written from these fits would be the preset marked calibrated.
   bool empty() const {
-    return gemm.empty() && !memory && !elementwise && !launch_s && !h2d && !d2h && all_reduce.empty() &&
+    return gemm.empty() && !memory && !elementwise && !launch_s && !gemm_call_s && !h2d && !d2h && all_reduce.empty() &&
            links.empty() && all_reduce_across_nodes.empty() && links_across_nodes.empty() && !network && !cpu_adam &&
            !host_bandwidth;
   }
 };
+
+inline constexpr double kGemmCallMaxBytes = 8.0 * 1024 * 1024;  // operands and result, bytes
+inline constexpr double kGemmCallMaxFlops = 1e9;
+inline constexpr int kGemmCallMinSamples = 3;
 
 // Fits whatever the samples contain; families with too few points are noted, not errors.
 CalibrationFits fit_samples(const std::vector<Sample>& samples, const hardware::SystemSpec& base);

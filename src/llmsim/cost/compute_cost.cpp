@@ -17,7 +17,8 @@ namespace llmsim::sim {
 //    prologue/epilogue of short contractions (an engineering assumption: a 64-deep k loop runs at
 //    half efficiency; head_dim-sized contractions of unfused attention are the case it matters for).
 //    A GEMM is also never faster than its bytes at the achievable memory bandwidth (skinny GEMMs,
-//    decode) nor than one kernel launch.
+//    decode) nor than one kernel launch, nor than the measured time of the smallest library GEMM call
+//    (Efficiency::gemm_call_s; graph replay lowers it with the launch floor).
 //  * Fused attention runs at peak x f_attention (FlashAttention-2 figures) or its bytes' time.
 //  * Memory-bound kernels take bytes / (HBM bandwidth x f_memory) plus a launch each.
 // The band of each time comes from the band of the fraction used: the high fraction gives the low time.
@@ -81,8 +82,11 @@ Interval ComputeCost::gemm(std::int64_t m, std::int64_t n, std::int64_t k, std::
   const auto it = sys_.efficiency.gemm.find(precision);
   const hardware::Fraction f = it != sys_.efficiency.gemm.end() ? it->second : hardware::Fraction{0.5, 0.4, 0.6, ""};
   const double shape = gemm_shape_factor(m, n, k, batch);
-  return roofline(flops, f.value * shape, f.low * shape, f.high * shape, bytes, precision, 1,
-                  sys_.efficiency.memory_bandwidth);
+  const Interval t = roofline(flops, f.value * shape, f.low * shape, f.high * shape, bytes, precision, 1,
+                              sys_.efficiency.memory_bandwidth);
+  // A GEMM issued by its own library call takes at least the measured call floor (Efficiency::gemm_call_s):
+  // on the H200 profile a 256^3 or a 1 x 2048 x 1024 GEMM takes 8.2-9 us where its launch and bytes give 4.
+  return max(t, Interval::exact(sys_.efficiency.gemm_call_s));
 }
 
 Interval ComputeCost::attention(double flops, double bytes, DType precision) const {

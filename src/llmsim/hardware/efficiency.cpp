@@ -141,6 +141,14 @@ Efficiency default_efficiency(int compute_capability) {
   // Engineering assumption (Efficiency has no source field for it): CUDA kernel launch overhead is
   // commonly measured at 2-10 us per launch without CUDA graphs; 5 us is the middle.
   e.kernel_launch_s = 5.0 * units::us;
+  // Measured, on one GPU and host: the H200 profile's small 16-bit GEMMs (data/calibration/h200-2026-11-29,
+  // samples.csv: 16 cuBLAS calls of at most 8 MiB and 1 GFLOP, enqueued back to back) take a median 8.7 us,
+  // 2.4x its empty-kernel launch, whatever their size; streaming their bytes would take under 2 us.
+  e.gemm_call_s = 8.7 * units::us;
+  e.gemm_call_source =
+      "measured on one H200 + Xeon 8480C host with cuBLAS 13 (data/calibration/h200-2026-11-29: median of the 16 "
+      "16-bit GEMM samples of <= 8 MiB and <= 1 GFLOP, 10-90 % 8.2-11.5 us); stands in for other GPUs and hosts "
+      "until calibrated (llmsim calibrate --only gemm)";
   // The host critical path's rate (src/llmsim/cost/host_dispatch.h): fitted, not measured.
   e.host_dispatch_s = 28.0 * units::us;
   e.host_dispatch_low_s = 26.0 * units::us;  // the leave-one-source-out fits ranged 26-28 us

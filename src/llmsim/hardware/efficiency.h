@@ -38,6 +38,11 @@ struct Efficiency {
   Fraction pcie_bandwidth;     // host<->device copy bandwidth / PCIe datasheet
   Fraction network_bandwidth;  // inter-node bus bandwidth / NIC line rate
   double kernel_launch_s = 0;  // seconds per kernel launch (overhead floor)
+  // Seconds a GEMM issued by its own library call (cuBLAS/cuBLASLt, one call per GEMM, no graph replay)
+  // takes at least, however small: the library's host work per call and its smallest kernels. Measured
+  // by calibrate as the median time of its small 16-bit GEMMs (about 2.4 launches on the H200 profile).
+  double gemm_call_s = 0;
+  std::string gemm_call_source;
   // Seconds of host CPU work to issue one kernel from eager PyTorch (the Python op, the dispatcher and
   // autograd bookkeeping, cudaLaunchKernel): the rate at which eager code can keep the GPU fed. Where a
   // sequence of kernels is shorter than its issue time the GPU waits (cost/host_dispatch.h).

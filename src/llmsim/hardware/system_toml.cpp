@@ -233,6 +233,10 @@ void read_efficiency(std::optional<TomlReader> t, Efficiency& e) {
     }
   }
   if (const auto v = t->opt_non_negative(kKernelLaunchKey)) e.kernel_launch_s = *v * units::us;
+  if (const auto v = t->opt_non_negative(kGemmCallKey)) {
+    e.gemm_call_s = *v * units::us;
+    e.gemm_call_source = source;
+  }
   if (const auto v = t->opt_non_negative(kHostDispatchKey)) {
     e.host_dispatch_s = *v * units::us;
     e.host_dispatch_low_s = e.host_dispatch_high_s = 0;  // a value without a band is exact

@@ -195,18 +195,53 @@ EngineProfile trtllm_profile() {
   return p;
 }
 
+// FasterTransformer (NVIDIA/FasterTransformer @df4a7534, the GPT guide's engine; TensorRT-LLM's predecessor):
+// the caller's batch is prefilled by the context decoder, then every row is decoded for the requested
+// output length; the next batch starts only after (ParallelGpt::forward). The K/V cache is one contiguous
+// buffer of layers x batch x memory_len x hidden / tp, allocated for the whole session before the run
+// (ParallelGpt::allocateBuffer, self_cache_size). The C++ loop launches every kernel on the stream itself:
+// no CUDA graphs anywhere in src/ (no cudaGraph* call), so each kernel pays the stream launch floor, and
+// GEMMs go through cublasMMWrapper::Gemm one cuBLASLt call at a time (the descriptors are created and
+// destroyed on every call). Decode attention is the masked multi-head attention kernel with one thread
+// block per head and sequence (decoder_masked_multihead_attention_*.cu: grid(num_heads, batch_size)), no
+// split over keys. Each step ends with invokeLengthCriterion, which spins on pinned host memory until the
+// step's last kernel has run (stop_criteria_kernels.cu), so the host cannot queue the next step early.
+EngineProfile fastertransformer_profile() {
+  EngineProfile p;
+  p.name = "fastertransformer";
+  p.batching = Batching::Static;
+  p.max_num_seqs = 256;      // assumption: the largest batch of the GPT guide's benchmark tables
+  p.max_batched_tokens = 0;  // the whole batch's prompts in one context-decoder pass
+  p.chunked_prefill = false;
+  p.kv_block_tokens = 1;  // one contiguous cache, sized for the session up front
+  p.gpu_memory_utilization = 1.0;
+  p.reserve_full_output = true;
+  // assumption: the per-step host round trip of the length criterion's spin-wait, the sampling layer's
+  // setup and the step's tensor-map bookkeeping, taken as TensorRT-LLM's C++ runtime step (0.2 ms).
+  p.iteration_overhead_s = 0.2e-3;
+  p.cuda_graphs = false;
+  p.python_dispatch = false;
+  p.decode_split_kv = false;
+  p.source =
+      "NVIDIA/FasterTransformer @df4a7534: ParallelGpt.cc (static batch, whole-session K/V buffer), no cudaGraph "
+      "in src/, cublasMMWrapper.cc (one cuBLASLt call per GEMM), decoder_masked_multihead_attention grid "
+      "(num_heads, batch), stop_criteria_kernels.cu (per-step host spin-wait); per-step overhead is an assumption";
+  return p;
+}
+
 }  // namespace
 
 EngineProfile static_engine_profile() { return static_profile(); }
 
 const EngineProfile& engine_profile(Framework f) {
-  static const std::array<EngineProfile, 5> profiles{static_profile(), vllm_profile(), tgi_profile(),
-                                                     lightllm_profile(), trtllm_profile()};
+  static const std::array<EngineProfile, 6> profiles{static_profile(),   vllm_profile(),   tgi_profile(),
+                                                     lightllm_profile(), trtllm_profile(), fastertransformer_profile()};
   switch (f) {
     case Framework::Vllm: return profiles[1];
     case Framework::Tgi: return profiles[2];
     case Framework::LightLlm: return profiles[3];
     case Framework::TrtLlm: return profiles[4];
+    case Framework::FasterTransformer: return profiles[5];
     default: return profiles[0];  // Hf and the training frameworks: HF generate()
   }
 }

@@ -23,7 +23,7 @@ std::string serving_engine_name(Framework f);
 enum class Batching { Static, Continuous };
 
 struct EngineProfile {
-  std::string name;       // "static", "vllm", "tgi", "lightllm", "trt-llm"
+  std::string name;       // "static", "vllm", "tgi", "lightllm", "trt-llm", "fastertransformer"
   model::EagerGlue glue;  // memory-bound glue of the engine's model code (default: fused kernels)
   Batching batching = Batching::Continuous;
   std::int64_t max_num_seqs = 256;         // sequences per iteration at most

@@ -548,14 +548,13 @@ std::vector<FrameworkEntry> inference_engines() {
   c.push_back(FrameworkEntry{
       .name = "fastertransformer",
       .aliases = {"faster-transformer", "nvidia-fastertransformer"},
-      .inference = Framework::TrtLlm,
+      .inference = Framework::FasterTransformer,
       .inference_mapping =
-          "trt-llm profile for fixed-batch runs (fused CUDA kernels driven from C++, KV allocated per request for "
-          "the whole output; FasterTransformer is TensorRT-LLM's predecessor); FT batches statically, so a serving "
-          "row would get TensorRT-LLM's in-flight scheduler",
+          "fastertransformer profile (static batch, whole-session K/V buffer, kernels launched one by one from "
+          "C++ without CUDA graphs, one cuBLASLt call per GEMM, one attention block per head and sequence)",
       .unsupported_reason = engine_only("fastertransformer"),
-      .source = "NVIDIA/FasterTransformer docs/gpt_guide.md (C++ decoding with fused kernels, static batch); "
-                "src/llmsim/run/run_spec.cpp parse_name (fastertransformer -> trt-llm)"});
+      .source = "the CLI's own profile name: src/llmsim/run/engine_profile.cpp fastertransformer_profile() "
+                "(NVIDIA/FasterTransformer @df4a7534 ParallelGpt.cc, cublasMMWrapper.cc, docs/gpt_guide.md)"});
 
   c.push_back(FrameworkEntry{
       .name = "deepspeed-fastgen",

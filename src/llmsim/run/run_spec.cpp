@@ -23,14 +23,15 @@ constexpr Names<Optimizer, 3> kOptimizer{
     {{Optimizer::Adam, "adam"}, {Optimizer::Adam8bit, "adam8bit"}, {Optimizer::Sgd, "sgd"}}};
 constexpr Names<PipelineSchedule, 2> kSchedule{
     {{PipelineSchedule::OneFOneB, "1f1b"}, {PipelineSchedule::GPipe, "gpipe"}}};
-constexpr Names<Framework, 8> kFramework{{{Framework::Megatron, "megatron"},
+constexpr Names<Framework, 9> kFramework{{{Framework::Megatron, "megatron"},
                                           {Framework::DeepSpeed, "deepspeed"},
                                           {Framework::Fsdp, "fsdp"},
                                           {Framework::Hf, "hf"},
                                           {Framework::Vllm, "vllm"},
                                           {Framework::Tgi, "tgi"},
                                           {Framework::LightLlm, "lightllm"},
-                                          {Framework::TrtLlm, "trt-llm"}}};
+                                          {Framework::TrtLlm, "trt-llm"},
+                                          {Framework::FasterTransformer, "fastertransformer"}}};
 
 template <typename E, std::size_t N>
 std::string_view lookup(const Names<E, N>& table, E v) {
@@ -95,9 +96,7 @@ std::vector<std::string> training_framework_names() {
 
 const std::vector<std::pair<std::string, std::string>>& framework_aliases() {
   static const std::vector<std::pair<std::string, std::string>> aliases = {
-      {"megatron-lm", "megatron"},
-      {"nemo", "megatron"},               // NeMo trains with Megatron-Core
-      {"fastertransformer", "trt-llm"}};  // TensorRT-LLM's predecessor: same static KV allocation per request
+      {"megatron-lm", "megatron"}, {"nemo", "megatron"}};  // NeMo trains with Megatron-Core
   return aliases;
 }
 
