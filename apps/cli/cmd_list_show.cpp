@@ -169,9 +169,11 @@ nlohmann::json system_json(const hardware::SystemSpec& s) {
             {"sm_count", s.gpu.sm_count},
             {"boost_clock_Hz", s.gpu.boost_clock_Hz},
             {"tdp_W", s.gpu.tdp_W},
-            {"compute_capability", s.gpu.compute_capability}}},
+            {"compute_capability", s.gpu.compute_capability},
+            {"peak_fp4_flops", s.gpu.peak_fp4_flops}}},
           {"node",
            {{"gpus_per_node", s.node.gpus_per_node},
+            {"nvlink_domain_gpus", hardware::fast_domain_gpus(s)},
             {"fabric", hardware::fabric_name(s.node.fabric)},
             {"fabric_bandwidth_Bps", s.node.fabric_bandwidth_Bps},
             {"fabric_latency_s", s.node.fabric_latency_s},
@@ -203,12 +205,19 @@ void print_system(const hardware::SystemSpec& s) {
           : "");
   std::cout << "  dense peak TFLOP/s:";
   for (const auto& [t, v] : g.peak_flops) std::cout << fmt::format(" {} {:.1f}", dtype_name(t), v / 1e12);
+  // FP4 has no compute path yet (see GpuSpec::peak_fp4_flops); shown for reference.
+  if (g.peak_fp4_flops > 0)
+    std::cout << fmt::format(" fp4 {:.1f} (not used by the cost model)", g.peak_fp4_flops / 1e12);
   std::cout << "\n";
   const auto& n = s.node;
   std::cout << fmt::format(
       "  node: {} GPUs, {} at {:.1f} GB/s per GPU per direction, P2P {}, PCIe gen{} x{} ({:.1f} GB/s)\n",
       n.gpus_per_node, hardware::fabric_name(n.fabric), n.fabric_bandwidth_Bps / 1e9, n.p2p ? "on" : "off", n.pcie_gen,
       n.pcie_lanes, n.pcie_bandwidth_Bps / 1e9);
+  if (const int domain = hardware::fast_domain_gpus(s); domain > n.gpus_per_node)
+    std::cout << fmt::format("  NVLink domain: {} GPUs ({} nodes of {}) on one {} fabric; larger groups use the NICs\n",
+                             domain, domain / std::max(1, n.gpus_per_node), n.gpus_per_node,
+                             hardware::fabric_name(n.fabric));
   std::cout << fmt::format("  host: {} cores, {} GiB at {:.0f} GB/s\n", n.cpu_cores, gib(n.host_memory_bytes),
                            n.host_memory_bandwidth_Bps / 1e9);
   std::cout << fmt::format("  network: {} NICs x {:.0f} Gb/s, {:.1f} us\n", s.network.nics_per_node,

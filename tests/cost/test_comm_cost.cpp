@@ -261,3 +261,68 @@ TEST_CASE("every preset: bands are ordered for in-node collectives, p2p and host
     }
   }
 }
+
+TEST_CASE("NVL72: TP16 and EP32 inside the 72-GPU NVLink domain ride NVLink; 9 HGX B200 nodes go over IB") {
+  const auto nvl = preset("gb200-nvl72");
+  const auto b200 = preset("hgx-b200");
+  const int domain = hw::fast_domain_gpus(nvl);
+  REQUIRE(domain == 72);
+  const sim::CommCost cc(nvl), cb(b200);
+  const double eff = nvl.efficiency.fabric_bandwidth.value;
+  const double lat = nvl.node.fabric_latency_s;
+
+  // TP16 (stride 1): 16 GPUs over 4 trays, one domain. Ring all-reduce of 1 GiB over NVLink:
+  //   2 x 15/16 x 1 GiB / (900 GB/s x eff) + 2 x 15 x latency.
+  const auto tp16 = sim::make_group(16, 1, domain);
+  CHECK(tp16.nodes() == 1);
+  const double nvlink_ar = 2.0 * 15 / 16 * GiB / (900 * GBps * eff) + 30 * lat;
+  const auto t_nvl = cc.collective(Coll::AllReduce, 1 * GiB, tp16);
+  CHECK(t_nvl.value == doctest::Approx(nvlink_ar));
+  CHECK(cc.ring_bandwidth_Bps(tp16) == doctest::Approx(900 * GBps * eff));
+  // Were the tray the boundary (4 GPUs), the same group would span 4 trays and cross the NICs
+  // (4 x 400 Gb/s per tray = 50 GB/s per GPU): several times slower.
+  const auto by_tray = sim::make_group(16, 1, nvl.node.gpus_per_node);
+  CHECK(by_tray.nodes() == 4);
+  CHECK(cc.collective(Coll::AllReduce, 1 * GiB, by_tray).value > 3 * t_nvl.value);
+  // The same TP16 on HGX B200 nodes of 8 spans 2 nodes: hierarchical, its middle step over IB.
+  const auto t_b200 = cb.collective(Coll::AllReduce, 1 * GiB, sim::make_group(16, 1, hw::fast_domain_gpus(b200)));
+  CHECK(t_b200.value > 1.5 * t_nvl.value);  // 6.0 ms vs 3.0 ms: the inter-node all-reduce of B/8 dominates
+
+  // EP32 next to TP2 (stride 2): 32 ranks over 64 GPUs of the rack, still one domain.
+  //   all-to-all of 1 GiB: 31/32 x 1 GiB / (900 GB/s x eff_a2a) + 31 x latency.
+  const auto ep32 = sim::make_group(32, 2, domain);
+  CHECK(ep32.nodes() == 1);
+  const double eff_a2a = nvl.efficiency.fabric_all_to_all ? nvl.efficiency.fabric_all_to_all->value
+                                                          : nvl.efficiency.fabric_bandwidth.value;
+  CHECK(cc.collective(Coll::AllToAll, 1 * GiB, ep32).value ==
+        doctest::Approx(31.0 / 32 * GiB / (900 * GBps * eff_a2a) + 31 * lat));
+  CHECK(cb.collective(Coll::AllToAll, 1 * GiB, sim::make_group(32, 2, 8)).value >
+        3 * cc.collective(Coll::AllToAll, 1 * GiB, ep32).value);
+
+  // Beyond the domain (a DP group of 2 racks, stride 72) the NICs carry it: 4 x 50 GB/s / 4 GPUs x net eff.
+  const auto racks = sim::make_group(2, 72, domain);
+  CHECK(racks.nodes() == 2);
+  CHECK(cc.ring_bandwidth_Bps(racks) == doctest::Approx(50 * GBps * nvl.efficiency.network_bandwidth.value));
+}
+
+TEST_CASE("xgmi-mesh (mi300x): a group of r GPUs gets (r - 1) of the 7 links, 64 GB/s each") {
+  const auto sys = preset("mi300x");
+  const sim::CommCost cc(sys);
+  const double eff = sys.efficiency.fabric_bandwidth.value;
+  CHECK(cc.ring_bandwidth_Bps(sim::make_group(8, 1, 8)) == doctest::Approx(448 * GBps * eff));
+  CHECK(cc.ring_bandwidth_Bps(sim::make_group(4, 1, 8)) == doctest::Approx(3 * 64 * GBps * eff));
+  CHECK(cc.ring_bandwidth_Bps(sim::make_group(2, 1, 8)) == doctest::Approx(64 * GBps * eff));
+  // Ring all-reduce of 1 GiB over all 8: 2 x 7/8 x 1 GiB / (448 GB/s x eff) + 14 x latency.
+  CHECK(cc.collective(Coll::AllReduce, 1 * GiB, sim::make_group(8, 1, 8)).value ==
+        doctest::Approx(2.0 * 7 / 8 * GiB / (448 * GBps * eff) + 14 * sys.node.fabric_latency_s));
+  // A pipeline send between two GPUs has one link.
+  CHECK(cc.p2p(1 * GiB, false).value ==
+        doctest::Approx(
+            GiB / (64 * GBps * sys.efficiency.fabric_send_recv.value_or(sys.efficiency.fabric_bandwidth).value) +
+            sys.node.fabric_latency_s));
+  // On an NVSwitch board of the same per-GPU rate a pair would get the whole 448; the mesh gives it 1/7.
+  auto switched = sys;
+  switched.node.fabric = hw::Fabric::NvSwitch;
+  CHECK(sim::CommCost(switched).ring_bandwidth_Bps(sim::make_group(2, 1, 8)) ==
+        doctest::Approx(7 * cc.ring_bandwidth_Bps(sim::make_group(2, 1, 8))));
+}

@@ -26,8 +26,10 @@ const std::string kDataDir = LLMSIM_DATA_DIR;
 const std::string kBadDir = std::string(LLMSIM_TEST_DATA_DIR) + "/hardware/";
 
 const std::vector<std::string> kExpectedPresets = {
-    "a800-nvlink", "dgx-a100-40gb", "dgx-a100-80gb", "dgx-h100",  "dgx2-v100",      "hgx-b200",    "hgx-h20",
-    "hgx-h200",    "hgx-h800",      "l4-pcie",       "l40s-pcie", "rtx3090-nvlink", "rtx4090-pcie"};
+    "a10g",           "a800-nvlink",       "dgx-a100-40gb",  "dgx-a100-80gb", "dgx-h100",    "dgx2-v100",
+    "gb200-nvl72",    "gb300-nvl72",       "hgx-b200",       "hgx-b300",      "hgx-h20",     "hgx-h200",
+    "hgx-h800",       "l4-pcie",           "l40s-pcie",      "mi300x",        "mi325x",      "mi355x",
+    "rtx-a6000-pcie", "rtx-pro-6000-pcie", "rtx3090-nvlink", "rtx4090-pcie",  "rtx5090-pcie"};
 
 std::string preset_path(const std::string& name) { return kDataDir + "/hardware/" + name + ".toml"; }
 
@@ -78,17 +80,24 @@ TEST_CASE("every preset loads and has physically sane values") {
     CHECK(s.source_file == preset_path(name));
     CHECK_FALSE(s.description.empty());
     CHECK_FALSE(s.gpu.name.empty());
-    // Every preset states its CUDA compute capability (it selects the attention kernels' figures).
-    CHECK(s.gpu.compute_capability >= 70);
-    CHECK(s.gpu.compute_capability <= 100);  // Volta .. Blackwell (B200: 10.0)
+    // Every CUDA preset states its compute capability (it selects the attention kernels' figures); the
+    // AMD Instinct presets (the xGMI-mesh ones) have none.
+    const bool cuda = s.node.fabric != hw::Fabric::XgmiMesh;
+    CHECK(cuda == (s.gpu.compute_capability > 0));
+    if (cuda) {
+      CHECK(s.gpu.compute_capability >= 70);
+      CHECK(s.gpu.compute_capability <= 120);  // Volta .. Blackwell (B200: 10.0, B300: 10.3, RTX 50 / RTX PRO: 12.0)
+    }
 
     // Magnitudes that catch unit slips (GB vs GiB, TB/s vs GB/s, TFLOPs vs FLOPs).
     CHECK(s.gpu.memory_bytes >= 16 * units::GiB);
-    CHECK(s.gpu.memory_bytes <= 192 * units::GiB);
-    CHECK(s.gpu.memory_bandwidth_Bps >= 250e9);  // L4's GDDR6: 300 GB/s
+    CHECK(s.gpu.memory_bytes <= 288 * units::GiB);  // MI355X: 288 GiB
+    CHECK(s.gpu.memory_bandwidth_Bps >= 250e9);     // L4's GDDR6: 300 GB/s
     CHECK(s.gpu.memory_bandwidth_Bps <= 10e12);
     CHECK(s.gpu.peak(DType::FP32) >= 10e12);
-    CHECK(s.gpu.peak(DType::FP32) <= 100e12);
+    CHECK(s.gpu.peak(DType::FP32) <= 200e12);  // MI300X packed FP32: 163.4
+    // An FP4 peak, where stated, is dense and above the FP8 one (B200: 9,000 over 4,500).
+    if (s.gpu.peak_fp4_flops > 0) CHECK(s.gpu.peak_fp4_flops > s.gpu.peak(DType::FP8));
     CHECK(s.gpu.peak(DType::FP16) > s.gpu.peak(DType::FP32));
     const double ridge = s.gpu.peak(DType::FP16) / s.gpu.memory_bandwidth_Bps;  // FLOP per byte
     CHECK(ridge > 30);                                                          // H20: 148 TFLOP/s over 4 TB/s = 37
@@ -98,13 +107,20 @@ TEST_CASE("every preset loads and has physically sane values") {
     CHECK(s.gpu.boost_clock_Hz >= 1e9);
     CHECK(s.gpu.tdp_W >= 60);  // L4: 72 W
 
-    CHECK(s.node.gpus_per_node >= 8);
+    CHECK(s.node.gpus_per_node >= 4);  // a GB200 / GB300 NVL72 compute tray: 4
+    CHECK(hw::fast_domain_gpus(s) >= 8);
+    CHECK(hw::fast_domain_gpus(s) % s.node.gpus_per_node == 0);
     CHECK(s.node.fabric_bandwidth_Bps >= 30e9);
     CHECK(s.node.fabric_bandwidth_Bps <= 900e9);  // NVLink 5 (B200): 900 GB/s per direction
     CHECK(s.node.fabric_latency_s > 0);
     CHECK(s.node.fabric_latency_s < 100e-6);
+    // The PCIe rate is derived from gen x lanes, except on the Grace-Blackwell racks, whose GPUs reach the
+    // host over NVLink-C2C (those presets state its rate).
     const double derived_pcie = hw::derived_pcie_bandwidth_Bps(s.node.pcie_gen, s.node.pcie_lanes);
-    CHECK(s.node.pcie_bandwidth_Bps == doctest::Approx(derived_pcie));
+    if (hw::fast_domain_gpus(s) == s.node.gpus_per_node)
+      CHECK(s.node.pcie_bandwidth_Bps == doctest::Approx(derived_pcie));
+    else
+      CHECK(s.node.pcie_bandwidth_Bps > derived_pcie);
     CHECK(s.node.host_memory_bytes >= 128 * units::GiB);
     CHECK(s.node.cpu_cores >= 32);
     CHECK(s.node.host_memory_bandwidth_Bps >= 200e9);
@@ -198,6 +214,83 @@ TEST_CASE("DGX A100 presets differ only in memory size, bandwidth and host memor
   CHECK(a40.node.fabric_bandwidth_Bps == doctest::Approx(300e9));
   CHECK(a40.node.cpu_cores == 128);
   CHECK(a40.network.nic_bandwidth_Bps == doctest::Approx(25e9));  // 200 Gb/s
+}
+
+TEST_CASE("NVL72 racks: a 72-GPU NVLink domain over trays of 4; HGX and AMD boards end at the node") {
+  for (const char* name : {"gb200-nvl72", "gb300-nvl72"}) {
+    CAPTURE(name);
+    const hw::SystemSpec s = preset(name);
+    CHECK(s.node.gpus_per_node == 4);
+    CHECK(s.node.nvlink_domain_gpus == 72);
+    CHECK(hw::fast_domain_gpus(s) == 72);
+    CHECK(s.node.fabric == hw::Fabric::NvSwitch);
+    CHECK(s.node.fabric_bandwidth_Bps == doctest::Approx(900e9));
+    CHECK(s.node.cpu_cores == 144);  // per tray: 2 Grace x 72
+    CHECK(s.network.nics_per_node == 4);
+  }
+  CHECK(preset("gb300-nvl72").network.nic_bandwidth_Bps == doctest::Approx(100e9));  // 800 Gb/s ConnectX-8
+  for (const char* name : {"hgx-b200", "hgx-b300", "mi300x", "rtx5090-pcie"}) {
+    CAPTURE(name);
+    const hw::SystemSpec s = preset(name);
+    CHECK(hw::fast_domain_gpus(s) == s.node.gpus_per_node);
+  }
+  // A hand-built spec that never set the domain falls back to the node.
+  hw::SystemSpec bare;
+  bare.node.gpus_per_node = 8;
+  CHECK(hw::fast_domain_gpus(bare) == 8);
+}
+
+TEST_CASE("FP4 peaks: parsed where stated, 0 = no FP4 tensor cores") {
+  CHECK(preset("hgx-b200").gpu.peak_fp4_flops == doctest::Approx(9000e12));
+  CHECK(preset("gb300-nvl72").gpu.peak_fp4_flops == doctest::Approx(15000e12));
+  CHECK(preset("mi355x").gpu.peak_fp4_flops > 0);
+  CHECK(preset("rtx5090-pcie").gpu.peak_fp4_flops > 0);
+  CHECK(preset("dgx-h100").gpu.peak_fp4_flops == 0);  // Hopper: no FP4 tensor cores
+  CHECK(preset("mi300x").gpu.peak_fp4_flops == 0);    // CDNA 3: none either
+}
+
+TEST_CASE("AMD Instinct presets: xGMI full mesh of 8, no CUDA compute capability") {
+  for (const char* name : {"mi300x", "mi325x", "mi355x"}) {
+    CAPTURE(name);
+    const hw::SystemSpec s = preset(name);
+    CHECK(s.node.fabric == hw::Fabric::XgmiMesh);
+    CHECK(s.node.gpus_per_node == 8);
+    CHECK(s.gpu.compute_capability == 0);
+  }
+  CHECK(preset("mi300x").node.fabric_bandwidth_Bps == doctest::Approx(448e9));  // 7 links x 64 GB/s
+  CHECK(preset("mi355x").gpu.peak(DType::TF32) == 0);
+}
+
+TEST_CASE("nvlink_domain_gpus: parsed, defaulted, and its rules") {
+  const hw::SystemSpec s = hw::load_system_toml(kBadDir + "nvl_domain.toml");
+  CHECK(s.node.nvlink_domain_gpus == 16);
+  CHECK(hw::fast_domain_gpus(s) == 16);
+  CHECK(s.gpu.peak_fp4_flops == doctest::Approx(400e12));
+  const hw::SystemSpec m = hw::load_system_toml(kBadDir + "minimal.toml");
+  CHECK(m.node.nvlink_domain_gpus == m.node.gpus_per_node);
+  CHECK(m.gpu.peak_fp4_flops == 0);
+  SUBCASE("not a whole number of nodes") {
+    const Error e = rejection("domain_not_whole_nodes.toml");
+    CHECK(e.kind() == ErrorKind::Input);
+    CHECK(e.where().key == "node.nvlink_domain_gpus");
+    CHECK(contains(e.what(), at("domain_not_whole_nodes.toml", "nvlink_domain_gpus")));
+    CHECK(contains(e.message(), "value 10 breaks the rule: must be a whole number of nodes"));
+  }
+  SUBCASE("only NVLink switches join nodes") {
+    const Error e = rejection("domain_without_switch.toml");
+    CHECK(e.where().key == "node.nvlink_domain_gpus");
+    CHECK(contains(e.message(), "only when fabric = \"nvswitch\""));
+  }
+  SUBCASE("positive") {
+    const Error e = rejection("domain_zero.toml");
+    CHECK(e.where().key == "node.nvlink_domain_gpus");
+    CHECK(contains(e.message(), "value 0 breaks the rule: must be an integer >= 1"));
+  }
+  SUBCASE("a mesh needs two GPUs") {
+    const Error e = rejection("mesh_of_one.toml");
+    CHECK(e.where().key == "node.gpus_per_node");
+    CHECK(contains(e.message(), "must be at least 2 when fabric = \"xgmi-mesh\""));
+  }
 }
 
 TEST_CASE("optional parts take documented defaults") {
@@ -375,7 +468,7 @@ TEST_CASE("missing files and unknown presets are NotFound") {
     } catch (const Error& e) {
       CHECK(e.kind() == ErrorKind::NotFound);
       CHECK_FALSE(contains(e.message(), "did you mean"));
-      CHECK(contains(e.message(), "presets: a800-nvlink, dgx-a100-40gb"));
+      CHECK(contains(e.message(), "presets: a10g, a800-nvlink, dgx-a100-40gb"));
     }
   }
 }

@@ -11,10 +11,12 @@
 
 #include <fmt/format.h>
 
+#include "llmsim/cost/comm_cost.h"
 #include "llmsim/run/feasibility.h"
 #include "llmsim/search/search.h"
 #include "llmsim/search/search_space.h"
 #include "llmsim/train/fast_train.h"
+#include "llmsim/train/step_terms.h"
 #include "llmsim/train/train_sim.h"
 #include "memory/memory_test_util.h"
 #include "test_util.h"
@@ -595,4 +597,78 @@ TEST_CASE("with the optimizer in backward and no --global-batch, every configura
   // A given global batch is kept: then only configurations with one micro-batch per step remain.
   sim::set_train_axis(p.space, "global-batch", "8");
   CHECK_FALSE(sim::resolve_train_space(p.space, m, p.systems).one_micro_batch_per_step);
+}
+
+TEST_CASE("GB200 NVL72: the best llama3.1-405b plan on 72 GPUs puts TP across trays, inside the NVLink domain") {
+  const auto m = preset_model("llama3.1-405b");
+  sim::SearchProblem p = problem(m, {"gb200-nvl72"},
+                                 {{"gpus", "72"},
+                                  {"framework", "megatron"},
+                                  {"micro-batch", "1"},
+                                  {"recompute", "selective,full"},
+                                  {"zero-stage", "1"},
+                                  {"sequence-parallel", "true"},
+                                  {"vp", "1"},
+                                  {"global-batch", "576"}},
+                                 4096);
+  const auto& sys = p.systems[0];
+  const int domain = hardware::fast_domain_gpus(sys);
+  REQUIRE(domain == 72);
+  // The TP axis runs up to the domain (64), not the 4-GPU tray.
+  const auto rs = sim::resolve_train_space(p.space, m, p.systems);
+  const auto& tps = rs.slices.front().values[static_cast<std::size_t>(sim::TrainAxis::Tp)];
+  CHECK(tps.back() == 64);
+  const sim::SearchOutcome o = sim::search_training(p, fast_only(2));
+  REQUIRE(o.status == sim::SearchStatus::Ok);
+  REQUIRE(!o.top.empty());
+  const auto& best = o.top.front().run;
+  CAPTURE(best.par.tp);
+  CAPTURE(best.par.pp);
+  CAPTURE(best.par.dp);
+  // TP wider than a tray, and TP x CP inside the domain: its collectives ride NVLink.
+  CHECK(best.par.tp > sys.node.gpus_per_node);
+  CHECK(best.par.tp * best.par.cp <= domain);
+  const sim::LayerGroups g = sim::layer_groups(best.par, domain);
+  CHECK(g.tp.nodes() == 1);
+  const sim::CommCost cc(sys);
+  CHECK(cc.ring_bandwidth_Bps(g.tp) ==
+        doctest::Approx(sys.node.fabric_bandwidth_Bps * sys.efficiency.fabric_bandwidth.value));
+  // The same configuration with the tray as the fabric boundary (TP over the NICs) is slower.
+  auto trays = sys;
+  trays.node.nvlink_domain_gpus = trays.node.gpus_per_node;
+  sim::FastTrainEvaluator on_nvlink(m, sys), on_nics(m, trays);
+  CHECK(on_nics.estimate(best).exposed_comm_s > 2 * on_nvlink.estimate(best).exposed_comm_s);
+  CHECK(on_nics.estimate(best).step_time_s > on_nvlink.estimate(best).step_time_s);
+}
+
+TEST_CASE("GB200 NVL72: mixtral-8x7b expert parallelism stays inside the NVLink domain") {
+  const auto m = preset_model("mixtral-8x7b");
+  sim::SearchProblem p = problem(m, {"gb200-nvl72"},
+                                 {{"gpus", "64"},
+                                  {"framework", "megatron"},
+                                  {"ep", "2,4,8"},
+                                  {"micro-batch", "1,2"},
+                                  {"recompute", "selective,full"},
+                                  {"zero-stage", "1"},
+                                  {"vp", "1"},
+                                  {"global-batch", "512"}},
+                                 4096);
+  const auto& sys = p.systems[0];
+  const int domain = hardware::fast_domain_gpus(sys);
+  const sim::SearchOutcome o = sim::search_training(p, fast_only(2));
+  REQUIRE(o.status == sim::SearchStatus::Ok);
+  REQUIRE(!o.top.empty());
+  const auto& best = o.top.front().run;
+  CAPTURE(best.par.tp);
+  CAPTURE(best.par.ep);
+  CHECK(best.par.ep > 1);
+  CHECK(best.par.tp * best.par.cp * best.par.ep <= domain);
+  const sim::LayerGroups g = sim::layer_groups(best.par, domain);
+  CHECK(g.ep.nodes() == 1);
+  const sim::CommCost cc(sys);
+  CHECK(cc.ring_bandwidth_Bps(g.ep) ==
+        doctest::Approx(sys.node.fabric_bandwidth_Bps * sys.efficiency.fabric_bandwidth.value));
+  // With the tray as the boundary, an EP group wider than 4 GPUs would cross the NICs.
+  if (best.par.ep * best.par.tp * best.par.cp > sys.node.gpus_per_node)
+    CHECK(sim::layer_groups(best.par, sys.node.gpus_per_node).ep.nodes() > 1);
 }

@@ -90,7 +90,20 @@ const Fraction& fabric_fraction(const hardware::Efficiency& eff, model::Collecti
   return own && *own ? **own : eff.fabric_bandwidth;
 }
 
-// Intra-node link a ring of `ranks` GPUs on one node runs over for `kind` of traffic.
+// Share of a GPU's mesh bandwidth a group of `ranks` GPUs on one node of `gpus` reaches: (r - 1) of the
+// (gpus - 1) equal point-to-point links (AMD CDNA 3 white paper: MI300X boards join 8 GPUs with 7
+// Infinity Fabric links each, 64 GB/s per direction per link). All r - 1 are usable at once: an
+// all-to-all sends to each peer over its own link, and RCCL runs several rings, one per link, over the
+// group; the complete symmetric digraph on r vertices splits into r - 1 directed Hamiltonian cycles
+// for every r except 4 and 6 (Tillson, J. Combin. Theory B 29, 1980), so r - 1 rings can each take one
+// link per GPU per direction (for r = 4 and 6 this is an upper bound). A pair gets one link: 1/(gpus-1).
+double mesh_share(int ranks, int gpus) {
+  if (gpus <= 1) return 1.0;
+  const int r = std::clamp(ranks, 2, gpus);
+  return static_cast<double>(r - 1) / (gpus - 1);
+}
+
+// Intra-domain link a ring of `ranks` GPUs in one fast-fabric domain runs over for `kind` of traffic.
 Link intra_link(const hardware::SystemSpec& sys, int ranks, model::Collective kind = model::Collective::AllReduce,
                 Traffic traffic = Traffic::Collective) {
   const auto& node = sys.node;
@@ -109,7 +122,9 @@ Link intra_link(const hardware::SystemSpec& sys, int ranks, model::Collective ki
   switch (node.fabric) {
     case Fabric::NvSwitch:
       // Every GPU reaches every other at its full NVLink rate through the switch: per rank
-      // fabric_bandwidth * fabric efficiency (nccl-tests busbw over per-direction NVLink).
+      // fabric_bandwidth * fabric efficiency (nccl-tests busbw over per-direction NVLink). This holds
+      // across a multi-node NVLink domain too (GB200 NVL72: NVLink switch trays join 18 compute trays,
+      // every GPU at 900 GB/s per direction to every other), so a group inside the domain rides it.
       return Link{scaled(node.fabric_bandwidth_Bps, fabric_eff), latency};
     case Fabric::NvLinkPairs:
       // NVLink bridges join GPUs in pairs only. A group of 2 is assumed to be one bridged pair (ranks
@@ -121,6 +136,11 @@ Link intra_link(const hardware::SystemSpec& sys, int ranks, model::Collective ki
     case Fabric::Pcie:
       // Direct GPU peer-to-peer over PCIe: per rank pcie_bandwidth * pcie efficiency.
       return Link{scaled(node.pcie_bandwidth_Bps, eff.pcie_bandwidth), latency};
+    case Fabric::XgmiMesh:
+      // Full mesh: fabric_bandwidth is a GPU's total over its links to the other gpus_per_node - 1
+      // GPUs, one link each. A ring collective over r ranks on one node can use only the r - 1 links
+      // among its members, so per rank it gets fabric_bandwidth * mesh_share(r) * fabric efficiency.
+      return Link{scaled(node.fabric_bandwidth_Bps * mesh_share(ranks, node.gpus_per_node), fabric_eff), latency};
   }
   return Link{scaled(node.pcie_bandwidth_Bps, eff.pcie_bandwidth), latency};
 }
@@ -132,11 +152,11 @@ Link intra_link(const hardware::SystemSpec& sys, int ranks, model::Collective ki
 Link inter_link(const hardware::SystemSpec& sys, int nodes) {
   const auto& net = sys.network;
   if (net.nics_per_node <= 0 || net.nic_bandwidth_Bps <= 0) {
-    throw_input(
-        Location{.file = sys.source_file, .key = "network.nics_per_node"},
-        "system '" + sys.name + "' has no scale-out network (nics_per_node = " + std::to_string(net.nics_per_node) +
-            ") but a communication group spans " + std::to_string(nodes) + " nodes; use at most " +
-            std::to_string(sys.node.gpus_per_node) + " GPUs or describe the network in the system's [network] table");
+    throw_input(Location{.file = sys.source_file, .key = "network.nics_per_node"},
+                "system '" + sys.name + "' has no scale-out network (nics_per_node = " +
+                    std::to_string(net.nics_per_node) + ") but a communication group spans " + std::to_string(nodes) +
+                    " nodes; use at most " + std::to_string(hardware::fast_domain_gpus(sys)) +
+                    " GPUs or describe the network in the system's [network] table");
   }
   return Link{scaled(hardware::nic_share_per_gpu_Bps(sys), sys.efficiency.network_bandwidth),
               or_default(net.latency_s)};
@@ -163,15 +183,14 @@ Interval ring(model::Collective kind, double bytes, int n, const Link& l) {
 
 }  // namespace
 
-// Megatron rank order puts consecutive members of a group `stride` ranks apart. Ranks fill nodes in
-// order, so a node of gpus_per_node GPUs holds gpus_per_node / stride members of the group when
-// stride < gpus_per_node (at least 1, at most the whole group); with stride >= gpus_per_node every
-// member sits on a different node.
-CommGroup make_group(int size, int stride, int gpus_per_node) {
+// Megatron rank order puts consecutive members of a group `stride` ranks apart. Ranks fill domains in
+// order, so a domain of D GPUs holds D / stride members of the group when stride < D (at least 1, at
+// most the whole group); with stride >= D every member sits in a different domain.
+CommGroup make_group(int size, int stride, int domain_gpus) {
   if (size <= 1) return CommGroup{1, 1};
   stride = std::max(1, stride);
-  gpus_per_node = std::max(1, gpus_per_node);
-  const int per_node = stride < gpus_per_node ? std::clamp(gpus_per_node / stride, 1, size) : 1;
+  domain_gpus = std::max(1, domain_gpus);
+  const int per_node = stride < domain_gpus ? std::clamp(domain_gpus / stride, 1, size) : 1;
   return CommGroup{size, per_node};
 }
 

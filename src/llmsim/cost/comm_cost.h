@@ -9,16 +9,19 @@
 namespace llmsim::sim {
 
 // Where the members of a communication group sit. Ranks are laid out with the group's stride; a group
-// of `size` ranks spans `nodes` nodes with `per_node` members on each (size = nodes * per_node).
+// of `size` ranks spans `nodes` fast-fabric domains with `per_node` members on each (size = nodes *
+// per_node). A domain is hardware::fast_domain_gpus(): the node, or a multi-node NVLink domain (GB200
+// NVL72), inside which traffic rides the fabric, not the NICs.
 struct CommGroup {
   int size = 1;      // ranks in the group
-  int per_node = 1;  // members of the group on one node
+  int per_node = 1;  // members of the group in one fast-fabric domain
   int nodes() const { return per_node > 0 ? (size + per_node - 1) / per_node : 1; }
 };
 
 // Group of `size` ranks whose consecutive members are `stride` ranks apart (Megatron order: TP
-// innermost, then CP, then DP, then PP), on nodes of `gpus_per_node` GPUs.
-CommGroup make_group(int size, int stride, int gpus_per_node);
+// innermost, then CP, then DP, then PP), on fast-fabric domains of `domain_gpus` GPUs (pass
+// hardware::fast_domain_gpus(sys)).
+CommGroup make_group(int size, int stride, int domain_gpus);
 
 class CommCost {
  public:

@@ -18,10 +18,11 @@ struct FabricEntry {
   std::string_view name;
 };
 // One table drives name <-> enum both ways, so the two can never disagree.
-constexpr std::array<FabricEntry, 3> kFabrics{{
+constexpr std::array<FabricEntry, 4> kFabrics{{
     {Fabric::NvSwitch, "nvswitch"},
     {Fabric::NvLinkPairs, "nvlink-pairs"},
     {Fabric::Pcie, "pcie"},
+    {Fabric::XgmiMesh, "xgmi-mesh"},
 }};
 }  // namespace
 
@@ -60,6 +61,11 @@ double derived_pcie_bandwidth_Bps(int gen, int lanes) {
     default: return 0;
   }
   return per_lane_GBps * units::GBps * lanes;
+}
+
+int fast_domain_gpus(const SystemSpec& sys) {
+  const int node = std::max(1, sys.node.gpus_per_node);
+  return sys.node.nvlink_domain_gpus > 0 ? std::max(node, sys.node.nvlink_domain_gpus) : node;
 }
 
 double nic_share_per_gpu_Bps(const SystemSpec& sys) {

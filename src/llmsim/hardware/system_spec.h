@@ -21,13 +21,21 @@ struct GpuSpec {
   double boost_clock_Hz = 0;           // Hz
   double tdp_W = 0;                    // watts
   int compute_capability = 0;          // 10 x major + minor (90 = Hopper); 0 = not stated
+  // Dense FP4 tensor peak (NVFP4 / MXFP4), FLOP/s; 0 = no FP4 tensor path. Kept apart from peak_flops
+  // because no run computes in FP4 yet (MXFP4 weights are dequantized into the activation dtype's
+  // GEMM): shown by `show system`, read by nothing in the cost model.
+  double peak_fp4_flops = 0;
 
   // Peak for a precision; 0 when the GPU has no such tensor path (e.g. fp8 before Hopper/Ada).
   double peak(DType precision) const;
 };
 
-enum class Fabric { NvSwitch, NvLinkPairs, Pcie };
-std::string_view fabric_name(Fabric f);  // "nvswitch", "nvlink-pairs", "pcie"
+// NvSwitch: every GPU reaches every other at its full fabric rate. NvLinkPairs: bridges join GPUs two
+// by two. Pcie: GPU peer-to-peer over PCIe. XgmiMesh: a full mesh of point-to-point links (AMD
+// Infinity Fabric / xGMI on 8-GPU MI300-series boards), a GPU's fabric rate split evenly over its
+// links to the gpus_per_node - 1 others.
+enum class Fabric { NvSwitch, NvLinkPairs, Pcie, XgmiMesh };
+std::string_view fabric_name(Fabric f);  // "nvswitch", "nvlink-pairs", "pcie", "xgmi-mesh"
 // Parses a fabric name as written in a system TOML; false when unknown (out untouched).
 bool parse_fabric(std::string_view name, Fabric& out);
 std::vector<std::string> fabric_names();  // every valid name, in enum order
@@ -37,7 +45,11 @@ std::vector<std::string> fabric_names();  // every valid name, in enum order
 double derived_pcie_bandwidth_Bps(int gen, int lanes);
 
 struct NodeSpec {
-  int gpus_per_node = 0;
+  int gpus_per_node = 0;  // GPUs in one node (one compute tray of a rack-scale system): host, CPU and NICs are per node
+  // GPUs joined by one fabric domain: gpus_per_node for a node-sized NVSwitch / mesh / PCIe fabric, more
+  // when NVLink switches outside the node join several nodes (GB200 NVL72: 72 GPUs over 18 trays of 4).
+  // 0 = gpus_per_node (hand-built specs); read through fast_domain_gpus().
+  int nvlink_domain_gpus = 0;
   Fabric fabric = Fabric::Pcie;
   double fabric_bandwidth_Bps = 0;       // bytes/s per GPU per direction over the intra-node fabric
   double fabric_latency_s = 0;           // seconds, one-way small-message latency
@@ -73,6 +85,12 @@ struct SystemSpec {
   RuntimeSpec runtime;
   Efficiency efficiency;  // calibrated curves or documented defaults
 };
+
+// GPUs that reach each other over the fast fabric rather than the NICs: the NVLink domain when one is
+// given, else the node (at least 1). The one boundary every communication group, the pipeline's
+// cross-node test, the search's TP range and the feasibility checks use; host memory, CPU cores and NIC
+// shares stay per node.
+int fast_domain_gpus(const SystemSpec& sys);
 
 // bytes/s: one GPU's share of its node's scale-out NICs at line rate (nics_per_node x nic_bandwidth /
 // gpus_per_node), because every GPU of a node communicates across nodes at once; 0 without a network.

@@ -45,6 +45,7 @@ const std::initializer_list<const char*> kGpuKeys = {"name",
                                                      "peak_bf16_TFLOPs",
                                                      "peak_fp8_TFLOPs",
                                                      "peak_int8_TOPs",
+                                                     "peak_fp4_TFLOPs",
                                                      "memory_GiB",
                                                      "hbm_bandwidth_GBps",
                                                      "l2_MiB",
@@ -53,6 +54,7 @@ const std::initializer_list<const char*> kGpuKeys = {"name",
                                                      "tdp_W",
                                                      "compute_capability"};
 const std::initializer_list<const char*> kNodeKeys = {"gpus_per_node",
+                                                      "nvlink_domain_gpus",
                                                       "fabric",
                                                       "fabric_bandwidth_GBps",
                                                       "fabric_latency_us",
@@ -112,6 +114,8 @@ GpuSpec read_gpu(TomlReader t) {
   set_peak(g, DType::BF16, t.opt_positive("peak_bf16_TFLOPs"));
   set_peak(g, DType::FP8, t.opt_positive("peak_fp8_TFLOPs"));
   set_peak(g, DType::INT8, t.opt_positive("peak_int8_TOPs"));  // OP/s share the TFLOPs scale
+  // Dense FP4 (NVFP4 / MXFP4) tensor peak: absent = no FP4 tensor cores (kept apart: see GpuSpec).
+  g.peak_fp4_flops = t.opt_positive("peak_fp4_TFLOPs").value_or(0) * units::TFLOPs;
   g.memory_bytes = t.positive("memory_GiB") * units::GiB;
   g.memory_bandwidth_Bps = t.positive("hbm_bandwidth_GBps") * units::GBps;
   g.l2_bytes = t.positive("l2_MiB") * units::MiB;
@@ -135,6 +139,21 @@ int read_pcie_lanes(TomlReader& t) {
   return static_cast<int>(v);
 }
 
+// GPUs in one NVLink domain: the node when absent; else whole nodes joined by NVLink switches, which
+// only an NVSwitch fabric can do (bridges, meshes and PCIe end at the node).
+int read_domain(TomlReader& t, const NodeSpec& n) {
+  if (!t.has("nvlink_domain_gpus")) return n.gpus_per_node;
+  const int d = at_least(t, "nvlink_domain_gpus", 1);
+  if (d % n.gpus_per_node != 0)
+    broken_rule(
+        t, "nvlink_domain_gpus", std::to_string(d),
+        "must be a whole number of nodes (a multiple of gpus_per_node = " + std::to_string(n.gpus_per_node) + ")");
+  if (d > n.gpus_per_node && n.fabric != Fabric::NvSwitch)
+    broken_rule(t, "nvlink_domain_gpus", std::to_string(d),
+                "may exceed gpus_per_node only when fabric = \"nvswitch\" (NVLink switches join the nodes)");
+  return d;
+}
+
 NodeSpec read_node(TomlReader t) {
   declare_and_check(t, kNodeKeys);
   NodeSpec n;
@@ -143,6 +162,10 @@ NodeSpec read_node(TomlReader t) {
   // Bridges join GPUs two by two; an odd GPU would have no partner.
   if (n.fabric == Fabric::NvLinkPairs && n.gpus_per_node % 2 != 0)
     broken_rule(t, "gpus_per_node", std::to_string(n.gpus_per_node), "must be even when fabric = \"nvlink-pairs\"");
+  // A mesh splits each GPU's fabric rate over its links to the others; one GPU has none.
+  if (n.fabric == Fabric::XgmiMesh && n.gpus_per_node < 2)
+    broken_rule(t, "gpus_per_node", std::to_string(n.gpus_per_node), "must be at least 2 when fabric = \"xgmi-mesh\"");
+  n.nvlink_domain_gpus = read_domain(t, n);
   n.fabric_bandwidth_Bps = t.positive("fabric_bandwidth_GBps") * units::GBps;
   n.fabric_latency_s = t.positive("fabric_latency_us") * units::us;
   n.p2p = t.boolean("p2p");

@@ -104,11 +104,11 @@ IterationCost IterationCostModel::iteration(const std::vector<SequenceWork>& bat
   const auto S = static_cast<std::int64_t>(batch.size());
   const DType act = activation_dtype(in_.precision);
   const DType gemm_dtype = in_.weight_quant == model::WeightQuant::Fp8 ? DType::FP8 : act;
-  const CommGroup tp = make_group(static_cast<int>(par_.tp), 1, std::max(1, sys_.node.gpus_per_node));
+  const int domain = hardware::fast_domain_gpus(sys_);
+  const CommGroup tp = make_group(static_cast<int>(par_.tp), 1, domain);
   // Expert parallelism: experts spread over `ep` ranks next to the TP group; dispatch and combine are
   // all-to-alls (each rank still computes its share of the routed tokens, so expert GEMM time is unchanged).
-  const CommGroup ep =
-      make_group(static_cast<int>(par_.ep), static_cast<int>(par_.tp), std::max(1, sys_.node.gpus_per_node));
+  const CommGroup ep = make_group(static_cast<int>(par_.ep), static_cast<int>(par_.tp), domain);
 
   model::InventoryParams p;
   p.micro_batch = 1;
@@ -244,7 +244,7 @@ IterationCost IterationCostModel::iteration(const std::vector<SequenceWork>& bat
   }
 
   if (par_.pp > 1) {
-    const bool cross = par_.tp * par_.pp > sys_.node.gpus_per_node;
+    const bool cross = par_.tp * par_.pp > hardware::fast_domain_gpus(sys_);
     c.comm_s += comm_.p2p(dbl(T) * dbl(m_.hidden) * a / dbl(par_.tp), cross) * dbl(par_.pp - 1);
   }
   const Interval gpu = c.linear_s + c.attention_s + c.comm_s + c.other_s;

@@ -126,9 +126,9 @@ std::vector<std::string> training_problems(const model::ModelSpec& m, const hard
     const auto mb = static_cast<int>(micro_batches_per_step(run));
     for (auto& w : pipeline_problems(static_cast<int>(p.pp), static_cast<int>(p.vp), mb, t.schedule)) why.push_back(w);
   }
-  if (p.gpus > sys.node.gpus_per_node && sys.network.nics_per_node == 0)
-    why.push_back(fmt::format("{} GPUs span several {}-GPU nodes but {} has no scale-out network", p.gpus,
-                              sys.node.gpus_per_node, sys.name));
+  if (p.gpus > hardware::fast_domain_gpus(sys) && sys.network.nics_per_node == 0)
+    why.push_back(fmt::format("{} GPUs span several {}-GPU fabric domains but {} has no scale-out network", p.gpus,
+                              hardware::fast_domain_gpus(sys), sys.name));
   return why;
 }
 

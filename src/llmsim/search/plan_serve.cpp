@@ -87,7 +87,8 @@ ServePlan plan_serving(const model::ModelSpec& m, const std::vector<hardware::Sy
               for (std::int64_t seqs : spec.max_num_seqs)
                 for (int chunk : spec.chunked_prefill) {
                   if (tp * pp > spec.max_gpus || pp > m.num_layers) continue;
-                  if (m.num_heads % tp != 0 || model::kv_heads_per_rank(m, tp) == 0 || tp > sys.node.gpus_per_node)
+                  if (m.num_heads % tp != 0 || model::kv_heads_per_rank(m, tp) == 0 ||
+                      tp > hardware::fast_domain_gpus(sys))
                     continue;
                   Choice ch{e, tp, pp, q, kv, serving_profile(e, sys)};
                   if (seqs > 0) ch.profile.max_num_seqs = seqs;

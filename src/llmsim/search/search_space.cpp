@@ -243,7 +243,8 @@ ResolvedTrainSpace resolve_train_space(const TrainSpace& space, const model::Mod
           std::erase_if(v, [&](std::int64_t g) { return g < space.min_gpus; });
           break;
         }
-        case TrainAxis::Tp: v = pow2_upto(gpn); break;
+        // TP stays inside the fast fabric: the node, or a multi-node NVLink domain (up to 64 on an NVL72).
+        case TrainAxis::Tp: v = pow2_upto(hardware::fast_domain_gpus(sys)); break;
         case TrainAxis::Pp:
           for (std::int64_t p = 1; p <= m.num_layers; ++p)
             if (m.num_layers % p == 0 || (p & (p - 1)) == 0) v.push_back(p);

@@ -63,7 +63,7 @@ const FastTrainEvaluator::Costs& FastTrainEvaluator::costs(const RunSpec& run) {
       static_cast<std::uint64_t>(t.framework) << 56;
   if (const auto it = cache_.find(key); it != cache_.end()) return it->second;
 
-  const LayerGroups groups = layer_groups(p, gpus_per_node(sys_));
+  const LayerGroups groups = layer_groups(p, hardware::fast_domain_gpus(sys_));
   const ComputeCost compute(sys_, t.attn_kernel);
   const LayerCostInputs li{m_, run, fw, compute, comm_, groups};
   auto conv = [](const LayerCost& lc) {

@@ -92,7 +92,7 @@ FastTrainEvaluator::Step FastTrainEvaluator::step_of(const RunSpec& run) {
   const auto& t = run.train;
   const FrameworkProfile& fw = framework_profile(t.framework);
   const std::int64_t pp = par.pp, vp = std::max<std::int64_t>(1, par.vp), dp = par.dp, L = m_.num_layers;
-  const int gpn = gpus_per_node(sys_);
+  const int gpn = hardware::fast_domain_gpus(sys_);
   const std::int64_t mbs = micro_batches_per_step(run);
   const double m = dbl(mbs);
 

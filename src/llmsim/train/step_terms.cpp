@@ -10,8 +10,6 @@ namespace {
 double dbl(std::int64_t v) { return static_cast<double>(v); }
 }  // namespace
 
-int gpus_per_node(const hardware::SystemSpec& sys) { return std::max(1, sys.node.gpus_per_node); }
-
 LayerGroups layer_groups(const ParallelSpec& p, int gpn) {
   LayerGroups g;
   g.tp = make_group(static_cast<int>(p.tp), 1, gpn);
@@ -46,7 +44,8 @@ double optimizer_shard(double trainable, const TrainSpec& t, std::int64_t dp) {
 double optimizer_update_bytes(const TrainStateBytes& state, double shard) { return shard * state.update_traffic(); }
 
 double cpu_adam_seconds(double shard, const hardware::SystemSpec& sys, std::int64_t gpus) {
-  const double node_gpus = std::min<double>(gpus_per_node(sys), dbl(gpus));
+  // CPU Adam runs on the node's own cores (a compute tray's, in a rack-scale NVLink domain).
+  const double node_gpus = std::min<double>(std::max(1, sys.node.gpus_per_node), dbl(gpus));
   const double rate = sys.efficiency.cpu_adam_params_per_s;
   return rate > 0 ? shard * node_gpus / rate : 0.0;
 }

@@ -15,16 +15,17 @@
 
 namespace llmsim::sim {
 
-// GPUs per node as the groups see them (at least 1).
-int gpus_per_node(const hardware::SystemSpec& sys);
+// The groups below take `domain_gpus` = hardware::fast_domain_gpus(sys): the GPUs joined by the fast
+// fabric (the node, or a multi-node NVLink domain).
 
 // The TP, CP and EP groups of a layer in Megatron rank order (TP innermost, then CP, then DP; EP
 // inside DP).
-LayerGroups layer_groups(const ParallelSpec& p, int gpus_per_node);
+LayerGroups layer_groups(const ParallelSpec& p, int domain_gpus);
 // The data-parallel group: dp ranks strided by tp x cp.
-CommGroup dp_group(const ParallelSpec& p, int gpus_per_node);
-// Whether neighbouring pipeline stages sit on different nodes (a stage spans tp x cp x dp ranks).
-bool pipeline_crosses_nodes(const ParallelSpec& p, int gpus_per_node);
+CommGroup dp_group(const ParallelSpec& p, int domain_gpus);
+// Whether neighbouring pipeline stages sit in different fast-fabric domains, so that their sends go
+// over the NICs (a stage spans tp x cp x dp ranks).
+bool pipeline_crosses_nodes(const ParallelSpec& p, int domain_gpus);
 
 // Bytes of one micro-batch's activations (or their gradients) sent to the neighbouring stage: the
 // micro-batch's tokens of this CP rank x hidden, in the activation dtype, split over TP.

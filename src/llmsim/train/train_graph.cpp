@@ -53,7 +53,7 @@ class GraphBuilder {
     pp_ = static_cast<int>(par.pp);
     vp_ = static_cast<int>(par.vp);
     dp_ = par.dp;
-    gpn_ = gpus_per_node(in_.system);
+    gpn_ = hardware::fast_domain_gpus(in_.system);
     m_ = static_cast<int>(micro_batches_per_step(run_));
     out_.micro_batches = m_;
     groups_ = layer_groups(par, gpn_);
