@@ -54,7 +54,8 @@ void print_table(const model::ModelSpec& m, const hardware::SystemSpec& sys, con
   std::cout << fmt::format("memory: {}, {} of {} GiB per GPU; max batch at {} tokens/seq: {}\n",
                            mem.fits() ? "fits" : "DOES NOT FIT", gib(mem.gpu_bytes), gib(mem.gpu_capacity_bytes),
                            run.infer.input_len + run.infer.output_len, mem.max_batch);
-  std::cout << fmt::format("engine: {} ({} replica{} of tp {} x pp {})\n\n", r.engine, r.replicas,
+  std::cout << fmt::format("engine: {}{} ({} replica{} of tp {} x pp {})\n\n", r.engine,
+                           run.infer.engine_version ? " " + to_string(*run.infer.engine_version) : "", r.replicas,
                            r.replicas == 1 ? "" : "s", run.par.tp, run.par.pp);
   std::cout << fmt::format("{:<26} {}  [{} .. {}]\n", "prefill (TTFT)", ms(r.ttft_s.value), ms(r.ttft_s.low),
                            ms(r.ttft_s.high));

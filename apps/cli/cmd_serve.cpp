@@ -153,9 +153,9 @@ void check_serve_flags(const CLI::App* sub, const ServeCommand& c, const sim::Ru
 // The engine's profile on this system, with the flags' overrides.
 sim::EngineProfile engine_with_overrides(const ServeCommand& c, const std::string& engine, sim::Framework fw,
                                          const hardware::SystemSpec& sys, const sim::RunRequest& req,
-                                         const sim::RunSpec& run) {
+                                         const sim::RunSpec& run, std::int64_t max_model_len) {
   const auto cmd = &c;
-  sim::EngineProfile profile = sim::serving_profile(fw, sys);
+  sim::EngineProfile profile = sim::serving_profile(fw, sys, run.infer.engine_version, max_model_len);
   if (cmd->max_num_seqs > 0)
     profile.max_num_seqs = cmd->max_num_seqs;
   else if (fw == sim::Framework::Hf && req.was_given("batch"))
@@ -290,7 +290,7 @@ Runner add_serve_command(CLI::App& app) {
     req.run.infer.framework = fw;
     const sim::RunSpec run = sim::with_defaults(req.run);
 
-    const sim::EngineProfile profile = engine_with_overrides(*cmd, engine, fw, sys, req, run);
+    const sim::EngineProfile profile = engine_with_overrides(*cmd, engine, fw, sys, req, run, m.max_positions);
     Stream s = request_stream(sub, *cmd, req, run, m);
     const auto& requests = s.requests;
     const auto& spec = s.spec;

@@ -296,7 +296,7 @@ Runner add_validate_command(CLI::App& app) {
       const auto bad = std::count_if(v.begin(), v.end(), [](const sim::MeasuredRun& r) { return !r.error.empty(); });
       std::cerr << fmt::format("llmsim: validate: {} rows from {}{}\n", v.size(), f,
                                bad > 0 ? fmt::format(" ({} in error)", bad) : "");
-      if (const std::string facts = sim::source_facts_path(f); !cmd->no_facts && std::filesystem::exists(facts)) {
+      if (const std::string facts = cmd->no_facts ? "" : sim::find_source_facts(f, data); !facts.empty()) {
         const auto n = std::count_if(v.begin(), v.end(), [](const sim::MeasuredRun& r) { return r.source_facts > 0; });
         std::cerr << fmt::format("llmsim: validate: source facts from {} apply to {} of its rows\n", facts, n);
       }

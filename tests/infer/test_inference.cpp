@@ -255,3 +255,42 @@ TEST_CASE("FasterTransformer launches every kernel from C++ without CUDA graphs,
   // the TRT-LLM profile's equal per-step overhead.
   CHECK(f.time_s.value - t.time_s.value >= f.launches * (sys.efficiency.kernel_launch_s - 1.5e-6) * 0.9);
 }
+
+TEST_CASE("engine releases: TGI before 2.0.0 decodes eagerly, vLLM before 0.8.0 runs its V0 engine") {
+  using sim::Framework;
+  // TGI #1428 (1.4.1: --enable-cuda-graphs, opt-in) and #1703 (2.0.0: graphs 1..32 by default).
+  const auto tgi_103 = sim::released_profile(Framework::Tgi, parse_version("1.0.3"));
+  CHECK_FALSE(tgi_103.cuda_graphs);
+  CHECK(sim::released_profile(Framework::Tgi, parse_version("2.0.0")).cuda_graphs);
+  CHECK(sim::released_profile(Framework::Tgi, std::nullopt).cuda_graphs);
+  const auto m = preset_model("llama2-7b");
+  const auto sys = preset_system("a800-nvlink");
+  sim::ParallelSpec par;  // TP 8: 1.7 GB of weights per GPU, fewer microseconds than the host's launches
+  par.tp = 8;
+  par.gpus = 8;
+  const std::vector<sim::SequenceWork> decode(8, sim::SequenceWork{1, 100});
+  const sim::EngineIterationCost old_tgi(m, sys, par, bf16(), tgi_103);
+  const sim::EngineIterationCost new_tgi(m, sys, par, bf16(), sim::engine_profile(Framework::Tgi));
+  CHECK_FALSE(old_tgi.replays_graph(decode));
+  CHECK(new_tgi.replays_graph(decode));
+  // Eager Python: the step takes at least its launches at the host's 28 us each.
+  const auto step = old_tgi.iteration(decode);
+  CHECK(step.time_s.value >= step.launches * sys.efficiency.host_dispatch_s);
+  CHECK(step.host_wait_s.value > 0);  // the host, not the weights, sets the pace
+  CHECK(step.time_s.value > new_tgi.iteration(decode).time_s.value);
+
+  // vLLM V0: no chunked prefill, prefill-only iterations, a budget of max(max_model_len, 2048), graphs up to
+  // 256, and the v0.6.0 profile's per-step CPU work (3.8 ms; 8.2 ms with the in-process API server of 0.5).
+  const auto v063 = sim::released_profile(Framework::Vllm, parse_version("0.6.3"), 32768);
+  CHECK_FALSE(v063.chunked_prefill);
+  CHECK(v063.separate_prefill);
+  CHECK(v063.max_batched_tokens == 32768);
+  CHECK(sim::released_profile(Framework::Vllm, parse_version("0.6.3"), 1024).max_batched_tokens == 2048);
+  CHECK(v063.cuda_graph_max_batch == 256);
+  CHECK(v063.iteration_overhead_s == doctest::Approx(3.8e-3));
+  CHECK(sim::released_profile(Framework::Vllm, parse_version("0.5.4")).iteration_overhead_s == doctest::Approx(8.2e-3));
+  const auto v1 = sim::released_profile(Framework::Vllm, parse_version("0.8.0"), 32768);
+  CHECK(v1.chunked_prefill);
+  CHECK(v1.max_batched_tokens == sim::engine_profile(Framework::Vllm).max_batched_tokens);
+  CHECK(v1.iteration_overhead_s == doctest::Approx(sim::engine_profile(Framework::Vllm).iteration_overhead_s));
+}

@@ -436,7 +436,23 @@ TEST_SUITE("measured_runs") {
     }
   }
 
+  TEST_CASE("an engine release from the source facts applies to that engine's rows only") {
+    const auto runs = load("facts/facts_engine.csv");
+    REQUIRE(runs.size() == 2);
+    const auto& v = runs[0];
+    REQUIRE(v.run.infer.engine_version.has_value());
+    CHECK(*v.run.infer.engine_version == Version{0, 6, 3});
+    CHECK(has_default(v, "engine_version=0.6.3 (source fact, facts_engine.facts.toml:4)"));
+    CHECK_FALSE(runs[1].run.infer.engine_version.has_value());  // an hf row of the same source
+  }
+
   TEST_CASE("bad source facts are errors naming the facts file, line and key") {
+    SUBCASE("an engine release that is not a release number") {
+      const Error e = load_error("facts/facts_bad_version.csv");
+      CHECK(e.kind() == ErrorKind::Input);
+      CHECK(e.where().line == 7);
+      CHECK(e.message().find("'latest'") != std::string::npos);
+    }
     SUBCASE("a prefix that covers no row") {
       const Error e = load_error("facts/facts_unused.csv");
       CHECK(e.kind() == ErrorKind::Input);

@@ -22,7 +22,7 @@ InferResult simulate_inference(const model::ModelSpec& m, const hardware::System
   for (auto& w : inference_problems(m, sys, run)) r.problems.push_back(std::move(w));
   if (!r.problems.empty()) return r;
 
-  const EngineProfile& engine = engine_profile(run.infer.framework);
+  const EngineProfile engine = released_profile(run.infer.framework, run.infer.engine_version, m.max_positions);
   r.engine = engine.name;
   const EngineIterationCost model(m, sys, run.par, run.infer, engine);
   const auto& in = run.infer;

@@ -1,5 +1,6 @@
 #include "llmsim/run/engine_profile.h"
 
+#include <algorithm>
 #include <array>
 
 #include "llmsim/run/framework_profile.h"
@@ -232,6 +233,41 @@ EngineProfile fastertransformer_profile() {
 }  // namespace
 
 EngineProfile static_engine_profile() { return static_profile(); }
+
+EngineProfile released_profile(Framework f, const std::optional<Version>& release, std::int64_t max_model_len) {
+  EngineProfile p = engine_profile(f);
+  if (!release) return p;
+  if (f == Framework::Tgi && *release < Version{2, 0, 0}) {
+    // CUDA graphs entered TGI as an experimental opt-in (--enable-cuda-graphs, off by default) in 1.4.1
+    // (huggingface/text-generation-inference #1428) and became the default with sizes 1..32 in 2.0.0
+    // (#1703 "Add cuda graphs sizes and make it default"): before, every decode step ran eagerly.
+    p.cuda_graphs = false;
+    p.cuda_graph_max_batch = 0;
+    p.source += "; before 2.0.0 without CUDA graphs (TGI #1428, #1703)";
+  }
+  if (f == Framework::Vllm && *release < Version{0, 8, 0}) {
+    // V0, the default engine until 0.8.0 made V1 the default (VLLM_USE_V1=1): its scheduler without
+    // chunked prefill (the default for contexts up to 32K) batches prefills in iterations of their own
+    // (Scheduler._schedule_default: waiting prompts first; decodes only when no prefill was scheduled),
+    // with a token budget of max(max_model_len, 2048) (SchedulerConfig); decode CUDA graphs up to batch
+    // 256 (_BATCH_SIZES_TO_CAPTURE). Its CPU work between forward passes is on the critical path: the
+    // v0.6.0 performance post (vLLM blog, 2024-09-05) profiled Llama-3-8B on one H100 at 38 % GPU
+    // execution, 29 % scheduling and 33 % HTTP API server, and V1's post (2025-01-27) puts that model's
+    // GPU step at ~5 ms: ~13 ms per step, of which scheduling ~3.8 ms and the API server ~4.3 ms. 0.6.0
+    // moved the API server out of the engine's process and processes outputs asynchronously, leaving the
+    // scheduling share; before 0.6.0 both (assumption: the profiled shares hold at other loads and hosts).
+    p.name = "vllm";
+    p.chunked_prefill = false;
+    p.separate_prefill = true;
+    p.max_batched_tokens = std::max<std::int64_t>(2048, max_model_len);
+    p.cuda_graph_max_batch = 256;
+    p.iteration_overhead_s = *release < Version{0, 6, 0} ? 8.2e-3 : 3.8e-3;
+    p.source +=
+        "; V0 engine before 0.8.0 (no chunked prefill, prefill-only iterations, budget max(max_model_len, "
+        "2048), graphs up to 256, per-step CPU work from the v0.6.0 profile)";
+  }
+  return p;
+}
 
 const EngineProfile& engine_profile(Framework f) {
   static const std::array<EngineProfile, 6> profiles{static_profile(),   vllm_profile(),   tgi_profile(),

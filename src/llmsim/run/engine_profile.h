@@ -3,10 +3,12 @@
 // management, and the per-iteration costs that are not kernels. Every number cites its source (or says
 // "assumption") in engine_profile.cpp.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "llmsim/core/version.h"
 #include "llmsim/model/operators.h"
 #include "llmsim/run/run_spec.h"
 
@@ -70,6 +72,11 @@ struct EngineProfile {
 
 // The profile of an engine by name; Framework::Hf gives the static (HF generate) profile.
 const EngineProfile& engine_profile(Framework f);
+// The profile of the engine as `release` ran it: the current profile with the defaults that release had
+// (TGI before 2.0.0 without CUDA graphs; vLLM before 0.8.0 on its V0 engine), each rule citing the
+// engine's code; nullopt or a release no rule covers gives engine_profile(f). `max_model_len`: the
+// model's context, which V0's token budget followed (0: unknown).
+EngineProfile released_profile(Framework f, const std::optional<Version>& release, std::int64_t max_model_len = 0);
 EngineProfile static_engine_profile();
 
 }  // namespace llmsim::sim

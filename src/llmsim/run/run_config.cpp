@@ -195,6 +195,10 @@ const std::vector<Setting>& table() {
        }},
       {{"kv-dtype", K::Choice, "inference KV-cache element type", {"bf16", "fp16", "fp8"}},
        [](RunRequest& r, const std::string& v) { r.run.infer.kv_dtype = to_dtype(v); }},
+      {{"engine-version", K::Release,
+        "the engine release the run uses (e.g. 0.6.3): TGI before 2.0.0 runs without CUDA graphs, vLLM before 0.8.0 "
+        "on its V0 engine (default: the profile's current release)"},
+       [](RunRequest& r, const std::string& v) { r.run.infer.engine_version = parse_version(v); }},
   };
   return settings;
 }
@@ -236,6 +240,9 @@ std::string checked_value(const SettingInfo& info, const std::string& value, con
           return value;
         fail("must be one of " + join(info.choices) + did_you_mean(value, info.choices));
       }
+      return value;
+    case SettingKind::Release:
+      if (!parse_version(value)) fail("must be a release number such as 0.6.3 or v2.0");
       return value;
     case SettingKind::List:
       for (const auto& item : split_list(value))

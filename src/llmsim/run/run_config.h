@@ -24,7 +24,7 @@ struct RunRequest {
 // unless --weight-quant says otherwise: the request's inference weight format becomes the model's.
 void apply_checkpoint_format(RunRequest& req, const model::ModelSpec& m);
 
-enum class SettingKind { Text, PositiveInt, NonNegativeInt, Flag, Choice, List };
+enum class SettingKind { Text, PositiveInt, NonNegativeInt, Flag, Choice, List, Release };
 
 struct SettingInfo {
   std::string name;  // "micro-batch"

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "llmsim/core/dtype.h"
+#include "llmsim/core/version.h"
 #include "llmsim/hardware/attention_kernel.h"
 #include "llmsim/model/model_spec.h"
 
@@ -124,6 +125,9 @@ struct InferSpec {
   DType kv_dtype = DType::BF16;                        // KV cache element type (bf16, fp16, fp8)
   AttentionKernel attn_kernel = AttentionKernel::Fa2;  // the fused prefill attention kernel
   Framework framework = Framework::Hf;  // engine family for workspace rules (vllm etc. arrive with serving)
+  // The engine release the run used; nullopt: the release the engine's profile describes (its current one).
+  // Engines changed defaults between releases (src/llmsim/run/engine_profile.cpp released_profile).
+  std::optional<Version> engine_version;
 };
 
 struct RunSpec {

@@ -25,9 +25,10 @@ IterationTimeFn exact_time(std::function<double(const std::vector<SequenceWork>&
   return [f = std::move(seconds)](const std::vector<SequenceWork>& b) { return Interval::exact(f(b)); };
 }
 
-EngineProfile serving_profile(Framework f, const hardware::SystemSpec& sys) {
-  EngineProfile p = engine_profile(f);
-  if (f == Framework::Vllm) {
+EngineProfile serving_profile(Framework f, const hardware::SystemSpec& sys, const std::optional<Version>& release,
+                              std::int64_t max_model_len) {
+  EngineProfile p = released_profile(f, release, max_model_len);
+  if (f == Framework::Vllm && (!release || *release >= Version{0, 8, 0})) {
     // vllm/engine/arg_utils.py get_batch_defaults: larger defaults on >= 70 GiB GPUs other than A100
     // (PR #17885 kept A100 on the small ones), OpenAI API server usage context. vLLM itself tells A100
     // apart by the device name, so the rule matches the name too.

@@ -30,7 +30,8 @@ IterationTimeFn exact_time(std::function<double(const std::vector<SequenceWork>&
 
 // The engine with its defaults resolved for a system: vLLM's batch defaults depend on the GPU (>= 70 GiB
 // and not an A100: max_num_seqs 1024, max_num_batched_tokens 8192; vllm/engine/arg_utils.py).
-EngineProfile serving_profile(Framework f, const hardware::SystemSpec& sys);
+EngineProfile serving_profile(Framework f, const hardware::SystemSpec& sys, const std::optional<Version>& release = {},
+                              std::int64_t max_model_len = 0);
 
 struct ServingSetup {
   EngineProfile engine;                 // scheduler rules and limits

@@ -394,6 +394,10 @@ class RowMapper {
       in.batch = 1;
       note_default("batch=1 (not stated)");
     }
+    if (fact_ && fact_->engine_version && fact_->engine == in.framework) {
+      in.engine_version = fact_->engine_version;
+      note_fact("engine_version=" + to_string(*in.engine_version));
+    }
     if (auto i = row_.integer("input_len", 1)) {
       in.input_len = *i;
     } else if (fact_ && fact_->input_len) {

@@ -138,9 +138,8 @@ std::vector<MeasuredRun> load_measured_runs(const std::string& path, const std::
                   .data_dir = data_dir,
                   .system_presets = hardware::list_system_presets(data_dir),
                   .facts = {}};
-  const std::string facts_path = source_facts_path(path);
-  std::error_code ec;
-  if (use_facts && fs::exists(facts_path, ec)) ctx.facts = load_source_facts(facts_path);
+  if (const std::string facts_path = use_facts ? find_source_facts(path, data_dir) : ""; !facts_path.empty())
+    ctx.facts = load_source_facts(facts_path);
   std::vector<MeasuredRun> runs;
   runs.reserve(records.size() - 1);
   for (std::size_t i = 1; i < records.size(); ++i) {

@@ -15,6 +15,14 @@ std::string source_facts_path(const std::string& csv_path) {
   return (p.parent_path() / (p.stem().string() + ".facts.toml")).string();
 }
 
+std::string find_source_facts(const std::string& csv_path, const std::string& data_dir) {
+  std::error_code ec;
+  if (const std::string beside = source_facts_path(csv_path); fs::exists(beside, ec)) return beside;
+  if (data_dir.empty()) return "";
+  const fs::path shipped = fs::path(data_dir) / "validation" / (fs::path(csv_path).stem().string() + ".facts.toml");
+  return fs::exists(shipped, ec) ? shipped.string() : "";
+}
+
 namespace {
 
 // One [[fact]] table: its prefix and evidence, and at least one setting.
@@ -48,12 +56,24 @@ SourceFact read_fact(const toml::table& tbl, const std::string& path, std::size_
     if (*n < 1) throw_input(r.where("input_len"), fmt::format("input_len = {}: must be >= 1", *n));
     f.input_len = *n;
   }
+  if (auto v = r.opt_string("engine_version")) {
+    f.engine_version = parse_version(*v);
+    if (!f.engine_version)
+      throw_input(r.where("engine_version"),
+                  fmt::format("engine_version = '{}': must be a release number such as 0.6.3", *v));
+    std::vector<std::string> engines;
+    for (const std::string& n : framework_names())
+      if (Framework e{}; parse_name(n, e) && !is_training_framework(e)) engines.push_back(n);
+    const auto e = r.opt_choice("engine", engines);
+    if (!e) throw_input(r.where("engine"), "engine_version needs engine: the engine profile whose release it is");
+    parse_name(*e, f.engine.emplace());
+  }
   r.finish();
   if (!f.flash_attn && !f.zero_stage && !f.sequence_parallel && !f.overlap_grad_reduce && !f.overlap_param_gather &&
-      !f.attn_kernel && !f.memory_measure && !f.fused_loss && !f.dropout && !f.input_len)
+      !f.attn_kernel && !f.memory_measure && !f.fused_loss && !f.dropout && !f.input_len && !f.engine_version)
     throw_input(f.where,
                 "the fact sets nothing: give flash_attn, zero_stage, sequence_parallel, overlap_grad_reduce, "
-                "overlap_param_gather, attn_kernel, memory_measure, fused_loss, dropout or input_len");
+                "overlap_param_gather, attn_kernel, memory_measure, fused_loss, dropout, input_len or engine_version");
   return f;
 }
 

@@ -18,6 +18,8 @@
 //   fused_loss = true           # a fused cross-entropy (no fp32 logits copy; no schema column)
 //   dropout = 0.0               # the model's training dropout probability (no schema column)
 //   input_len = 10              # prompt tokens, for inference rows that leave input_len empty
+//   engine_version = "0.6.3"    # the inference engine's release (no schema column; engine_profile.h) ...
+//   engine = "vllm"             # ... for the rows run by this engine profile (required with engine_version)
 //   evidence = "why this is so, with its citation"
 #include <cstdint>
 #include <optional>
@@ -25,8 +27,10 @@
 #include <vector>
 
 #include "llmsim/core/error.h"
+#include "llmsim/core/version.h"
 #include "llmsim/hardware/attention_kernel.h"
 #include "llmsim/memory/memory_model.h"
+#include "llmsim/run/run_spec.h"
 
 namespace llmsim::sim {
 
@@ -44,11 +48,17 @@ struct SourceFact {
   std::optional<bool> fused_loss;         // TrainSpec::fused_loss of every covered row
   std::optional<double> dropout;          // ModelSpec::dropout of every covered row, in [0, 1)
   std::optional<std::int64_t> input_len;  // prompt tokens of inference rows that leave input_len empty
+  std::optional<Version> engine_version;  // InferSpec::engine_version of the covered rows whose engine is `engine`
+  std::optional<Framework> engine;        // the engine profile the release belongs to
   std::string evidence;                   // citation (required)
 };
 
 // "<folder>/<stem>.facts.toml" for "<folder>/<stem>.csv".
 std::string source_facts_path(const std::string& csv_path);
+// The facts file for a CSV: the one beside it, else the one the data folder ships for a measured-run
+// collection of that name ("<data_dir>/validation/<stem>.facts.toml": the facts of the development files
+// kept outside this repository); "" when neither exists.
+std::string find_source_facts(const std::string& csv_path, const std::string& data_dir);
 
 // Reads a facts file. Unknown keys, a missing evidence, an empty prefix, an unknown kernel name or a
 // fact that sets nothing are Input errors naming file:line.

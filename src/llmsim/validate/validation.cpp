@@ -180,7 +180,7 @@ void predict_serving(ValidationRow& row, const MeasuredRun& mr, const hardware::
   spec.input = LengthDist{LengthKind::Fixed, static_cast<double>(mr.run.infer.input_len), 0};
   spec.output = LengthDist{LengthKind::Fixed, static_cast<double>(mr.run.infer.output_len), 0};
   ServingConfig cfg;
-  cfg.engine = serving_profile(mr.run.infer.framework, sys);
+  cfg.engine = serving_profile(mr.run.infer.framework, sys, mr.run.infer.engine_version, mr.model.max_positions);
   if (mr.offline) {
     spec.kind = ArrivalKind::Burst;
     spec.requests = mr.offline_requests;

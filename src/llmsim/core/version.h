@@ -1,0 +1,22 @@
+#pragma once
+// A software release number ("0.6.3", "v1.0.3", "2.1"), parsed once at the edge: engines changed their
+// defaults between releases (TGI's CUDA graphs, vLLM's V1 engine), and a run names the release it ran.
+#include <compare>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace llmsim {
+
+struct Version {
+  int major = 0, minor = 0, patch = 0;
+  auto operator<=>(const Version&) const = default;
+};
+
+// "MAJOR[.MINOR[.PATCH]]" with an optional leading 'v' and an optional pre-release or build suffix after
+// '-', '+' or a letter ("0.6.3.post1", "0.8.0rc1" read as 0.6.3, 0.8.0); nullopt when it does not start
+// with a number or a part exceeds 100000.
+std::optional<Version> parse_version(std::string_view s);
+std::string to_string(const Version& v);  // "0.6.3"
+
+}  // namespace llmsim
