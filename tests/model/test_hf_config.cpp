@@ -38,12 +38,12 @@ bool contains(const std::string& haystack, const std::string& needle) {
 
 }  // namespace
 
-TEST_CASE("supported model types are the twenty families, in dispatch order") {
-  CHECK(supported_model_types() == std::vector<std::string>{"llama",     "mistral", "mixtral",     "qwen2",
-                                                            "qwen2_moe", "qwen3",   "qwen3_moe",   "phi3",
-                                                            "gpt_neox",  "gpt2",    "deepseek_v2", "deepseek_v3",
-                                                            "internlm2", "olmo2",   "chatglm",     "baichuan",
-                                                            "falcon",    "gemma2",  "gemma3_text", "gpt_oss"});
+TEST_CASE("supported model types are the twenty-one families, in dispatch order") {
+  CHECK(supported_model_types() ==
+        std::vector<std::string>{"llama",       "mistral", "mixtral",    "qwen2",    "qwen2_moe",   "qwen3",
+                                 "qwen3_moe",   "phi3",    "gpt_neox",   "gpt2",     "deepseek_v2", "deepseek_v3",
+                                 "internlm2",   "olmo2",   "chatglm",    "baichuan", "falcon",      "gemma2",
+                                 "gemma3_text", "gpt_oss", "llama4_text"});
 }
 
 TEST_CASE("internlm2 (InternLM2.5-7B): fused wqkv, GQA 32/8, no biases, untied; 7.74 B") {
@@ -770,4 +770,37 @@ TEST_CASE("gpt_oss (gpt-oss-120b): 128 biased experts of 2880, top-4, sinks, alt
   // Active: 4 experts (99,567,360) + router + attention + norms per layer; the card's 5.13 B leaves out
   // the 0.58 B embedding.
   CHECK(c.active == 5711982912);
+}
+
+TEST_CASE("llama4_text (Llama-4-Scout): 16 experts top-1 + shared on every layer, chunked RoPE layers, 107.8 B") {
+  const ModelSpec m = load_hf_config(kTestModels + "llama-4-scout/config.json");
+  CHECK(m.model_type == "llama4_text");
+  CHECK(m.moe.num_experts == 16);
+  CHECK(m.moe.experts_per_token == 1);
+  CHECK(m.moe.expert_ffn == 8192);
+  CHECK(m.moe.shared_expert_ffn == 8192);
+  CHECK(m.is_moe_layer(0));
+  CHECK(m.is_moe_layer(47));
+  // no_rope_layers 1,1,1,0,...: layers 3, 7, ... attend globally, the rest in 8192-token chunks.
+  CHECK(m.window_of(0) == 8192);
+  CHECK(m.window_of(3) == 0);
+  CHECK(m.windowed_layers() == 36);
+  CHECK_FALSE(m.tied_embeddings);  // the wrapper's tie_word_embeddings: false
+  // Per layer: q 5120*5120 + k, v 5120*1024 each + o 5120*5120 = 62,914,560; two norms 10,240; router
+  // 5120*16 = 81,920; 16 experts of gate_up 5120*16384 + down 8192*5120 = 2,013,265,920; shared expert
+  // 3*5120*8192 = 125,829,120: 2,202,101,760 x 48 = 105,700,884,480; + embedding and LM head
+  // 2*202048*5120 = 2,068,971,520 + final norm 5120.
+  const ParamCounts c = count_params(m);
+  CHECK(c.total == 107769861120);
+  // Active: one routed expert (125,829,120) + the shared expert + attention, norms and router per layer
+  // (314,664,960 x 48) + embedding and head: 17.17 B (card: 17 B active).
+  CHECK(c.active == 17172894720);
+}
+
+TEST_CASE("llama4_text: an moe_layers list that is not every interleave_moe_layer_step-th layer is refused") {
+  std::ifstream in(kTestModels + "llama-4-scout/config.json");
+  nlohmann::json j = nlohmann::json::parse(in);
+  j["text_config"]["interleave_moe_layer_step"] = 2;  // moe_layers still lists every layer
+  const std::string msg = error_of([&] { from_text(j.dump()); }).message();
+  CHECK(contains(msg, "moe_layers is not every 2-th layer"));
 }

@@ -483,6 +483,67 @@ ModelSpec read_gpt_oss(const Reader& r) {
   return m;
 }
 
+// Llama 4 (Llama4TextConfig, transformers' modeling_llama4.py; the text model of Llama4ForConditionalGeneration):
+// a Llama decoder whose MoE layers (every interleave_moe_layer_step-th: moe_layers = range(step - 1, layers,
+// step)) route each token to num_experts_per_tok of num_local_experts experts of intermediate_size and always
+// run a shared expert of the same width (Llama4TextMoe.shared_expert = Llama4TextMLP(config)); dense layers run
+// an MLP of intermediate_size_mlp. Every no_rope_layer_interval-th layer (no_rope_layers[i] == 0, default
+// every 4th) uses no RoPE and attends to every key; the others use RoPE and chunked attention: a token sees
+// the keys of its own attention_chunk_size chunk only, taken here as a window of the chunk size (an upper
+// bound: within a chunk a token sees on average half of it). The weightless L2 norm over RoPE layers'
+// queries and keys (use_qk_norm, Llama4TextL2Norm) has no parameters and is not costed.
+ModelSpec read_llama4_text(const Reader& r) {
+  // Llama4TextConfig defaults (Scout's shape).
+  ModelSpec m = read_llama_like(r, {202048, 5120, 8192, 48, 40, 8, 4096 * 32, 500000.0});
+  m.qkv_bias = m.out_bias = r.boolean("attention_bias", false);
+  const std::int64_t expert_ffn = m.ffn_hidden;
+  m.ffn_hidden = r.dimension("intermediate_size_mlp", 16384);
+  m.moe.num_experts = read_local_experts(r, 16);
+  m.moe.experts_per_token = read_experts_per_token(r, 1, m.moe.num_experts);
+  m.moe.expert_ffn = expert_ffn;
+  m.moe.shared_expert_ffn = expert_ffn;
+  m.moe.sparse_step = r.positive("interleave_moe_layer_step", 1);
+  if (const json* layers = r.get("moe_layers"); layers && !layers->is_null()) {
+    if (!layers->is_array()) r.fail("moe_layers", "moe_layers must list the MoE layers' indices");
+    std::vector<std::int64_t> want;
+    for (std::int64_t l = 0; l < m.num_layers; ++l)
+      if ((l + 1) % m.moe.sparse_step == 0) want.push_back(l);
+    std::vector<std::int64_t> got;
+    for (const json& v : *layers) {
+      if (!v.is_number_integer())
+        r.fail("moe_layers", fmt::format("moe_layers must hold layer indices, got {}", shown(v)));
+      got.push_back(v.get<std::int64_t>());
+    }
+    if (got != want)
+      r.fail("moe_layers", fmt::format("moe_layers is not every {}-th layer (interleave_moe_layer_step); only that "
+                                       "pattern is modelled",
+                                       m.moe.sparse_step));
+  }
+  // The chunked (RoPE) layers and the global (NoPE) ones: no_rope_layers[i] is 1 where layer i uses RoPE.
+  std::int64_t every = r.positive("no_rope_layer_interval", 4);
+  if (const json* flags = r.get("no_rope_layers"); flags && flags->is_array() && !flags->empty()) {
+    if (static_cast<std::int64_t>(flags->size()) != m.num_layers)
+      r.fail("no_rope_layers", fmt::format("no_rope_layers must hold one flag per layer ({} layers)", m.num_layers));
+    std::int64_t first_global = 0;
+    for (std::size_t i = 0; i < flags->size(); ++i) {
+      const json& f = (*flags)[i];
+      if (!f.is_number_integer() || (f != 0 && f != 1))
+        r.fail("no_rope_layers", fmt::format("no_rope_layers[{}] must be 0 or 1, got {}", i, shown(f)));
+      if (f == 0 && first_global == 0) first_global = static_cast<std::int64_t>(i) + 1;
+    }
+    every = first_global;
+    for (std::size_t i = 0; i < flags->size() && every > 0; ++i)
+      if (((static_cast<std::int64_t>(i) + 1) % every == 0) != ((*flags)[i] == 0))
+        r.fail("no_rope_layers", fmt::format("no_rope_layers is not every {}-th layer without RoPE (layer {} breaks "
+                                             "it); only that periodic pattern is modelled",
+                                             every, i));
+  }
+  const json* chunk = r.get("attention_chunk_size");
+  m.sliding_window = chunk && chunk->is_null() ? 0 : r.positive("attention_chunk_size", 8192);
+  m.global_every = m.sliding_window > 0 ? every : 0;
+  return m;
+}
+
 // DeepSeek-V2 and V3 (transformers' DeepseekV2Config / DeepseekV3Config, the checkpoints' config.json):
 // multi-head latent attention (ModelSpec::mla) and a mixture of experts with shared experts after
 // first_k_dense_replace dense layers, every moe_layer_freq-th layer. Keyword defaults are V3's
@@ -710,7 +771,7 @@ struct Family {
   std::string_view model_type;
   Builder build;
 };
-constexpr std::array<Family, 20> kFamilies{{{"llama", read_llama},
+constexpr std::array<Family, 21> kFamilies{{{"llama", read_llama},
                                             {"mistral", read_mistral},
                                             {"mixtral", read_mixtral},
                                             {"qwen2", read_qwen2},
@@ -729,7 +790,8 @@ constexpr std::array<Family, 20> kFamilies{{{"llama", read_llama},
                                             {"falcon", read_falcon},
                                             {"gemma2", read_gemma2},
                                             {"gemma3_text", read_gemma3_text},
-                                            {"gpt_oss", read_gpt_oss}}};
+                                            {"gpt_oss", read_gpt_oss},
+                                            {"llama4_text", read_llama4_text}}};
 
 // torch_dtype (transformers < 4.56) or dtype (newer). Without either, transformers loads float32.
 DType read_dtype(const Reader& text, const Reader& root) {
