@@ -61,6 +61,7 @@ struct CalibrateCommand {
   // fit-runs
   std::vector<std::string> run_files;
   std::string fit_profile;
+  std::string fit_key = "host_dispatch_us";
   std::vector<double> fit_grid;
 };
 
@@ -387,11 +388,12 @@ int run_fit_runs(CalibrateCommand& c) {
   sim::FitRunsOptions opt;
   if (!c.fit_grid.empty()) opt.grid_us = c.fit_grid;
   opt.profile = c.fit_profile;
+  opt.key = c.fit_key;
   opt.scratch_dir = (std::filesystem::temp_directory_path() / fmt::format("llmsim-fit-runs-{}", ::getpid())).string();
   std::cerr << fmt::format("llmsim: calibrate fit-runs: {} rows at {} grid values\n", runs.size(), opt.grid_us.size());
   const sim::FitRunsResult fit = sim::fit_host_dispatch(runs, data, opt);
   std::filesystem::remove_all(opt.scratch_dir);
-  std::cout << fmt::format("host_dispatch_us = {}  (fitted on {} of {} time/throughput rows{})\n\n", fit.fitted_us,
+  std::cout << fmt::format("{} = {}  (fitted on {} of {} time/throughput rows{})\n\n", opt.key, fit.fitted_us,
                            fit.fitted_rows, fit.rows, opt.profile.empty() ? "" : ", profile " + opt.profile);
   std::cout << fmt::format("{:<62} {:>5} {:>8} {:>8} {:>8} {:>8}\n", "median |error| by source", "rows", "loso fit",
                            "none", "in", "loso");
@@ -468,7 +470,10 @@ Runner add_calibrate_command(CLI::App& app, int argc, char** argv) {
       "fit-runs", "fit the host critical path's rate (host_dispatch_us) on measured-run CSVs, leave one source out");
   fit->add_option("FILE", cmd->run_files, "measured-run CSV files (data/validation/SCHEMA.md)")->required();
   fit->add_option("--profile", cmd->fit_profile, "fit on the rows of this framework profile only (e.g. hf)");
-  fit->add_option("--grid", cmd->fit_grid, "host_dispatch_us values to try (default 0,10,15,...,50)")
+  fit->add_option("--key", cmd->fit_key,
+                  "the [efficiency] key to fit, in us: host_dispatch_us (default) or deepspeed_hook_us")
+      ->check(CLI::IsMember({"host_dispatch_us", "deepspeed_hook_us"}));
+  fit->add_option("--grid", cmd->fit_grid, "values of --key to try, in us (default 0,10,15,...,50)")
       ->delimiter(',')
       ->check(finite_non_negative());
   fit->add_option("--out", cmd->out, "write the fit as a profile overlay TOML");

@@ -102,3 +102,32 @@ TEST_CASE("the host rate's band bounds the span's band, the fast edge with the f
   CHECK(c.fwd.low == doctest::Approx(11 * 0.8e-3));
   CHECK(c.fwd.high == doctest::Approx(11 * 1.5e-3));
 }
+
+TEST_CASE(
+    "DeepSpeed's ZeRO hooks: stage 3 fetches and releases each module every pass, stages 1-3 hook each gradient") {
+  // transformers' Llama layer holds 9 modules with parameters: q, k, v, o, gate, up, down and two RMSNorms.
+  auto sys = preset_system("a800-nvlink");
+  sys.efficiency.host_dispatch_s = 0;
+  sys.efficiency.host_dispatch_low_s = sys.efficiency.host_dispatch_high_s = 0;
+  sys.efficiency.deepspeed_hook_s = 1e-3;  // 1 ms per hook call: far above the GPU's time for one layer
+  auto run = llama_pretrain(sim::Framework::DeepSpeed);
+  run.train.zero_stage = 3;
+  const auto z3 = dense_layer(sys, run);
+  CHECK(z3.param_modules == 9);
+  CHECK(z3.fwd_hooks == 18);      // fetch + release of each module
+  CHECK(z3.bwd_hooks == 18 + 9);  // fetch + release, and one gradient hook per trainable weight
+  CHECK(z3.fwd.value == doctest::Approx(18e-3));
+  CHECK(z3.bwd.value == doctest::Approx(27e-3));
+  run.train.zero_stage = 2;
+  const auto z2 = dense_layer(sys, run);
+  CHECK(z2.fwd_hooks == 0);
+  CHECK(z2.bwd_hooks == 9);
+  CHECK(z2.bwd.value == doctest::Approx(9e-3));
+  auto no_hooks = sys;
+  no_hooks.efficiency.deepspeed_hook_s = 0;
+  CHECK(z2.fwd.value == doctest::Approx(dense_layer(no_hooks, run).fwd.value));  // the GPU's own time
+  // Megatron has no such hooks, whatever the rate.
+  auto meg = llama_pretrain(sim::Framework::Megatron);
+  meg.train.zero_stage = 1;
+  CHECK(dense_layer(sys, meg).bwd.value == doctest::Approx(dense_layer(no_hooks, meg).bwd.value));
+}

@@ -160,6 +160,17 @@ Efficiency default_efficiency(int compute_capability) {
       "docs/validation.md, 'Host dispatch fit'). Eager PyTorch is commonly put at "
       "5-25 us of host work per op; transformers' module code adds Python work per launch. A property of the "
       "host CPU and PyTorch build: set host_dispatch_us per system when measured";
+  // DeepSpeed's ZeRO hooks (src/llmsim/train/train_layer_cost.cpp count_zero_hooks): off until measured. The
+  // development files do not determine one rate per hook call: fit-runs --profile deepspeed --key
+  // deepspeed_hook_us picks 400 us on them (45 rows), which brings Qwen-7B ZeRO-3 and the HF blog's Granite-7B
+  // within reach (-73 % -> -52 %, +37 % -> -4 %) but makes Qwen-72B LoRA ZeRO-3 at 256 tokens 2.4x too slow
+  // (-48 % -> +143 %), and leave-one-source-out leaves fine-tuning at 16.8 %: the cost per call is not one
+  // constant across model sizes. docs/validation.md, "DeepSpeed hooks".
+  e.deepspeed_hook_s = 0;
+  e.deepspeed_hook_source =
+      "not set: the development files do not determine a rate that generalizes (fit-runs --key deepspeed_hook_us "
+      "fits 400 us in-sample, leave-one-source-out gains nothing; docs/validation.md). Set deepspeed_hook_us per "
+      "system when measured";
   // Engineering assumption until calibrated: a 64-deep contraction (four 16-wide tensor-core k-steps)
   // spends as long in the prologue/epilogue as in the main loop; calibration fits it per GPU.
   e.gemm_half_k = 64;

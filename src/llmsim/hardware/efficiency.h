@@ -49,6 +49,11 @@ struct Efficiency {
   double host_dispatch_s = 0;
   double host_dispatch_low_s = 0, host_dispatch_high_s = 0;  // its band (0: the value itself)
   std::string host_dispatch_source;
+  // Seconds of host work per DeepSpeed ZeRO hook call (src/llmsim/train/train_layer_cost.cpp, "DeepSpeed
+  // hooks"): ZeRO-3's per-module fetch and release around every forward and backward, and the per-parameter
+  // gradient hooks of ZeRO-1/2/3, all Python on the host critical path. Fitted on measured runs.
+  double deepspeed_hook_s = 0;
+  std::string deepspeed_hook_source;
   double gemm_half_k = 64;           // elements: GEMM contraction length at which the main loop runs at half efficiency
   double cpu_adam_params_per_s = 0;  // parameters/s of a CPU Adam update over the node's cores
   std::string cpu_adam_source;

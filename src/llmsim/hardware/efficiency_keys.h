@@ -51,6 +51,7 @@ std::string gemm_fraction_key(DType t);
 // The scalar keys that are not fractions.
 inline constexpr const char* kKernelLaunchKey = "kernel_launch_us";
 inline constexpr const char* kGemmCallKey = "gemm_call_us";
+inline constexpr const char* kDeepSpeedHookKey = "deepspeed_hook_us";
 inline constexpr const char* kHostDispatchKey = "host_dispatch_us";
 inline constexpr const char* kGemmHalfKKey = "gemm_half_k";
 inline constexpr const char* kCpuAdamKey = "cpu_adam_Mparams_per_s";

@@ -256,6 +256,10 @@ void read_efficiency(std::optional<TomlReader> t, Efficiency& e) {
     }
   }
   if (const auto v = t->opt_non_negative(kKernelLaunchKey)) e.kernel_launch_s = *v * units::us;
+  if (const auto v = t->opt_non_negative(kDeepSpeedHookKey)) {
+    e.deepspeed_hook_s = *v * units::us;
+    e.deepspeed_hook_source = source;
+  }
   if (const auto v = t->opt_non_negative(kGemmCallKey)) {
     e.gemm_call_s = *v * units::us;
     e.gemm_call_source = source;

@@ -123,6 +123,7 @@ FrameworkProfile deepspeed() {
   p.grad_bucket_elements = 5e8;
   p.grad_reduce_bytes = 2;  // gradients reduced in the 16-bit training dtype
   p.zero3_overlap = true;
+  p.zero_hooks = true;
   p.glue = hf_model_code_glue(false);
   p.time_source =
       "DeepSpeed config docs (reduce_bucket_size 5e8, overlap_comm false for stage 1/2, true for 3); "

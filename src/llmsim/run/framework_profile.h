@@ -37,6 +37,13 @@ struct FrameworkProfile {
   double grad_bucket_elements = 0;        // gradient elements per reduction bucket (0 = one per layer/unit)
   double grad_reduce_bytes = 2;           // bytes per gradient element on the wire
   bool zero3_overlap = true;              // ZeRO-3/FSDP parameter gathers prefetched ahead of compute
+  // DeepSpeed's ZeRO hooks run Python on the host critical path (Efficiency::deepspeed_hook_s): under
+  // stage 3 every module with parameters is fetched before and released after each forward, recomputed
+  // forward and backward (parameter_offload.py pre/post sub-module hooks -> PartitionedParameterCoordinator
+  // fetch_sub_module / release_sub_module), and every trainable parameter's gradient passes a hook in
+  // backward under stages 1-3 (stage_1_and_2.py reduce_ready_partitions_and_remove_grads, stage3.py
+  // reduce_partition_and_remove_grads).
+  bool zero_hooks = false;
   // A data-parallel reduction that is not overlapped runs after the whole pipeline schedule of the step
   // (Megatron: finalize_model_grads -> finish_grad_sync once forward_backward_func returns) instead of
   // in the backward hooks as each bucket fills (DeepSpeed ZeRO-1/2 with overlap_comm false).

@@ -54,13 +54,14 @@ const FastTrainEvaluator::Costs& FastTrainEvaluator::costs(const RunSpec& run) {
   const auto& t = run.train;
   const FrameworkProfile& fw = framework_profile(t.framework);
   // Everything layer_cost reads that a search varies: micro-batch, tp, cp, ep, sequence parallelism,
-  // FlashAttention, precision, recomputation and the framework (its kernel glue).
+  // FlashAttention, precision, recomputation, the framework (its kernel glue) and the ZeRO stage (DeepSpeed's
+  // hooks on the host critical path).
   const std::uint64_t key =
       static_cast<std::uint64_t>(t.micro_batch) | static_cast<std::uint64_t>(p.tp) << 20 |
       static_cast<std::uint64_t>(p.cp) << 30 | static_cast<std::uint64_t>(p.ep) << 38 |
       static_cast<std::uint64_t>(p.sequence_parallel) << 46 | static_cast<std::uint64_t>(t.flash_attn) << 47 |
       static_cast<std::uint64_t>(t.precision) << 48 | static_cast<std::uint64_t>(t.recompute) << 54 |
-      static_cast<std::uint64_t>(t.framework) << 56;
+      static_cast<std::uint64_t>(t.framework) << 56 | static_cast<std::uint64_t>(t.zero_stage & 3) << 60;
   if (const auto it = cache_.find(key); it != cache_.end()) return it->second;
 
   const LayerGroups groups = layer_groups(p, hardware::fast_domain_gpus(sys_));

@@ -70,6 +70,13 @@ class Builder {
         if (weights_trainable) out_.trainable_params += dbl(op.weight_params);
       }
       out_.params += dbl(op.weight_params);
+      if (op.weight_params > 0) {
+        // One module per projection the model code keeps apart (q, k and v are three nn.Linear in HF code:
+        // the GEMM's launches), one per norm.
+        const double modules = op.kind == OpKind::Gemm ? std::max(1.0, op.launches) : 1.0;
+        out_.param_modules += modules;
+        if (weights_trainable) out_.trainable_tensors += modules;
+      }
       out_.fwd += f;
       out_.bwd += b;
       const double launches = forward_launches(op, norm_kernels);
@@ -125,6 +132,8 @@ class Builder {
       // Launches: dropout, x A, (x A) B, the scaled add; backward four GEMMs and two pointwise kernels.
       out_.fwd_launches += 4;
       out_.bwd_launches += 6;
+      out_.param_modules += 2;  // lora_A and lora_B, both trainable
+      out_.trainable_tensors += 2;
       out_.fwd_flops += fa + fb;
       out_.bwd_flops += 2 * (fa + fb);
       const double p = r * (d_in + d_out) * pairs;
@@ -144,10 +153,12 @@ class Builder {
   // The host critical path (src/llmsim/cost/host_dispatch.h): each pass of the layer takes at least the
   // time eager PyTorch needs to issue its kernels; the GPU's wait for the host is its own breakdown row.
   void bound_by_host() {
+    count_zero_hooks();
     const Interval per_launch = in_.compute.host_dispatch();
-    if (per_launch.high <= 0) return;
-    auto bound = [&](Interval& t, double launches) {
-      const Interval span = host_bound(t, per_launch * launches);
+    const double per_hook = in_.framework.zero_hooks ? in_.compute.deepspeed_hook_s() : 0.0;
+    if (per_launch.high <= 0 && per_hook <= 0) return;
+    auto bound = [&](Interval& t, double launches, double hooks) {
+      const Interval span = host_bound(t, per_launch * launches + Interval::exact(per_hook * hooks));
       const double wait = span.value - t.value;
       if (wait > 0) {
         out_.by_module["host_wait"] += wait;
@@ -155,9 +166,23 @@ class Builder {
       }
       t = span;
     };
-    bound(out_.fwd, out_.fwd_launches);
-    bound(out_.bwd, out_.bwd_launches);
-    if (out_.recompute_launches > 0) bound(out_.recompute, out_.recompute_launches);
+    bound(out_.fwd, out_.fwd_launches, out_.fwd_hooks);
+    bound(out_.bwd, out_.bwd_launches, out_.bwd_hooks);
+    if (out_.recompute_launches > 0) bound(out_.recompute, out_.recompute_launches, out_.recompute_hooks);
+  }
+
+  // DeepSpeed's hooks per pass (FrameworkProfile::zero_hooks): stage 3 fetches and releases every module
+  // with parameters around its forward, its recomputed forward (the share recomputation reruns) and its
+  // backward; stages 1-3 run one gradient hook per trainable tensor in backward.
+  void count_zero_hooks() {
+    if (!in_.framework.zero_hooks) return;
+    const int stage = in_.run.train.zero_stage;
+    if (stage >= 3) {
+      out_.fwd_hooks = 2 * out_.param_modules;
+      out_.bwd_hooks = 2 * out_.param_modules;
+      if (out_.fwd_launches > 0) out_.recompute_hooks = out_.fwd_hooks * out_.recompute_launches / out_.fwd_launches;
+    }
+    if (stage >= 1) out_.bwd_hooks += out_.trainable_tensors;
   }
 
   // Context parallelism: the K/V of the whole sequence are all-gathered over the CP group in forward

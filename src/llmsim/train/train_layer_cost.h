@@ -34,6 +34,11 @@ struct LayerCost {
   // Kernels each pass launches (src/llmsim/cost/host_dispatch.h); fwd, bwd and recompute above are
   // already spans: at least these launches times the host's seconds per eager launch.
   double fwd_launches = 0, bwd_launches = 0, recompute_launches = 0;
+  // DeepSpeed ZeRO hook calls each pass makes on the host (FrameworkProfile::zero_hooks): modules holding
+  // parameters (each nn.Linear / norm operator, and a LoRA adapter's A and B) and trainable parameter
+  // tensors (one per such module: its weight; biases ride with it).
+  double param_modules = 0, trainable_tensors = 0;
+  double fwd_hooks = 0, bwd_hooks = 0, recompute_hooks = 0;
   double params = 0;            // parameters held on one GPU (after TP / EP sharding, before ZeRO)
   double trainable_params = 0;  // of which trainable (LoRA: the adapters)
   TimeSplit by_module;          // fwd + bwd + recompute seconds per micro-batch

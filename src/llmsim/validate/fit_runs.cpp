@@ -54,8 +54,8 @@ FitRunsResult fit_host_dispatch(const std::vector<MeasuredRun>& runs, const std:
   std::vector<std::map<std::string, Scored>> at(grid.size());
   for (std::size_t i = 0; i < grid.size(); ++i) {
     const std::string overlay = (std::filesystem::path(options.scratch_dir) / fmt::format("host-{}.toml", i)).string();
-    std::ofstream(overlay) << fmt::format(
-        "schema_version = 1\n[efficiency]\nhost_dispatch_us = {}\nsource = \"fit grid\"\n", grid[i]);
+    std::ofstream(overlay) << fmt::format("schema_version = 1\n[efficiency]\n{} = {}\nsource = \"fit grid\"\n",
+                                          options.key, grid[i]);
     for (Scored& s : score(predict_rows(runs, data_dir, overlay))) at[i].emplace(s.key, std::move(s));
   }
   // Rows predicted at every value.
@@ -133,16 +133,18 @@ void write_fit_overlay(const std::string& path, const FitRunsResult& fit, const 
                        const std::vector<std::string>& files) {
   std::ofstream o(path);
   if (!o) throw_input(Location{.file = path}, "cannot open the overlay for writing");
-  o << "# Written by llmsim calibrate fit-runs: the host critical path's rate fitted on\n";
+  o << fmt::format("# Written by llmsim calibrate fit-runs: {} fitted on\n", options.key);
   for (const auto& f : files) o << "#   " << f << "\n";
   o << fmt::format("# ({} of {} time/throughput rows{}; leave-one-source-out fits in the command's report).\n",
                    fit.fitted_rows, fit.rows, options.profile.empty() ? "" : ", profile " + options.profile);
   o << "schema_version = 1\n[efficiency]\n";
-  o << fmt::format("host_dispatch_us = {}\n", fit.fitted_us);
-  // The band: the range of the leave-one-source-out fits (what the value is, a source away).
+  o << fmt::format("{} = {}\n", options.key, fit.fitted_us);
+  // The band: the range of the leave-one-source-out fits (what the value is, a source away); only the host
+  // rate carries one.
   double lo = fit.fitted_us, hi = fit.fitted_us;
   for (const auto& s : fit.sources) lo = std::min(lo, s.loso_us), hi = std::max(hi, s.loso_us);
-  o << fmt::format("host_dispatch_us_low = {}\nhost_dispatch_us_high = {}\n", lo, hi);
+  if (options.key == "host_dispatch_us")
+    o << fmt::format("host_dispatch_us_low = {}\nhost_dispatch_us_high = {}\n", lo, hi);
   o << "source = \"fitted by llmsim calibrate fit-runs on measured runs\"\n";
 }
 
