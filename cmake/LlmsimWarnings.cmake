@@ -8,3 +8,11 @@ endif()
 if(LLMSIM_WARNINGS_AS_ERRORS)
   target_compile_options(llmsim_warnings INTERFACE -Werror)
 endif()
+# -DLLMSIM_SANITIZE=ON: AddressSanitizer + UndefinedBehaviorSanitizer on everything this project compiles and
+# links (C++ only; tools/test-sanitize builds build-asan/ with it and runs the suite; docs/robustness.md).
+# Not part of .ci/run: too slow on 2 cores.
+if(LLMSIM_SANITIZE)
+  add_compile_options($<$<COMPILE_LANGUAGE:CXX>:-fsanitize=address,undefined> $<$<COMPILE_LANGUAGE:CXX>:-fno-omit-frame-pointer>
+                      $<$<COMPILE_LANGUAGE:CXX>:-fno-sanitize-recover=undefined>)
+  add_link_options($<HOST_LINK:-fsanitize=address,undefined>)  # not nvcc's device link
+endif()

@@ -284,7 +284,9 @@ TEST_CASE("GQA: QKV output columns are (q_dim + 2 kv_dim) / tp") {
   }
   // 8 KV heads over 16 ranks: each rank holds one whole KV head, replicated on 2 ranks (vLLM's
   // QKVParallelLinear): 8192 / 16 query columns + 2 x 128 key/value columns.
-  const Operator& rep = find(layer_ops(m, prefill(1, 128, 16), 0), "attn.qkv_proj");
+  // A copy: find() returns a reference into the inventory, which is a temporary here (a reference would
+  // dangle at the end of the statement: AddressSanitizer's heap-use-after-free).
+  const Operator rep = find(layer_ops(m, prefill(1, 128, 16), 0), "attn.qkv_proj");
   CHECK(rep.n == 512 + 256);
   CHECK(rep.weight_params == 8192 * 768);
   CHECK(kv_heads_per_rank(m, 16) == 1);
@@ -331,7 +333,7 @@ TEST_CASE("mixtral MoE layer: expert FLOPs = 2 T top_k 3 h expert_ffn") {
   d.q_len = 1;
   d.kv_len = 100;
   d.training = false;
-  const Operator& dup = find(layer_ops(m, d, 0), "moe.experts_gate_up_proj");
+  const Operator dup = find(layer_ops(m, d, 0), "moe.experts_gate_up_proj");  // a copy (see above)
   CHECK(dup.batch == 2);
   CHECK(dup.m == 1);
   CHECK(dup.weight_params == 8 * 4096 * 2 * 14336);
