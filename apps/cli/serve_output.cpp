@@ -216,12 +216,20 @@ void write_trace(const std::string& path, const sim::ServingResult& r) {
   std::ofstream f(path);
   if (!f) throw_input(Location{.file = path}, "cannot open the trace file for writing");
   nlohmann::json events = nlohmann::json::array();
-  const auto us = [](double s) { return s * 1e6; };
+  // Microseconds with whole nanoseconds: start and end are rounded apart and the duration is their
+  // difference, so that back-to-back iterations meet exactly (no slice overlaps the next by a rounding).
+  const auto ns = [](double s) { return std::llround(s * 1e9); };
+  const auto us = [&](double s) { return static_cast<double>(ns(s)) / 1e3; };
+  const auto dur_us = [&](double a, double b) { return static_cast<double>(ns(b) - ns(a)) / 1e3; };
   for (std::int64_t i = 0; i < r.replicas; ++i) {
-    events.push_back(
-        {{"ph", "M"}, {"name", "process_name"}, {"pid", i}, {"args", {{"name", fmt::format("replica {}", i)}}}});
+    events.push_back({{"ph", "M"},
+                      {"name", "process_name"},
+                      {"pid", i},
+                      {"tid", 0},
+                      {"args", {{"name", fmt::format("replica {}", i)}}}});
     events.push_back(
         {{"ph", "M"}, {"name", "thread_name"}, {"pid", i}, {"tid", 0}, {"args", {{"name", "iterations"}}}});
+    events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", i}, {"tid", 1}, {"args", {{"name", "requests"}}}});
   }
   for (const auto& it : r.trace) {
     const char* kind = it.prefill_tokens > 0 ? (it.decode_tokens > 0 ? "mixed" : "prefill") : "decode";
@@ -231,7 +239,7 @@ void write_trace(const std::string& path, const sim::ServingResult& r) {
                       {"pid", it.replica},
                       {"tid", 0},
                       {"ts", us(it.start_s)},
-                      {"dur", us(it.end_s - it.start_s)},
+                      {"dur", dur_us(it.start_s, it.end_s)},
                       {"args",
                        {{"sequences", it.sequences},
                         {"prefill_tokens", it.prefill_tokens},

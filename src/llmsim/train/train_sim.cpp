@@ -270,9 +270,17 @@ TrainResult simulate_training(const model::ModelSpec& m, const hardware::SystemS
                                              : fmt::format(" L{}", info.layer);
       }
       if (n.micro_batch >= 0) name += fmt::format(" mb{}", n.micro_batch);
-      r.trace.push_back(TraceEvent{std::move(name), tg.graph.resources()[static_cast<std::size_t>(n.resource)], n.stage,
-                                   s.nodes[v].start, s.nodes[v].end - s.nodes[v].start,
-                                   std::string(phase_name(n.phase))});
+      const double start = s.nodes[v].start, dur = s.nodes[v].end - s.nodes[v].start;
+      // The blocking collectives inside a layer execution (TP, and CP / EP where used) run on the compute
+      // stream; they get a track of their own, drawn at the end of the layer's slice, so that the compute
+      // track shows the layers and this one what of them is communication.
+      r.trace.push_back(TraceEvent{name, tg.graph.resources()[static_cast<std::size_t>(n.resource)], n.stage, start,
+                                   dur, std::string(phase_name(n.phase))});
+      if (info.cost >= 0 && info.comm_s > 0 && dur > 0) {
+        const double comm = std::min(dur, info.comm_s);
+        r.trace.push_back(TraceEvent{"comm " + name, fmt::format("stage{}.tp_comm", n.stage), n.stage,
+                                     start + dur - comm, comm, "communication"});
+      }
     }
   }
 
