@@ -36,12 +36,18 @@ namespace {
 CLI::Validator finite_number(bool allow_zero) {
   return CLI::Validator(
       [allow_zero](std::string& text) -> std::string {
-        char* end = nullptr;
-        errno = 0;
-        const double v = std::strtod(text.c_str(), &end);
-        if (text.empty() || end != text.c_str() + text.size()) return "'" + text + "' is not a number";
-        if (!std::isfinite(v) || errno == ERANGE) return "'" + text + "' must be a finite number";
-        if (allow_zero ? v < 0 : v <= 0) return "'" + text + (allow_zero ? "' must be >= 0" : "' must be > 0");
+        // core's parse_finite, the one number rule of every reader; strtod only tells a number that is not
+        // finite ("inf", "nan", "1e400") from text that is none.
+        const std::optional<double> v = parse_finite(text);
+        if (!v) {
+          char* end = nullptr;
+          errno = 0;
+          const double x = std::strtod(text.c_str(), &end);
+          if (!text.empty() && end == text.c_str() + text.size() && (!std::isfinite(x) || errno == ERANGE))
+            return "'" + text + "' must be a finite number";
+          return "'" + text + "' is not a number";
+        }
+        if (allow_zero ? *v < 0 : *v <= 0) return "'" + text + (allow_zero ? "' must be >= 0" : "' must be > 0");
         return {};
       },
       allow_zero ? "NONNEGATIVE" : "POSITIVE");

@@ -223,6 +223,7 @@ int run_calibration(CalibrateCommand& c) {
   // Rank 0's output folder and log (the other ranks write nothing).
   std::optional<hardware::SystemSpec> base;
   std::string dir;
+  std::unique_ptr<cal::FolderLock> lock;  // one writer per folder: a second run (or --resume) is refused
   std::unique_ptr<cal::SampleLog> log;
   on_root_agreed(*group, [&] {
     base = base_system(c);
@@ -230,6 +231,7 @@ int run_calibration(CalibrateCommand& c) {
     if (!c.resume.empty() && !std::filesystem::exists(std::filesystem::path(dir) / "samples.csv"))
       throw_not_found(Location{.file = dir}, "--resume needs a folder holding samples.csv from an earlier run");
     std::filesystem::create_directories(dir);
+    lock = std::make_unique<cal::FolderLock>(dir);
     log = std::make_unique<cal::SampleLog>((std::filesystem::path(dir) / "samples.csv").string());
   });
   const std::size_t before = root ? log->samples().size() : 0;
@@ -319,6 +321,7 @@ int run_import(CalibrateCommand& c) {
                             fits.notes.empty() ? std::string("no usable sizes") : join(fits.notes, "; ")));
   const std::string dir = c.out.empty() ? default_out_dir() : c.out;
   std::filesystem::create_directories(dir);
+  const cal::FolderLock lock(dir);
   // A folder that already holds a calibration keeps its fingerprint (the GPUs it measured, its quality
   // counts): the import adds its samples and a note instead of replacing them with this host's.
   const auto fp_path = std::filesystem::path(dir) / "fingerprint.json";
@@ -364,16 +367,30 @@ int run_import(CalibrateCommand& c) {
 int run_refit(CalibrateCommand& c) {
   const hardware::SystemSpec base = base_system(c);
   const std::filesystem::path dir = c.refit_dir;
-  const auto samples = cal::read_samples((dir / "samples.csv").string());
+  // Locked while it is read and rewritten; a missing folder is reported as its missing samples.csv below.
+  std::unique_ptr<cal::FolderLock> lock;
+  if (std::filesystem::is_directory(dir)) lock = std::make_unique<cal::FolderLock>(dir.string());
+  const std::string samples_path = (dir / "samples.csv").string();
+  std::size_t repeated = 0;
+  const auto samples = cal::unique_samples(cal::read_samples(samples_path), repeated);
   if (samples.empty())
-    throw_input(Location{.file = (dir / "samples.csv").string()},
+    throw_input(Location{.file = samples_path},
                 "holds no samples: nothing to fit (the profile in the folder is left as it was)");
   cal::Fingerprint fp = cal::read_fingerprint((dir / "fingerprint.json").string());
   const cal::Fingerprint now = cal::host_fingerprint(c.argv);
   fp.notes.push_back(fmt::format("refit on {} by llmsim {} ({}) from these samples as measured", now.date_utc,
                                  now.tool_version, now.git_sha));
-  std::cout << fmt::format("llmsim calibrate refit: {} samples from {}\n", samples.size(),
-                           (dir / "samples.csv").string());
+  if (repeated > 0) {
+    // Two runs that once wrote the folder at the same time (before folders were locked) measured some
+    // items twice: each item is fitted once, from its first sample.
+    const std::string note = fmt::format(
+        "{} repeated sample(s) of items already in {} were left out of the fit (each item is fitted from its first "
+        "sample; two runs once wrote this folder at the same time)",
+        repeated, samples_path);
+    std::cerr << "llmsim calibrate refit: " << note << "\n";
+    fp.notes.push_back(note);
+  }
+  std::cout << fmt::format("llmsim calibrate refit: {} samples from {}\n", samples.size(), samples_path);
   fit_and_write(dir.string(), base, samples, fp);
   return 0;
 }

@@ -260,8 +260,9 @@ Runner add_plan_serve_subcommand(CLI::App& plan_top) {
   sub->add_option("--model", cmd->model, "model preset or config.json");
   sub->add_option("--system", cmd->systems, "system presets or TOMLs to consider (repeatable)");
   sub->add_option("--rate", cmd->rate, "requests per second to serve (Poisson arrivals)");
-  sub->add_option("--slo-ttft", cmd->slo_ttft_ms, "p99 time to first token bound, ms");
-  sub->add_option("--slo-tpot", cmd->slo_tpot_ms, "p99 time per output token bound, ms (0 = none)");
+  sub->add_option("--slo-ttft", cmd->slo_ttft_ms, "p99 time to first token bound, ms")->check(finite_positive());
+  sub->add_option("--slo-tpot", cmd->slo_tpot_ms, "p99 time per output token bound, ms (0 = none)")
+      ->check(finite_non_negative());
   sub->add_option("--engine", cmd->engines, "engines to consider: vllm,tgi,lightllm,trt-llm,static");
   sub->add_option("--tp", cmd->tps, "tensor-parallel sizes per replica to consider, e.g. 1,2,4,8");
   sub->add_option("--weight-quant", cmd->weight_quants, "weight formats to consider, e.g. none,int4");
@@ -275,7 +276,8 @@ Runner add_plan_serve_subcommand(CLI::App& plan_top) {
   sub->add_option("--max-gpus", cmd->max_gpus, "GPUs at most per candidate")->check(finite_positive());
   sub->add_option("--requests", cmd->requests, "simulated requests per replica (default 400, at most 1,000,000)")
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1000000}));
-  sub->add_option("--price-per-gpu-hour", cmd->price, "price of one GPU-hour, for the cost column");
+  sub->add_option("--price-per-gpu-hour", cmd->price, "price of one GPU-hour, for the cost column")
+      ->check(finite_non_negative());
   sub->add_option("--data-dir", cmd->data_dir, "folder with models/ and hardware/ presets");
   auto* csv = sub->add_flag("--csv", cmd->csv, "every evaluated candidate as CSV on stdout (schema_version first)");
   sub->add_flag("--json", cmd->json, "the question and every evaluated candidate as JSON on stdout (schema_version)")

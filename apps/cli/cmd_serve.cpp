@@ -100,6 +100,7 @@ void add_serve_flags(CLI::App* sub, ServeCommand& c) {
   sub->add_flag("--chunked-prefill", cmd->chunked, "engine: split long prompts across iterations");
   sub->add_flag("--no-chunked-prefill", cmd->no_chunked, "engine: prompts prefill whole");
   sub->add_option("--gpu-memory-utilization", cmd->gpu_mem_util, "engine: fraction of GPU memory it may use")
+      ->check(finite_positive())  // refuses nan and inf, which a range alone lets through
       ->check(CLI::Range(0.01, 1.0));
   sub->add_option("--slo-ttft", cmd->slo_ttft_ms, "goodput: time-to-first-token bound in ms")->check(finite_positive());
   sub->add_option("--slo-tpot", cmd->slo_tpot_ms, "goodput: time-per-output-token bound in ms")
@@ -203,16 +204,23 @@ Stream request_stream(const CLI::App* sub, const ServeCommand& c, const sim::Run
       notes.push_back(tf.note);
       std::cerr << "llmsim: " << tf.note << "\n";
     }
+    if (cmd->requests > 0 && static_cast<std::int64_t>(tf.requests.size()) > cmd->requests) {
+      tf.requests.resize(static_cast<std::size_t>(cmd->requests));
+      tf.lines.resize(static_cast<std::size_t>(cmd->requests));
+    }
+    // A request longer than the model's context is rejected by the engine and the others are served
+    // (simulate_serving counts them); the first such line is named here.
     for (std::size_t i = 0; i < tf.requests.size(); ++i) {
       const auto& q = tf.requests[i];
-      if (max_ctx > 0 && q.input_tokens + q.output_tokens > max_ctx)
-        throw_input(Location{.file = cmd->trace_file, .line = tf.lines[i]},
-                    fmt::format("input_tokens {} + output_tokens {} = {} exceed {}'s maximum context of {}",
-                                q.input_tokens, q.output_tokens, q.input_tokens + q.output_tokens, m.name, max_ctx));
+      if (max_ctx <= 0 || q.input_tokens + q.output_tokens <= max_ctx) continue;
+      std::cerr << fmt::format(
+          "llmsim: {}:{}: input_tokens {} + output_tokens {} = {} exceed {}'s maximum context of {}: the engine "
+          "rejects this request (and any other as long) and serves the rest\n",
+          cmd->trace_file, tf.lines[i], q.input_tokens, q.output_tokens, q.input_tokens + q.output_tokens, m.name,
+          max_ctx);
+      break;
     }
     requests = std::move(tf.requests);
-    if (cmd->requests > 0 && static_cast<std::int64_t>(requests.size()) > cmd->requests)
-      requests.resize(static_cast<std::size_t>(cmd->requests));
     stream = fmt::format("trace {} ({} requests)", cmd->trace_file, requests.size());
   } else {
     spec.input = cmd->input_dist.empty()
@@ -244,19 +252,14 @@ Stream request_stream(const CLI::App* sub, const ServeCommand& c, const sim::Run
       arrivals = "all at t = 0";
     }
     requests = sim::generate_requests(spec);
+    // Fixed lengths beyond the context would have every request rejected: a usage error. Drawn lengths
+    // beyond it (a long tail) are rejected one by one, as the engines do, and the rest served.
+    const bool drawn = spec.input.kind != sim::LengthKind::Fixed || spec.output.kind != sim::LengthKind::Fixed;
     for (const auto& q : requests)
-      if (max_ctx > 0 && q.input_tokens + q.output_tokens > max_ctx) {
-        const bool drawn = spec.input.kind != sim::LengthKind::Fixed || spec.output.kind != sim::LengthKind::Fixed;
-        if (!drawn)
-          throw_usage(req.was_given("input-len") ? "--input-len" : "--output-len",
-                      fmt::format("--input-len {} + --output-len {} = {} tokens exceed {}'s maximum context of {}",
-                                  q.input_tokens, q.output_tokens, q.input_tokens + q.output_tokens, m.name, max_ctx));
-        throw_usage(
-            spec.input.kind != sim::LengthKind::Fixed ? "--input-dist" : "--output-dist",
-            fmt::format("request {} drew {} + {} = {} tokens, beyond {}'s maximum context of {}; narrow "
-                        "--input-dist/--output-dist",
-                        q.id, q.input_tokens, q.output_tokens, q.input_tokens + q.output_tokens, m.name, max_ctx));
-      }
+      if (!drawn && max_ctx > 0 && q.input_tokens + q.output_tokens > max_ctx)
+        throw_usage(req.was_given("input-len") ? "--input-len" : "--output-len",
+                    fmt::format("--input-len {} + --output-len {} = {} tokens exceed {}'s maximum context of {}",
+                                q.input_tokens, q.output_tokens, q.input_tokens + q.output_tokens, m.name, max_ctx));
     stream = fmt::format("{} requests, {}, input {}, output {}, seed {}", spec.requests, arrivals,
                          spec.input.describe(), spec.output.describe(), spec.seed);
   }

@@ -3,7 +3,7 @@
 // breaks a schema rule is reported as an error row and the others are still predicted; a file that cannot
 // be read at all is reported and the other files still run. Exit status: 0 every row predicted or
 // unsupported, 7 some rows in error, 3/4 some file unreadable / missing (the most severe wins), 1 the
-// --max-mape threshold exceeded.
+// --max-mape threshold exceeded (or no predicted row to hold to it).
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -348,7 +348,14 @@ Runner add_validate_command(CLI::App& app) {
           s.overall.errors, rows.size() - s.overall.errors);
       return kRowsInErrorExit;
     }
-    if (cmd->max_mape >= 0 && s.overall.count > 0 && s.overall.mape > cmd->max_mape) {
+    if (cmd->max_mape >= 0 && s.overall.count == 0) {
+      // A gate that nothing was measured against is not passed (a header-only file, only fits rows, only
+      // unsupported rows).
+      std::cerr << fmt::format("llmsim: validate: no predicted rows to hold to --max-mape {}: the gate is not passed\n",
+                               cmd->max_mape);
+      return 1;
+    }
+    if (cmd->max_mape >= 0 && s.overall.mape > cmd->max_mape) {
       std::cerr << fmt::format("llmsim: validate: MAPE {:.2f}% exceeds --max-mape {}\n", s.overall.mape, cmd->max_mape);
       return 1;
     }

@@ -1,13 +1,17 @@
 #include "search_train_flags.h"
 
+#include "search_train_output.h"
+
 #include <unistd.h>
 
 #include <cmath>
 #include <iostream>
+#include <optional>
 
 #include <fmt/format.h>
 
 #include "llmsim/core/error.h"
+#include "llmsim/core/strings.h"
 #include "llmsim/core/suggest.h"
 #include "llmsim/core/units.h"
 #include "llmsim/hardware/system_toml.h"
@@ -89,6 +93,9 @@ void add_flags(CLI::App& app, SearchCommand& c) {
   app.add_option("--min-gpus", c.min_gpus, "at least this many GPUs")->check(finite_positive());
   app.add_option("--min-headroom-gib", c.min_headroom_gib, "free GPU memory a configuration must leave (GiB)")
       ->check(finite_non_negative());
+  app.add_option("--max-configs", c.max_configs,
+                 "refuse a search space of more configurations than this (default 1e10; docs/search.md)")
+      ->check(finite_positive());
   app.add_option("--top", c.top, "configurations to report (default 10)")->check(finite_positive());
   app.add_option("--verify", c.verify, "best configurations re-evaluated with the full simulator (default 20)")
       ->check(finite_non_negative());
@@ -109,34 +116,27 @@ double parse_duration(const std::string& text) {
   std::vector<std::string> names;
   for (const auto& [u, f] : units) names.push_back(u);
   const auto it = units.find(unit);
-  std::size_t used = 0;
-  double v = 0;
-  try {
-    v = std::stod(t, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (it == units.end() || used == 0 || used != t.size() || !(v > 0))
-    throw_usage("--deadline", fmt::format("--deadline '{}': must be a duration with a unit, e.g. 30d, 720h, 90m{}",
-                                          text, unit.empty() ? "" : did_you_mean(unit, names)));
-  return v * it->second;
+  // A finite number > 0 (core's parse_finite: "inf", "nan" and "1e400" are none) whose seconds are finite too.
+  const std::optional<double> v = parse_finite(t);
+  if (it == units.end() || !v || !(*v > 0) || !std::isfinite(*v * it->second))
+    throw_usage("--deadline",
+                fmt::format("--deadline '{}': must be a duration with a unit, e.g. 30d, 720h, 90m (a finite number > "
+                            "0){}",
+                            text, unit.empty() || it != units.end() ? "" : did_you_mean(unit, names)));
+  return *v * it->second;
 }
 
 std::vector<double> parse_prices(const std::string& text, const std::vector<std::string>& systems) {
   if (text.empty()) return {};
   std::vector<double> out(systems.size(), -1);
   auto number = [&](const std::string& s) {
-    std::size_t used = 0;
-    double v = -1;
-    try {
-      v = std::stod(s, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used == 0 || used != s.size() || v < 0)
+    const std::optional<double> v = parse_finite(s);  // "inf", "nan" and "1e400" are no price
+    if (!v || *v < 0)
       throw_usage("--price-per-gpu-hour",
-                  fmt::format("--price-per-gpu-hour '{}': '{}' is not a price (X, or sys=X,sys2=Y)", text, s));
-    return v;
+                  fmt::format("--price-per-gpu-hour '{}': '{}' is not a price, a finite number >= 0 (X, or "
+                              "sys=X,sys2=Y)",
+                              text, s));
+    return *v;
   };
   if (text.find('=') == std::string::npos) {
     const double v = number(text);
@@ -165,6 +165,21 @@ std::vector<double> parse_prices(const std::string& text, const std::vector<std:
 }
 
 // ---- building the problem ---------------------------------------------------------------------------
+
+namespace {
+
+// A generous rate of the fast phase on a many-core host (configurations per second), for the refusal's
+// time estimate only.
+constexpr double kConfigsPerSecond = 3e7;
+
+std::string rough_duration(double s) {
+  if (s < 120) return fmt::format("{:.0f} s", s);
+  if (s < 7200) return fmt::format("{:.0f} minutes", s / 60);
+  if (s < 2 * 86400) return fmt::format("{:.0f} hours", s / 3600);
+  return fmt::format("{:.0f} days", s / 86400);
+}
+
+}  // namespace
 
 Built build_problem(const CLI::App& app, SearchCommand& c) {
   sim::RunRequest req;
@@ -273,6 +288,17 @@ Built build_problem(const CLI::App& app, SearchCommand& c) {
       p.price_per_gpu_hour.empty())
     throw_usage("--objective", fmt::format("--objective {} needs --price-per-gpu-hour", sim::name_of(p.objective)));
   if (p.deadline_s > 0 && p.train_tokens <= 0) throw_usage("--deadline", "--deadline needs --tokens");
+  // A space far larger than can be scored in a sitting is refused before it starts, with its size (a
+  // free --gpus axis up to --max-gpus times every other axis can reach trillions).
+  const sim::ResolvedTrainSpace rs = sim::resolve_train_space(p.space, *p.model, p.systems);
+  if (static_cast<double>(rs.size) > c.max_configs)
+    throw_usage("--max-configs",
+                fmt::format("the search space holds {} configurations, more than --max-configs {:g}: even at 30 "
+                            "million configurations per second (a many-core host) that takes {}; fix "
+                            "or narrow some axes (--gpus, --tp 1,2,4,8, --micro-batch 1,2, ...), or raise "
+                            "--max-configs",
+                            thousands(static_cast<double>(rs.size)), c.max_configs,
+                            rough_duration(static_cast<double>(rs.size) / kConfigsPerSecond)));
   return b;
 }
 

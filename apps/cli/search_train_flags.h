@@ -43,6 +43,7 @@ struct SearchCommand {
   std::int64_t max_gpus = 0;
   std::int64_t min_gpus = 0;
   double min_headroom_gib = 0;
+  double max_configs = 1e10;  // the largest search space run (docs/search.md)
   std::size_t top = 10;
   std::size_t verify = 20;
   std::string all_csv;

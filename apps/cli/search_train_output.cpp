@@ -304,9 +304,22 @@ void write_all_csv(const std::string& path, const sim::SearchProblem& p, const s
   std::cerr << fmt::format("llmsim: wrote {} configurations to {}\n", all.size(), path);
 }
 
-// Progress on stderr: a live line on a terminal, nothing otherwise.
+// Progress on stderr: a live line on a terminal; in a pipe or a log, one line a minute (so that a long
+// search is seen to run and how far it is; a search of under a minute prints none).
 std::function<void(std::uint64_t, std::uint64_t, double)> progress_printer(const char* what) {
-  if (!isatty(STDERR_FILENO)) return {};
+  if (!isatty(STDERR_FILENO)) {
+    return [what, next = 60.0](std::uint64_t done, std::uint64_t total, double el) mutable {
+      if (el < next) return;
+      next = el + 60;
+      const double rate = el > 0 ? static_cast<double>(done) / el : 0;
+      std::cerr << fmt::format("llmsim: {}: {:.1f}% of {} configurations after {:.0f} s, {} configs/s{}\n", what,
+                               total ? 100.0 * static_cast<double>(done) / static_cast<double>(total) : 100.0,
+                               thousands(static_cast<double>(total)), el, thousands(rate),
+                               rate > 0 && total > done
+                                   ? fmt::format(", about {:.0f} s left", static_cast<double>(total - done) / rate)
+                                   : "");
+    };
+  }
   return [what](std::uint64_t done, std::uint64_t total, double el) {
     std::cerr << fmt::format("\rllmsim: {}: {:5.1f}% of {} configurations, {} configs/s   ", what,
                              total ? 100.0 * static_cast<double>(done) / static_cast<double>(total) : 100.0,

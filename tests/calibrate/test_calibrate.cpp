@@ -68,6 +68,37 @@ TEST_CASE("the sample log appends as it measures and resumes where it stopped") 
   CHECK(std::string(e.what()).find("bytes") != std::string::npos);
 }
 
+TEST_CASE("a calibration folder has one writer at a time; repeated samples are fitted once") {
+  const std::string dir = temp_dir("folder-lock");
+  {
+    const cal::FolderLock first(dir);
+    // A second writer of the same folder (another calibrate --resume) is refused, naming the folder.
+    const auto e = test::error_of([&] { cal::FolderLock second(dir); });
+    CHECK(e.kind() == ErrorKind::Input);
+    CHECK(e.where().file == dir);
+    CHECK(e.message().find("another llmsim calibrate is writing to this folder") != std::string::npos);
+  }
+  // Released with its holder: the next run takes it.
+  CHECK_NOTHROW(cal::FolderLock again(dir));
+  // What two unlocked runs once left: every item twice; each is kept once, the first of it.
+  auto a = sample("mem_copy", "", 1 << 20, 1e-5);
+  auto b = sample("mem_copy", "", 1 << 24, 1e-4);
+  auto a2 = a;
+  a2.time_s = 2e-5;
+  std::size_t dropped = 0;
+  const auto unique = cal::unique_samples({a, b, a2, b}, dropped);
+  CHECK(dropped == 2);
+  REQUIRE(unique.size() == 2);
+  CHECK(unique[0].time_s == 1e-5);
+  CHECK(unique[1].item.key() == b.item.key());
+  // A non-finite time is a damaged file, not a measurement.
+  const auto inf = test::write_temp(
+      "samples-inf.csv", std::string(cal::sample_csv_header()) + "\nmem_copy,,0,0,0,1024,1,0,inf,0,5,0,0,0,1\n");
+  const auto ei = test::error_of([&] { cal::read_samples(inf); });
+  CHECK(ei.where().line == 2);
+  CHECK(ei.where().key == "time_s");
+}
+
 TEST_CASE("samples keep the nodes a collective spans; the 14-column format is read as one node") {
   const std::string dir = temp_dir("samplelog-nodes");
   const std::string path = dir + "/samples.csv";

@@ -30,6 +30,22 @@ TEST_CASE("TOML reader: typed getters, ranges, unknown keys with line and did-yo
   CHECK(std::string(wrong_type.what()).find("expected a number") != std::string::npos);
 }
 
+TEST_CASE("TOML reader: nan, inf and numbers past 1e15 are refused at their key and line") {
+  const auto path = write_temp("reader-nonfinite.toml", "a = nan\nb = -inf\nc = 1e300\nd = 1e15\ne = 1e16\n");
+  const auto root = llmsim::parse_toml_file(path);
+  llmsim::TomlReader r(root, path);
+  const auto a = caught([&] { r.number("a"); });
+  CHECK(a.where().line == 1);
+  CHECK(a.where().key == "a");
+  CHECK(a.message() == "value nan breaks the rule: must be a finite number");
+  CHECK(caught([&] { r.opt_positive("b"); }).message() == "value -inf breaks the rule: must be a finite number");
+  const auto c = caught([&] { r.opt_non_negative("c"); });
+  CHECK(c.where().line == 3);
+  CHECK(c.message() == "value 1e+300 breaks the rule: must be at most 1e+15 in magnitude");
+  CHECK(r.number("d") == 1e15);
+  CHECK(caught([&] { r.number("e"); }).kind() == llmsim::ErrorKind::Input);
+}
+
 TEST_CASE("TOML reader: malformed file gives its line, missing file is NotFound") {
   const auto bad = write_temp("bad.toml", "a = 1\nb = [1, 2\nc = 3\n");
   const auto e = caught([&] { llmsim::parse_toml_file(bad); });

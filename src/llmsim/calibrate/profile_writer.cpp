@@ -136,6 +136,13 @@ hardware::Fraction written_fraction(double v, double lo, double hi) {
   return hardware::Fraction{.value = value, .low = std::min(clamp01(lo), value), .high = std::max(clamp01(hi), value)};
 }
 
+// "0.573 [0.568, 0.579]"; an edge the fit leaves without bound (a bus bandwidth the intra-node steps alone
+// account for) reads "unbounded" rather than "inf".
+std::string band_text(double v, double lo, double hi) {
+  const auto one = [](double x) { return std::isfinite(x) ? fmt::format("{:.3f}", x) : std::string("unbounded"); };
+  return fmt::format("{} [{}, {}]", one(v), one(lo), one(hi));
+}
+
 hardware::Fraction fraction_of(const AlphaBetaFit& a, double peak_Bps) {
   return written_fraction(a.bandwidth_Bps / peak_Bps, a.bandwidth_low_Bps / peak_Bps, a.bandwidth_high_Bps / peak_Bps);
 }
@@ -279,11 +286,16 @@ std::optional<NetworkFractionFit> derive_network_fraction(const CalibrationFits&
       nodes, g, gbps(out.bandwidth_Bps), gbps(share), sys.efficiency.fabric_bandwidth.value,
       in_node_fit(f.all_reduce, base) ? "calibrated" : "default",
       own_rs_ag ? ", reduce-scatter/all-gather their own" : "");
-  if (out.value > 1)
+  if (out.value > 1 || !std::isfinite(out.high))
     notes.push_back(
-        fmt::format("{}: the inverted network bandwidth {} exceeds the NICs' {} per GPU; written as 1 "
-                    "(check the base system's [network] and fabric)",
-                    what, gbps(out.bandwidth_Bps), gbps(share)));
+        fmt::format("{}: the inverted network bandwidth {} is {} the NICs' {} per GPU (fitted fraction {}); the "
+                    "profile writes {} (check the base system's [network] and fabric: NCCL's tree or NVLink SHARP "
+                    "across nodes, or more NICs than the preset's, move more than a ring over the NICs would)",
+                    what, gbps(out.bandwidth_Bps), out.value > 1 ? "above" : "within reach of", gbps(share),
+                    band_text(out.value, out.low, out.high), [&] {
+                      const auto w = written_fraction(out.value, out.low, out.high);
+                      return band_text(w.value, w.low, w.high);
+                    }()));
   return out;
 }
 
@@ -408,9 +420,9 @@ std::vector<SummaryRow> summarize(const CalibrationFits& f, const hardware::Syst
   auto link = [&](const std::string& name, const AlphaBetaFit& a, double sheet) {
     const std::string latency = a.alpha_s < 0 ? "latency not measured" : fmt::format("{:.1f} us", a.alpha_s * 1e6);
     rows.push_back({name, fmt::format("{} + {}", gbps(a.bandwidth_Bps), latency), sheet > 0 ? gbps(sheet) : "-",
-                    sheet > 0 ? fmt::format("{:.3f} [{:.3f}, {:.3f}]", a.bandwidth_Bps / sheet,
-                                            a.bandwidth_low_Bps / sheet, a.bandwidth_high_Bps / sheet)
-                              : "-",
+                    sheet > 0
+                        ? band_text(a.bandwidth_Bps / sheet, a.bandwidth_low_Bps / sheet, a.bandwidth_high_Bps / sheet)
+                        : "-",
                     fmt::format("{:.1f}%", 100 * a.rel_rms)});
   };
   if (f.memory) link("device copy (read + write)", *f.memory, base.gpu.memory_bandwidth_Bps);
@@ -442,11 +454,15 @@ std::vector<SummaryRow> summarize(const CalibrationFits& f, const hardware::Syst
     if (family == "nccl_all_to_all" && n > g) sheet = share * (n - 1) / (n - g);
     link(curve_name(family, n, nodes) + " (bus bandwidth)", a, sheet);
   }
-  // The network fraction itself is of a GPU's share, as the simulator's inter-node link is.
+  // The network fraction itself is of a GPU's share, as the simulator's inter-node link is; shown as the
+  // profile writes it (clamped to (0, 1]; the note gives the fitted one when it is above 1 or unbounded).
   if (f.network) {
     const auto& w = *f.network;
+    const auto written = written_fraction(w.value, w.low, w.high);
     rows.push_back({fmt::format("network (from all-reduce x{} over {} nodes)", w.group, w.nodes), gbps(w.bandwidth_Bps),
-                    gbps(w.share_Bps), fmt::format("{:.3f} [{:.3f}, {:.3f}]", w.value, w.low, w.high),
+                    gbps(w.share_Bps),
+                    band_text(written.value, written.low, written.high) +
+                        (written.value < w.value || !std::isfinite(w.high) ? " (written; see note)" : ""),
                     fmt::format("{:.1f}%", 100 * w.rel_rms)});
   }
   if (f.cpu_adam)

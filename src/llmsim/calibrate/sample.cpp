@@ -1,6 +1,12 @@
 #include "llmsim/calibrate/sample.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <charconv>
+#include <cstring>
 #include <filesystem>
 #include <sstream>
 
@@ -30,16 +36,13 @@ template <typename T>
 T number(const std::string& s, const std::string& path, int line, const char* column) {
   T v{};
   if constexpr (std::is_floating_point_v<T>) {
-    try {
-      std::size_t used = 0;
-      v = static_cast<T>(std::stod(s, &used));
-      if (used == s.size()) return v;
-    } catch (const std::exception&) {}
+    // Finite numbers only: nan or inf in a samples file is a damaged file, not a measurement.
+    if (const auto f = parse_finite(s)) return static_cast<T>(*f);
   } else {
     const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
     if (ec == std::errc() && end == s.data() + s.size()) return v;
   }
-  throw_input(Location{.file = path, .line = line, .key = column}, fmt::format("'{}' is not a number", s));
+  throw_input(Location{.file = path, .line = line, .key = column}, fmt::format("'{}' is not a finite number", s));
 }
 
 Sample parse_row(const std::string& line, const std::string& path, int ln, int version) {
@@ -72,6 +75,8 @@ Sample parse_row(const std::string& line, const std::string& path, int ln, int v
     if (s.item.nodes < 1) throw_input(Location{.file = path, .line = ln, .key = "nodes"}, "nodes must be >= 1");
   }
   if (s.item.bench.empty()) throw_input(Location{.file = path, .line = ln, .key = "bench"}, "empty benchmark name");
+  if (s.item.group < 1) throw_input(Location{.file = path, .line = ln, .key = "group"}, "group must be >= 1");
+  if (s.item.bytes < 0) throw_input(Location{.file = path, .line = ln, .key = "bytes"}, "bytes must be >= 0");
   if (!(s.time_s > 0)) throw_input(Location{.file = path, .line = ln, .key = "time_s"}, "time must be > 0");
   return s;
 }
@@ -153,6 +158,40 @@ void SampleLog::append(const Sample& s) {
   out_ << csv_row(s) << std::flush;
   samples_.push_back(s);
   keys_.insert(s.item.key());
+}
+
+FolderLock::FolderLock(const std::string& dir) {
+  fd_ = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd_ < 0)
+    throw_input(Location{.file = dir}, fmt::format("cannot open the calibration folder: {}", std::strerror(errno)));
+  if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+    const int err = errno;
+    ::close(fd_);
+    fd_ = -1;
+    if (err == EWOULDBLOCK)
+      throw_input(Location{.file = dir},
+                  "another llmsim calibrate is writing to this folder (it holds the folder's lock); wait for it to "
+                  "finish, or give another folder");
+    throw_input(Location{.file = dir}, fmt::format("cannot lock the calibration folder: {}", std::strerror(err)));
+  }
+}
+
+FolderLock::~FolderLock() {
+  if (fd_ >= 0) ::close(fd_);  // closing the descriptor releases the lock
+}
+
+std::vector<Sample> unique_samples(const std::vector<Sample>& samples, std::size_t& dropped) {
+  std::vector<Sample> out;
+  out.reserve(samples.size());
+  std::set<std::string> seen;
+  dropped = 0;
+  for (const auto& s : samples) {
+    if (seen.insert(s.item.key()).second)
+      out.push_back(s);
+    else
+      ++dropped;
+  }
+  return out;
 }
 
 }  // namespace llmsim::calibrate

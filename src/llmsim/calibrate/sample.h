@@ -52,6 +52,25 @@ class SampleLog {
   std::ofstream out_;
 };
 
+// Holds an exclusive lock on a calibration folder while one llmsim writes to it (flock(2) on the folder
+// itself, so no lock file is left behind and a crashed run's lock goes with its process). A second
+// calibrate, resume, import or refit of the same folder is refused with an Input error naming the folder
+// instead of appending the same samples twice.
+class FolderLock {
+ public:
+  explicit FolderLock(const std::string& dir);  // the folder must exist
+  ~FolderLock();
+  FolderLock(const FolderLock&) = delete;
+  FolderLock& operator=(const FolderLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
+// `samples` with each item measured once: a repeated item (same key(), e.g. from two runs that wrote one
+// folder at once before it was locked) keeps its first sample; `dropped` counts the others.
+std::vector<Sample> unique_samples(const std::vector<Sample>& samples, std::size_t& dropped);
+
 // Reads a samples CSV (the SampleLog format) without opening it for writing.
 std::vector<Sample> read_samples(const std::string& path);
 

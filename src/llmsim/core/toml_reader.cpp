@@ -1,6 +1,7 @@
 #include "llmsim/core/toml_reader.h"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -44,7 +45,17 @@ void TomlReader::ignore(const std::string& key) { get(key); }
 std::optional<double> TomlReader::opt_number(const std::string& key) {
   const toml::node* n = get(key);
   if (!n) return std::nullopt;
-  if (auto v = n->value<double>(); v && (n->is_floating_point() || n->is_integer())) return *v;
+  if (auto v = n->value<double>(); v && (n->is_floating_point() || n->is_integer())) {
+    // TOML spells nan and inf as floats; no llmsim key means either.
+    if (!std::isfinite(*v))
+      throw_input(where(key), fmt::format("value {} breaks the rule: must be a finite number", *v));
+    // Far above any quantity a llmsim TOML holds in its key's unit (TFLOP/s, GiB, GB/s, us, ...), and low
+    // enough that converting it to SI and multiplying it in the simulators stays finite.
+    if (std::abs(*v) > kMaxTomlMagnitude)
+      throw_input(where(key),
+                  fmt::format("value {} breaks the rule: must be at most {:g} in magnitude", *v, kMaxTomlMagnitude));
+    return *v;
+  }
   throw_input(where(key), "expected a number");
 }
 

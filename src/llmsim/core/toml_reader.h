@@ -12,6 +12,9 @@
 
 namespace llmsim {
 
+// The largest magnitude a TOML number may have (TomlReader refuses larger ones, and nan and inf).
+inline constexpr double kMaxTomlMagnitude = 1e15;
+
 // Parses a TOML file; a missing file is NotFound, a syntax error is Input with file:line:column.
 toml::table parse_toml_file(const std::string& path);
 

@@ -142,8 +142,16 @@ std::vector<MeasuredRun> load_measured_runs(const std::string& path, const std::
     ctx.facts = load_source_facts(facts_path);
   std::vector<MeasuredRun> runs;
   runs.reserve(records.size() - 1);
+  // Per row: its configuration as written (every column but the measured number's own), to check that the
+  // rows sharing a run_id describe one configuration.
+  std::vector<std::vector<std::pair<std::string, std::string>>> configs;
+  configs.reserve(records.size() - 1);
   for (std::size_t i = 1; i < records.size(); ++i) {
     const RowReader row(header, records[i], path);
+    auto& config = configs.emplace_back();
+    for (const auto& [name, idx] : header)
+      if (name != "metric" && name != "value" && name != "notes" && name != "memory_measure")
+        config.emplace_back(name, row.text(name));
     MeasuredRun run;
     try {
       row.check_shape();
@@ -171,9 +179,30 @@ std::vector<MeasuredRun> load_measured_runs(const std::string& path, const std::
   }
   // One number per run and metric: a second row for the same (run_id, metric) is an error of that row
   // (which of two different measurements would be compared?), the first is still predicted.
+  // Rows sharing a run_id describe one run: a row whose configuration differs from the run's first row is
+  // an error of that row, naming the first column that differs.
   std::map<std::pair<std::string, std::string>, int> first_line;
-  for (MeasuredRun& r : runs) {
+  std::map<std::string, std::size_t> first_row;  // run_id -> index of its first valid row
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    MeasuredRun& r = runs[i];
     if (!r.error.empty() || r.run_id.empty()) continue;
+    const auto [first, new_run] = first_row.emplace(r.run_id, i);
+    if (!new_run) {
+      const auto& a = configs[first->second];
+      const auto& b = configs[i];
+      const auto differ = std::mismatch(a.begin(), a.end(), b.begin()).first;
+      if (differ != a.end()) {
+        const auto& [col, was] = *differ;
+        const std::string here = b[static_cast<std::size_t>(differ - a.begin())].second;
+        r.error = fmt::format(
+            "{}:{}: {}: run_id = '{}': {} = '{}' here but '{}' on line {} (rows sharing a run_id describe one "
+            "configuration; give this one its own run_id)",
+            path, r.line, col, r.run_id, col, here, was, runs[first->second].line);
+        r.error_where = Location{.file = path, .line = r.line, .key = col};
+        r.error_kind = ErrorKind::Input;
+        continue;
+      }
+    }
     const auto [it, fresh] = first_line.emplace(std::make_pair(r.run_id, r.metric), r.line);
     if (fresh) continue;
     r.error = fmt::format(
