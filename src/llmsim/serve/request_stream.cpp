@@ -64,7 +64,8 @@ LengthDist parse_length_dist(const std::string& text_in, const std::string& flag
   const std::string args = colon == std::string::npos ? text : text.substr(colon + 1);
   if (kind == "fixed") {
     d.kind = LengthKind::Fixed;
-    if (!parse_double(args, d.a) || d.a < 1 || d.a != std::floor(d.a)) fail("a length must be an integer >= 1");
+    if (!parse_double(args, d.a) || d.a < 1 || d.a != std::floor(d.a) || d.a > static_cast<double>(kMaxRequestTokens))
+      fail(fmt::format("a length must be an integer from 1 to {}", kMaxRequestTokens));
     return d;
   }
   if (kind == "uniform") {
@@ -75,8 +76,9 @@ LengthDist parse_length_dist(const std::string& text_in, const std::string& flag
     if (sep == std::string::npos) fail("uniform needs MIN-MAX");
     if (!parse_double(trim(args.substr(0, sep)), d.a) || !parse_double(trim(args.substr(sep + 1)), d.b))
       fail("MIN and MAX must be numbers");
-    if (d.a < 1 || d.b < d.a || d.a != std::floor(d.a) || d.b != std::floor(d.b))
-      fail("needs integers 1 <= MIN <= MAX");
+    if (d.a < 1 || d.b < d.a || d.a != std::floor(d.a) || d.b != std::floor(d.b) ||
+        d.b > static_cast<double>(kMaxRequestTokens))
+      fail(fmt::format("needs integers 1 <= MIN <= MAX <= {}", kMaxRequestTokens));
     return d;
   }
   if (kind == "lognormal") {
@@ -85,7 +87,9 @@ LengthDist parse_length_dist(const std::string& text_in, const std::string& flag
     if (sep == std::string::npos) fail("lognormal needs MEAN,STD");
     if (!parse_double(trim(args.substr(0, sep)), d.a) || !parse_double(trim(args.substr(sep + 1)), d.b))
       fail("MEAN and STD must be numbers");
-    if (d.a < 1 || d.b < 0) fail("needs MEAN >= 1 and STD >= 0");
+    if (d.a < 1 || d.b < 0 || d.a > static_cast<double>(kMaxRequestTokens) ||
+        d.b > static_cast<double>(kMaxRequestTokens))
+      fail(fmt::format("needs 1 <= MEAN <= {0} and 0 <= STD <= {0}", kMaxRequestTokens));
     return d;
   }
   fail("unknown distribution '" + kind + "'");
@@ -137,7 +141,8 @@ std::int64_t Rng::length(const LengthDist& d) {
       break;
     }
   }
-  return std::max<std::int64_t>(1, std::llround(x));
+  // Capped before the conversion: a lognormal tail can draw any double.
+  return std::max<std::int64_t>(1, std::llround(std::min(x, static_cast<double>(kMaxRequestTokens))));
 }
 
 std::vector<Request> generate_requests(const StreamSpec& spec) {
@@ -198,8 +203,9 @@ TraceFile read_trace_csv(const std::string& path) {
       const std::string& s = fields[static_cast<std::size_t>(c)];
       if (!parse_double(s, v[c])) throw_input(where, fmt::format("{} = '{}': not a number", kColumns[c], s));
       if (c == 0 && v[c] < 0) throw_input(where, fmt::format("arrival_s = '{}': must be >= 0", s));
-      if (c > 0 && (v[c] < 1 || v[c] != std::floor(v[c])))
-        throw_input(where, fmt::format("{} = '{}': must be an integer >= 1", kColumns[c], s));
+      if (c > 0 && (v[c] < 1 || v[c] != std::floor(v[c]) || v[c] > static_cast<double>(kMaxRequestTokens)))
+        throw_input(where,
+                    fmt::format("{} = '{}': must be an integer from 1 to {}", kColumns[c], s, kMaxRequestTokens));
     }
     Request r;
     r.arrival_s = v[0];

@@ -21,6 +21,11 @@ struct Request {
 
 enum class LengthKind { Fixed, Uniform, LogNormal };
 
+// The longest request length (input or output tokens) read or drawn: 2^24, far beyond any model's context
+// (such a request is rejected as the engines reject it), and small enough that input + output and the
+// simulators' token sums cannot overflow. Lengths written longer are errors; drawn ones are capped here.
+inline constexpr std::int64_t kMaxRequestTokens = std::int64_t{1} << 24;
+
 struct LengthDist {
   LengthKind kind = LengthKind::Fixed;
   double a = 128;                // fixed: the length; uniform: min; lognormal: mean of the length
