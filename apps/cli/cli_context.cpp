@@ -55,6 +55,16 @@ CLI::Validator finite_number(bool allow_zero) {
 }  // namespace
 
 CLI::Validator finite_positive() { return finite_number(false); }
+CLI::Validator rate_or_inf() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        // The sign rule (> 0) is the command's, said with its own message.
+        if (text == "inf" || text == "+inf" || parse_finite(text)) return {};
+        std::string copy = text;
+        return finite_number(true)(copy) + " (or inf for the offline mode)";
+      },
+      "RATE");
+}
 CLI::Validator finite_non_negative() { return finite_number(true); }
 
 void refuse_overwrite(const std::string& flag, const std::string& output, const std::vector<std::string>& inputs) {

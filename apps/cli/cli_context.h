@@ -30,6 +30,9 @@ void add_common_options(CLI::App& app, CommonOptions& opts);
 // that is > 0, or >= 0. They replace CLI11's PositiveNumber / NonNegativeNumber, which accept NaN and inf.
 CLI::Validator finite_positive();
 CLI::Validator finite_non_negative();
+// A request rate: a finite number (the command checks > 0), or the word "inf" (the offline mode); "1e400",
+// which a double would read as inf, and "nan" are refused.
+CLI::Validator rate_or_inf();
 
 // --overlay FILE (hardware::apply_efficiency_overlay), for the commands that predict time.
 void add_overlay_option(CLI::App& app, CommonOptions& opts);

@@ -259,7 +259,8 @@ Runner add_plan_serve_subcommand(CLI::App& plan_top) {
   sub->allow_extras();
   sub->add_option("--model", cmd->model, "model preset or config.json");
   sub->add_option("--system", cmd->systems, "system presets or TOMLs to consider (repeatable)");
-  sub->add_option("--rate", cmd->rate, "requests per second to serve (Poisson arrivals)");
+  sub->add_option("--rate", cmd->rate, "requests per second to serve (Poisson arrivals; inf = offline)")
+      ->check(rate_or_inf());
   sub->add_option("--slo-ttft", cmd->slo_ttft_ms, "p99 time to first token bound, ms")->check(finite_positive());
   sub->add_option("--slo-tpot", cmd->slo_tpot_ms, "p99 time per output token bound, ms (0 = none)")
       ->check(finite_non_negative());

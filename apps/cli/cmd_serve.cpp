@@ -73,9 +73,10 @@ void add_serve_flags(CLI::App* sub, ServeCommand& c) {
                   "the first N)")
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{100000000}));
   sub->add_option(
-      "--rate", cmd->rate,
-      "open loop: requests per second (Poisson unless --arrival constant); inf = offline, all --requests at "
-      "t = 0 (vLLM benchmark_throughput, trtllm-bench)");
+         "--rate", cmd->rate,
+         "open loop: requests per second (Poisson unless --arrival constant); inf = offline, all --requests at "
+         "t = 0 (vLLM benchmark_throughput, trtllm-bench)")
+      ->check(rate_or_inf());
   sub->add_option("--arrival", cmd->arrival, "open-loop arrivals with --rate")
       ->check(CLI::IsMember({"poisson", "constant"}));
   sub->add_option("--concurrency", cmd->concurrency,
