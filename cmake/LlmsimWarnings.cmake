@@ -12,7 +12,9 @@ endif()
 # links (C++ only; tools/test-sanitize builds build-asan/ with it and runs the suite; docs/robustness.md).
 # Not part of .ci/run: too slow on 2 cores.
 if(LLMSIM_SANITIZE)
-  add_compile_options($<$<COMPILE_LANGUAGE:CXX>:-fsanitize=address,undefined> $<$<COMPILE_LANGUAGE:CXX>:-fno-omit-frame-pointer>
+  # One flag per sanitizer: a comma inside $<HOST_LINK:...> would split the option in two.
+  add_compile_options($<$<COMPILE_LANGUAGE:CXX>:-fsanitize=address> $<$<COMPILE_LANGUAGE:CXX>:-fsanitize=undefined>
+                      $<$<COMPILE_LANGUAGE:CXX>:-fno-omit-frame-pointer>
                       $<$<COMPILE_LANGUAGE:CXX>:-fno-sanitize-recover=undefined>)
-  add_link_options($<HOST_LINK:-fsanitize=address,undefined>)  # not nvcc's device link
+  add_link_options($<HOST_LINK:-fsanitize=address> $<HOST_LINK:-fsanitize=undefined>)  # not nvcc's device link
 endif()
