@@ -14,6 +14,8 @@
 #include <vector>
 
 #include "llmsim/report/chrome_trace.h"
+#include "llmsim/report/serving_trace.h"
+#include "llmsim/serve/request_stream.h"
 #include "llmsim/train/train_sim.h"
 #include "memory/memory_test_util.h"
 
@@ -158,4 +160,43 @@ TEST_CASE("a scheduled TP2 x PP2 step: nested tracks, all named, TP communicatio
     CHECK(e.start_s + e.duration_s == doctest::Approx(layer->start_s + layer->duration_s));
   }
   CHECK(comm > 0);
+}
+
+TEST_CASE("a serving trace: iterations nest on a named track, every request's spans close on another") {
+  const auto m = preset_model("llama2-7b");
+  const auto sys = preset_system("a800-nvlink");
+  sim::RunSpec run;
+  run.workload = sim::Workload::Inference;
+  run.infer.framework = sim::Framework::Vllm;
+  run = sim::with_defaults(run);
+  sim::StreamSpec spec;
+  spec.kind = sim::ArrivalKind::Poisson;
+  spec.requests = 60;
+  spec.rate = 20;
+  spec.input = sim::parse_length_dist("uniform:20-400", "--input-dist");
+  spec.output = sim::parse_length_dist("uniform:10-80", "--output-dist");
+  sim::ServingConfig cfg;
+  cfg.engine = sim::serving_profile(sim::Framework::Vllm, sys);
+  cfg.keep_trace = true;
+  const auto r = sim::simulate_serving(m, sys, run, cfg, sim::generate_requests(spec));
+  REQUIRE(r.valid());
+  REQUIRE(r.trace.size() > 60);
+  std::ostringstream s;
+  const std::size_t n = sim::write_serving_trace(s, r);
+  const Checked c = check_trace(s.str());
+  CHECK(c.slices == r.trace.size());  // one slice per iteration
+  for (const auto& p : c.problems) FAIL_CHECK(p);
+  CHECK(c.thread_names.contains("iterations"));
+  CHECK(c.thread_names.contains("requests"));
+  // Every async span that begins ends: begin and end events pair up per (request, name).
+  const auto j = nlohmann::json::parse(s.str());
+  CHECK(j.at("traceEvents").size() == n);
+  std::map<std::pair<std::int64_t, std::string>, int> open;
+  for (const auto& e : j.at("traceEvents")) {
+    const std::string ph = e.at("ph");
+    if (ph == "b") ++open[{e.at("id").get<std::int64_t>(), e.at("name").get<std::string>()}];
+    if (ph == "e") --open[{e.at("id").get<std::int64_t>(), e.at("name").get<std::string>()}];
+  }
+  for (const auto& [k, v] : open) CHECK(v == 0);
+  CHECK(open.size() >= 3 * 60);  // request, queued and prefill spans of each of the 60 requests
 }

@@ -164,7 +164,7 @@ TEST_CASE("every engine completes a mixed stream; reserving engines never preemp
   spec.seed = 7;
   const auto reqs = sim::generate_requests(spec);
   for (const auto f : {sim::Framework::Hf, sim::Framework::Vllm, sim::Framework::Tgi, sim::Framework::LightLlm,
-                       sim::Framework::TrtLlm}) {
+                       sim::Framework::TrtLlm, sim::Framework::FasterTransformer}) {
     CAPTURE(sim::name_of(f));
     const auto r = sim::run_serving(reqs, setup_for(sim::engine_profile(f), 6000), simple_cost());
     REQUIRE(r.valid());
@@ -174,7 +174,8 @@ TEST_CASE("every engine completes a mixed stream; reserving engines never preemp
       CHECK(m.ttft_s >= m.queue_s);
       CHECK(m.e2e_s >= m.ttft_s);
     }
-    if (f == sim::Framework::Tgi || f == sim::Framework::TrtLlm || f == sim::Framework::LightLlm)
+    if (f == sim::Framework::Tgi || f == sim::Framework::TrtLlm || f == sim::Framework::LightLlm ||
+        f == sim::Framework::FasterTransformer)
       CHECK(r.preemptions == 0);
   }
 }
