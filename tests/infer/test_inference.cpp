@@ -263,6 +263,9 @@ TEST_CASE("engine releases: TGI before 2.0.0 decodes eagerly, vLLM before 0.8.0 
   CHECK_FALSE(tgi_103.cuda_graphs);
   CHECK(sim::released_profile(Framework::Tgi, parse_version("2.0.0")).cuda_graphs);
   CHECK(sim::released_profile(Framework::Tgi, std::nullopt).cuda_graphs);
+  // #1820 (2.0.2): waiting_served_ratio 1.2 -> 0.3.
+  CHECK(sim::released_profile(Framework::Tgi, parse_version("2.0.1")).waiting_served_ratio == doctest::Approx(1.2));
+  CHECK(sim::released_profile(Framework::Tgi, parse_version("2.0.2")).waiting_served_ratio == doctest::Approx(0.3));
   const auto m = preset_model("llama2-7b");
   const auto sys = preset_system("a800-nvlink");
   sim::ParallelSpec par;  // TP 8: 1.7 GB of weights per GPU, fewer microseconds than the host's launches

@@ -245,6 +245,12 @@ EngineProfile released_profile(Framework f, const std::optional<Version>& releas
     p.cuda_graph_max_batch = 0;
     p.source += "; before 2.0.0 without CUDA graphs (TGI #1428, #1703)";
   }
+  if (f == Framework::Tgi && *release >= Version{2, 0, 2}) {
+    // launcher/src/main.rs: waiting_served_ratio's default went from 1.2 to 0.3 in 2.0.2 (#1820, "stack more
+    // aggressively by default"): a running batch admits waiting requests once they are 0.3 of it.
+    p.waiting_served_ratio = 0.3;
+    p.source += "; waiting_served_ratio 0.3 from 2.0.2 (TGI #1820)";
+  }
   if (f == Framework::Vllm && *release < Version{0, 8, 0}) {
     // V0, the default engine until 0.8.0 made V1 the default (VLLM_USE_V1=1): its scheduler without
     // chunked prefill (the default for contexts up to 32K) batches prefills in iterations of their own
