@@ -27,6 +27,7 @@
 #include "llmsim/core/error.h"
 #include "llmsim/core/strings.h"
 #include "llmsim/core/suggest.h"
+#include "llmsim/hardware/efficiency_keys.h"
 #include "llmsim/hardware/system_toml.h"
 #include "llmsim/validate/fit_runs.h"
 #include "llmsim/validate/measured_runs.h"
@@ -61,7 +62,7 @@ struct CalibrateCommand {
   // fit-runs
   std::vector<std::string> run_files;
   std::string fit_profile;
-  std::string fit_key = "host_dispatch_us";
+  std::string fit_key = hardware::kHostDispatchKey;
   std::vector<double> fit_grid;
 };
 
@@ -489,7 +490,7 @@ Runner add_calibrate_command(CLI::App& app, int argc, char** argv) {
   fit->add_option("--profile", cmd->fit_profile, "fit on the rows of this framework profile only (e.g. hf)");
   fit->add_option("--key", cmd->fit_key,
                   "the [efficiency] key to fit, in us: host_dispatch_us (default) or deepspeed_hook_us")
-      ->check(CLI::IsMember({"host_dispatch_us", "deepspeed_hook_us"}));
+      ->check(CLI::IsMember({std::string(hardware::kHostDispatchKey), std::string(hardware::kDeepSpeedHookKey)}));
   fit->add_option("--grid", cmd->fit_grid, "values of --key to try, in us (default 0,10,15,...,50)")
       ->delimiter(',')
       ->check(finite_non_negative());

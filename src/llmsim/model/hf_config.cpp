@@ -409,6 +409,21 @@ ModelSpec read_gpt2(const Reader& r) {
   return m;
 }
 
+// The period k of a per-layer flag list whose set layers are every k-th (layer + 1 divisible by k): the first
+// set layer's number, checked against every layer (`key` fails naming the breaking layer, `what` saying what
+// a set layer is); 0 when no layer is set. The one pattern ModelSpec::global_every models.
+std::int64_t periodic_every(const Reader& r, const char* key, const std::vector<bool>& set, const char* what) {
+  std::int64_t first = 0;
+  for (std::size_t i = 0; i < set.size() && first == 0; ++i)
+    if (set[i]) first = static_cast<std::int64_t>(i) + 1;
+  for (std::size_t i = 0; i < set.size() && first > 0; ++i)
+    if (((static_cast<std::int64_t>(i) + 1) % first == 0) != set[i])
+      r.fail(key, fmt::format("{} is not every {}-th layer {} (layer {} breaks it); only that periodic pattern is "
+                              "modelled",
+                              key, first, what, i));
+  return first;
+}
+
 // The local/global layer pattern of a windowed model: layer_types (transformers >= 4.53 writes one
 // "sliding_attention" / "full_attention" entry per layer) must be the periodic pattern ModelSpec models
 // (every k-th layer global); without it `default_every` (the family's fixed pattern) holds.
@@ -417,23 +432,15 @@ std::int64_t read_global_every(const Reader& r, const ModelSpec& m, std::int64_t
   if (!types) return default_every;
   if (!types->is_array() || static_cast<std::int64_t>(types->size()) != m.num_layers)
     r.fail("layer_types", fmt::format("layer_types must list one attention type per layer ({} layers)", m.num_layers));
-  std::int64_t first_global = 0;
+  std::vector<bool> global;
   for (std::size_t i = 0; i < types->size(); ++i) {
     const json& t = (*types)[i];
     if (!t.is_string() || (t != "sliding_attention" && t != "full_attention"))
       r.fail("layer_types",
              fmt::format("layer_types[{}] must be \"sliding_attention\" or \"full_attention\", got {}", i, shown(t)));
-    if (t == "full_attention" && first_global == 0) first_global = static_cast<std::int64_t>(i) + 1;
+    global.push_back(t == "full_attention");
   }
-  if (first_global == 0) return 0;  // every layer windowed
-  for (std::size_t i = 0; i < types->size(); ++i) {
-    const bool global = (static_cast<std::int64_t>(i) + 1) % first_global == 0;
-    if (global != ((*types)[i] == "full_attention"))
-      r.fail("layer_types", fmt::format("layer_types is not every {}-th layer global (layer {} breaks it); only that "
-                                        "periodic pattern is modelled",
-                                        first_global, i));
-  }
-  return first_global;
+  return periodic_every(r, "layer_types", global, "global");  // 0: every layer windowed
 }
 
 // Gemma-2 and Gemma-3 (Gemma2Config / Gemma3TextConfig): a Llama-style decoder with head_dim 256, a gated
@@ -524,19 +531,14 @@ ModelSpec read_llama4_text(const Reader& r) {
   if (const json* flags = r.get("no_rope_layers"); flags && flags->is_array() && !flags->empty()) {
     if (static_cast<std::int64_t>(flags->size()) != m.num_layers)
       r.fail("no_rope_layers", fmt::format("no_rope_layers must hold one flag per layer ({} layers)", m.num_layers));
-    std::int64_t first_global = 0;
+    std::vector<bool> global;
     for (std::size_t i = 0; i < flags->size(); ++i) {
       const json& f = (*flags)[i];
       if (!f.is_number_integer() || (f != 0 && f != 1))
         r.fail("no_rope_layers", fmt::format("no_rope_layers[{}] must be 0 or 1, got {}", i, shown(f)));
-      if (f == 0 && first_global == 0) first_global = static_cast<std::int64_t>(i) + 1;
+      global.push_back(f == 0);
     }
-    every = first_global;
-    for (std::size_t i = 0; i < flags->size() && every > 0; ++i)
-      if (((static_cast<std::int64_t>(i) + 1) % every == 0) != ((*flags)[i] == 0))
-        r.fail("no_rope_layers", fmt::format("no_rope_layers is not every {}-th layer without RoPE (layer {} breaks "
-                                             "it); only that periodic pattern is modelled",
-                                             every, i));
+    every = periodic_every(r, "no_rope_layers", global, "without RoPE");
   }
   const json* chunk = r.get("attention_chunk_size");
   m.sliding_window = chunk && chunk->is_null() ? 0 : r.positive("attention_chunk_size", 8192);

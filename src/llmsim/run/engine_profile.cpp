@@ -9,8 +9,7 @@ namespace llmsim::sim {
 
 std::vector<std::string> serving_engine_names() {
   std::vector<std::string> out = {"static"};
-  for (const std::string& name : framework_names())
-    if (Framework f{}; parse_name(name, f) && !is_training_framework(f)) out.push_back(name);
+  for (const std::string& name : inference_framework_names()) out.push_back(name);
   return out;
 }
 
@@ -234,6 +233,9 @@ EngineProfile fastertransformer_profile() {
 
 EngineProfile static_engine_profile() { return static_profile(); }
 
+// V1 became vLLM's default engine in 0.8.0 (VLLM_USE_V1=1).
+bool vllm_v1(const std::optional<Version>& release) { return !release || *release >= Version{0, 8, 0}; }
+
 EngineProfile released_profile(Framework f, const std::optional<Version>& release, std::int64_t max_model_len) {
   EngineProfile p = engine_profile(f);
   if (!release) return p;
@@ -251,8 +253,8 @@ EngineProfile released_profile(Framework f, const std::optional<Version>& releas
     p.waiting_served_ratio = 0.3;
     p.source += "; waiting_served_ratio 0.3 from 2.0.2 (TGI #1820)";
   }
-  if (f == Framework::Vllm && *release < Version{0, 8, 0}) {
-    // V0, the default engine until 0.8.0 made V1 the default (VLLM_USE_V1=1): its scheduler without
+  if (f == Framework::Vllm && !vllm_v1(release)) {
+    // V0, the default engine until 0.8.0 made V1 the default (vllm_v1): its scheduler without
     // chunked prefill (the default for contexts up to 32K) batches prefills in iterations of their own
     // (Scheduler._schedule_default: waiting prompts first; decodes only when no prefill was scheduled),
     // with a token budget of max(max_model_len, 2048) (SchedulerConfig); decode CUDA graphs up to batch
@@ -262,7 +264,6 @@ EngineProfile released_profile(Framework f, const std::optional<Version>& releas
     // GPU step at ~5 ms: ~13 ms per step, of which scheduling ~3.8 ms and the API server ~4.3 ms. 0.6.0
     // moved the API server out of the engine's process and processes outputs asynchronously, leaving the
     // scheduling share; before 0.6.0 both (assumption: the profiled shares hold at other loads and hosts).
-    p.name = "vllm";
     p.chunked_prefill = false;
     p.separate_prefill = true;
     p.max_batched_tokens = std::max<std::int64_t>(2048, max_model_len);

@@ -77,6 +77,8 @@ const EngineProfile& engine_profile(Framework f);
 // engine's code; nullopt or a release no rule covers gives engine_profile(f). `max_model_len`: the
 // model's context, which V0's token budget followed (0: unknown).
 EngineProfile released_profile(Framework f, const std::optional<Version>& release, std::int64_t max_model_len = 0);
+// Whether a vLLM run of `release` uses the V1 engine (0.8.0 and later, or an unstated release).
+bool vllm_v1(const std::optional<Version>& release);
 EngineProfile static_engine_profile();
 
 }  // namespace llmsim::sim

@@ -94,6 +94,13 @@ std::vector<std::string> training_framework_names() {
   return out;
 }
 
+std::vector<std::string> inference_framework_names() {
+  std::vector<std::string> out;
+  for (const auto& [f, name] : kFramework)
+    if (!is_training_framework(f)) out.emplace_back(name);
+  return out;
+}
+
 const std::vector<std::pair<std::string, std::string>>& framework_aliases() {
   static const std::vector<std::pair<std::string, std::string>> aliases = {
       {"megatron-lm", "megatron"}, {"nemo", "megatron"}};  // NeMo trains with Megatron-Core

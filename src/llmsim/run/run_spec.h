@@ -44,6 +44,8 @@ bool is_training_framework(Framework f);
 // The training frameworks' names, in enum order: they come first in Framework, so a name's index is
 // its enum value (the search's framework axis relies on it).
 std::vector<std::string> training_framework_names();
+// The inference engines' names (every framework that does not train), in enum order.
+std::vector<std::string> inference_framework_names();
 // Other spellings parse_name(Framework) accepts, and the name each stands for.
 const std::vector<std::pair<std::string, std::string>>& framework_aliases();
 // Parse a name; false when unknown (the caller reports the error with its location).

@@ -28,7 +28,7 @@ IterationTimeFn exact_time(std::function<double(const std::vector<SequenceWork>&
 EngineProfile serving_profile(Framework f, const hardware::SystemSpec& sys, const std::optional<Version>& release,
                               std::int64_t max_model_len) {
   EngineProfile p = released_profile(f, release, max_model_len);
-  if (f == Framework::Vllm && (!release || *release >= Version{0, 8, 0})) {
+  if (f == Framework::Vllm && vllm_v1(release)) {
     // vllm/engine/arg_utils.py get_batch_defaults: larger defaults on >= 70 GiB GPUs other than A100
     // (PR #17885 kept A100 on the small ones), OpenAI API server usage context. vLLM itself tells A100
     // apart by the device name, so the rule matches the name too.

@@ -143,8 +143,8 @@ void write_fit_overlay(const std::string& path, const FitRunsResult& fit, const 
   // rate carries one.
   double lo = fit.fitted_us, hi = fit.fitted_us;
   for (const auto& s : fit.sources) lo = std::min(lo, s.loso_us), hi = std::max(hi, s.loso_us);
-  if (options.key == "host_dispatch_us")
-    o << fmt::format("host_dispatch_us_low = {}\nhost_dispatch_us_high = {}\n", lo, hi);
+  if (options.key == hardware::kHostDispatchKey)
+    o << fmt::format("{0}_low = {1}\n{0}_high = {2}\n", hardware::kHostDispatchKey, lo, hi);
   o << "source = \"fitted by llmsim calibrate fit-runs on measured runs\"\n";
 }
 

@@ -61,10 +61,7 @@ SourceFact read_fact(const toml::table& tbl, const std::string& path, std::size_
     if (!f.engine_version)
       throw_input(r.where("engine_version"),
                   fmt::format("engine_version = '{}': must be a release number such as 0.6.3", *v));
-    std::vector<std::string> engines;
-    for (const std::string& n : framework_names())
-      if (Framework e{}; parse_name(n, e) && !is_training_framework(e)) engines.push_back(n);
-    const auto e = r.opt_choice("engine", engines);
+    const auto e = r.opt_choice("engine", inference_framework_names());
     if (!e) throw_input(r.where("engine"), "engine_version needs engine: the engine profile whose release it is");
     parse_name(*e, f.engine.emplace());
   }
