@@ -114,13 +114,13 @@ std::vector<std::string> split(const std::string& s) {
 }
 
 // The plan's candidate axes and constraints from the flags (usage errors name the flag).
-sim::ServePlanSpec plan_spec(const PlanServeCommand& c) {
+sim::ServePlanSpec plan_spec(const PlanServeCommand& c, const std::string& data_dir) {
   sim::ServePlanSpec spec;
   spec.rate = c.rate;
   spec.slo_ttft_p99_s = c.slo_ttft_ms / 1e3;
   spec.slo_tpot_p99_s = c.slo_tpot_ms / 1e3;
-  spec.input = sim::parse_length_dist(c.input, "--input-len");
-  spec.output = sim::parse_length_dist(c.output, "--output-len");
+  spec.input = sim::parse_length_dist(c.input, "--input-len", data_dir);
+  spec.output = sim::parse_length_dist(c.output, "--output-len", data_dir, true);
   spec.max_gpus = c.max_gpus;
   spec.requests_per_replica = c.requests;
   spec.price_per_gpu_hour = c.price;
@@ -234,7 +234,7 @@ int run(const PlanServeCommand& c) {
   const model::ModelSpec m = model::resolve_model(c.model, data);
   std::vector<hardware::SystemSpec> systems;
   for (const auto& s : c.systems) systems.push_back(hardware::resolve_system(s, data));
-  const sim::ServePlanSpec spec = plan_spec(c);
+  const sim::ServePlanSpec spec = plan_spec(c, data);
   std::cerr << "llmsim plan serve: simulating candidates…\n";
   const sim::ServePlan plan = sim::plan_serving(m, systems, spec);
   if (c.csv) {
@@ -272,8 +272,12 @@ Runner add_plan_serve_subcommand(CLI::App& plan_top) {
   sub->add_option("--kv-dtype", cmd->kv_dtypes, "KV-cache types to consider, e.g. bf16,fp8");
   sub->add_option("--max-num-seqs", cmd->max_num_seqs, "engine sequence limits to consider, e.g. default,64,256");
   sub->add_option("--chunked-prefill", cmd->chunked, "chunked prefill settings to consider: default,on,off");
-  sub->add_option("--input-len", cmd->input, "prompt tokens: N, uniform:MIN-MAX or lognormal:MEAN,STD");
-  sub->add_option("--output-len", cmd->output, "output tokens: N, uniform:MIN-MAX or lognormal:MEAN,STD");
+  sub->add_option(
+      "--input-len", cmd->input,
+      "prompt tokens: N, uniform:MIN-MAX, lognormal:MEAN,STD or a length sample (sharegpt, sample:FILE.csv)");
+  sub->add_option(
+      "--output-len", cmd->output,
+      "output tokens: N, uniform:MIN-MAX, lognormal:MEAN,STD or a length sample (sharegpt, sample:FILE.csv)");
   sub->add_option("--max-gpus", cmd->max_gpus, "GPUs at most per candidate")->check(finite_positive());
   sub->add_option("--requests", cmd->requests, "simulated requests per replica (default 400, at most 1,000,000)")
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1000000}));

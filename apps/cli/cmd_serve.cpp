@@ -85,8 +85,12 @@ void add_serve_flags(CLI::App* sub, ServeCommand& c) {
   sub->add_option("--burst", cmd->burst, "N requests all at t = 0 (the default arrival, with --requests)")
       ->check(finite_positive());
   sub->add_option("--trace-file", cmd->trace_file, "CSV of requests: arrival_s,input_tokens,output_tokens");
-  sub->add_option("--input-dist", cmd->input_dist, "prompt lengths: N | uniform:MIN-MAX | lognormal:MEAN,STD");
-  sub->add_option("--output-dist", cmd->output_dist, "output lengths: N | uniform:MIN-MAX | lognormal:MEAN,STD");
+  sub->add_option(
+      "--input-dist", cmd->input_dist,
+      "prompt lengths: N | uniform:MIN-MAX | lognormal:MEAN,STD | a length sample (sharegpt, sample:FILE.csv)");
+  sub->add_option(
+      "--output-dist", cmd->output_dist,
+      "output lengths: N | uniform:MIN-MAX | lognormal:MEAN,STD | a length sample (sharegpt, sample:FILE.csv)");
   // CLI11 reads "-1" into an unsigned seed as 2^64 - 1: a negative seed is refused instead.
   sub->add_option("--seed", cmd->seed, "seed of the arrival and length draws (default 1, 0 to 2^64 - 1)")
       ->check(CLI::Validator(
@@ -198,7 +202,9 @@ Stream request_stream(const CLI::App* sub, const ServeCommand& c, const sim::Run
   auto& spec = out.spec;
   spec.seed = cmd->seed;
   spec.requests = cmd->requests > 0 ? cmd->requests : 1000;
-  const auto max_ctx = m.max_positions;
+  const auto max_ctx = sim::served_context(m.max_positions, run.infer);
+  const std::string ctx_owner =
+      max_ctx < m.max_positions || m.max_positions <= 0 ? std::string("the engine's (--max-model-len)") : m.name + "'s";
   if (!cmd->trace_file.empty()) {
     sim::TraceFile tf = sim::read_trace_csv(cmd->trace_file);
     if (!tf.note.empty()) {
@@ -215,9 +221,9 @@ Stream request_stream(const CLI::App* sub, const ServeCommand& c, const sim::Run
       const auto& q = tf.requests[i];
       if (max_ctx <= 0 || q.input_tokens + q.output_tokens <= max_ctx) continue;
       std::cerr << fmt::format(
-          "llmsim: {}:{}: input_tokens {} + output_tokens {} = {} exceed {}'s maximum context of {}: the engine "
+          "llmsim: {}:{}: input_tokens {} + output_tokens {} = {} exceed {} maximum context of {}: the engine "
           "rejects this request (and any other as long) and serves the rest\n",
-          cmd->trace_file, tf.lines[i], q.input_tokens, q.output_tokens, q.input_tokens + q.output_tokens, m.name,
+          cmd->trace_file, tf.lines[i], q.input_tokens, q.output_tokens, q.input_tokens + q.output_tokens, ctx_owner,
           max_ctx);
       break;
     }
@@ -226,10 +232,11 @@ Stream request_stream(const CLI::App* sub, const ServeCommand& c, const sim::Run
   } else {
     spec.input = cmd->input_dist.empty()
                      ? sim::LengthDist{sim::LengthKind::Fixed, static_cast<double>(run.infer.input_len), 0}
-                     : sim::parse_length_dist(cmd->input_dist, "--input-dist");
-    spec.output = cmd->output_dist.empty()
-                      ? sim::LengthDist{sim::LengthKind::Fixed, static_cast<double>(run.infer.output_len), 0}
-                      : sim::parse_length_dist(cmd->output_dist, "--output-dist");
+                     : sim::parse_length_dist(cmd->input_dist, "--input-dist", cmd->common.resolved_data_dir());
+    spec.output =
+        cmd->output_dist.empty()
+            ? sim::LengthDist{sim::LengthKind::Fixed, static_cast<double>(run.infer.output_len), 0}
+            : sim::parse_length_dist(cmd->output_dist, "--output-dist", cmd->common.resolved_data_dir(), true);
     std::string arrivals;
     if (sub->count("--rate") > 0 && std::isinf(cmd->rate)) {
       // Offline throughput: an infinite rate sends every request at once, as a burst does.
@@ -259,8 +266,8 @@ Stream request_stream(const CLI::App* sub, const ServeCommand& c, const sim::Run
     for (const auto& q : requests)
       if (!drawn && max_ctx > 0 && q.input_tokens + q.output_tokens > max_ctx)
         throw_usage(req.was_given("input-len") ? "--input-len" : "--output-len",
-                    fmt::format("--input-len {} + --output-len {} = {} tokens exceed {}'s maximum context of {}",
-                                q.input_tokens, q.output_tokens, q.input_tokens + q.output_tokens, m.name, max_ctx));
+                    fmt::format("--input-len {} + --output-len {} = {} tokens exceed {} maximum context of {}",
+                                q.input_tokens, q.output_tokens, q.input_tokens + q.output_tokens, ctx_owner, max_ctx));
     stream = fmt::format("{} requests, {}, input {}, output {}, seed {}", spec.requests, arrivals,
                          spec.input.describe(), spec.output.describe(), spec.seed);
   }
@@ -294,7 +301,8 @@ Runner add_serve_command(CLI::App& app) {
     req.run.infer.framework = fw;
     const sim::RunSpec run = sim::with_defaults(req.run);
 
-    const sim::EngineProfile profile = engine_with_overrides(*cmd, engine, fw, sys, req, run, m.max_positions);
+    const sim::EngineProfile profile =
+        engine_with_overrides(*cmd, engine, fw, sys, req, run, sim::served_context(m.max_positions, run.infer));
     Stream s = request_stream(sub, *cmd, req, run, m);
     const auto& requests = s.requests;
     const auto& spec = s.spec;

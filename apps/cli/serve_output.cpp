@@ -90,6 +90,7 @@ nlohmann::json to_json(const Context& c, const sim::ServingResult& r) {
   j["output_tokens_per_s_per_gpu"] = interval_json(r.output_tokens_per_s_per_gpu);
   j["latency_s"] = {{"ttft", stats_json(r.ttft)},
                     {"tpot", stats_json(r.tpot)},
+                    {"itl", stats_json(r.itl)},
                     {"e2e", stats_json(r.e2e)},
                     {"queue", stats_json(r.queue)}};
   j["latency_band"] = {{"low_factor", r.time_ratio_low}, {"high_factor", r.time_ratio_high}};
@@ -130,6 +131,7 @@ void print_csv(const sim::ServingResult& r) {
   };
   lat("ttft", r.ttft);
   lat("tpot", r.tpot);
+  lat("itl", r.itl);
   lat("e2e", r.e2e);
   lat("queue", r.queue);
   row("engine", "mean_batch", r.mean_batch, r.mean_batch, r.mean_batch, "sequences");
@@ -194,6 +196,7 @@ void print_table(const Context& c, const sim::ServingResult& r) {
   };
   line("TTFT", r.ttft);
   line("TPOT", r.tpot);
+  line("ITL", r.itl);
   line("end-to-end", r.e2e);
   line("queueing", r.queue);
   std::cout << fmt::format("  band: latencies x [{:.2f} .. {:.2f}] (iteration-time band; rates divide by it)\n\n",

@@ -7,6 +7,7 @@
 #include "llmsim/run/engine_profile.h"
 #include "llmsim/serve/request_stream.h"
 #include "llmsim/serve/serving_sim.h"
+#include "llmsim/serve/token_gaps.h"
 #include "memory/memory_test_util.h"
 #include "test_util.h"
 
@@ -376,4 +377,64 @@ TEST_CASE("full model: requests beyond the context are rejected and the rest ser
   const auto r = sim::simulate_serving(big, sys, run, cfg, {req(0, 0, 100, 10)});
   REQUIRE_FALSE(r.valid());
   CHECK(r.problems[0].find("no memory left for the KV cache") != std::string::npos);
+}
+
+TEST_CASE("inter-token latency is over tokens, TPOT over requests (hand-checked)") {
+  // Two requests at t = 0, prompts of 10, replies of 2 and 5 tokens; 1 ms + 0.1 ms per token per iteration.
+  // Iteration 1 prefills both (20 tokens, 3 ms): first tokens at 3 ms. Decodes of both: 1.2 ms (4.2 ms:
+  // request 0 done). Request 1 alone: 1.1 ms each (5.3, 6.4, 7.5 ms). Gaps: 1.2 | 1.2, 1.1, 1.1, 1.1.
+  auto e = sim::engine_profile(sim::Framework::Vllm);
+  e.max_batched_tokens = 8192;
+  e.chunked_prefill = true;
+  const auto r = sim::run_serving({req(0, 0, 10, 2), req(1, 0, 10, 5)}, setup_for(e, 100000), simple_cost());
+  REQUIRE(r.completed == 2);
+  CHECK(r.requests[1].e2e_s == doctest::Approx(7.5 * ms));
+  CHECK(r.itl.mean == doctest::Approx(5.7 / 5 * ms));               // token-weighted
+  CHECK(r.tpot.mean == doctest::Approx((1.2 + 4.5 / 4) / 2 * ms));  // request-weighted: 1.1625 ms
+  CHECK(r.itl.p50 == doctest::Approx(1.1 * ms).epsilon(0.025));     // histogram percentile, within a bin
+  CHECK(r.itl.max == doctest::Approx(1.2 * ms));
+  // Equal requests: the two means agree.
+  const auto same = sim::run_serving({req(0, 0, 10, 4), req(1, 0, 10, 4)}, setup_for(e, 100000), simple_cost());
+  CHECK(same.itl.mean == doctest::Approx(same.tpot.mean));
+}
+
+TEST_CASE("token gaps: exact mean, percentiles within one histogram bin") {
+  sim::TokenGaps g;
+  CHECK(g.percentile(0.5) == 0);
+  for (int i = 1; i <= 1000; ++i) g.add(i * 1e-3);  // 1 ms .. 1 s
+  CHECK(g.count() == 1000);
+  CHECK(g.mean() == doctest::Approx(0.5005));
+  CHECK(g.max() == doctest::Approx(1.0));
+  CHECK(g.percentile(0.5) == doctest::Approx(0.5).epsilon(0.025));
+  CHECK(g.percentile(0.99) == doctest::Approx(0.99).epsilon(0.025));
+  CHECK(g.percentile(1.0) <= 1.0);
+  g.add(0);  // a zero gap lands in the first bin
+  CHECK(g.count() == 1001);
+}
+
+TEST_CASE("max_model_len: the engine's served context refuses longer requests and sizes vLLM V0's budget") {
+  sim::InferSpec in;
+  CHECK(sim::served_context(4096, in) == 4096);  // unset: the model's
+  in.max_model_len = 2000;
+  CHECK(sim::served_context(4096, in) == 2000);
+  CHECK(sim::served_context(1024, in) == 1024);  // never beyond the model's
+  CHECK(sim::served_context(0, in) == 2000);     // a model without a limit
+  const auto v0 = sim::released_profile(sim::Framework::Vllm, Version{0, 5, 4}, sim::served_context(131072, in));
+  CHECK(v0.max_batched_tokens == 2048);  // max(max_model_len, 2048)
+
+  const auto m = preset_model("llama2-7b");
+  const auto sys = preset_system("a800-nvlink");
+  sim::RunSpec run;
+  run.infer.max_model_len = 2000;
+  sim::ServingConfig cfg;
+  cfg.engine = sim::engine_profile(sim::Framework::Vllm);
+  const auto r = sim::simulate_serving(m, sys, run, cfg, {req(0, 0, 100, 10), req(1, 0.01, 1500, 600)});
+  REQUIRE(r.valid());
+  CHECK(r.completed == 1);
+  CHECK(r.rejected == 1);
+  bool named = false;
+  for (const auto& n : r.notes) named = named || n.find("the engine's maximum context of 2000") != std::string::npos;
+  CHECK(named);
+  run.infer.max_model_len = 0;  // the model's 4,096: both served
+  CHECK(sim::simulate_serving(m, sys, run, cfg, {req(0, 0, 100, 10), req(1, 0.01, 1500, 600)}).completed == 2);
 }

@@ -446,6 +446,26 @@ TEST_SUITE("measured_runs") {
     CHECK_FALSE(runs[1].run.infer.engine_version.has_value());  // an hf row of the same source
   }
 
+  TEST_CASE("a length sample and the served context from the source facts") {
+    const auto runs = load("facts/facts_lengths.csv");
+    REQUIRE(runs.size() == 3);
+    const auto& sample = runs[0];
+    REQUIRE(sample.lengths != nullptr);
+    CHECK(sample.lengths->name == "sharegpt");
+    CHECK(sample.lengths->size() == 320);
+    CHECK(has_default(sample, "lengths=sharegpt (320 requests in order) (source fact, facts_lengths.facts.toml:4)"));
+    CHECK_FALSE(mentions(sample.defaults, "input_len="));
+    CHECK(sample.run.infer.input_len == 206);  // the sample's mean prompt, 65814 / 320
+    CHECK(sample.run.infer.max_model_len == 2000);
+    CHECK(has_default(sample, "max_model_len=2000 (source fact, facts_lengths.facts.toml:4)"));
+    // Stated lengths win over the sample; the served context still applies.
+    CHECK(runs[1].lengths == nullptr);
+    CHECK(runs[1].run.infer.input_len == 512);
+    CHECK(runs[1].run.infer.max_model_len == 2000);
+    // Fixed-batch inference rows take no sample.
+    CHECK(runs[2].lengths == nullptr);
+  }
+
   TEST_CASE("bad source facts are errors naming the facts file, line and key") {
     SUBCASE("an engine release that is not a release number") {
       const Error e = load_error("facts/facts_bad_version.csv");

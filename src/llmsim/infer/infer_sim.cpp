@@ -22,7 +22,8 @@ InferResult simulate_inference(const model::ModelSpec& m, const hardware::System
   for (auto& w : inference_problems(m, sys, run)) r.problems.push_back(std::move(w));
   if (!r.problems.empty()) return r;
 
-  const EngineProfile engine = released_profile(run.infer.framework, run.infer.engine_version, m.max_positions);
+  const EngineProfile engine =
+      released_profile(run.infer.framework, run.infer.engine_version, served_context(m.max_positions, run.infer));
   r.engine = engine.name;
   const EngineIterationCost model(m, sys, run.par, run.infer, engine);
   const auto& in = run.infer;

@@ -199,6 +199,14 @@ const std::vector<Setting>& table() {
         "the engine release the run uses (e.g. 0.6.3): TGI before 2.0.0 runs without CUDA graphs, vLLM before 0.8.0 "
         "on its V0 engine (default: the profile's current release)"},
        [](RunRequest& r, const std::string& v) { r.run.infer.engine_version = parse_version(v); }},
+      {{"max-model-len",
+        K::PositiveInt,
+        "engine: the context it serves (vLLM --max-model-len; default the model's): longer requests are refused, "
+        "vLLM V0 sizes its token budget from it",
+        {},
+        kMaxTokens,
+        kWhyTokens},
+       [](RunRequest& r, const std::string& v) { r.run.infer.max_model_len = to_int(v); }},
   };
   return settings;
 }

@@ -130,7 +130,18 @@ struct InferSpec {
   // The engine release the run used; nullopt: the release the engine's profile describes (its current one).
   // Engines changed defaults between releases (src/llmsim/run/engine_profile.cpp released_profile).
   std::optional<Version> engine_version;
+  // The context the engine serves (vLLM --max-model-len, TGI --max-total-tokens); 0: the model's own.
+  // Longer requests are refused; vLLM V0 sizes its token budget and memory profiling from it.
+  std::int64_t max_model_len = 0;
 };
+
+// The context an engine serves: the run's max_model_len when set (never beyond the model's), else the
+// model's maximum positions (0 = unbounded). The one rule for request rejection, engine token budgets
+// and inference feasibility.
+inline std::int64_t served_context(std::int64_t model_positions, const InferSpec& in) {
+  if (in.max_model_len <= 0) return model_positions;
+  return model_positions > 0 && model_positions < in.max_model_len ? model_positions : in.max_model_len;
+}
 
 struct RunSpec {
   Workload workload = Workload::Pretrain;

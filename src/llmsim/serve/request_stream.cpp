@@ -40,8 +40,18 @@ double LengthDist::mean() const {
     case LengthKind::Fixed: return a;
     case LengthKind::Uniform: return (a + b) / 2;
     case LengthKind::LogNormal: return a;
+    case LengthKind::Sample:
+      if (!sample) return a;
+      return sample_output ? sample->mean_output() : sample->mean_input();
   }
   return a;
+}
+
+std::int64_t LengthDist::sample_at(std::int64_t i) const {
+  if (!sample || sample->size() == 0) return 1;
+  const auto& column = sample_output ? sample->output : sample->input;
+  const auto n = static_cast<std::int64_t>(column.size());
+  return std::max<std::int64_t>(1, column[static_cast<std::size_t>(((i % n) + n) % n)]);
 }
 
 std::string LengthDist::describe() const {
@@ -49,17 +59,31 @@ std::string LengthDist::describe() const {
     case LengthKind::Fixed: return fmt::format("{:g}", a);
     case LengthKind::Uniform: return fmt::format("uniform:{:g}-{:g}", a, b);
     case LengthKind::LogNormal: return fmt::format("lognormal:{:g},{:g}", a, b);
+    case LengthKind::Sample:
+      return sample ? fmt::format("{} ({} requests in order, mean {:.0f})", sample->name, sample->size(), mean())
+                    : "sample";
   }
   return "";
 }
 
-LengthDist parse_length_dist(const std::string& text_in, const std::string& flag) {
+LengthDist parse_length_dist(const std::string& text_in, const std::string& flag, const std::string& data_dir,
+                             bool output_column) {
   const std::string text = trim(text_in);
   const auto fail = [&](const std::string& rule) {
-    throw_usage(flag, fmt::format("{} '{}': {} (forms: N, uniform:MIN-MAX, lognormal:MEAN,STD)", flag, text_in, rule));
+    throw_usage(flag, fmt::format("{} '{}': {} (forms: N, uniform:MIN-MAX, lognormal:MEAN,STD, a shipped length "
+                                  "sample such as sharegpt, sample:FILE.csv)",
+                                  flag, text_in, rule));
   };
   LengthDist d;
   const auto colon = text.find(':');
+  const bool named = colon == std::string::npos && !text.empty() && !parse_finite(text);
+  if (named || text.rfind("sample:", 0) == 0) {
+    if (text == "sample:") fail("sample: needs a file");
+    d.kind = LengthKind::Sample;
+    d.sample = load_length_sample(text, data_dir);
+    d.sample_output = output_column;
+    return d;
+  }
   const std::string kind = colon == std::string::npos ? "fixed" : text.substr(0, colon);
   const std::string args = colon == std::string::npos ? text : text.substr(colon + 1);
   if (kind == "fixed") {
@@ -128,6 +152,9 @@ std::int64_t Rng::length(const LengthDist& d) {
   double x = d.a;
   switch (d.kind) {
     case LengthKind::Fixed: break;
+    case LengthKind::Sample:
+      if (!d.sample || d.sample->size() == 0) break;
+      return d.sample_at(static_cast<std::int64_t>(std::floor(uniform() * static_cast<double>(d.sample->size()))));
     case LengthKind::Uniform:
       // Integers MIN..MAX with equal probability.
       x = d.a + std::floor(uniform() * (d.b - d.a + 1));
@@ -156,8 +183,9 @@ std::vector<Request> generate_requests(const StreamSpec& spec) {
   for (std::int64_t i = 0; i < spec.requests; ++i) {
     Request r;
     r.id = i;
-    r.input_tokens = lengths.length(spec.input);
-    r.output_tokens = lengths.length(spec.output);
+    // A length sample is read in order (request i takes pair i) and draws nothing from the generator.
+    r.input_tokens = spec.input.kind == LengthKind::Sample ? spec.input.sample_at(i) : lengths.length(spec.input);
+    r.output_tokens = spec.output.kind == LengthKind::Sample ? spec.output.sample_at(i) : lengths.length(spec.output);
     switch (spec.kind) {
       case ArrivalKind::Burst:
       case ArrivalKind::Closed:

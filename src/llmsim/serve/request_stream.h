@@ -2,13 +2,17 @@
 // Request streams for the serving simulator: when requests arrive and how long their prompts and outputs
 // are. Arrival processes: a burst of N at t = 0, an open loop at a rate (Poisson or constant spacing), a
 // closed loop of N clients (each sends its next request when the previous one completes; the simulator
-// releases those), or a trace file. Lengths: fixed, uniform(min, max) or lognormal(mean, stdev). Random
+// releases those), or a trace file. Lengths: fixed, uniform(min, max), lognormal(mean, stdev), or the
+// paired lengths of a real benchmark's requests (a length sample, length_sample.h, taken in order). Random
 // draws come from std::mt19937_64 through hand-written transforms (53-bit uniforms, Box-Muller normals,
 // inverse-CDF exponentials), so a seed gives the same stream on every standard library.
 #include <cstdint>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
+
+#include "llmsim/serve/length_sample.h"
 
 namespace llmsim::sim {
 
@@ -19,7 +23,7 @@ struct Request {
   std::int64_t output_tokens = 1;  // tokens to generate (the request's max_tokens; generation never stops early)
 };
 
-enum class LengthKind { Fixed, Uniform, LogNormal };
+enum class LengthKind { Fixed, Uniform, LogNormal, Sample };
 
 // The longest request length (input or output tokens) read or drawn: 2^24, far beyond any model's context
 // (such a request is rejected as the engines reject it), and small enough that input + output and the
@@ -28,15 +32,25 @@ inline constexpr std::int64_t kMaxRequestTokens = std::int64_t{1} << 24;
 
 struct LengthDist {
   LengthKind kind = LengthKind::Fixed;
-  double a = 128;                // fixed: the length; uniform: min; lognormal: mean of the length
-  double b = 0;                  // uniform: max; lognormal: standard deviation of the length
+  double a = 128;  // fixed: the length; uniform: min; lognormal: mean of the length
+  double b = 0;    // uniform: max; lognormal: standard deviation of the length
+  // Sample: the paired lengths and which of the two columns this distribution reads. Request i of a
+  // generated stream takes pair i (mod the sample's size), so that an input and an output distribution
+  // naming the same sample stay paired as the benchmark sent them.
+  std::shared_ptr<const LengthSample> sample;
+  bool sample_output = false;
   double mean() const;           // expected length before rounding and clamping to >= 1
-  std::string describe() const;  // "512", "uniform:100-900", "lognormal:512,256"
+  std::string describe() const;  // "512", "uniform:100-900", "lognormal:512,256", "sharegpt"
+  // Sample: the length of request `i` (outputs of 0 served as 1).
+  std::int64_t sample_at(std::int64_t i) const;
 };
 
 // Parses a length distribution as written on the command line: "N" or "fixed:N", "uniform:MIN-MAX",
-// "lognormal:MEAN,STD". Errors (Usage) name `flag` and the rule broken.
-LengthDist parse_length_dist(const std::string& text, const std::string& flag);
+// "lognormal:MEAN,STD", or a length sample: a shipped one by name ("sharegpt", <data_dir>/lengths/) or
+// "sample:FILE.csv"; `output_column` picks the sample's output lengths (for --output-dist). Errors (Usage)
+// name `flag` and the rule broken; an unknown sample is a NotFound error listing the shipped ones.
+LengthDist parse_length_dist(const std::string& text, const std::string& flag, const std::string& data_dir = {},
+                             bool output_column = false);
 
 enum class ArrivalKind { Burst, Poisson, Constant, Closed, Trace };
 
@@ -57,7 +71,8 @@ class Rng {
   double uniform();                          // [0, 1), 53 random bits
   double normal();                           // standard normal, Box-Muller (both values used)
   double exponential(double rate);           // inverse CDF
-  std::int64_t length(const LengthDist& d);  // a draw rounded to the nearest integer, at least 1
+  std::int64_t length(const LengthDist& d);  // a draw rounded to the nearest integer, at least 1 (Sample: a
+                                             // uniformly chosen pair)
 
  private:
   std::mt19937_64 g_;

@@ -129,6 +129,12 @@ void Des::complete(std::int64_t id, double t) {
   if (s_.progress && done_ % 1000 == 0) s_.progress(dbl(done_) / dbl(static_cast<std::int64_t>(reqs_.size())));
 }
 
+void Des::token_sampled(Seq& q, double t) {
+  if (q.first_token < 0) q.first_token = t;
+  if (q.last_token >= 0) gaps_.add(t - q.last_token);
+  q.last_token = t;
+}
+
 void Des::finish(Replica& r, std::int64_t index) {
   const double t = r.end, d = r.end - r.start;
   std::int64_t prefill = 0, decode = 0;
@@ -151,7 +157,7 @@ void Des::finish(Replica& r, std::int64_t index) {
       Seq& q = seqs_[static_cast<std::size_t>(id)];
       if (q.generated < q.output) {
         ++q.generated;
-        if (q.first_token < 0) q.first_token = t;
+        token_sampled(q, t);
       }
       q.computed = r.step == 0 ? r.pad_in : q.computed + 1;
     }
@@ -166,7 +172,7 @@ void Des::finish(Replica& r, std::int64_t index) {
       q.computed += w.n;
       if (q.computed < q.total()) continue;  // a prefill chunk: no token yet
       ++q.generated;
-      if (q.first_token < 0) q.first_token = t;
+      token_sampled(q, t);
       if (q.generated >= q.output) {
         free_seq(r, q);
         remove_running(r, w.seq);

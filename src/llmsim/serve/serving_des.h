@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "llmsim/serve/serving_sim.h"
+#include "llmsim/serve/token_gaps.h"
 
 namespace llmsim::sim::des {
 
@@ -29,6 +30,7 @@ struct Seq {
   std::int64_t reserved = 0;   // blocks reserved to completion (reserve engines)
   std::int64_t replica = -1;
   double arrival = 0, scheduled = -1, first_token = -1, finish = -1;
+  double last_token = -1;  // when its latest token was sampled (inter-token gaps)
   std::int64_t preemptions = 0;
   std::int64_t total() const { return prompt + generated; }
 };
@@ -81,6 +83,7 @@ class Des {
   bool lightllm_take(Replica& r, std::vector<std::int64_t>& out);
   void start(Replica& r, std::int64_t index, double t);
   void finish(Replica& r, std::int64_t index);
+  void token_sampled(Seq& q, double t);  // first-token time and the inter-token gap
   void complete(std::int64_t id, double t);
   void free_seq(Replica& r, Seq& q);
   bool allocate(Replica& r, Seq& q, std::int64_t new_tokens);
@@ -104,6 +107,7 @@ class Des {
   // Accumulators.
   double busy_s_ = 0, seqs_s_ = 0, tokens_s_ = 0, kv_s_ = 0, kv_peak_ = 0, sum_value_ = 0, sum_low_ = 0, sum_high_ = 0;
   std::int64_t iterations_ = 0, preemptions_ = 0;
+  TokenGaps gaps_;  // every request's inter-token gaps
   std::vector<IterationRecord> trace_;
 };
 

@@ -79,6 +79,11 @@ void Des::summarize(ServingResult& res) {
   res.tpot = stats([](const RequestMetrics& m) { return m.tpot_s; }, true);
   res.e2e = stats([](const RequestMetrics& m) { return m.e2e_s; }, false);
   res.queue = stats([](const RequestMetrics& m) { return m.queue_s; }, false);
+  res.itl.mean = gaps_.mean();
+  res.itl.p50 = gaps_.percentile(0.5);
+  res.itl.p90 = gaps_.percentile(0.9);
+  res.itl.p99 = gaps_.percentile(0.99);
+  res.itl.max = gaps_.max();
   if (busy_s_ > 0) {
     res.mean_batch = seqs_s_ / busy_s_;
     res.mean_batch_tokens = tokens_s_ / busy_s_;

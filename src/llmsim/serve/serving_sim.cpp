@@ -76,9 +76,10 @@ ServingResult simulate_serving(const model::ModelSpec& m, const hardware::System
   kept.reserve(requests.size());
   std::int64_t rejected = 0;
   const Request* longest = nullptr;
-  std::int64_t max_in = 1, max_out = 1;
+  std::int64_t max_in = 1, max_out = 1, max_total = 2;
+  const std::int64_t context = served_context(m.max_positions, run.infer);
   for (const auto& q : requests) {
-    if (m.max_positions > 0 && q.input_tokens + q.output_tokens > m.max_positions) {
+    if (context > 0 && q.input_tokens + q.output_tokens > context) {
       ++rejected;
       if (!longest || q.input_tokens + q.output_tokens > longest->input_tokens + longest->output_tokens) longest = &q;
       continue;
@@ -86,15 +87,19 @@ ServingResult simulate_serving(const model::ModelSpec& m, const hardware::System
     kept.push_back(q);
     max_in = std::max(max_in, q.input_tokens);
     max_out = std::max(max_out, q.output_tokens);
+    max_total = std::max(max_total, q.input_tokens + q.output_tokens);
   }
   const std::string rejection =
       longest ? fmt::format(
                     "{} request(s) rejected: longer than {}'s maximum context of {} tokens (the longest: "
                     "request {}, {} + {} tokens)",
-                    rejected, m.name, m.max_positions, longest->id, longest->input_tokens, longest->output_tokens)
+                    rejected, context < m.max_positions ? "the engine" : m.name, context, longest->id,
+                    longest->input_tokens, longest->output_tokens)
               : "";
+  // The longest prompt and the longest output need not belong to one request: the context checked and
+  // sized for is the longest request's, never their sum.
   run.infer.input_len = max_in;
-  run.infer.output_len = max_out;
+  run.infer.output_len = std::max<std::int64_t>(1, std::min(max_out, max_total - max_in));
   run.infer.batch = 1;
 
   ServingResult res;

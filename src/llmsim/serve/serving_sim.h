@@ -101,7 +101,11 @@ struct ServingResult {
   std::int64_t input_tokens = 0, output_tokens = 0;
   Interval requests_per_s, input_tokens_per_s, output_tokens_per_s;  // all replicas
   Interval output_tokens_per_s_per_gpu, requests_per_s_per_gpu;
-  LatencyStats ttft, tpot, e2e, queue;  // best estimates (seconds)
+  LatencyStats ttft, tpot, e2e, queue;  // best estimates (seconds), over requests
+  // Inter-token latency over every token after each request's first (token-weighted, vLLM's "ITL"): with
+  // equal requests its mean equals tpot's; with varied lengths long replies weigh more. Percentiles within
+  // 2.3 % (token_gaps.h).
+  LatencyStats itl;
   // The band of every latency above is [x * time_ratio_low, x * time_ratio_high]: the iteration model's
   // low/high over its value, weighted by iteration time (rates scale with the inverse).
   double time_ratio_low = 1, time_ratio_high = 1;

@@ -1,3 +1,4 @@
+#include <cmath>
 #include <filesystem>
 #include <optional>
 #include <set>
@@ -398,7 +399,14 @@ class RowMapper {
       in.engine_version = fact_->engine_version;
       note_fact("engine_version=" + to_string(*in.engine_version));
     }
-    if (auto i = row_.integer("input_len", 1)) {
+    if (fact_ && fact_->lengths && out_.workload == "serving" && !row_.stated("input_len") &&
+        !row_.stated("output_len")) {
+      // The benchmark's own request lengths: a length sample, paired as it sent them.
+      out_.lengths = load_length_sample(*fact_->lengths, ctx_.data_dir);
+      note_fact(fmt::format("lengths={} ({} requests in order)", out_.lengths->name, out_.lengths->size()));
+      in.input_len = std::max<std::int64_t>(1, std::llround(out_.lengths->mean_input()));
+      in.output_len = std::max<std::int64_t>(1, std::llround(out_.lengths->mean_output()));
+    } else if (auto i = row_.integer("input_len", 1)) {
       in.input_len = *i;
     } else if (fact_ && fact_->input_len) {
       in.input_len = *fact_->input_len;
@@ -406,10 +414,20 @@ class RowMapper {
     } else {
       note_default(fmt::format("input_len={} (not stated)", in.input_len));
     }
-    if (auto o = row_.integer("output_len", 1))
-      in.output_len = *o;
-    else
-      note_default(fmt::format("output_len={} (not stated)", in.output_len));
+    if (!out_.lengths) {  // else set from the sample above
+      if (auto o = row_.integer("output_len", 1))
+        in.output_len = *o;
+      else
+        note_default(fmt::format("output_len={} (not stated)", in.output_len));
+    }
+    if (fact_ && fact_->tpot_median && out_.workload == "serving" && out_.metric == "tpot_ms") {
+      out_.tpot_median = *fact_->tpot_median;
+      note_fact(fmt::format("tpot_ms=the {} inter-token latency", out_.tpot_median ? "median" : "mean"));
+    }
+    if (fact_ && fact_->max_model_len) {
+      in.max_model_len = *fact_->max_model_len;
+      note_fact(fmt::format("max_model_len={}", in.max_model_len));
+    }
     if (auto q = row_.choice("weight_quant", kWeightQuants))
       model::parse_weight_quant(*q, in.weight_quant);
     else

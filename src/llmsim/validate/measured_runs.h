@@ -2,6 +2,7 @@
 // Measured-run CSV files (data/validation/SCHEMA.md, schema version 1) -> run specs. One row is one
 // measured number of one run; the row becomes a ModelSpec (preset, config.json path, or `custom`), a
 // system name/path and a RunSpec, with the defaults the simulator applied to empty fields listed.
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,7 @@
 #include "llmsim/model/model_spec.h"
 #include "llmsim/run/run_spec.h"
 #include "llmsim/search/recipe_fill.h"
+#include "llmsim/serve/length_sample.h"
 
 namespace llmsim::sim {
 
@@ -31,7 +33,11 @@ struct MeasuredRun {
   double request_rate = 0;
   bool offline = false;               // serving: all requests at t = 0 (request_rate inf, or neither stated)
   std::int64_t offline_requests = 0;  // serving offline: how many requests (global_batch or the default)
-  std::string notes;                  // free text, kept for reports; never interpreted
+  // serving: the paired request lengths of a length sample (a source fact) for rows that state no
+  // input_len/output_len; null: the rows' fixed lengths.
+  std::shared_ptr<const LengthSample> lengths;
+  bool tpot_median = false;  // serving tpot_ms is the median inter-token latency (a source fact), else the mean
+  std::string notes;         // free text, kept for reports; never interpreted
   MemoryMeasure memory_measure = MemoryMeasure::Device;  // what peak_mem_gib counts
   int source_facts = 0;  // settings taken from the source facts file (each also in `defaults`)
   // Columns the row left empty and no source fact settles, whose value the best-feasible fill may

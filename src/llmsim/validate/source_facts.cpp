@@ -65,12 +65,23 @@ SourceFact read_fact(const toml::table& tbl, const std::string& path, std::size_
     if (!e) throw_input(r.where("engine"), "engine_version needs engine: the engine profile whose release it is");
     parse_name(*e, f.engine.emplace());
   }
+  if (auto l = r.opt_string("lengths")) {
+    if (l->empty()) throw_input(r.where("lengths"), "lengths must name a length sample (e.g. sharegpt)");
+    f.lengths = *l;
+  }
+  if (auto n = r.opt_integer("max_model_len")) {
+    if (*n < 1) throw_input(r.where("max_model_len"), fmt::format("max_model_len = {}: must be >= 1", *n));
+    f.max_model_len = *n;
+  }
+  if (auto st = r.opt_choice("tpot_statistic", {"mean", "median"})) f.tpot_median = *st == "median";
   r.finish();
   if (!f.flash_attn && !f.zero_stage && !f.sequence_parallel && !f.overlap_grad_reduce && !f.overlap_param_gather &&
-      !f.attn_kernel && !f.memory_measure && !f.fused_loss && !f.dropout && !f.input_len && !f.engine_version)
+      !f.attn_kernel && !f.memory_measure && !f.fused_loss && !f.dropout && !f.input_len && !f.engine_version &&
+      !f.lengths && !f.max_model_len && !f.tpot_median)
     throw_input(f.where,
                 "the fact sets nothing: give flash_attn, zero_stage, sequence_parallel, overlap_grad_reduce, "
-                "overlap_param_gather, attn_kernel, memory_measure, fused_loss, dropout, input_len or engine_version");
+                "overlap_param_gather, attn_kernel, memory_measure, fused_loss, dropout, input_len, engine_version, "
+                "lengths, max_model_len or tpot_statistic");
   return f;
 }
 

@@ -20,6 +20,11 @@
 //   input_len = 10              # prompt tokens, for inference rows that leave input_len empty
 //   engine_version = "0.6.3"    # the inference engine's release (no schema column; engine_profile.h) ...
 //   engine = "vllm"             # ... for the rows run by this engine profile (required with engine_version)
+//   lengths = "sharegpt"        # serving rows that leave input_len and output_len empty: a length sample
+//                               # (<data_dir>/lengths/NAME.csv or a path; src/llmsim/serve/length_sample.h)
+//   max_model_len = 2000        # the context the engine served (InferSpec::max_model_len; no schema column)
+//   tpot_statistic = "median"   # what the serving rows' tpot_ms is: "mean" (the default) or "median" of the
+//                               # inter-token latencies
 //   evidence = "why this is so, with its citation"
 #include <cstdint>
 #include <optional>
@@ -45,12 +50,15 @@ struct SourceFact {
   std::optional<AttentionKernel> attn_kernel;  // for every covered row that uses fused attention
   // What the source's peak_mem_gib counts (the schema's memory_measure), for rows that leave it empty.
   std::optional<MemoryMeasure> memory_measure;
-  std::optional<bool> fused_loss;         // TrainSpec::fused_loss of every covered row
-  std::optional<double> dropout;          // ModelSpec::dropout of every covered row, in [0, 1)
-  std::optional<std::int64_t> input_len;  // prompt tokens of inference rows that leave input_len empty
-  std::optional<Version> engine_version;  // InferSpec::engine_version of the covered rows whose engine is `engine`
-  std::optional<Framework> engine;        // the engine profile the release belongs to
-  std::string evidence;                   // citation (required)
+  std::optional<bool> fused_loss;             // TrainSpec::fused_loss of every covered row
+  std::optional<double> dropout;              // ModelSpec::dropout of every covered row, in [0, 1)
+  std::optional<std::int64_t> input_len;      // prompt tokens of inference rows that leave input_len empty
+  std::optional<Version> engine_version;      // InferSpec::engine_version of the covered rows whose engine is `engine`
+  std::optional<Framework> engine;            // the engine profile the release belongs to
+  std::optional<std::string> lengths;         // a length sample for serving rows without input_len/output_len
+  std::optional<std::int64_t> max_model_len;  // InferSpec::max_model_len of the covered inference/serving rows
+  std::optional<bool> tpot_median;            // serving tpot_ms rows report the median inter-token latency
+  std::string evidence;                       // citation (required)
 };
 
 // "<folder>/<stem>.facts.toml" for "<folder>/<stem>.csv".

@@ -174,13 +174,19 @@ void predict_training(ValidationRow& row, const MeasuredRun& mr, const hardware:
 // and SGLang's offline benchmark send them (`llmsim serve --rate inf`). An open loop at `request_rate`
 // (Poisson, 500 requests) when the row states a rate, otherwise a closed loop of `global_batch` clients,
 // each sending its next request when the previous completes, for max(4 x clients, 100) requests; fixed
-// input/output lengths; means of the latencies (the schema's default statistic).
+// input/output lengths, or the benchmark's own length sample where a source fact names one; means of the
+// latencies (the schema's default statistic).
 void predict_serving(ValidationRow& row, const MeasuredRun& mr, const hardware::SystemSpec& sys) {
   StreamSpec spec;
   spec.input = LengthDist{LengthKind::Fixed, static_cast<double>(mr.run.infer.input_len), 0};
   spec.output = LengthDist{LengthKind::Fixed, static_cast<double>(mr.run.infer.output_len), 0};
+  if (mr.lengths) {  // the benchmark's own lengths (a source fact), paired and in its order
+    spec.input = LengthDist{.kind = LengthKind::Sample, .sample = mr.lengths};
+    spec.output = LengthDist{.kind = LengthKind::Sample, .sample = mr.lengths, .sample_output = true};
+  }
   ServingConfig cfg;
-  cfg.engine = serving_profile(mr.run.infer.framework, sys, mr.run.infer.engine_version, mr.model.max_positions);
+  cfg.engine = serving_profile(mr.run.infer.framework, sys, mr.run.infer.engine_version,
+                               served_context(mr.model.max_positions, mr.run.infer));
   if (mr.offline) {
     spec.kind = ArrivalKind::Burst;
     spec.requests = mr.offline_requests;
@@ -205,8 +211,9 @@ void predict_serving(ValidationRow& row, const MeasuredRun& mr, const hardware::
     set_prediction(row, r.requests_per_s);  // completed requests per second
   else if (k == "ttft_ms")
     set_prediction(row, band(r.ttft.mean * 1e3));
-  else if (k == "tpot_ms")
-    set_prediction(row, band(r.tpot.mean * 1e3));
+  else if (k == "tpot_ms")  // the schema's inter-token latency, over tokens (equals the per-request mean when
+                            // requests are alike)
+    set_prediction(row, band((mr.tpot_median ? r.itl.p50 : r.itl.mean) * 1e3));
   else if (k == "e2e_latency_ms")
     set_prediction(row, band(r.e2e.mean * 1e3));
   else

@@ -1,0 +1,118 @@
+// Length samples (src/llmsim/serve/length_sample.h): the shipped ShareGPT sample, in-order paired draws,
+// file errors, and the mechanism they exist for: a real stream's length tail sets an offline run's makespan.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <string>
+
+#include "llmsim/run/engine_profile.h"
+#include "llmsim/serve/length_sample.h"
+#include "llmsim/serve/request_stream.h"
+#include "llmsim/serve/serving_sim.h"
+#include "test_util.h"
+
+using namespace llmsim;
+using llmsim::test::error_of;
+using llmsim::test::write_temp;
+
+TEST_CASE("length samples: the shipped sharegpt sample is the benchmark's 320 requests") {
+  const auto s = sim::load_length_sample("sharegpt", LLMSIM_DATA_DIR);
+  REQUIRE(s->size() == 320);
+  std::int64_t in = 0, out = 0, zeros = 0;
+  for (std::size_t i = 0; i < s->size(); ++i) {
+    in += s->input[i];
+    out += s->output[i];
+    zeros += s->output[i] == 0 ? 1 : 0;
+  }
+  // The source file's own totals (total_input_tokens 65814, total_output_tokens 60364).
+  CHECK(in == 65814);
+  CHECK(out == 60364);
+  CHECK(zeros == 83);
+  // Served lengths count a reply that never came as one token: (60364 + 83) / 320.
+  CHECK(s->mean_output() == doctest::Approx((60364.0 + 83.0) / 320.0));
+  CHECK(s->mean_input() == doctest::Approx(65814.0 / 320.0));
+  CHECK(s->source.find("benchmark_serving.py") != std::string::npos);
+  CHECK(sim::load_length_sample("sharegpt", LLMSIM_DATA_DIR) == s);  // read once
+  const auto names = sim::shipped_length_samples(LLMSIM_DATA_DIR);
+  CHECK(std::find(names.begin(), names.end(), "sharegpt") != names.end());
+}
+
+TEST_CASE("length samples: a stream takes the pairs in order, cycling; a reply of 0 tokens is served as 1") {
+  const auto path = write_temp("sample-abc.csv", "# a test sample\ninput_tokens,output_tokens\n10,5\n20,0\n30,7\n");
+  sim::StreamSpec spec;
+  spec.requests = 7;
+  spec.input = sim::parse_length_dist("sample:" + path, "--input-dist");
+  spec.output = sim::parse_length_dist("sample:" + path, "--output-dist", "", true);
+  REQUIRE(spec.input.kind == sim::LengthKind::Sample);
+  CHECK(spec.input.sample == spec.output.sample);
+  CHECK(spec.input.sample->source == "a test sample");
+  CHECK(spec.input.mean() == doctest::Approx(20));
+  CHECK(spec.output.mean() == doctest::Approx((5 + 1 + 7) / 3.0));
+  CHECK(spec.input.describe().find("3 requests in order") != std::string::npos);
+  const auto reqs = sim::generate_requests(spec);
+  REQUIRE(reqs.size() == 7);
+  const std::int64_t want_in[] = {10, 20, 30, 10, 20, 30, 10};
+  const std::int64_t want_out[] = {5, 1, 7, 5, 1, 7, 5};
+  for (std::size_t i = 0; i < 7; ++i) {
+    CHECK(reqs[i].input_tokens == want_in[i]);
+    CHECK(reqs[i].output_tokens == want_out[i]);
+  }
+  // A sample for one side only leaves the other's draws as they were: the lengths generator is untouched.
+  sim::StreamSpec mixed = spec;
+  mixed.output = sim::parse_length_dist("lognormal:100,50", "--output-dist");
+  sim::StreamSpec plain = mixed;
+  plain.input = sim::parse_length_dist("512", "--input-dist");
+  const auto a = sim::generate_requests(mixed), b = sim::generate_requests(plain);
+  for (std::size_t i = 0; i < a.size(); ++i) CHECK(a[i].output_tokens == b[i].output_tokens);
+}
+
+TEST_CASE("length samples: errors name the file, line, column and value") {
+  const auto msg = [](const std::string& name, const std::string& text) {
+    const auto p = write_temp(name, text);
+    return std::string(error_of([&] { sim::read_length_sample(p); }).what());
+  };
+  CHECK(msg("ls-hdr.csv", "in,out\n1,2\n").find("ls-hdr.csv:1") != std::string::npos);
+  CHECK(msg("ls-neg.csv", "input_tokens,output_tokens\n10,-1\n").find("ls-neg.csv:2:4: output_tokens = '-1'") !=
+        std::string::npos);
+  CHECK(msg("ls-zero.csv", "input_tokens,output_tokens\n0,3\n").find("input_tokens = '0': must be an integer from 1") !=
+        std::string::npos);
+  CHECK(msg("ls-frac.csv", "input_tokens,output_tokens\n1.5,3\n").find("'1.5'") != std::string::npos);
+  CHECK(msg("ls-nan.csv", "input_tokens,output_tokens\nnan,3\n").find("'nan'") != std::string::npos);
+  CHECK(msg("ls-empty.csv", "input_tokens,output_tokens\n").find("no requests") != std::string::npos);
+  CHECK(msg("ls-fields.csv", "input_tokens,output_tokens\n1,2,3\n").find("expected 2 fields") != std::string::npos);
+  const auto unknown = error_of([] { sim::parse_length_dist("sharegtp", "--input-dist", LLMSIM_DATA_DIR); });
+  CHECK(unknown.kind() == ErrorKind::NotFound);
+  CHECK(std::string(unknown.what()).find("did you mean 'sharegpt'") != std::string::npos);
+  CHECK(error_of([] { sim::read_length_sample("/nonexistent/s.csv"); }).kind() == ErrorKind::NotFound);
+}
+
+TEST_CASE("a real stream's length tail sets an offline run's makespan (hand-checked)") {
+  // 1 ms per iteration + 1 us per token: iterations, not tokens, dominate, as in decode-bound serving.
+  const auto cost = sim::exact_time([](const std::vector<sim::SequenceWork>& b) {
+    double tokens = 0;
+    for (const auto& s : b) tokens += static_cast<double>(s.new_tokens);
+    return 1e-3 + 1e-6 * tokens;
+  });
+  const auto sample = sim::load_length_sample("sharegpt", LLMSIM_DATA_DIR);
+  sim::StreamSpec spec;
+  spec.requests = 320;
+  spec.input = sim::LengthDist{.kind = sim::LengthKind::Sample, .sample = sample};
+  spec.output = sim::LengthDist{.kind = sim::LengthKind::Sample, .sample = sample, .sample_output = true};
+  sim::StreamSpec fixed = spec;  // the same mean lengths, every request alike
+  fixed.input = sim::LengthDist{sim::LengthKind::Fixed, std::round(sample->mean_input()), 0};
+  fixed.output = sim::LengthDist{sim::LengthKind::Fixed, std::round(sample->mean_output()), 0};
+  sim::ServingSetup setup;
+  setup.engine = sim::engine_profile(sim::Framework::Vllm);
+  setup.kv_capacity_tokens = 1'000'000;  // no KV pressure and every request in one batch: only the lengths differ
+  setup.engine.max_num_seqs = 1024;
+  const auto real = sim::run_serving(sim::generate_requests(spec), setup, cost);
+  const auto same = sim::run_serving(sim::generate_requests(fixed), setup, cost);
+  REQUIRE(real.completed == 320);
+  REQUIRE(same.completed == 320);
+  // The longest reply (779 tokens) needs 779 decode iterations of >= 1 ms after its prefill: >= 0.779 s.
+  // Equal requests of 189 tokens finish together after ~189 iterations plus the prefills: ~0.2-0.35 s.
+  CHECK(real.duration_s >= 0.779);
+  CHECK(same.duration_s < 0.4);
+  // Nearly the same tokens, a makespan several times longer: throughput falls with the tail.
+  CHECK(real.output_tokens_per_s.value < 0.5 * same.output_tokens_per_s.value);
+}
