@@ -24,6 +24,8 @@ class TokenGaps {
   std::vector<std::int64_t> bins_ = std::vector<std::int64_t>(kBins, 0);
   std::int64_t count_ = 0;
   double sum_ = 0, max_ = 0;
+  double last_gap_ = -1;  // the last gap added and its bin (most gaps repeat within an iteration)
+  int last_bin_ = 0;
 };
 
 }  // namespace llmsim::sim
