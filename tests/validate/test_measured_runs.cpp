@@ -458,6 +458,8 @@ TEST_SUITE("measured_runs") {
     CHECK(sample.run.infer.input_len == 206);  // the sample's mean prompt, 65814 / 320
     CHECK(sample.run.infer.max_model_len == 2000);
     CHECK(has_default(sample, "max_model_len=2000 (source fact, facts_lengths.facts.toml:4)"));
+    CHECK(sample.stream_requests == 50);
+    CHECK(runs[2].stream_requests == 0);  // an inference row: no stream
     // Stated lengths win over the sample; the served context still applies.
     CHECK(runs[1].lengths == nullptr);
     CHECK(runs[1].run.infer.input_len == 512);

@@ -424,6 +424,10 @@ class RowMapper {
       out_.tpot_median = *fact_->tpot_median;
       note_fact(fmt::format("tpot_ms=the {} inter-token latency", out_.tpot_median ? "median" : "mean"));
     }
+    if (fact_ && fact_->requests && out_.workload == "serving") {
+      out_.stream_requests = *fact_->requests;
+      note_fact(fmt::format("requests={}", out_.stream_requests));
+    }
     if (fact_ && fact_->max_model_len) {
       in.max_model_len = *fact_->max_model_len;
       note_fact(fmt::format("max_model_len={}", in.max_model_len));

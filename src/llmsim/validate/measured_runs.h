@@ -36,8 +36,9 @@ struct MeasuredRun {
   // serving: the paired request lengths of a length sample (a source fact) for rows that state no
   // input_len/output_len; null: the rows' fixed lengths.
   std::shared_ptr<const LengthSample> lengths;
-  bool tpot_median = false;  // serving tpot_ms is the median inter-token latency (a source fact), else the mean
-  std::string notes;         // free text, kept for reports; never interpreted
+  std::int64_t stream_requests = 0;  // serving open/closed loops: requests to simulate (a source fact); 0 = default
+  bool tpot_median = false;          // serving tpot_ms is the median inter-token latency (a source fact), else the mean
+  std::string notes;                 // free text, kept for reports; never interpreted
   MemoryMeasure memory_measure = MemoryMeasure::Device;  // what peak_mem_gib counts
   int source_facts = 0;  // settings taken from the source facts file (each also in `defaults`)
   // Columns the row left empty and no source fact settles, whose value the best-feasible fill may

@@ -74,14 +74,19 @@ SourceFact read_fact(const toml::table& tbl, const std::string& path, std::size_
     f.max_model_len = *n;
   }
   if (auto st = r.opt_choice("tpot_statistic", {"mean", "median"})) f.tpot_median = *st == "median";
+  if (auto n = r.opt_integer("requests")) {
+    if (*n < 1 || *n > 1'000'000)
+      throw_input(r.where("requests"), fmt::format("requests = {}: must be from 1 to 1,000,000", *n));
+    f.requests = *n;
+  }
   r.finish();
   if (!f.flash_attn && !f.zero_stage && !f.sequence_parallel && !f.overlap_grad_reduce && !f.overlap_param_gather &&
       !f.attn_kernel && !f.memory_measure && !f.fused_loss && !f.dropout && !f.input_len && !f.engine_version &&
-      !f.lengths && !f.max_model_len && !f.tpot_median)
+      !f.lengths && !f.max_model_len && !f.tpot_median && !f.requests)
     throw_input(f.where,
                 "the fact sets nothing: give flash_attn, zero_stage, sequence_parallel, overlap_grad_reduce, "
                 "overlap_param_gather, attn_kernel, memory_measure, fused_loss, dropout, input_len, engine_version, "
-                "lengths, max_model_len or tpot_statistic");
+                "lengths, max_model_len, tpot_statistic or requests");
   return f;
 }
 

@@ -23,6 +23,7 @@
 //   lengths = "sharegpt"        # serving rows that leave input_len and output_len empty: a length sample
 //                               # (<data_dir>/lengths/NAME.csv or a path; src/llmsim/serve/length_sample.h)
 //   max_model_len = 2000        # the context the engine served (InferSpec::max_model_len; no schema column)
+//   requests = 3000             # serving rows with a rate or a concurrency: how many requests the benchmark sent
 //   tpot_statistic = "median"   # what the serving rows' tpot_ms is: "mean" (the default) or "median" of the
 //                               # inter-token latencies
 //   evidence = "why this is so, with its citation"
@@ -58,6 +59,7 @@ struct SourceFact {
   std::optional<std::string> lengths;         // a length sample for serving rows without input_len/output_len
   std::optional<std::int64_t> max_model_len;  // InferSpec::max_model_len of the covered inference/serving rows
   std::optional<bool> tpot_median;            // serving tpot_ms rows report the median inter-token latency
+  std::optional<std::int64_t> requests;       // serving open/closed loops: the requests the benchmark sent
   std::string evidence;                       // citation (required)
 };
 

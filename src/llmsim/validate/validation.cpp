@@ -173,7 +173,8 @@ void predict_training(ValidationRow& row, const MeasuredRun& mr, const hardware:
 // rate nor a concurrency): all `offline_requests` at t = 0, as vLLM's benchmark_throughput, trtllm-bench
 // and SGLang's offline benchmark send them (`llmsim serve --rate inf`). An open loop at `request_rate`
 // (Poisson, 500 requests) when the row states a rate, otherwise a closed loop of `global_batch` clients,
-// each sending its next request when the previous completes, for max(4 x clients, 100) requests; fixed
+// each sending its next request when the previous completes, for max(4 x clients, 100) requests (or as
+// many as a source fact says the benchmark sent: the start-up wave weighs as much as it did there); fixed
 // input/output lengths, or the benchmark's own length sample where a source fact names one; means of the
 // latencies (the schema's default statistic).
 void predict_serving(ValidationRow& row, const MeasuredRun& mr, const hardware::SystemSpec& sys) {
@@ -193,11 +194,11 @@ void predict_serving(ValidationRow& row, const MeasuredRun& mr, const hardware::
   } else if (mr.request_rate > 0) {
     spec.kind = ArrivalKind::Poisson;
     spec.rate = mr.request_rate;
-    spec.requests = 500;
+    spec.requests = mr.stream_requests > 0 ? mr.stream_requests : 500;
   } else {
     spec.kind = ArrivalKind::Closed;
     spec.concurrency = std::max<std::int64_t>(1, mr.run.infer.batch);
-    spec.requests = std::max<std::int64_t>(4 * spec.concurrency, 100);
+    spec.requests = mr.stream_requests > 0 ? mr.stream_requests : std::max<std::int64_t>(4 * spec.concurrency, 100);
     cfg.closed_loop = true;
     cfg.concurrency = spec.concurrency;
   }
