@@ -438,3 +438,28 @@ TEST_CASE("max_model_len: the engine's served context refuses longer requests an
   run.infer.max_model_len = 0;  // the model's 4,096: both served
   CHECK(sim::simulate_serving(m, sys, run, cfg, {req(0, 0, 100, 10), req(1, 0.01, 1500, 600)}).completed == 2);
 }
+
+TEST_CASE("a sliding window over every layer caps a sequence's KV blocks (vLLM block_sliding_window)") {
+  // Two requests of 6,000 + 10 tokens, a cache of 8,192 tokens in blocks of 16. Holding every token (376
+  // blocks each of 512) they cannot run together: the newer is preempted and recomputed. With a 4,096
+  // window each holds at most 256 blocks: both fit, nothing is preempted, and they finish sooner.
+  auto e = sim::engine_profile(sim::Framework::Vllm);
+  const std::vector<sim::Request> reqs{req(0, 0, 6000, 10), req(1, 0, 6000, 10)};
+  auto full_setup = setup_for(e, 8192);
+  const auto full = sim::run_serving(reqs, full_setup, simple_cost());
+  auto windowed_setup = setup_for(e, 8192);
+  windowed_setup.kv_window_tokens = 4096;
+  const auto windowed = sim::run_serving(reqs, windowed_setup, simple_cost());
+  REQUIRE(full.completed == 2);
+  REQUIRE(windowed.completed == 2);
+  CHECK(windowed.preemptions == 0);
+  CHECK(windowed.duration_s < full.duration_s);
+  CHECK(windowed.kv_peak_utilization <= 1.0);
+  // A request that alone needs more than the cache is refused without the window, served with it.
+  const std::vector<sim::Request> big{req(0, 0, 9000, 10)};
+  CHECK_FALSE(sim::run_serving(big, full_setup, simple_cost()).valid());
+  CHECK(sim::run_serving(big, windowed_setup, simple_cost()).completed == 1);
+  // The profiles that honour it: vLLM and TensorRT-LLM; TGI keeps every token.
+  CHECK(sim::engine_profile(sim::Framework::TrtLlm).sliding_window_kv);
+  CHECK_FALSE(sim::engine_profile(sim::Framework::Tgi).sliding_window_kv);
+}

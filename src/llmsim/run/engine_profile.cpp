@@ -90,6 +90,9 @@ EngineProfile vllm_profile() {
       ">= 70 GiB non-A100 GPUs), V1 scheduler (chunked prefill, running first, preempt newest by recompute), "
       "CacheConfig block_size 16, gpu_memory_utilization 0.9, CUDA graph capture sizes up to 512; "
       "per-step overhead is an assumption";
+  // vLLM V0's BlockSpaceManager (vllm/core/block_manager*.py): block_sliding_window = ceil(sliding_window /
+  // block_size) caps the blocks a sequence holds, the oldest reused.
+  p.sliding_window_kv = true;
   return p;
 }
 
@@ -192,6 +195,9 @@ EngineProfile trtllm_profile() {
       "TensorRT-LLM docs: perf tuning guide (max_num_tokens 8192, max_batch_size, GUARANTEED_NO_EVICT default), "
       "KvCacheConfig free_gpu_memory_fraction 0.9, tokens_per_block 64, chunked context off by default; "
       "per-step overhead is an assumption";
+  // TensorRT-LLM's docs (advanced/gpt-attention.md, "Sliding Window Attention, Cyclic (Rolling Buffer) KV
+  // Cache", max_attention_window_size): a sequence keeps the window's tokens in a circular buffer.
+  p.sliding_window_kv = true;
   return p;
 }
 

@@ -32,9 +32,13 @@ struct EngineProfile {
   std::int64_t max_batched_tokens = 8192;  // tokens per iteration at most (prefill budget); 0 = no budget (static)
   bool chunked_prefill = false;            // split long prompts across iterations within the budget
   std::int64_t kv_block_tokens = 16;       // paged KV block size (1 = token granular, LightLLM)
-  double gpu_memory_utilization = 0.9;     // fraction of device memory the engine may use
-  double iteration_overhead_s = 0;         // seconds of CPU work per iteration
-  bool cuda_graphs = false;                // decode launched as CUDA graphs (lower per-kernel floor)
+  // A model whose every layer attends through a sliding window keeps at most the window's KV blocks per
+  // sequence, reused cyclically (vLLM's BlockSpaceManager block_sliding_window = ceil(window / block);
+  // TensorRT-LLM's cyclic KV cache at max_attention_window_size); false: every token's KV stays.
+  bool sliding_window_kv = false;
+  double gpu_memory_utilization = 0.9;  // fraction of device memory the engine may use
+  double iteration_overhead_s = 0;      // seconds of CPU work per iteration
+  bool cuda_graphs = false;             // decode launched as CUDA graphs (lower per-kernel floor)
   // Iterations that do not replay a graph issue their kernels one by one from Python eager PyTorch (HF
   // generate, vLLM's and SGLang's model runners, TGI's and LightLLM's Python shards), at the host's
   // Efficiency::host_dispatch_s per launch; false: a C++ runtime enqueues them (TensorRT-LLM).

@@ -51,7 +51,7 @@ bool Des::plan_mixed(Replica& r) {
     n = std::min(n, budget_left);
     std::int64_t res = 0;
     if (e_.reserve_full_output) {
-      res = ceil_div(q.prompt + q.output, bt());
+      res = blocks_for(q.prompt + q.output);
       if (r.reserved_blocks + res > r.total_blocks) break;
     }
     if (!allocate(r, q, n)) break;

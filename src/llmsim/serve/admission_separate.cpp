@@ -16,7 +16,7 @@ bool Des::tgi_take(Replica& r, std::vector<std::int64_t>& out, bool has_min, std
   for (const std::int64_t id : r.waiting) {
     if (static_cast<std::int64_t>(r.running.size() + out.size()) >= e_.max_num_seqs) break;
     const Seq& q = seqs_[static_cast<std::size_t>(id)];
-    const std::int64_t res = ceil_div(q.prompt + q.output, bt());
+    const std::int64_t res = blocks_for(q.prompt + q.output);
     if (prefill + q.prompt > budget() || total + res > r.total_blocks) break;
     prefill += q.prompt;
     total += res;
@@ -83,7 +83,7 @@ bool Des::plan_separate(Replica& r) {
       if (e_.lightllm_admission) {
         allocate(r, q, q.prompt);
       } else {  // TGI allocates the blocks of prompt + max_new_tokens at prefill
-        q.reserved = ceil_div(q.prompt + q.output, bt());
+        q.reserved = blocks_for(q.prompt + q.output);
         r.reserved_blocks += q.reserved;
         q.blocks = q.reserved;
         r.free_blocks -= q.reserved;

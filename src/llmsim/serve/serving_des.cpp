@@ -21,7 +21,7 @@ std::vector<std::string> Des::feasibility() const {
   std::int64_t long_prompt = -1, long_count = 0;
   for (std::size_t i = 0; i < reqs_.size(); ++i) {
     const auto& q = reqs_[i];
-    std::int64_t need = ceil_div(q.input_tokens + q.output_tokens, bt()) * bt();
+    std::int64_t need = blocks_for(q.input_tokens + q.output_tokens) * bt();
     if (e_.batching == Batching::Static && s_.static_workspace_tokens)
       need += s_.static_workspace_tokens(1, q.input_tokens);
     if (e_.lightllm_admission) need = q.input_tokens + q.output_tokens + 1;  // its rule admits need < capacity
@@ -64,7 +64,7 @@ void Des::dispatch(std::int64_t id, double t) {
 }
 
 bool Des::allocate(Replica& r, Seq& q, std::int64_t new_tokens) {
-  const std::int64_t need = ceil_div(q.computed + new_tokens, bt()) - q.blocks;
+  const std::int64_t need = blocks_for(q.computed + new_tokens) - q.blocks;
   if (need <= 0) return true;
   if (need > r.free_blocks) return false;
   r.free_blocks -= need;
