@@ -9,6 +9,7 @@
 #include "llmsim/core/units.h"
 #include "llmsim/memory/memory_advice.h"
 #include "llmsim/model/param_count.h"
+#include "llmsim/run/engine_profile.h"
 #include "llmsim/run/framework_profile.h"
 #include "memory/memory_test_util.h"
 
@@ -347,4 +348,28 @@ TEST_CASE("memory items carry their kind, and the kind's name is the item's stab
   const double device = sim::peak_gpu_bytes_as(res, sim::MemoryMeasure::Device);
   CHECK(sim::peak_gpu_bytes_as(res, sim::MemoryMeasure::Reserved) == doctest::Approx(device - context));
   CHECK(sim::peak_gpu_bytes_as(res, sim::MemoryMeasure::Allocated) == doctest::Approx(device - context - reserve));
+}
+
+TEST_CASE("inference KV under a sliding window: vLLM keeps the window's blocks, HF generate every token") {
+  // Mistral-7B: every layer attends through 4,096 tokens; 32 layers x 8 KV heads x 128 x 2 (K, V) x 2 B
+  // = 131,072 B per token. A batch of 4 at 12,000 + 100 tokens: vLLM holds 4 x 4,096 tokens (256 blocks of
+  // 16), HF generate 4 x 12,100.
+  const auto m = lt::preset_model("mistral-7b");
+  const auto sys = lt::preset_system("a800-nvlink");
+  sim::RunSpec run;
+  run.workload = sim::Workload::Inference;
+  run.infer.batch = 4;
+  run.infer.input_len = 12000;
+  run.infer.output_len = 100;
+  const auto kv_of = [&](sim::Framework f) {
+    run.infer.framework = f;
+    double kv = 0;
+    for (const auto& i : sim::evaluate_memory(m, sys, run).gpu)
+      if (i.kind == sim::MemoryKind::KvCache) kv += i.bytes;
+    return kv;
+  };
+  CHECK(kv_of(sim::Framework::Vllm) == doctest::Approx(4.0 * 4096 * 131072));
+  CHECK(kv_of(sim::Framework::Hf) == doctest::Approx(4.0 * 12100 * 131072));
+  CHECK(sim::kv_window_tokens(m, sim::engine_profile(sim::Framework::TrtLlm)) == 4096);  // blocks of 64
+  CHECK(sim::kv_window_tokens(lt::preset_model("llama2-7b"), sim::engine_profile(sim::Framework::Vllm)) == 0);
 }

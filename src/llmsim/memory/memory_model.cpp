@@ -9,6 +9,7 @@
 #include "llmsim/memory/activation_memory.h"
 #include "llmsim/memory/training_stage.h"
 #include "llmsim/model/param_count.h"
+#include "llmsim/run/engine_profile.h"
 #include "llmsim/run/feasibility.h"
 #include "llmsim/run/framework_profile.h"
 #include "llmsim/run/lora_adapters.h"
@@ -208,10 +209,14 @@ StageMemory inference_stage(const model::ModelSpec& m, const hardware::SystemSpe
 
   // KV cache: K and V per layer per token (model::kv_bytes_per_token).
   kv_per_token = model::kv_bytes_per_token(m, st.layers, par.tp, dtype_bytes(in.kv_dtype));
-  const double seq_tokens = std::max(static_cast<double>(in.input_len + in.output_len), fw.kv_prealloc_tokens);
+  double seq_tokens = std::max(static_cast<double>(in.input_len + in.output_len), fw.kv_prealloc_tokens);
+  // Under a sliding window over every layer, vLLM and TensorRT-LLM keep only the window's blocks.
+  const std::int64_t window = kv_window_tokens(m, engine_profile(in.framework));
+  const bool windowed = window > 0 && seq_tokens > static_cast<double>(window);
+  if (windowed) seq_tokens = static_cast<double>(window);
   add(out.gpu, MemoryKind::KvCache, kv_per_token * seq_tokens * static_cast<double>(batch),
-      fmt::format("{} seqs x {:.0f} tokens x {:.4g} B/token ({})", batch, seq_tokens, kv_per_token,
-                  dtype_name(in.kv_dtype)));
+      fmt::format("{} seqs x {:.0f} tokens{} x {:.4g} B/token ({})", batch, seq_tokens,
+                  windowed ? " (the sliding window's blocks)" : "", kv_per_token, dtype_name(in.kv_dtype)));
 
   // Transient workspace of the prefill of the whole batch: hidden states in and out, the MLP
   // intermediates (gate, up, product), and the logits the LM head produces.

@@ -282,6 +282,15 @@ EngineProfile released_profile(Framework f, const std::optional<Version>& releas
   return p;
 }
 
+std::int64_t kv_window_tokens(const model::ModelSpec& m, const EngineProfile& e) {
+  // Only a window over every layer bounds a sequence's blocks: hybrid models (Gemma-2/3, gpt-oss, Llama-4's
+  // chunked layers) keep their global layers' whole KV in the same blocks (assumption of this model: the
+  // engines' hybrid allocators that free the local layers' blocks are not modelled).
+  if (!e.sliding_window_kv || m.sliding_window <= 0 || m.windowed_layers() != m.num_layers) return 0;
+  const std::int64_t block = std::max<std::int64_t>(1, e.kv_block_tokens);
+  return (m.sliding_window + block - 1) / block * block;
+}
+
 const EngineProfile& engine_profile(Framework f) {
   static const std::array<EngineProfile, 6> profiles{static_profile(),   vllm_profile(),   tgi_profile(),
                                                      lightllm_profile(), trtllm_profile(), fastertransformer_profile()};

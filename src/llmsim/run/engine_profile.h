@@ -76,6 +76,12 @@ struct EngineProfile {
 
 // The profile of an engine by name; Framework::Hf gives the static (HF generate) profile.
 const EngineProfile& engine_profile(Framework f);
+
+// The KV tokens one sequence holds at most under engine `e`: the window rounded up to whole KV blocks when
+// every layer of `m` attends through a sliding window and the engine's KV manager honours it
+// (EngineProfile::sliding_window_kv), else 0 (every token's KV stays). The one rule for the serving DES's
+// blocks and the fixed-batch memory model's KV cache.
+std::int64_t kv_window_tokens(const model::ModelSpec& m, const EngineProfile& e);
 // The profile of the engine as `release` ran it: the current profile with the defaults that release had
 // (TGI before 2.0.0 without CUDA graphs; vLLM before 0.8.0 on its V0 engine), each rule citing the
 // engine's code; nullopt or a release no rule covers gives engine_profile(f). `max_model_len`: the

@@ -168,11 +168,7 @@ ServingResult simulate_serving(const model::ModelSpec& m, const hardware::System
   setup.replicas = replicas;
   setup.gpus_per_replica = per_replica;
   setup.kv_capacity_tokens = cap;
-  // Only a window over every layer bounds a sequence's blocks: hybrid models (Gemma-2/3, gpt-oss, Llama-4's
-  // chunked layers) keep their global layers' whole KV in the same blocks (assumption of this model: the
-  // engines' hybrid allocators that free the local layers' blocks are not modelled).
-  if (e.sliding_window_kv && m.sliding_window > 0 && m.windowed_layers() == m.num_layers)
-    setup.kv_window_tokens = m.sliding_window;
+  setup.kv_window_tokens = kv_window_tokens(m, e);
   setup.closed_loop = cfg.closed_loop;
   setup.concurrency = cfg.concurrency;
   setup.slo_ttft_s = cfg.slo_ttft_s;
