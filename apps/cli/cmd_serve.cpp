@@ -203,8 +203,9 @@ Stream request_stream(const CLI::App* sub, const ServeCommand& c, const sim::Run
   spec.seed = cmd->seed;
   spec.requests = cmd->requests > 0 ? cmd->requests : 1000;
   const auto max_ctx = sim::served_context(m.max_positions, run.infer);
-  const std::string ctx_owner =
-      max_ctx < m.max_positions || m.max_positions <= 0 ? std::string("the engine's (--max-model-len)") : m.name + "'s";
+  const std::string ctx_owner = sim::context_is_engines(m.max_positions, run.infer)
+                                    ? std::string("the engine's (--max-model-len)")
+                                    : m.name + "'s";
   if (!cmd->trace_file.empty()) {
     sim::TraceFile tf = sim::read_trace_csv(cmd->trace_file);
     if (!tf.note.empty()) {

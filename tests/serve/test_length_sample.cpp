@@ -78,6 +78,7 @@ TEST_CASE("length samples: errors name the file, line, column and value") {
         std::string::npos);
   CHECK(msg("ls-frac.csv", "input_tokens,output_tokens\n1.5,3\n").find("'1.5'") != std::string::npos);
   CHECK(msg("ls-nan.csv", "input_tokens,output_tokens\nnan,3\n").find("'nan'") != std::string::npos);
+  CHECK(msg("ls-huge.csv", "input_tokens,output_tokens\n1e300,3\n").find("'1e300'") != std::string::npos);
   CHECK(msg("ls-empty.csv", "input_tokens,output_tokens\n").find("no requests") != std::string::npos);
   CHECK(msg("ls-fields.csv", "input_tokens,output_tokens\n1,2,3\n").find("expected 2 fields") != std::string::npos);
   const auto unknown = error_of([] { sim::parse_length_dist("sharegtp", "--input-dist", LLMSIM_DATA_DIR); });

@@ -274,6 +274,9 @@ TEST_CASE("length distribution flags: forms and errors") {
   const auto e2 = error_of([] { sim::parse_length_dist("gauss:5,1", "--output-dist"); });
   CHECK(std::string(e2.what()).find("--output-dist") != std::string::npos);
   CHECK(error_of([] { sim::parse_length_dist("lognormal:abc,1", "--x"); }).kind() == ErrorKind::Usage);
+  // Non-finite numbers break the length rule; they are not names of length samples.
+  for (const char* bad : {"nan", "inf", "-inf", "1e400"})
+    CHECK(error_of([&] { sim::parse_length_dist(bad, "--input-dist"); }).kind() == ErrorKind::Usage);
 }
 
 TEST_CASE("trace files: rows, sorting, and errors naming file:line, column and value") {
@@ -419,6 +422,9 @@ TEST_CASE("max_model_len: the engine's served context refuses longer requests an
   CHECK(sim::served_context(4096, in) == 2000);
   CHECK(sim::served_context(1024, in) == 1024);  // never beyond the model's
   CHECK(sim::served_context(0, in) == 2000);     // a model without a limit
+  CHECK(sim::context_is_engines(4096, in));      // messages name whose limit refused a request
+  CHECK(sim::context_is_engines(0, in));
+  CHECK_FALSE(sim::context_is_engines(1024, in));
   const auto v0 = sim::released_profile(sim::Framework::Vllm, Version{0, 5, 4}, sim::served_context(131072, in));
   CHECK(v0.max_batched_tokens == 2048);  // max(max_model_len, 2048)
 

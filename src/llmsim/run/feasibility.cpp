@@ -139,9 +139,9 @@ std::vector<std::string> inference_problems(const model::ModelSpec& m, const har
   const std::int64_t ctx = in.input_len + in.output_len;
   const std::int64_t served = served_context(m.max_positions, in);
   if (served > 0 && ctx > served)
-    why.push_back(fmt::format("input {} + output {} = {} tokens exceed the {} maximum context of {}", in.input_len,
-                              in.output_len, ctx, served < m.max_positions ? "engine's (max-model-len)" : "model's",
-                              served));
+    why.push_back(
+        fmt::format("input {} + output {} = {} tokens exceed the {} maximum context of {}", in.input_len, in.output_len,
+                    ctx, context_is_engines(m.max_positions, in) ? "engine's (max-model-len)" : "model's", served));
   const DType compute = in.weight_quant == model::WeightQuant::Fp8 ? DType::FP8 : in.precision;
   if (sys.gpu.peak(compute) <= 0)
     why.push_back(fmt::format("{} has no {} compute path in its system profile", sys.gpu.name, dtype_name(compute)));

@@ -142,6 +142,11 @@ inline std::int64_t served_context(std::int64_t model_positions, const InferSpec
   if (in.max_model_len <= 0) return model_positions;
   return model_positions > 0 && model_positions < in.max_model_len ? model_positions : in.max_model_len;
 }
+// Whether served_context is the engine's limit (a max_model_len below the model's context, or on a model
+// without one) rather than the model's: what the messages about refused requests name.
+inline bool context_is_engines(std::int64_t model_positions, const InferSpec& in) {
+  return in.max_model_len > 0 && (model_positions <= 0 || in.max_model_len < model_positions);
+}
 
 struct RunSpec {
   Workload workload = Workload::Pretrain;

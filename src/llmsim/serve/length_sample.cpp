@@ -70,8 +70,7 @@ LengthSample read_length_sample(const std::string& path) {
       const std::string& t = fields[static_cast<std::size_t>(c)];
       const auto x = parse_finite(t);
       const std::int64_t least = c == 0 ? 1 : 0;
-      if (!x || *x != static_cast<double>(static_cast<std::int64_t>(*x)) || *x < static_cast<double>(least) ||
-          *x > static_cast<double>(kMaxRequestTokens))
+      if (!x || !is_token_count(*x, static_cast<double>(least)))
         throw_input(where, fmt::format("{} = '{}': must be an integer from {} to {}", kColumns[c], t, least,
                                        kMaxRequestTokens));
       v[c] = static_cast<std::int64_t>(*x);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <numbers>
 
@@ -24,6 +25,13 @@ bool parse_double(const std::string& s, double& out) {
   const auto v = parse_finite(s);
   if (v) out = *v;
   return v.has_value();
+}
+
+// Whether the whole of `s` reads as a floating-point number, finite or not (strtod's grammar).
+bool is_number_text(const std::string& s) {
+  char* end = nullptr;
+  std::strtod(s.c_str(), &end);
+  return end != s.c_str() && *end == '\0';
 }
 
 // Lognormal parameters (mu, sigma of the underlying normal) for a length of mean m and stdev s.
@@ -76,7 +84,9 @@ LengthDist parse_length_dist(const std::string& text_in, const std::string& flag
   };
   LengthDist d;
   const auto colon = text.find(':');
-  const bool named = colon == std::string::npos && !text.empty() && !parse_finite(text);
+  // A name is text that is not a number of any kind: "nan", "inf" and "1e400" are numbers, refused below by
+  // the length rule rather than looked up as samples.
+  const bool named = colon == std::string::npos && !text.empty() && !is_number_text(text);
   if (named || text.rfind("sample:", 0) == 0) {
     if (text == "sample:") fail("sample: needs a file");
     d.kind = LengthKind::Sample;
@@ -88,7 +98,7 @@ LengthDist parse_length_dist(const std::string& text_in, const std::string& flag
   const std::string args = colon == std::string::npos ? text : text.substr(colon + 1);
   if (kind == "fixed") {
     d.kind = LengthKind::Fixed;
-    if (!parse_double(args, d.a) || d.a < 1 || d.a != std::floor(d.a) || d.a > static_cast<double>(kMaxRequestTokens))
+    if (!parse_double(args, d.a) || !is_token_count(d.a))
       fail(fmt::format("a length must be an integer from 1 to {}", kMaxRequestTokens));
     return d;
   }
@@ -100,8 +110,7 @@ LengthDist parse_length_dist(const std::string& text_in, const std::string& flag
     if (sep == std::string::npos) fail("uniform needs MIN-MAX");
     if (!parse_double(trim(args.substr(0, sep)), d.a) || !parse_double(trim(args.substr(sep + 1)), d.b))
       fail("MIN and MAX must be numbers");
-    if (d.a < 1 || d.b < d.a || d.a != std::floor(d.a) || d.b != std::floor(d.b) ||
-        d.b > static_cast<double>(kMaxRequestTokens))
+    if (!is_token_count(d.a) || !is_token_count(d.b) || d.b < d.a)
       fail(fmt::format("needs integers 1 <= MIN <= MAX <= {}", kMaxRequestTokens));
     return d;
   }
@@ -184,8 +193,11 @@ std::vector<Request> generate_requests(const StreamSpec& spec) {
     Request r;
     r.id = i;
     // A length sample is read in order (request i takes pair i) and draws nothing from the generator.
-    r.input_tokens = spec.input.kind == LengthKind::Sample ? spec.input.sample_at(i) : lengths.length(spec.input);
-    r.output_tokens = spec.output.kind == LengthKind::Sample ? spec.output.sample_at(i) : lengths.length(spec.output);
+    const auto length = [&](const LengthDist& d) {
+      return d.kind == LengthKind::Sample ? d.sample_at(i) : lengths.length(d);
+    };
+    r.input_tokens = length(spec.input);
+    r.output_tokens = length(spec.output);
     switch (spec.kind) {
       case ArrivalKind::Burst:
       case ArrivalKind::Closed:
@@ -231,7 +243,7 @@ TraceFile read_trace_csv(const std::string& path) {
       const std::string& s = fields[static_cast<std::size_t>(c)];
       if (!parse_double(s, v[c])) throw_input(where, fmt::format("{} = '{}': not a number", kColumns[c], s));
       if (c == 0 && v[c] < 0) throw_input(where, fmt::format("arrival_s = '{}': must be >= 0", s));
-      if (c > 0 && (v[c] < 1 || v[c] != std::floor(v[c]) || v[c] > static_cast<double>(kMaxRequestTokens)))
+      if (c > 0 && !is_token_count(v[c]))
         throw_input(where,
                     fmt::format("{} = '{}': must be an integer from 1 to {}", kColumns[c], s, kMaxRequestTokens));
     }

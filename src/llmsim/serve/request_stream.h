@@ -30,6 +30,13 @@ enum class LengthKind { Fixed, Uniform, LogNormal, Sample };
 // simulators' token sums cannot overflow. Lengths written longer are errors; drawn ones are capped here.
 inline constexpr std::int64_t kMaxRequestTokens = std::int64_t{1} << 24;
 
+// Whether `v` is a whole number of tokens from `least` to kMaxRequestTokens: the rule of every length the
+// streams read (flags, trace files, length samples). The range is checked before the whole-number test.
+inline bool is_token_count(double v, double least = 1) {
+  return v >= least && v <= static_cast<double>(kMaxRequestTokens) &&
+         v == static_cast<double>(static_cast<std::int64_t>(v));
+}
+
 struct LengthDist {
   LengthKind kind = LengthKind::Fixed;
   double a = 128;  // fixed: the length; uniform: min; lognormal: mean of the length

@@ -93,8 +93,8 @@ ServingResult simulate_serving(const model::ModelSpec& m, const hardware::System
       longest ? fmt::format(
                     "{} request(s) rejected: longer than {}'s maximum context of {} tokens (the longest: "
                     "request {}, {} + {} tokens)",
-                    rejected, context < m.max_positions ? "the engine" : m.name, context, longest->id,
-                    longest->input_tokens, longest->output_tokens)
+                    rejected, context_is_engines(m.max_positions, run.infer) ? "the engine" : m.name, context,
+                    longest->id, longest->input_tokens, longest->output_tokens)
               : "";
   // The longest prompt and the longest output need not belong to one request: the context checked and
   // sized for is the longest request's, never their sum.
