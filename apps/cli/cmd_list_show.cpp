@@ -139,10 +139,15 @@ const hardware::Fraction* fraction_of(const hardware::Efficiency& e, const hardw
 nlohmann::json efficiency_json(const hardware::Efficiency& e) {
   nlohmann::json gemm;
   for (const auto& [t, f] : e.gemm) gemm[std::string(dtype_name(t))] = fraction_json(f);
-  nlohmann::json j = {{"calibrated", e.calibrated},           {"gemm", gemm},
-                      {"gemm_half_k", e.gemm_half_k},         {"kernel_launch_s", e.kernel_launch_s},
-                      {"gemm_call_s", e.gemm_call_s},         {"deepspeed_hook_s", e.deepspeed_hook_s},
-                      {"host_dispatch_s", e.host_dispatch_s}, {"cpu_adam_params_per_s", e.cpu_adam_params_per_s}};
+  nlohmann::json j = {{"calibrated", e.calibrated},
+                      {"gemm", gemm},
+                      {"gemm_half_k", e.gemm_half_k},
+                      {"kernel_launch_s", e.kernel_launch_s},
+                      {"gemm_call_s", e.gemm_call_s},
+                      {"deepspeed_hook_s", e.deepspeed_hook_s},
+                      {"host_dispatch_s", e.host_dispatch_s},
+                      {"collective_base_s", e.collective_base_s},
+                      {"cpu_adam_params_per_s", e.cpu_adam_params_per_s}};
   nlohmann::json by_collective = nlohmann::json::object();
   for (const auto& k : hardware::fraction_keys())
     if (const hardware::Fraction* f = fraction_of(e, k)) (k.value ? j : by_collective)[k.json_key] = fraction_json(*f);
@@ -250,6 +255,11 @@ void print_system(const hardware::SystemSpec& s) {
                            e.deepspeed_hook_source);
   std::cout << fmt::format("    eager host dispatch: {:.1f} us per kernel [{:.1f} .. {:.1f}] ({})\n",
                            e.host_dispatch_s / units::us, lo / units::us, hi / units::us, e.host_dispatch_source);
+  const sim::Interval base =
+      sim::Interval::banded(e.collective_base_s, e.collective_base_low_s, e.collective_base_high_s);
+  std::cout << fmt::format("    collective base latency: {:.1f} us per call [{:.1f} .. {:.1f}] ({})\n",
+                           base.value / units::us, base.low / units::us, base.high / units::us,
+                           e.collective_base_source);
 }
 
 struct ListShow {

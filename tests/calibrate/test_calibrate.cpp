@@ -429,14 +429,16 @@ TEST_CASE(
   REQUIRE(e.fabric_send_recv.has_value());
   CHECK(e.fabric_send_recv->value == doctest::Approx(180e9 / fabric).epsilon(1e-3));
 
-  // The simulator uses each: an 8-GPU all-to-all of 1 GiB moves 7/8 of it at 150 GB/s.
+  // The simulator uses each: an 8-GPU all-to-all of 1 GiB moves 7/8 of it at 150 GB/s (plus the call's
+  // base latency, which the import leaves at the default).
   const sim::CommCost comm(sys);
   const sim::CommGroup g8{8, 8};
   const double gib = double(1 << 30);
+  const double call_base = sys.efficiency.collective_base_s;
   CHECK(comm.collective(model::Collective::AllToAll, gib, g8).value ==
-        doctest::Approx(7.0 / 8 * gib / 150e9 + 7 * sys.node.fabric_latency_s).epsilon(1e-6));
+        doctest::Approx(call_base + 7.0 / 8 * gib / 150e9 + 7 * sys.node.fabric_latency_s).epsilon(1e-6));
   CHECK(comm.collective(model::Collective::AllReduce, gib, g8).value ==
-        doctest::Approx(2.0 * 7 / 8 * gib / 240e9 + 14 * sys.node.fabric_latency_s).epsilon(1e-6));
+        doctest::Approx(call_base + 2.0 * 7 / 8 * gib / 240e9 + 14 * sys.node.fabric_latency_s).epsilon(1e-6));
   CHECK(comm.p2p(gib, false).value == doctest::Approx(gib / 180e9 + sys.node.fabric_latency_s).epsilon(1e-6));
   // An uncalibrated preset has none: every collective uses the one fabric fraction.
   CHECK(!base.efficiency.fabric_all_to_all.has_value());

@@ -17,7 +17,14 @@ using Coll = llmsim::model::Collective;
 
 namespace {
 
-hw::SystemSpec preset(const std::string& name) { return hw::resolve_system(name, LLMSIM_DATA_DIR); }
+// The preset with the collective base latency set to 0: the hand-derived alpha-beta times below are the
+// ring and hierarchical part; "a collective call adds its base latency once" tests the base on the real
+// preset.
+hw::SystemSpec preset(const std::string& name) {
+  auto sys = hw::resolve_system(name, LLMSIM_DATA_DIR);
+  sys.efficiency.collective_base_s = sys.efficiency.collective_base_low_s = sys.efficiency.collective_base_high_s = 0;
+  return sys;
+}
 
 void check_band(const sim::Interval& t) {
   CHECK(t.low <= t.value);
@@ -101,6 +108,40 @@ TEST_CASE("groups of one, Collective::None and empty tensors cost nothing") {
   }
   CHECK(cc.collective(Coll::None, 1 * GiB, sim::make_group(8, 1, 8)).high == 0);
   CHECK(cc.collective(Coll::AllReduce, 0, sim::make_group(8, 1, 8)).high == 0);
+}
+
+TEST_CASE("a collective call adds its base latency once, with its band; sends and copies do not") {
+  // The shipped default (hardware/efficiency.cpp): 55 us [50, 55], fitted by calibrate fit-runs.
+  const auto with = hw::resolve_system("dgx-a100-80gb", LLMSIM_DATA_DIR);
+  REQUIRE(with.efficiency.collective_base_s == doctest::Approx(55 * us));
+  REQUIRE(with.efficiency.collective_base_low_s == doctest::Approx(50 * us));
+  REQUIRE(with.efficiency.collective_base_high_s == doctest::Approx(55 * us));
+  const auto without = preset("dgx-a100-80gb");
+  const sim::CommCost a(with), b(without);
+  // A decode step's TP8 all-reduce of one token row (8192 x 2 B): the base dominates it.
+  const double B = 8192 * 2;
+  const auto tp8 = sim::make_group(8, 1, 8);
+  const auto t = a.collective(Coll::AllReduce, B, tp8);
+  const auto t0 = b.collective(Coll::AllReduce, B, tp8);
+  CHECK(t.value - t0.value == doctest::Approx(55e-6));
+  CHECK(t.low - t0.low == doctest::Approx(50e-6));
+  CHECK(t.high - t0.high == doctest::Approx(55e-6));
+  // Hand value without the base: 14 x 2 us + 1.75 x 16384 / (300e9 x 0.75) = 28.127 us; with it 83.127 us.
+  CHECK(t0.value == doctest::Approx(14 * 2e-6 + 1.75 * B / (300e9 * 0.75)));
+  CHECK(t.value == doctest::Approx(83.127e-6).epsilon(1e-4));
+  // Once per call, also when the call is hierarchical (reduce-scatter, inter-node all-reduce, all-gather).
+  const auto two_nodes = sim::make_group(16, 1, 8);
+  CHECK(a.collective(Coll::AllReduce, B, two_nodes).value - b.collective(Coll::AllReduce, B, two_nodes).value ==
+        doctest::Approx(55e-6));
+  for (auto k : {Coll::ReduceScatter, Coll::AllGather, Coll::AllToAll})
+    CHECK(a.collective(k, B, tp8).value - b.collective(k, B, tp8).value == doctest::Approx(55e-6));
+  // No call, no base: a group of one, nothing to move, no collective.
+  CHECK(a.collective(Coll::AllReduce, B, sim::make_group(1, 1, 8)).high == 0);
+  CHECK(a.collective(Coll::AllReduce, 0, tp8).high == 0);
+  CHECK(a.collective(Coll::None, B, tp8).high == 0);
+  // Pipeline sends and host copies keep their own latencies.
+  CHECK(a.p2p(B, false).value == doctest::Approx(b.p2p(B, false).value));
+  CHECK(a.host_copy(B).value == doctest::Approx(b.host_copy(B).value));
 }
 
 TEST_CASE("staged PCIe (p2p off) on rtx4090-pcie is the p2p PCIe bandwidth times 0.5") {

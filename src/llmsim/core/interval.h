@@ -12,6 +12,10 @@ struct Interval {
   double high = 0;   // upper edge of the band
 
   static Interval exact(double v) { return Interval{v, v, v}; }
+  // A fitted value with its band as profiles store it: an edge of 0 means "the value itself".
+  static Interval banded(double v, double low, double high) {
+    return Interval{v, low > 0 ? low : v, high > 0 ? high : v};
+  }
   Interval& operator+=(const Interval& o) {
     value += o.value;
     low += o.low;

@@ -196,9 +196,21 @@ CommGroup make_group(int size, int stride, int domain_gpus) {
 
 CommCost::CommCost(const hardware::SystemSpec& sys) : sys_(sys) {}
 
+// One collective call: its ring or hierarchical time plus the call's base latency. NCCL's own cost model
+// charges every call a base latency besides the per-step latencies of its algorithm (NVIDIA/nccl
+// src/graph/tuning.cc, baseLat: 6.6 us for a ring with the LL protocol, hwLat 0.6 us per NVLink step); in
+// a serving or training step the call also waits for the slowest rank of its group. The value is
+// Efficiency::collective_base_s, fitted on measured runs (docs/validation.md, "Collective base latency").
 Interval CommCost::collective(model::Collective kind, double bytes, const CommGroup& group) const {
   // Nothing to move: a group of one, no collective, or an empty tensor (no latency either).
   if (kind == model::Collective::None || group.size <= 1 || bytes <= 0) return Interval{};
+  const auto& e = sys_.efficiency;
+  return Interval::banded(e.collective_base_s, e.collective_base_low_s, e.collective_base_high_s) +
+         transfer_time(kind, bytes, group);
+}
+
+// The alpha-beta time of one collective (ring within a domain, hierarchical across domains).
+Interval CommCost::transfer_time(model::Collective kind, double bytes, const CommGroup& group) const {
   const int n = group.size;
   const int nodes = group.nodes();
   if (nodes <= 1) return ring(kind, bytes, n, intra_link(sys_, n, kind));

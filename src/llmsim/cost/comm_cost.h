@@ -29,7 +29,8 @@ class CommCost {
 
   // Time of one collective over `group` where `bytes` is the full (unsharded) tensor: the all-reduced
   // tensor, the all-gather's output, the reduce-scatter's input, what one rank sends in an all-to-all.
-  // 0 for a group of one or Collective::None.
+  // Includes the call's base latency (Efficiency::collective_base_s). 0 for a group of one or
+  // Collective::None.
   Interval collective(model::Collective kind, double bytes, const CommGroup& group) const;
 
   // One point-to-point transfer of `bytes` between neighbouring pipeline stages (cross_node: the two
@@ -43,6 +44,7 @@ class CommCost {
   double ring_bandwidth_Bps(const CommGroup& group) const;
 
  private:
+  Interval transfer_time(model::Collective kind, double bytes, const CommGroup& group) const;
   const hardware::SystemSpec& sys_;
 };
 

@@ -9,9 +9,7 @@ bool is_comm(const model::Operator& op) {
 }  // namespace
 
 Interval host_dispatch_band(const hardware::Efficiency& e) {
-  const double v = e.host_dispatch_s;
-  return Interval{v, e.host_dispatch_low_s > 0 ? e.host_dispatch_low_s : v,
-                  e.host_dispatch_high_s > 0 ? e.host_dispatch_high_s : v};
+  return Interval::banded(e.host_dispatch_s, e.host_dispatch_low_s, e.host_dispatch_high_s);
 }
 
 double forward_launches(const model::Operator& op, double norm_kernels) {

@@ -160,6 +160,22 @@ Efficiency default_efficiency(int compute_capability) {
       "docs/validation.md, 'Host dispatch fit'). Eager PyTorch is commonly put at "
       "5-25 us of host work per op; transformers' module code adds Python work per launch. A property of the "
       "host CPU and PyTorch build: set host_dispatch_us per system when measured";
+  // The base latency of one collective call (src/llmsim/cost/comm_cost.cpp): fitted, not measured. NCCL's
+  // own cost model puts it at 6.6 us for a ring with the LL protocol (src/graph/tuning.cc, baseLat); measured
+  // in engines it is far more: vLLM's one-shot custom all-reduce (vllm-project/vllm PR #2192) cut Llama-70B
+  // TP4 batch 64 (256 + 256 tokens) on A100-80G from 16.37 to 14.57 s and Llama-33B TP2 from 15.88 to
+  // 14.38 s, i.e. 44 and 49 us saved per NCCL all-reduce (2 per layer, 80 / 60 layers, 256 iterations: 1.80 s / (160 x
+  // 256), 1.50 s / (120 x 256)).
+  e.collective_base_s = 55.0 * units::us;
+  e.collective_base_low_s = 50.0 * units::us;  // the leave-one-source-out fits ranged 50-55 us
+  e.collective_base_high_s = 55.0 * units::us;
+  e.collective_base_source =
+      "fitted by llmsim calibrate fit-runs --key collective_base_us on the development files (all 1,320 time and "
+      "throughput rows: mean |log error| over a 0-100 us grid; leave-one-source-out picks 50-55 us for every "
+      "source; docs/validation.md, 'Collective base latency'). NCCL's cost model gives 6.6 us per call; in "
+      "engines the call also waits for the slowest rank, and vLLM PR #2192 measured 44-49 us saved per NCCL "
+      "all-reduce on A100-80G. A property of the system and its software stack: set collective_base_us per "
+      "system when measured";
   // DeepSpeed's ZeRO hooks (src/llmsim/train/train_layer_cost.cpp count_zero_hooks): off until measured. The
   // development files do not determine one rate per hook call: fit-runs --profile deepspeed --key
   // deepspeed_hook_us picks 400 us on them (45 rows), which brings Qwen-7B ZeRO-3 and the HF blog's Granite-7B

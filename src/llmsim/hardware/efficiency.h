@@ -54,6 +54,12 @@ struct Efficiency {
   // gradient hooks of ZeRO-1/2/3, all Python on the host critical path. Fitted on measured runs.
   double deepspeed_hook_s = 0;
   std::string deepspeed_hook_source;
+  // Seconds one collective call costs on top of its alpha-beta ring time (cost/comm_cost.cpp): NCCL's own
+  // cost model charges every call a base latency besides its per-step latencies (src/graph/tuning.cc,
+  // baseLat), and inside a TP group every call also waits for the slowest rank. Fitted on measured runs.
+  double collective_base_s = 0;
+  double collective_base_low_s = 0, collective_base_high_s = 0;  // its band (0: the value itself)
+  std::string collective_base_source;
   double gemm_half_k = 64;           // elements: GEMM contraction length at which the main loop runs at half efficiency
   double cpu_adam_params_per_s = 0;  // parameters/s of a CPU Adam update over the node's cores
   std::string cpu_adam_source;

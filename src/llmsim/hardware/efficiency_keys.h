@@ -53,8 +53,12 @@ inline constexpr const char* kKernelLaunchKey = "kernel_launch_us";
 inline constexpr const char* kGemmCallKey = "gemm_call_us";
 inline constexpr const char* kDeepSpeedHookKey = "deepspeed_hook_us";
 inline constexpr const char* kHostDispatchKey = "host_dispatch_us";
+inline constexpr const char* kCollectiveBaseKey = "collective_base_us";
 inline constexpr const char* kGemmHalfKKey = "gemm_half_k";
 inline constexpr const char* kCpuAdamKey = "cpu_adam_Mparams_per_s";
+
+// The microsecond keys that may carry a `_low` / `_high` band (a fitted value's leave-one-source-out range).
+const std::vector<std::string>& banded_us_keys();
 
 // Every key the table may hold (the reader rejects others with a did-you-mean), and the fractions
 // that may carry a `_low` / `_high` band.

@@ -233,6 +233,25 @@ void override_fraction(TomlReader& t, const std::string& key, const std::string&
   if (f.high < f.value) broken_rule(t, key + "_high", show(f.high), "must be >= " + key + " = " + show(*v));
 }
 
+// A fitted microsecond quantity with an optional band, `<key>_low` <= `<key>` <= `<key>_high`: a value
+// given without its band is exact (the band of the value it replaces no longer applies).
+void read_banded_us(TomlReader& t, const std::string& key, const std::string& source, double& value, double& low,
+                    double& high, std::string& value_source) {
+  if (const auto v = t.opt_non_negative(key)) {
+    value = *v * units::us;
+    low = high = 0;
+    value_source = source;
+  }
+  if (const auto v = t.opt_non_negative(key + "_low")) {
+    if (*v * units::us > value * (1 + 1e-12)) broken_rule(t, key + "_low", show(*v), "must be <= " + key);
+    low = *v * units::us;
+  }
+  if (const auto v = t.opt_non_negative(key + "_high")) {
+    if (*v * units::us < value * (1 - 1e-12)) broken_rule(t, key + "_high", show(*v), "must be >= " + key);
+    high = *v * units::us;
+  }
+}
+
 void read_efficiency(std::optional<TomlReader> t, Efficiency& e) {
   if (!t) return;
   // Fractions may carry a calibrated band: `<key>_low` and `<key>_high` beside `<key>`.
@@ -264,22 +283,10 @@ void read_efficiency(std::optional<TomlReader> t, Efficiency& e) {
     e.gemm_call_s = *v * units::us;
     e.gemm_call_source = source;
   }
-  if (const auto v = t->opt_non_negative(kHostDispatchKey)) {
-    e.host_dispatch_s = *v * units::us;
-    e.host_dispatch_low_s = e.host_dispatch_high_s = 0;  // a value without a band is exact
-    e.host_dispatch_source = source;
-  }
-  const std::string lo_key = std::string(kHostDispatchKey) + "_low", hi_key = std::string(kHostDispatchKey) + "_high";
-  if (const auto v = t->opt_non_negative(lo_key)) {
-    if (*v * units::us > e.host_dispatch_s * (1 + 1e-12))
-      broken_rule(*t, lo_key, show(*v), "must be <= " + std::string(kHostDispatchKey));
-    e.host_dispatch_low_s = *v * units::us;
-  }
-  if (const auto v = t->opt_non_negative(hi_key)) {
-    if (*v * units::us < e.host_dispatch_s * (1 - 1e-12))
-      broken_rule(*t, hi_key, show(*v), "must be >= " + std::string(kHostDispatchKey));
-    e.host_dispatch_high_s = *v * units::us;
-  }
+  read_banded_us(*t, kHostDispatchKey, source, e.host_dispatch_s, e.host_dispatch_low_s, e.host_dispatch_high_s,
+                 e.host_dispatch_source);
+  read_banded_us(*t, kCollectiveBaseKey, source, e.collective_base_s, e.collective_base_low_s, e.collective_base_high_s,
+                 e.collective_base_source);
   if (const auto v = t->opt_positive(kGemmHalfKKey)) e.gemm_half_k = *v;
   if (const auto v = t->opt_positive(kCpuAdamKey)) {
     e.cpu_adam_params_per_s = *v * 1e6;

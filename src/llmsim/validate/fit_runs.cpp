@@ -139,12 +139,13 @@ void write_fit_overlay(const std::string& path, const FitRunsResult& fit, const 
                    fit.fitted_rows, fit.rows, options.profile.empty() ? "" : ", profile " + options.profile);
   o << "schema_version = 1\n[efficiency]\n";
   o << fmt::format("{} = {}\n", options.key, fit.fitted_us);
-  // The band: the range of the leave-one-source-out fits (what the value is, a source away); only the host
-  // rate carries one.
+  // The band: the range of the leave-one-source-out fits (what the value is, a source away), for the keys
+  // that carry one.
   double lo = fit.fitted_us, hi = fit.fitted_us;
   for (const auto& s : fit.sources) lo = std::min(lo, s.loso_us), hi = std::max(hi, s.loso_us);
-  if (options.key == hardware::kHostDispatchKey)
-    o << fmt::format("{0}_low = {1}\n{0}_high = {2}\n", hardware::kHostDispatchKey, lo, hi);
+  const auto& banded = hardware::banded_us_keys();
+  if (std::find(banded.begin(), banded.end(), options.key) != banded.end())
+    o << fmt::format("{0}_low = {1}\n{0}_high = {2}\n", options.key, lo, hi);
   o << "source = \"fitted by llmsim calibrate fit-runs on measured runs\"\n";
 }
 
