@@ -486,15 +486,16 @@ Runner add_calibrate_command(CLI::App& app, int argc, char** argv) {
   refit->add_option("--data-dir", cmd->common.data_dir, "folder with models/ and hardware/ presets");
   CLI::App* fit = sub->add_subcommand(
       "fit-runs",
-      "fit a mechanism's parameter (host_dispatch_us, collective_base_us, deepspeed_hook_us) on measured-run CSVs, "
+      "fit a mechanism's parameter (host_dispatch_us, collective_base_us, collective_host_us, deepspeed_hook_us) on "
+      "measured-run CSVs, "
       "leave one source out");
   fit->add_option("FILE", cmd->run_files, "measured-run CSV files (data/validation/SCHEMA.md)")->required();
   fit->add_option("--profile", cmd->fit_profile, "fit on the rows of this framework profile only (e.g. hf)");
   fit->add_option("--key", cmd->fit_key,
-                  "the [efficiency] key to fit, in us: host_dispatch_us (default), collective_base_us or "
-                  "deepspeed_hook_us")
+                  "the [efficiency] key to fit, in us: host_dispatch_us (default), collective_base_us, "
+                  "collective_host_us or deepspeed_hook_us")
       ->check(CLI::IsMember({std::string(hardware::kHostDispatchKey), std::string(hardware::kCollectiveBaseKey),
-                             std::string(hardware::kDeepSpeedHookKey)}));
+                             std::string(hardware::kCollectiveHostKey), std::string(hardware::kDeepSpeedHookKey)}));
   fit->add_option("--grid", cmd->fit_grid, "values of --key to try, in us (default 0,10,15,...,50)")
       ->delimiter(',')
       ->check(finite_non_negative());

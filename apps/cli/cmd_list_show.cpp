@@ -147,6 +147,7 @@ nlohmann::json efficiency_json(const hardware::Efficiency& e) {
                       {"deepspeed_hook_s", e.deepspeed_hook_s},
                       {"host_dispatch_s", e.host_dispatch_s},
                       {"collective_base_s", e.collective_base_s},
+                      {"collective_host_s", e.collective_host_s},
                       {"cpu_adam_params_per_s", e.cpu_adam_params_per_s}};
   nlohmann::json by_collective = nlohmann::json::object();
   for (const auto& k : hardware::fraction_keys())
@@ -260,6 +261,11 @@ void print_system(const hardware::SystemSpec& s) {
   std::cout << fmt::format("    collective base latency: {:.1f} us per call [{:.1f} .. {:.1f}] ({})\n",
                            base.value / units::us, base.low / units::us, base.high / units::us,
                            e.collective_base_source);
+  const sim::Interval call =
+      sim::Interval::banded(e.collective_host_s, e.collective_host_low_s, e.collective_host_high_s);
+  std::cout << fmt::format(
+      "    eager collective call, host work beyond its launch: {:.1f} us [{:.1f} .. {:.1f}] ({})\n",
+      call.value / units::us, call.low / units::us, call.high / units::us, e.collective_host_source);
 }
 
 struct ListShow {

@@ -320,3 +320,39 @@ TEST_CASE("TP decode: every collective call of the step pays the collective base
   CHECK(sim::IterationCostModel(m, with, one, bf16()).uniform(1, 1, 128).time_s.value ==
         doctest::Approx(sim::IterationCostModel(m, without, one, bf16()).uniform(1, 1, 128).time_s.value));
 }
+
+TEST_CASE("eager engines: each collective call costs the host collective_host_us beyond its launch") {
+  // llama2-7b at TP8 on a DGX A100, batch-1 decode: 2 x 32 layer all-reduces, the embedding's all-reduce
+  // and the logits' all-gather = 66 calls. An eager iteration is host bound (launches x host rate); with
+  // 100 us of host work per call beyond its launch it lasts 66 x 100 us = 6.6 ms longer. A graph replay
+  // or a C++ runtime passes no host rate, so the calls cost nothing there.
+  const auto m = preset_model("llama2-7b");
+  auto sys = preset_system("dgx-a100-80gb");
+  REQUIRE(sys.efficiency.collective_host_s == 0);  // shipped off (not determined by the development files)
+  sim::ParallelSpec par;
+  par.tp = 8;
+  sim::IterationOptions eager;
+  eager.host_dispatch = sim::Interval::exact(28e-6);
+  eager.collective_host = sim::Interval::exact(0);
+  const sim::IterationCostModel without(m, sys, par, bf16(), eager);
+  eager.collective_host = sim::Interval::exact(100e-6);
+  const sim::IterationCostModel with(m, sys, par, bf16(), eager);
+  const auto a = without.uniform(1, 1, 128), b = with.uniform(1, 1, 128);
+  CHECK(b.collective_calls == 66);
+  REQUIRE(a.host_wait_s.value > 0);  // host bound already
+  CHECK(b.time_s.value - a.time_s.value == doctest::Approx(66 * 100e-6).epsilon(1e-9));
+  // Through the engine profiles: TGI before 2.0 decodes eagerly and pays the calls, TensorRT-LLM does not.
+  sys.efficiency.collective_host_s = 100e-6;
+  auto tgi = sim::engine_profile(sim::Framework::Tgi);
+  tgi.cuda_graphs = false;
+  const sim::EngineIterationCost t(m, sys, par, bf16(), tgi);
+  sys.efficiency.collective_host_s = 0;
+  const sim::EngineIterationCost t0(m, sys, par, bf16(), tgi);
+  CHECK(t.uniform(1, 1, 128).time_s.value - t0.uniform(1, 1, 128).time_s.value ==
+        doctest::Approx(66 * 100e-6).epsilon(1e-6));
+  sys.efficiency.collective_host_s = 100e-6;
+  const sim::EngineIterationCost r(m, sys, par, bf16(), sim::engine_profile(sim::Framework::TrtLlm));
+  sys.efficiency.collective_host_s = 0;
+  const sim::EngineIterationCost r0(m, sys, par, bf16(), sim::engine_profile(sim::Framework::TrtLlm));
+  CHECK(r.uniform(1, 1, 128).time_s.value == doctest::Approx(r0.uniform(1, 1, 128).time_s.value));
+}

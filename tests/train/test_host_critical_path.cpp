@@ -131,3 +131,27 @@ TEST_CASE(
   meg.train.zero_stage = 1;
   CHECK(dense_layer(sys, meg).bwd.value == doctest::Approx(dense_layer(no_hooks, meg).bwd.value));
 }
+
+TEST_CASE("a Megatron TP2 layer makes 2 collective calls forward and 2 backward; eager code pays each") {
+  // Without sequence parallelism: the attention output and MLP output all-reduce in forward, the
+  // column-parallel inputs' gradients all-reduce in backward. With 28 us per launch and 500 us of host
+  // work per call beyond it, the forward pass of this small layer (seq 64) is host bound: its span is
+  // 13 launches x 28 us + 2 calls x 500 us (the launches: the 11 kernels and the 2 all-reduces).
+  auto sys = preset_system("a800-nvlink");
+  sys.efficiency.host_dispatch_s = 28e-6;
+  sys.efficiency.host_dispatch_low_s = sys.efficiency.host_dispatch_high_s = 0;
+  sys.efficiency.collective_host_s = 500e-6;
+  auto run = llama_pretrain(sim::Framework::Megatron);
+  run.par.gpus = 2;
+  run.par.tp = 2;
+  run.par.dp = 1;
+  run.train.seq_len = 64;
+  run.par.sequence_parallel = false;
+  const auto c = dense_layer(sys, run);
+  CHECK(c.fwd_calls == 2);
+  CHECK(c.bwd_calls == 2);
+  CHECK(c.fwd_launches == 13);
+  CHECK(c.fwd.value == doctest::Approx(13 * 28e-6 + 2 * 500e-6));
+  sys.efficiency.collective_host_s = 0;
+  CHECK(dense_layer(sys, run).fwd.value < c.fwd.value - 0.9e-3);
+}

@@ -53,6 +53,7 @@ bool ComputeCost::supports(DType precision) const { return sys_.gpu.peak(precisi
 
 double ComputeCost::launch_s() const { return sys_.efficiency.kernel_launch_s; }
 Interval ComputeCost::host_dispatch() const { return host_dispatch_band(sys_.efficiency); }
+Interval ComputeCost::collective_host() const { return collective_host_band(sys_.efficiency); }
 double ComputeCost::deepspeed_hook_s() const { return sys_.efficiency.deepspeed_hook_s; }
 
 double ComputeCost::gemm_shape_factor(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch) const {

@@ -55,9 +55,10 @@ class ComputeCost {
   Interval forward(const model::Operator& op, DType precision, double norm_kernels = 1) const;
   Interval backward(const model::Operator& op, DType precision, bool weight_grads, double norm_kernels = 1) const;
 
-  double launch_s() const;          // seconds per kernel launch (GPU-side latency ahead of every kernel's streaming)
-  Interval host_dispatch() const;   // host seconds per eager kernel launch, banded (src/llmsim/cost/host_dispatch.h)
-  double deepspeed_hook_s() const;  // host seconds per DeepSpeed ZeRO hook call (Efficiency::deepspeed_hook_s)
+  double launch_s() const;           // seconds per kernel launch (GPU-side latency ahead of every kernel's streaming)
+  Interval host_dispatch() const;    // host seconds per eager kernel launch, banded (src/llmsim/cost/host_dispatch.h)
+  Interval collective_host() const;  // host seconds per eager collective call beyond its launch, banded (likewise)
+  double deepspeed_hook_s() const;   // host seconds per DeepSpeed ZeRO hook call (Efficiency::deepspeed_hook_s)
 
  private:
   Interval roofline(double flops, double peak_fraction_value, double frac_low, double frac_high, double bytes,

@@ -12,6 +12,18 @@ Interval host_dispatch_band(const hardware::Efficiency& e) {
   return Interval::banded(e.host_dispatch_s, e.host_dispatch_low_s, e.host_dispatch_high_s);
 }
 
+double forward_collective_calls(const model::Operator& op) {
+  return is_comm(op) && op.collective != model::Collective::None ? 1.0 : 0.0;
+}
+
+double backward_collective_calls(const model::Operator& op) {
+  return is_comm(op) && op.bwd_collective != model::Collective::None ? 1.0 : 0.0;
+}
+
+Interval collective_host_band(const hardware::Efficiency& e) {
+  return Interval::banded(e.collective_host_s, e.collective_host_low_s, e.collective_host_high_s);
+}
+
 double forward_launches(const model::Operator& op, double norm_kernels) {
   if (is_comm(op)) return op.collective == model::Collective::None ? 0.0 : 1.0;
   if (op.kind == model::OpKind::Norm) return norm_kernels;

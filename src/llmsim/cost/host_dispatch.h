@@ -25,6 +25,14 @@ double forward_launches(const model::Operator& op, double norm_kernels = 1);
 // plus, with `weight_grads`, the weight-gradient GEMM; none for an operator without backward work.
 double backward_launches(const model::Operator& op, bool weight_grads, double norm_kernels = 1);
 
+// Collective calls an operator's forward (backward) pass makes: one per collective, none otherwise. Eager code
+// pays Efficiency::collective_host_s for each on top of its launch.
+double forward_collective_calls(const model::Operator& op);
+double backward_collective_calls(const model::Operator& op);
+
+// The host seconds per eager collective call beyond its launch, with their band.
+Interval collective_host_band(const hardware::Efficiency& e);
+
 // The host seconds per eager launch with their band (the efficiency's host_dispatch_s and its low/high;
 // a missing edge is the value).
 Interval host_dispatch_band(const hardware::Efficiency& e);

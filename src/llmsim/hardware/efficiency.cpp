@@ -176,6 +176,16 @@ Efficiency default_efficiency(int compute_capability) {
       "engines the call also waits for the slowest rank, and vLLM PR #2192 measured 44-49 us saved per NCCL "
       "all-reduce on A100-80G. A property of the system and its software stack: set collective_base_us per "
       "system when measured";
+  // The host work of one eager collective call beyond its launch (src/llmsim/cost/host_dispatch.h): off until
+  // measured. On the development files fit-runs --key collective_host_us runs to the top of its grid (200 us,
+  // leave-one-source-out 150-200), pulled by Megatron's inference rows in FasterTransformer's guide, whose
+  // error grows with the batch (another missing term); TGI 1.0.3's TP8 rows, the eager engine it is meant
+  // for, are best near 56-85 us (46.5 % -> 21-23 %) but want ~160 us at 7B and ~50 us at 70B, and the
+  // serving median is worse at 200 us (24.5 -> 25.0 %). docs/validation.md, "Eager collective host work".
+  e.collective_host_s = 0;
+  e.collective_host_source =
+      "not set: the development files do not determine a value that generalizes (fit-runs --key collective_host_us "
+      "fits the top of its grid; docs/validation.md). Set collective_host_us per system when measured";
   // DeepSpeed's ZeRO hooks (src/llmsim/train/train_layer_cost.cpp count_zero_hooks): off until measured. The
   // development files do not determine one rate per hook call: fit-runs --profile deepspeed --key
   // deepspeed_hook_us picks 400 us on them (45 rows), which brings Qwen-7B ZeRO-3 and the HF blog's Granite-7B

@@ -60,6 +60,12 @@ struct Efficiency {
   double collective_base_s = 0;
   double collective_base_low_s = 0, collective_base_high_s = 0;  // its band (0: the value itself)
   std::string collective_base_source;
+  // Host seconds eager code spends on one collective call beyond its kernel launch (torch.distributed's
+  // ProcessGroupNCCL: stream synchronisation events, the Work object, NCCL's host-side enqueue), on the
+  // host critical path with the kernel launches (cost/host_dispatch.h). Fitted on measured runs.
+  double collective_host_s = 0;
+  double collective_host_low_s = 0, collective_host_high_s = 0;  // its band (0: the value itself)
+  std::string collective_host_source;
   double gemm_half_k = 64;           // elements: GEMM contraction length at which the main loop runs at half efficiency
   double cpu_adam_params_per_s = 0;  // parameters/s of a CPU Adam update over the node's cores
   std::string cpu_adam_source;

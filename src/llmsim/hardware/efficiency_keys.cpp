@@ -48,8 +48,8 @@ std::vector<std::string> efficiency_toml_keys() {
   std::vector<std::string> keys = {"calibrated"};
   for (const DType t : gemm_fraction_dtypes()) keys.push_back(gemm_fraction_key(t));
   for (const FractionKey& k : fraction_keys()) keys.emplace_back(k.toml_key);
-  for (const char* k : {kKernelLaunchKey, kGemmCallKey, kHostDispatchKey, kCollectiveBaseKey, kDeepSpeedHookKey,
-                        kGemmHalfKKey, kCpuAdamKey, "source"})
+  for (const char* k : {kKernelLaunchKey, kGemmCallKey, kHostDispatchKey, kCollectiveBaseKey, kCollectiveHostKey,
+                        kDeepSpeedHookKey, kGemmHalfKKey, kCpuAdamKey, "source"})
     keys.emplace_back(k);
   for (const std::string& k : banded_us_keys()) {
     keys.push_back(k + "_low");
@@ -59,7 +59,7 @@ std::vector<std::string> efficiency_toml_keys() {
 }
 
 const std::vector<std::string>& banded_us_keys() {
-  static const std::vector<std::string> keys = {kHostDispatchKey, kCollectiveBaseKey};
+  static const std::vector<std::string> keys = {kHostDispatchKey, kCollectiveBaseKey, kCollectiveHostKey};
   return keys;
 }
 

@@ -54,6 +54,7 @@ inline constexpr const char* kGemmCallKey = "gemm_call_us";
 inline constexpr const char* kDeepSpeedHookKey = "deepspeed_hook_us";
 inline constexpr const char* kHostDispatchKey = "host_dispatch_us";
 inline constexpr const char* kCollectiveBaseKey = "collective_base_us";
+inline constexpr const char* kCollectiveHostKey = "collective_host_us";
 inline constexpr const char* kGemmHalfKKey = "gemm_half_k";
 inline constexpr const char* kCpuAdamKey = "cpu_adam_Mparams_per_s";
 

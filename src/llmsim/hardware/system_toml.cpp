@@ -287,6 +287,8 @@ void read_efficiency(std::optional<TomlReader> t, Efficiency& e) {
                  e.host_dispatch_source);
   read_banded_us(*t, kCollectiveBaseKey, source, e.collective_base_s, e.collective_base_low_s, e.collective_base_high_s,
                  e.collective_base_source);
+  read_banded_us(*t, kCollectiveHostKey, source, e.collective_host_s, e.collective_host_low_s, e.collective_host_high_s,
+                 e.collective_host_source);
   if (const auto v = t->opt_positive(kGemmHalfKKey)) e.gemm_half_k = *v;
   if (const auto v = t->opt_positive(kCpuAdamKey)) {
     e.cpu_adam_params_per_s = *v * 1e6;

@@ -14,8 +14,10 @@ IterationOptions engine_iteration_options(const EngineProfile& engine, const har
   // C++ runtime at the launch floor the kernel cost already charges.
   if (graph)
     o.kernel_floor_s = kCudaGraphKernelFloor_s;
-  else if (engine.python_dispatch)
+  else if (engine.python_dispatch) {
     o.host_dispatch = host_dispatch_band(sys.efficiency);
+    o.collective_host = collective_host_band(sys.efficiency);
+  }
   return o;
 }
 

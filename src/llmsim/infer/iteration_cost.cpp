@@ -135,6 +135,7 @@ IterationCost IterationCostModel::iteration(const std::vector<SequenceWork>& bat
       // Launches of everything the iteration issues (the dequantization is inside its GEMM's kernel).
       const double norm_kernels = op.kind == model::OpKind::Norm ? opt_.glue.norm_kernels(m_.norm) : 1.0;
       c.launches += forward_launches(op, norm_kernels) * times;
+      c.collective_calls += forward_collective_calls(op) * times;
       if (op.kind == model::OpKind::TpComm || op.kind == model::OpKind::MoeComm) {
         c.comm_s += comm_.collective(op.collective, op.comm_bytes, op.kind == model::OpKind::TpComm ? tp : ep) * times;
         continue;
@@ -249,7 +250,7 @@ IterationCost IterationCostModel::iteration(const std::vector<SequenceWork>& bat
   }
   const Interval gpu = c.linear_s + c.attention_s + c.comm_s + c.other_s;
   c.other_s += overhead;
-  const Interval span = host_bound(gpu, opt_.host_dispatch * c.launches);
+  const Interval span = host_bound(gpu, opt_.host_dispatch * c.launches + opt_.collective_host * c.collective_calls);
   c.host_wait_s = exposed_beyond(span, gpu);
   c.time_s = span + overhead;
   return c;

@@ -32,6 +32,7 @@ struct IterationOptions {
   double overhead_s = 0;        // seconds of engine CPU work per iteration (scheduling, sampling, detokenising)
   Interval host_dispatch;       // host seconds per kernel the iteration issues from eager code, banded (0: a graph
                                 // replay or a C++ runtime; src/llmsim/cost/host_dispatch.h)
+  Interval collective_host;     // host seconds per collective call beyond its launch, eager code only (likewise)
   model::EagerGlue glue;        // the engine's model code: fused kernels, or HF eager glue (HF generate)
   double kv_copy_passes = 0;    // whole-cache copies per layer per iteration the engine's cache code makes of each
                                 // sequence's K and V (HF: DynamicCache's torch.cat and the flash-attention unpad
@@ -42,13 +43,14 @@ struct IterationOptions {
 };
 
 struct IterationCost {
-  Interval time_s;       // the whole iteration
-  Interval linear_s;     // GEMMs (projections, MLP/experts, LM head) incl. dequantisation
-  Interval attention_s;  // attention kernels (prefill + decode)
-  Interval comm_s;       // TP all-reduces, PP hand-offs
-  Interval other_s;      // norms, RoPE, activations, residuals, embedding, sampling, overhead
-  Interval host_wait_s;  // the GPU idle behind the host issuing the kernels (eager, host-bound iterations)
-  double launches = 0;   // kernels the forward pass launches
+  Interval time_s;              // the whole iteration
+  Interval linear_s;            // GEMMs (projections, MLP/experts, LM head) incl. dequantisation
+  Interval attention_s;         // attention kernels (prefill + decode)
+  Interval comm_s;              // TP all-reduces, PP hand-offs
+  Interval other_s;             // norms, RoPE, activations, residuals, embedding, sampling, overhead
+  Interval host_wait_s;         // the GPU idle behind the host issuing the kernels (eager, host-bound iterations)
+  double launches = 0;          // kernels the forward pass launches
+  double collective_calls = 0;  // of which collective calls (each costs eager code collective_host beyond its launch)
 };
 
 class IterationCostModel {

@@ -82,10 +82,14 @@ class Builder {
       const double launches = forward_launches(op, norm_kernels);
       out_.fwd_launches += launches;
       out_.bwd_launches += backward_launches(op, weights_trainable, norm_kernels);
+      const double calls = forward_collective_calls(op);
+      out_.fwd_calls += calls;
+      out_.bwd_calls += backward_collective_calls(op);
       const double again = rerun[i];
       if (again > 0) {
         out_.recompute += f * again;
         out_.recompute_launches += launches * again;
+        out_.recompute_calls += calls * again;
         if (op.kind == OpKind::TpComm || op.kind == OpKind::MoeComm)
           out_.recompute_comm += f * again;
         else
@@ -155,10 +159,11 @@ class Builder {
   void bound_by_host() {
     count_zero_hooks();
     const Interval per_launch = in_.compute.host_dispatch();
+    const Interval per_call = in_.compute.collective_host();
     const double per_hook = in_.framework.zero_hooks ? in_.compute.deepspeed_hook_s() : 0.0;
-    if (per_launch.high <= 0 && per_hook <= 0) return;
-    auto bound = [&](Interval& t, double launches, double hooks) {
-      const Interval span = host_bound(t, per_launch * launches + Interval::exact(per_hook * hooks));
+    if (per_launch.high <= 0 && per_call.high <= 0 && per_hook <= 0) return;
+    auto bound = [&](Interval& t, double launches, double calls, double hooks) {
+      const Interval span = host_bound(t, per_launch * launches + per_call * calls + Interval::exact(per_hook * hooks));
       const double wait = span.value - t.value;
       if (wait > 0) {
         out_.by_module["host_wait"] += wait;
@@ -166,9 +171,10 @@ class Builder {
       }
       t = span;
     };
-    bound(out_.fwd, out_.fwd_launches, out_.fwd_hooks);
-    bound(out_.bwd, out_.bwd_launches, out_.bwd_hooks);
-    if (out_.recompute_launches > 0) bound(out_.recompute, out_.recompute_launches, out_.recompute_hooks);
+    bound(out_.fwd, out_.fwd_launches, out_.fwd_calls, out_.fwd_hooks);
+    bound(out_.bwd, out_.bwd_launches, out_.bwd_calls, out_.bwd_hooks);
+    if (out_.recompute_launches > 0)
+      bound(out_.recompute, out_.recompute_launches, out_.recompute_calls, out_.recompute_hooks);
   }
 
   // DeepSpeed's hooks per pass (FrameworkProfile::zero_hooks): stage 3 fetches and releases every module
@@ -202,11 +208,14 @@ class Builder {
     out_.bwd += eb;
     out_.fwd_launches += 1;
     out_.bwd_launches += 1;
+    out_.fwd_calls += 1;
+    out_.bwd_calls += 1;
     out_.fwd_comm += ef;
     out_.bwd_comm += eb;
     if (in_.run.train.recompute == Recompute::Full) {
       out_.recompute += ef;
       out_.recompute_launches += 1;
+      out_.recompute_calls += 1;
       out_.recompute_comm += ef;
     }
     out_.by_module["communication.cp"] += ef.value + eb.value;

@@ -34,6 +34,8 @@ struct LayerCost {
   // Kernels each pass launches (src/llmsim/cost/host_dispatch.h); fwd, bwd and recompute above are
   // already spans: at least these launches times the host's seconds per eager launch.
   double fwd_launches = 0, bwd_launches = 0, recompute_launches = 0;
+  // Of which collective calls: eager code spends Efficiency::collective_host_s on each beyond its launch.
+  double fwd_calls = 0, bwd_calls = 0, recompute_calls = 0;
   // DeepSpeed ZeRO hook calls each pass makes on the host (FrameworkProfile::zero_hooks): modules holding
   // parameters (each nn.Linear / norm operator, and a LoRA adapter's A and B) and trainable parameter
   // tensors (one per such module: its weight; biases ride with it).

@@ -16,7 +16,8 @@ namespace llmsim::sim {
 
 struct FitRunsOptions {
   // The [efficiency] key fitted, in microseconds: host_dispatch_us (the eager host rate),
-  // collective_base_us (a collective call's base latency) or deepspeed_hook_us (DeepSpeed's ZeRO hooks);
+  // collective_base_us (a collective call's base latency), collective_host_us (an eager collective call's host
+  // work) or deepspeed_hook_us (DeepSpeed's ZeRO hooks);
   // every other key keeps the systems' values.
   std::string key = hardware::kHostDispatchKey;
   std::vector<double> grid_us = {0, 10, 15, 20, 22, 24, 26, 28, 30, 32, 35, 40, 50};
