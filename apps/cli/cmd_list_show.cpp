@@ -78,6 +78,13 @@ nlohmann::json model_json(const model::ModelSpec& m) {
                 {"qk_rope_head_dim", m.mla.qk_rope_head_dim},
                 {"v_head_dim", m.mla.v_head_dim}};
   if (m.mtp_layers > 0) j["mtp"] = {{"modules", m.mtp_layers}, {"params", pc.mtp}};
+  if (m.vision.present())
+    j["vision_tower"] = {
+        {"model_type", m.vision.model_type},
+        {"counted", m.vision.counted},
+        {"tower_params", m.vision.counted ? nlohmann::json(m.vision.tower_params) : nlohmann::json()},
+        {"projector_params", m.vision.counted ? nlohmann::json(m.vision.projector_params) : nlohmann::json()},
+        {"simulated", false}};
   return j;
 }
 
@@ -117,6 +124,19 @@ void print_model(const model::ModelSpec& m) {
     std::cout << fmt::format(
         "  multi-token prediction: {} module(s), {} params ({:.3f} B) apart from the total, not simulated\n",
         m.mtp_layers, pc.mtp, static_cast<double>(pc.mtp) / 1e9);
+  if (m.vision.present()) {
+    if (m.vision.counted)
+      std::cout << fmt::format(
+          "  vision tower ({}): {} + projector {} = {} params ({:.3f} B) apart from the total (with it {:.3f} B), "
+          "not simulated: llmsim runs the text model\n",
+          m.vision.model_type, m.vision.tower_params, m.vision.projector_params, m.vision.params(),
+          static_cast<double>(m.vision.params()) / 1e9, static_cast<double>(pc.total + m.vision.params()) / 1e9);
+    else
+      std::cout << fmt::format(
+          "  vision tower ({}): not counted (no parameter formula for it here) and not simulated: llmsim runs the "
+          "text model\n",
+          m.vision.model_type);
+  }
   std::cout << fmt::format("  KV cache: {:.4g} MiB per token at 16-bit ({:.4g} MiB at fp8){}\n",
                            kv_bytes_per_token(m, 2.0) / units::MiB, kv_bytes_per_token(m, 1.0) / units::MiB,
                            m.mla.enabled() ? " (MLA latent + RoPE key, whole on every TP rank)" : "");

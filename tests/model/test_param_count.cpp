@@ -188,3 +188,30 @@ TEST_CASE("KV bytes per token: K and V of the KV heads a GPU holds, one whole he
   CHECK(llmsim::model::kv_bytes_per_token(m, 80, 16, 2.0) == 327680.0 / 8);  // replicated heads
   CHECK(llmsim::model::kv_bytes_per_token(m, 10, 1, 1.0) == 327680.0 / 16);  // 10 layers at fp8
 }
+
+TEST_CASE("a multimodal checkpoint's vision tower is counted apart from the text model, where its formula is known") {
+  // Mistral-Small-3.1-24B (mistral3): the text model is a 40-layer mistral of hidden 5120, counted as usual.
+  const ModelSpec m = load_hf_config(kTestModels + "mistral-small-3.1-24b");
+  CHECK(count_params(m).total == 23572403200);
+  REQUIRE(m.vision.present());
+  CHECK(m.vision.model_type == "pixtral");
+  CHECK(m.vision.counted);
+  // Pixtral encoder, hidden 1024, intermediate 4096, 24 layers, patch 14, 3 channels:
+  //   patch conv 3 x 14 x 14 x 1024 = 602,112; ln_pre 1,024;
+  //   per layer q, k, v, o 4 x 1024^2 = 4,194,304 + gated MLP 3 x 1024 x 4096 = 12,582,912 + 2 norms 2,048
+  //   = 16,779,264; x 24 = 402,702,336.  Tower: 403,305,472.
+  CHECK(m.vision.tower_params == 403305472);
+  // Mistral-3 projector, spatial_merge_size 2, no bias: norm 1,024 + merger 4096 x 1024 = 4,194,304 +
+  // linear_1 1024 x 5120 = 5,242,880 + linear_2 5120 x 5120 = 26,214,400 = 35,652,608.
+  CHECK(m.vision.projector_params == 35652608);
+  // With the tower: 24,011,361,280 (the model card's "24B").
+  CHECK(count_params(m).total + m.vision.params() == 24011361280);
+  // llava-1.5's CLIP tower has no formula here: named, not counted.
+  const ModelSpec llava = load_hf_config(kTestModels + "llava-1.5-7b/config.json");
+  REQUIRE(llava.vision.present());
+  CHECK(llava.vision.model_type == "clip_vision_model");
+  CHECK_FALSE(llava.vision.counted);
+  CHECK(llava.vision.params() == 0);
+  // A text-only config has none.
+  CHECK_FALSE(load_hf_config(kTestModels + "qwen3-4b").vision.present());
+}

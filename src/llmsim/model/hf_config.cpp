@@ -883,6 +883,23 @@ QuantSpec read_quant(const Reader& q) {
                                      did_you_mean(method, known)));
 }
 
+// A multimodal wrapper's vision tower (vision_config beside text_config), counted apart where its
+// architecture is known: Pixtral's encoder with Mistral-3's projector (mistral3, e.g. Mistral-Small-3.1).
+// Another tower is named and left uncounted.
+VisionTower read_vision_tower(const Reader& root, const Reader& vision, std::int64_t text_hidden) {
+  VisionTower v;
+  v.model_type = vision.string("model_type", "unknown");
+  if (v.model_type != "pixtral" || root.string("model_type", "") != "mistral3") return v;
+  const std::int64_t hidden = vision.dimension("hidden_size", 1024);
+  v.tower_params = pixtral_tower_params(hidden, vision.dimension("intermediate_size", 4096),
+                                        vision.dimension("num_hidden_layers", 24), vision.dimension("num_channels", 3),
+                                        vision.dimension("patch_size", 16));
+  v.projector_params = mistral3_projector_params(hidden, text_hidden, root.positive("spatial_merge_size", 2),
+                                                 root.boolean("multimodal_projector_bias", false));
+  v.counted = true;
+  return v;
+}
+
 }  // namespace
 
 std::vector<std::string> supported_model_types() {
@@ -914,6 +931,7 @@ ModelSpec model_from_hf_json(const JsonDocument& doc) {
     m.tied_embeddings = root.boolean("tie_word_embeddings", m.tied_embeddings);
   m.name = doc.file;
   m.model_type = type;
+  if (const auto vision = root.object("vision_config")) m.vision = read_vision_tower(root, *vision, m.hidden);
   m.dtype = read_dtype(text, root);
   if (const auto q = root.object("quantization_config")) {
     m.quant = read_quant(*q);

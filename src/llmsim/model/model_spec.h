@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "llmsim/core/dtype.h"
+#include "llmsim/model/vision_tower.h"
 
 namespace llmsim::model {
 
@@ -120,6 +121,8 @@ struct ModelSpec {
   // DeepSeek-V3's multi-token prediction modules (num_nextn_predict_layers): stored with the checkpoint,
   // used for training signal and speculative decoding; counted apart (param_count.h), never simulated.
   std::int64_t mtp_layers = 0;
+  // A multimodal checkpoint's vision tower (vision_tower.h): counted apart, never simulated.
+  VisionTower vision;
   DType dtype = DType::BF16;  // checkpoint dtype (torch_dtype / dtype)
   QuantSpec quant;            // pre-quantized checkpoint; format None otherwise
 
