@@ -4,6 +4,7 @@
 #include <memory>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "cli_context.h"
@@ -78,6 +79,7 @@ nlohmann::json model_json(const model::ModelSpec& m) {
                 {"qk_rope_head_dim", m.mla.qk_rope_head_dim},
                 {"v_head_dim", m.mla.v_head_dim}};
   if (m.mtp_layers > 0) j["mtp"] = {{"modules", m.mtp_layers}, {"params", pc.mtp}};
+  j["unread_config_keys"] = m.unread_keys;
   if (m.vision.present())
     j["vision_tower"] = {
         {"model_type", m.vision.model_type},
@@ -124,6 +126,11 @@ void print_model(const model::ModelSpec& m) {
     std::cout << fmt::format(
         "  multi-token prediction: {} module(s), {} params ({:.3f} B) apart from the total, not simulated\n",
         m.mtp_layers, pc.mtp, static_cast<double>(pc.mtp) / 1e9);
+  if (!m.unread_keys.empty())
+    std::cout << fmt::format(
+        "  config keys not read: {} (not in the cosmetic list of docs/model-configs.md: check they change neither "
+        "compute nor memory)\n",
+        fmt::join(m.unread_keys, ", "));
   if (m.vision.present()) {
     if (m.vision.counted)
       std::cout << fmt::format(

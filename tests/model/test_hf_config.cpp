@@ -804,3 +804,33 @@ TEST_CASE("llama4_text: an moe_layers list that is not every interleave_moe_laye
   const std::string msg = error_of([&] { from_text(j.dump()); }).message();
   CHECK(contains(msg, "moe_layers is not every 2-th layer"));
 }
+
+TEST_CASE("config keys: cosmetic ones ignored, unknown ones reported, unmodelled ones refused by name") {
+  // Special-token ids, dropout, epsilons and transformers metadata change neither compute nor memory.
+  const ModelSpec a = from_text(R"({"model_type": "llama", "bos_token_id": 1, "attention_dropout": 0.0,
+    "rms_norm_eps": 1e-5, "transformers_version": "4.51.0", "use_cache": true})");
+  CHECK(a.unread_keys.empty());
+  // A key no reader asks for and the cosmetic list does not hold is reported, in file order.
+  const ModelSpec b = from_text(R"({"model_type": "llama", "my_new_flag": 3, "eos_token_id": 2, "zz_mode": "x"})");
+  CHECK(b.unread_keys == std::vector<std::string>{"my_new_flag", "zz_mode"});
+  // Inside a wrapper the text model's keys are named with their path.
+  const ModelSpec c = from_text(R"({"model_type": "llava", "text_config": {"model_type": "llama", "odd": 1}})");
+  CHECK(c.unread_keys == std::vector<std::string>{"text_config.odd"});
+  // Qwen3-Next's linear-attention layers change compute and memory in a way no reader models: an input
+  // error naming the key and its line.
+  const Error e = error_of([] {
+    from_text(R"({"model_type": "qwen3_moe",
+  "full_attention_interval": 4})");
+  });
+  CHECK(e.kind() == ErrorKind::Input);
+  CHECK(e.where().key == "full_attention_interval");
+  CHECK(e.where().line == 2);
+  CHECK(contains(e.message(), "changes compute or memory"));
+  // Keys inert in their context are read, not reported: Qwen's window without use_sliding_window,
+  // Falcon's multi_query with new_decoder_architecture, num_key_value_heads under MLA.
+  CHECK(load_hf_config(kTestModels + "qwen3-4b").unread_keys.empty());
+  CHECK(load_hf_config(kTestModels + "falcon-40b-instruct").unread_keys.empty());
+  CHECK(load_hf_config(kTestModels + "deepseek-r1").unread_keys.empty());
+  // Phi-4-mini's full_attn_mod is neither read nor cosmetic: reported.
+  CHECK(load_hf_config(kTestModels + "phi-4-mini").unread_keys == std::vector<std::string>{"full_attn_mod"});
+}

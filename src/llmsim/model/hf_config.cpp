@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <array>
 #include <filesystem>
+#include <memory>
 #include <optional>
+#include <set>
 #include <string_view>
 
 #include "llmsim/core/suggest.h"
@@ -33,8 +35,9 @@ std::string shown(const json& v) {
 // is type-checked. A key holding null means "not set" (Python None), exactly as transformers reads it.
 class Reader {
  public:
-  Reader(const JsonDocument& doc, const json& obj, std::string prefix)
-      : doc_(doc), obj_(obj), prefix_(std::move(prefix)) {}
+  Reader(const JsonDocument& doc, const json& obj, std::string prefix,
+         std::shared_ptr<std::set<std::string>> read = std::make_shared<std::set<std::string>>())
+      : doc_(doc), obj_(obj), prefix_(std::move(prefix)), read_(std::move(read)) {}
 
   // Location of `key` inside this object: searched after the object's own key so that a nested
   // text_config.hidden_size is not confused with a vision_config.hidden_size earlier in the file.
@@ -53,11 +56,23 @@ class Reader {
 
   // The value of `key`, or nullptr when absent or null.
   const json* get(const std::string& key) const {
+    read_->insert(prefix_ + key);
     const auto it = obj_.find(key);
     if (it == obj_.end() || it->is_null()) return nullptr;
     return &*it;
   }
-  bool present(const std::string& key) const { return obj_.contains(key); }
+  bool present(const std::string& key) const {
+    read_->insert(prefix_ + key);
+    return obj_.contains(key);
+  }
+
+  // This object's keys no reader asked for, in file order.
+  std::vector<std::string> unread() const {
+    std::vector<std::string> out;
+    for (auto it = obj_.begin(); it != obj_.end(); ++it)
+      if (!read_->count(prefix_ + it.key())) out.push_back(it.key());
+    return out;
+  }
 
   [[noreturn]] void fail(const std::string& key, const std::string& rule) const { throw_input(where(key), rule); }
 
@@ -125,7 +140,7 @@ class Reader {
     const json* v = get(key);
     if (!v) return std::nullopt;
     if (!v->is_object()) fail(key, fmt::format("{} must be an object, got {}", key, shown(*v)));
-    return Reader(doc_, *v, prefix_ + key + ".");
+    return Reader(doc_, *v, prefix_ + key + ".", read_);
   }
 
   const JsonDocument& doc() const { return doc_; }
@@ -134,6 +149,7 @@ class Reader {
   const JsonDocument& doc_;
   const json& obj_;
   std::string prefix_;
+  std::shared_ptr<std::set<std::string>> read_;  // every key any reader of this document asked for
 };
 
 // The Hugging Face defaults of one llama-like family (the keyword defaults of its *Config class).
@@ -265,7 +281,13 @@ void read_qwen_attention_bias(const Reader& r, ModelSpec& m, bool fallback) {
 // Qwen2 only slides the window when use_sliding_window is set (then on the layers layer_types marks;
 // the spec carries one window for all layers).
 void read_qwen_window(const Reader& r, ModelSpec& m) {
-  if (r.boolean("use_sliding_window", false)) m.sliding_window = read_window(r, 4096);
+  if (r.boolean("use_sliding_window", false)) {
+    m.sliding_window = read_window(r, 4096);
+  } else {
+    // Inert without use_sliding_window (transformers' Qwen2Attention passes no window then).
+    r.present("sliding_window");
+    r.present("max_window_layers");
+  }
 }
 
 // The routing of the Qwen MoE families (transformers' Qwen2MoeConfig / Qwen3MoeConfig defaults given).
@@ -566,6 +588,7 @@ ModelSpec read_deepseek(const Reader& r, bool v3) {
   MlaSpec& a = m.mla;
   a.q_lora_rank = r.get("q_lora_rank") ? r.positive("q_lora_rank", 0) : (v3 && !r.present("q_lora_rank") ? 1536 : 0);
   a.kv_lora_rank = r.dimension("kv_lora_rank", 512);
+  r.present("num_key_value_heads");  // unused by MLA: keys and values come from the latent, one per query head
   a.qk_nope_head_dim = r.dimension("qk_nope_head_dim", 128);
   a.qk_rope_head_dim = r.dimension("qk_rope_head_dim", 64);
   a.v_head_dim = r.dimension("v_head_dim", 128);
@@ -733,6 +756,7 @@ ModelSpec read_falcon(const Reader& r) {
   const bool new_arch = r.boolean("new_decoder_architecture", false);
   if (new_arch) {
     m.num_kv_heads = r.positive("num_kv_heads", m.num_heads);
+    r.present("multi_query");  // inert with new_decoder_architecture: num_kv_heads applies
   } else {
     m.num_kv_heads = r.boolean("multi_query", true) ? 1 : m.num_heads;
   }
@@ -883,6 +907,61 @@ QuantSpec read_quant(const Reader& q) {
                                      did_you_mean(method, known)));
 }
 
+// Keys that change neither compute nor memory, ignored without a word (docs/model-configs.md lists them):
+// identity and tokenizer metadata, special-token ids, initialisation and norm epsilons, dropout rates,
+// runtime flags of transformers, the values (not the cost) of RoPE scaling and soft-capping, router
+// losses and routing-score options that leave each token's top-k experts' work unchanged.
+constexpr std::string_view kCosmeticKeys[] = {
+    "_name_or_path", "architectures", "auto_map", "transformers_version", "tokenizer_class", "model_name",
+    "bos_token_id", "eos_token_id", "pad_token_id", "sep_token_id", "decoder_start_token_id", "image_token_index",
+    "image_token_id", "video_token_id", "vision_start_token_id", "vision_end_token_id", "vision_token_id",
+    "boi_token_index", "eoi_token_index", "initializer_range", "initializer_factor", "rms_norm_eps", "layer_norm_eps",
+    "layer_norm_epsilon", "layernorm_epsilon", "norm_epsilon", "attention_dropout", "hidden_dropout",
+    "hidden_dropout_prob", "attention_probs_dropout_prob", "resid_pdrop", "embd_pdrop", "attn_pdrop",
+    "classifier_dropout", "summary_activation", "summary_first_dropout", "summary_proj_to_labels", "summary_type",
+    "summary_use_proj", "task_specific_params", "use_cache", "output_attentions", "output_hidden_states", "return_dict",
+    "pretraining_tp", "tie_encoder_decoder", "use_bfloat16", "_attn_implementation", "attn_implementation",
+    "rope_scaling", "original_max_position_embeddings", "attn_logit_softcapping", "final_logit_softcapping",
+    "query_pre_attn_scalar", "router_aux_loss_coef", "output_router_logits", "router_z_loss_coef",
+    "router_jitter_noise", "aux_loss_alpha", "seq_aux", "norm_topk_prob", "routed_scaling_factor", "topk_method",
+    "scoring_func", "topk_group", "n_group", "scale_attn_weights", "reorder_and_upcast_attn",
+    "scale_attn_by_inverse_layer_idx", "apply_query_key_layer_scaling", "attention_softmax_in_fp32",
+    "apply_residual_connection_post_layernorm", "fp32_residual_connection", "bias_dropout_fusion",
+    "quantization_config", "torch_dtype", "dtype", "model_type",
+    // Metadata and duplicates: the tokenizer's length, the config's origin, a training EP hint, a second
+    // spelling of a key that is read (gpt2's n_ctx, gemma2's sliding_window_size, gpt-oss's experts_per_token).
+    "_from_model_config", "model_max_length", "ep_size", "n_ctx", "sliding_window_size", "experts_per_token",
+    "initial_context_length", "cache_implementation",
+    // Values, not cost: RoPE variants (local-layer base, LongRoPE and ChatGLM factors, M-RoPE), Llama 4's
+    // attention temperature, gpt-oss's SwiGLU clamp, Llama 4's weightless q/k L2 norm.
+    "rope_local_base_freq", "interpolate_factor", "original_rope", "use_mrope", "attn_scale", "attn_temperature_tuning",
+    "floor_scale", "swiglu_limit", "use_qk_norm", "for_llm_compressor",
+    // Phi-3's modelling code builds its projections without bias whatever these say (other readers read them).
+    "attention_bias", "mlp_bias",
+    // A multimodal wrapper's vision side (the tower is not simulated; vision_tower.h counts it).
+    "projector_hidden_act", "vision_feature_layer", "vision_feature_select_strategy", "ignore_index"};
+
+// Keys that change compute or memory in architectures no reader here models (Qwen3-Next's linear-attention
+// layers, Mllama's cross-attention): refused by name rather than ignored.
+constexpr std::string_view kUnmodelledKeys[] = {
+    "full_attention_interval", "linear_num_key_heads",   "linear_num_value_heads", "linear_key_head_dim",
+    "linear_value_head_dim",   "linear_conv_kernel_dim", "cross_attention_layers"};
+
+bool listed(const auto& list, const std::string& key) {
+  return std::find(std::begin(list), std::end(list), std::string_view(key)) != std::end(list);
+}
+
+// The keys of `r` no reader asked for: an error for the unmodelled ones, the cosmetic ones dropped, the
+// rest returned (show model prints them) under `prefix`.
+void collect_unread(const Reader& r, const std::string& type, const std::string& prefix,
+                    std::vector<std::string>& out) {
+  for (const auto& k : r.unread()) {
+    if (listed(kUnmodelledKeys, k))
+      r.fail(k, fmt::format("{} changes compute or memory in a way llmsim's {} reader does not model", k, type));
+    if (!listed(kCosmeticKeys, k)) out.push_back(prefix + k);
+  }
+}
+
 // A multimodal wrapper's vision tower (vision_config beside text_config), counted apart where its
 // architecture is known: Pixtral's encoder with Mistral-3's projector (mistral3, e.g. Mistral-Small-3.1).
 // Another tower is named and left uncounted.
@@ -932,6 +1011,8 @@ ModelSpec model_from_hf_json(const JsonDocument& doc) {
   m.name = doc.file;
   m.model_type = type;
   if (const auto vision = root.object("vision_config")) m.vision = read_vision_tower(root, *vision, m.hidden);
+  collect_unread(text, type, text_obj ? "text_config." : "", m.unread_keys);
+  if (text_obj) collect_unread(root, type, "", m.unread_keys);
   m.dtype = read_dtype(text, root);
   if (const auto q = root.object("quantization_config")) {
     m.quant = read_quant(*q);

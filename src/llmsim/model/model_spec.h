@@ -123,6 +123,8 @@ struct ModelSpec {
   std::int64_t mtp_layers = 0;
   // A multimodal checkpoint's vision tower (vision_tower.h): counted apart, never simulated.
   VisionTower vision;
+  // Keys of the config.json that no reader asked for (hf_config.cpp), in file order.
+  std::vector<std::string> unread_keys;
   DType dtype = DType::BF16;  // checkpoint dtype (torch_dtype / dtype)
   QuantSpec quant;            // pre-quantized checkpoint; format None otherwise
 
