@@ -8,6 +8,7 @@
 
 #include "llmsim/core/units.h"
 #include "llmsim/memory/memory_advice.h"
+#include "llmsim/model/hf_config.h"
 #include "llmsim/model/param_count.h"
 #include "llmsim/run/engine_profile.h"
 #include "llmsim/run/framework_profile.h"
@@ -18,6 +19,20 @@ namespace sim = llmsim::sim;
 using llmsim::units::GiB;
 
 namespace {
+// The KV-cache bytes the memory model gives a fixed inference batch under framework `f`.
+double inference_kv_bytes(const llmsim::model::ModelSpec& m, const llmsim::hardware::SystemSpec& sys, sim::Framework f,
+                          std::int64_t batch, std::int64_t input_len, std::int64_t output_len) {
+  sim::RunSpec run;
+  run.workload = sim::Workload::Inference;
+  run.infer.framework = f;
+  run.infer.batch = batch;
+  run.infer.input_len = input_len;
+  run.infer.output_len = output_len;
+  double kv = 0;
+  for (const auto& i : sim::evaluate_memory(m, sys, run).gpu)
+    if (i.kind == sim::MemoryKind::KvCache) kv += i.bytes;
+  return kv;
+}
 sim::RunSpec train_run(std::int64_t gpus) {
   sim::RunSpec r;
   r.par.gpus = gpus;
@@ -356,20 +371,35 @@ TEST_CASE("inference KV under a sliding window: vLLM keeps the window's blocks, 
   // 16), HF generate 4 x 12,100.
   const auto m = lt::preset_model("mistral-7b");
   const auto sys = lt::preset_system("a800-nvlink");
-  sim::RunSpec run;
-  run.workload = sim::Workload::Inference;
-  run.infer.batch = 4;
-  run.infer.input_len = 12000;
-  run.infer.output_len = 100;
-  const auto kv_of = [&](sim::Framework f) {
-    run.infer.framework = f;
-    double kv = 0;
-    for (const auto& i : sim::evaluate_memory(m, sys, run).gpu)
-      if (i.kind == sim::MemoryKind::KvCache) kv += i.bytes;
-    return kv;
-  };
+  const auto kv_of = [&](sim::Framework f) { return inference_kv_bytes(m, sys, f, 4, 12000, 100); };
   CHECK(kv_of(sim::Framework::Vllm) == doctest::Approx(4.0 * 4096 * 131072));
   CHECK(kv_of(sim::Framework::Hf) == doctest::Approx(4.0 * 12100 * 131072));
-  CHECK(sim::kv_window_tokens(m, sim::engine_profile(sim::Framework::TrtLlm)) == 4096);  // blocks of 64
-  CHECK(sim::kv_window_tokens(lt::preset_model("llama2-7b"), sim::engine_profile(sim::Framework::Vllm)) == 0);
+  CHECK(sim::kv_window(m, sim::engine_profile(sim::Framework::TrtLlm)).window == 4096);  // blocks of 64
+  CHECK_FALSE(sim::kv_window(lt::preset_model("llama2-7b"), sim::engine_profile(sim::Framework::Vllm)).caps());
+}
+
+TEST_CASE("a hybrid model's windowed layers keep their window under vLLM V1, every token under V0 and TRT-LLM") {
+  // Gemma-2-9B: 42 layers, every other one global (21 windowed at 4,096 tokens), KV 2 x 8 heads x 256 x 2 B
+  // = 8,192 B per layer per token = 344,064 B per token over the model. Batch 2 at 6,000 + 100 tokens
+  // under vLLM V1: 21 layers hold 6,100 tokens and 21 hold 4,096 (256 blocks of 16): the model holds
+  // (6,100 + 4,096) / 2 = 5,098 token-equivalents per sequence: 2 x 5,098 x 344,064 B.
+  const auto m = llmsim::model::load_hf_config(std::string(LLMSIM_TEST_DATA_DIR) + "/models/gemma-2-9b");
+  REQUIRE(m.num_layers == 42);
+  REQUIRE(m.windowed_layers() == 21);
+  const auto sys = lt::preset_system("dgx-h100");
+  const auto kv_of = [&](sim::Framework f) { return inference_kv_bytes(m, sys, f, 2, 6000, 100); };
+  const double per_token = 42.0 * 2 * 8 * 256 * 2;
+  CHECK(per_token == 344064.0);
+  CHECK(kv_of(sim::Framework::Vllm) == doctest::Approx(2.0 * (6100 + 4096) / 2 * per_token));
+  CHECK(kv_of(sim::Framework::TrtLlm) == doctest::Approx(2.0 * 6100 * per_token));
+  // The block rule the serving DES uses: 6,100 tokens are 382 blocks of 16 in a global layer and 256 in a
+  // windowed one: (21 x 382 + 21 x 256) / 42 = 319 whole-model blocks.
+  const auto w = sim::kv_window(m, sim::engine_profile(sim::Framework::Vllm));
+  CHECK(w.windowed == 21);
+  CHECK(w.blocks(6100, 16) == 319);
+  CHECK(w.blocks(6116, 16) == 320);  // 383 blocks: (383 + 256) / 2 = 319.5, rounded up
+  CHECK(w.blocks(4000, 16) == 250);  // under the window: every layer holds the same 250 blocks
+  // vLLM before 0.8.0 (V0) keeps every token in every layer.
+  const auto v0 = sim::released_profile(sim::Framework::Vllm, llmsim::Version{0, 6, 3});
+  CHECK_FALSE(sim::kv_window(m, v0).caps());
 }

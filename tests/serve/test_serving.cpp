@@ -454,7 +454,7 @@ TEST_CASE("a sliding window over every layer caps a sequence's KV blocks (vLLM b
   auto full_setup = setup_for(e, 8192);
   const auto full = sim::run_serving(reqs, full_setup, simple_cost());
   auto windowed_setup = setup_for(e, 8192);
-  windowed_setup.kv_window_tokens = 4096;
+  windowed_setup.kv_window = sim::KvWindow{.window = 4096, .windowed = 32, .layers = 32};
   const auto windowed = sim::run_serving(reqs, windowed_setup, simple_cost());
   REQUIRE(full.completed == 2);
   REQUIRE(windowed.completed == 2);

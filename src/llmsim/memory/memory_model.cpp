@@ -210,13 +210,19 @@ StageMemory inference_stage(const model::ModelSpec& m, const hardware::SystemSpe
   // KV cache: K and V per layer per token (model::kv_bytes_per_token).
   kv_per_token = model::kv_bytes_per_token(m, st.layers, par.tp, dtype_bytes(in.kv_dtype));
   double seq_tokens = std::max(static_cast<double>(in.input_len + in.output_len), fw.kv_prealloc_tokens);
-  // Under a sliding window over every layer, vLLM and TensorRT-LLM keep only the window's blocks.
-  const std::int64_t window = kv_window_tokens(m, engine_profile(in.framework));
-  const bool windowed = window > 0 && seq_tokens > static_cast<double>(window);
-  if (windowed) seq_tokens = static_cast<double>(window);
+  // Under a sliding window over every layer vLLM and TensorRT-LLM keep only the window's blocks; vLLM V1
+  // caps a hybrid model's windowed layers alone (run/engine_profile.h kv_window).
+  const KvWindow window = kv_window(m, engine_profile(in.framework));
+  const bool windowed = window.caps() && seq_tokens > static_cast<double>(window.window);
+  if (windowed) seq_tokens = window.tokens_held(seq_tokens);
   add(out.gpu, MemoryKind::KvCache, kv_per_token * seq_tokens * static_cast<double>(batch),
       fmt::format("{} seqs x {:.0f} tokens{} x {:.4g} B/token ({})", batch, seq_tokens,
-                  windowed ? " (the sliding window's blocks)" : "", kv_per_token, dtype_name(in.kv_dtype)));
+                  windowed ? (window.windowed < window.layers
+                                  ? fmt::format(" (held: {} of {} layers keep their sliding window's blocks)",
+                                                window.windowed, window.layers)
+                                  : std::string(" (the sliding window's blocks)"))
+                           : std::string(),
+                  kv_per_token, dtype_name(in.kv_dtype)));
 
   // Transient workspace of the prefill of the whole batch: hidden states in and out, the MLP
   // intermediates (gate, up, product), and the logits the LM head produces.

@@ -93,6 +93,9 @@ EngineProfile vllm_profile() {
   // vLLM V0's BlockSpaceManager (vllm/core/block_manager*.py): block_sliding_window = ceil(sliding_window /
   // block_size) caps the blocks a sequence holds, the oldest reused.
   p.sliding_window_kv = true;
+  // V1's hybrid KV cache manager (vllm/v1/core/kv_cache_coordinator.py HybridKVCacheCoordinator, design doc
+  // docs/design/hybrid_kv_cache_manager.md): windowed layers hold their window, global layers every token.
+  p.hybrid_window_kv = true;
   return p;
 }
 
@@ -260,6 +263,9 @@ EngineProfile released_profile(Framework f, const std::optional<Version>& releas
     p.source += "; waiting_served_ratio 0.3 from 2.0.2 (TGI #1820)";
   }
   if (f == Framework::Vllm && !vllm_v1(release)) {
+    // V0's BlockSpaceManager has one block table per sequence for all layers: a hybrid model's windowed
+    // layers keep every token's KV like its global ones (the per-attention-type groups are V1's).
+    p.hybrid_window_kv = false;
     // V0, the default engine until 0.8.0 made V1 the default (vllm_v1): its scheduler without
     // chunked prefill (the default for contexts up to 32K) batches prefills in iterations of their own
     // (Scheduler._schedule_default: waiting prompts first; decodes only when no prefill was scheduled),
@@ -282,13 +288,33 @@ EngineProfile released_profile(Framework f, const std::optional<Version>& releas
   return p;
 }
 
-std::int64_t kv_window_tokens(const model::ModelSpec& m, const EngineProfile& e) {
-  // Only a window over every layer bounds a sequence's blocks: hybrid models (Gemma-2/3, gpt-oss, Llama-4's
-  // chunked layers) keep their global layers' whole KV in the same blocks (assumption of this model: the
-  // engines' hybrid allocators that free the local layers' blocks are not modelled).
-  if (!e.sliding_window_kv || m.sliding_window <= 0 || m.windowed_layers() != m.num_layers) return 0;
+KvWindow kv_window(const model::ModelSpec& m, const EngineProfile& e) {
+  KvWindow w;
+  w.layers = std::max<std::int64_t>(1, m.num_layers);
+  const std::int64_t windowed = m.windowed_layers();
+  if (m.sliding_window <= 0 || windowed <= 0) return w;
+  const bool all = windowed == m.num_layers;
+  if (all ? !e.sliding_window_kv : !e.hybrid_window_kv) return w;
   const std::int64_t block = std::max<std::int64_t>(1, e.kv_block_tokens);
-  return (m.sliding_window + block - 1) / block * block;
+  w.window = (m.sliding_window + block - 1) / block * block;
+  w.windowed = windowed;
+  return w;
+}
+
+std::int64_t KvWindow::blocks(std::int64_t tokens, std::int64_t block) const {
+  const std::int64_t bt = std::max<std::int64_t>(1, block);
+  const std::int64_t b = (std::max<std::int64_t>(0, tokens) + bt - 1) / bt;
+  if (!caps()) return b;
+  const std::int64_t capped = std::min(b, (window + bt - 1) / bt);
+  if (windowed >= layers) return capped;
+  return ((layers - windowed) * b + windowed * capped + layers - 1) / layers;
+}
+
+double KvWindow::tokens_held(double tokens) const {
+  if (!caps()) return tokens;
+  const double capped = std::min(tokens, static_cast<double>(window));
+  const double f = static_cast<double>(windowed) / static_cast<double>(layers);
+  return (1.0 - f) * tokens + f * capped;
 }
 
 const EngineProfile& engine_profile(Framework f) {

@@ -36,6 +36,12 @@ struct EngineProfile {
   // sequence, reused cyclically (vLLM's BlockSpaceManager block_sliding_window = ceil(window / block);
   // TensorRT-LLM's cyclic KV cache at max_attention_window_size); false: every token's KV stays.
   bool sliding_window_kv = false;
+  // A hybrid model (windowed layers between global ones: Gemma-2/3, gpt-oss, Llama-4's chunked layers) keeps
+  // its windowed layers' KV to the window and its global layers' whole (vLLM V1's hybrid KV cache manager:
+  // a KV cache group per attention type, the sliding-window manager freeing the blocks that fall out of the
+  // window; vllm/v1/core/kv_cache_coordinator.py, docs design/hybrid_kv_cache_manager); false: every layer
+  // of a hybrid model holds every token.
+  bool hybrid_window_kv = false;
   double gpu_memory_utilization = 0.9;  // fraction of device memory the engine may use
   double iteration_overhead_s = 0;      // seconds of CPU work per iteration
   bool cuda_graphs = false;             // decode launched as CUDA graphs (lower per-kernel floor)
@@ -77,11 +83,24 @@ struct EngineProfile {
 // The profile of an engine by name; Framework::Hf gives the static (HF generate) profile.
 const EngineProfile& engine_profile(Framework f);
 
-// The KV tokens one sequence holds at most under engine `e`: the window rounded up to whole KV blocks when
-// every layer of `m` attends through a sliding window and the engine's KV manager honours it
-// (EngineProfile::sliding_window_kv), else 0 (every token's KV stays). The one rule for the serving DES's
-// blocks and the fixed-batch memory model's KV cache.
-std::int64_t kv_window_tokens(const model::ModelSpec& m, const EngineProfile& e);
+// The KV a sequence holds under an engine: every layer keeps every token's, except `windowed` of the
+// model's `layers` whose window the engine's KV manager honours, which keep at most `window` tokens (the
+// window rounded up to whole KV blocks). The one rule for the serving DES's blocks and the fixed-batch
+// memory model's KV cache.
+struct KvWindow {
+  std::int64_t window = 0;    // tokens a capped layer keeps at most (0: no layer is capped)
+  std::int64_t windowed = 0;  // layers capped
+  std::int64_t layers = 1;    // layers of the model
+  bool caps() const { return window > 0 && windowed > 0; }
+  // Whole-model KV blocks of `block` tokens that a sequence of `tokens` holds: the layers' blocks averaged
+  // over the layers, rounded up (all layers capped: min(blocks, window blocks)).
+  std::int64_t blocks(std::int64_t tokens, std::int64_t block) const;
+  // Whole-model KV tokens a sequence of `tokens` holds (the same average, unrounded).
+  double tokens_held(double tokens) const;
+};
+// The rule for model `m` under engine `e`: all layers windowed and EngineProfile::sliding_window_kv, or a
+// hybrid model and EngineProfile::hybrid_window_kv; otherwise nothing is capped.
+KvWindow kv_window(const model::ModelSpec& m, const EngineProfile& e);
 // The profile of the engine as `release` ran it: the current profile with the defaults that release had
 // (TGI before 2.0.0 without CUDA graphs; vLLM before 0.8.0 on its V0 engine), each rule citing the
 // engine's code; nullopt or a release no rule covers gives engine_profile(f). `max_model_len`: the

@@ -66,11 +66,8 @@ class Des {
 
  private:
   std::int64_t bt() const { return std::max<std::int64_t>(1, e_.kv_block_tokens); }
-  // KV blocks a sequence of `tokens` holds: whole blocks, at most the window's under a sliding window.
-  std::int64_t blocks_for(std::int64_t tokens) const {
-    const std::int64_t b = ceil_div(tokens, bt());
-    return s_.kv_window_tokens > 0 ? std::min(b, ceil_div(s_.kv_window_tokens, bt())) : b;
-  }
+  // KV blocks a sequence of `tokens` holds: whole blocks, the windowed layers' capped at the window's.
+  std::int64_t blocks_for(std::int64_t tokens) const { return s_.kv_window.blocks(tokens, bt()); }
   std::int64_t budget() const {
     if (e_.max_batched_tokens <= 0) return std::numeric_limits<std::int64_t>::max();
     std::int64_t b = e_.max_batched_tokens;

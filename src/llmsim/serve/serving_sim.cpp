@@ -168,7 +168,7 @@ ServingResult simulate_serving(const model::ModelSpec& m, const hardware::System
   setup.replicas = replicas;
   setup.gpus_per_replica = per_replica;
   setup.kv_capacity_tokens = cap;
-  setup.kv_window_tokens = kv_window_tokens(m, e);
+  setup.kv_window = kv_window(m, e);
   setup.closed_loop = cfg.closed_loop;
   setup.concurrency = cfg.concurrency;
   setup.slo_ttft_s = cfg.slo_ttft_s;

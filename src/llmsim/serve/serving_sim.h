@@ -38,10 +38,11 @@ struct ServingSetup {
   std::int64_t replicas = 1;            // model replicas; requests are dispatched round-robin
   std::int64_t gpus_per_replica = 1;    // tp * pp (for per-GPU rates)
   std::int64_t kv_capacity_tokens = 0;  // KV tokens one replica can hold (whole blocks x block size)
-  // A sliding window over every layer that the engine's KV manager honours: a sequence holds at most
-  // ceil(window / block) blocks, reused cyclically (vLLM's block_sliding_window, TensorRT-LLM's cyclic KV
-  // cache); 0 = sequences hold every token's KV.
-  std::int64_t kv_window_tokens = 0;
+  // The windows the engine's KV manager honours (run/engine_profile.h kv_window): a sliding window over
+  // every layer caps a sequence at ceil(window / block) blocks, reused cyclically (vLLM's
+  // block_sliding_window, TensorRT-LLM's cyclic KV cache); a hybrid model's windowed layers are capped
+  // alone (vLLM V1's hybrid manager); none: sequences hold every token's KV.
+  KvWindow kv_window;
   // Static batching: KV-token equivalents of the prefill workspace of `batch` sequences of `input_len`
   // tokens, subtracted from kv_capacity_tokens when a batch is formed (empty = none).
   std::function<std::int64_t(std::int64_t batch, std::int64_t input_len)> static_workspace_tokens;
