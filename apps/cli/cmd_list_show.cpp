@@ -199,8 +199,7 @@ nlohmann::json system_json(const hardware::SystemSpec& s) {
             {"sm_count", s.gpu.sm_count},
             {"boost_clock_Hz", s.gpu.boost_clock_Hz},
             {"tdp_W", s.gpu.tdp_W},
-            {"compute_capability", s.gpu.compute_capability},
-            {"peak_fp4_flops", s.gpu.peak_fp4_flops}}},
+            {"compute_capability", s.gpu.compute_capability}}},
           {"node",
            {{"gpus_per_node", s.node.gpus_per_node},
             {"nvlink_domain_gpus", hardware::fast_domain_gpus(s)},
@@ -235,9 +234,6 @@ void print_system(const hardware::SystemSpec& s) {
           : "");
   std::cout << "  dense peak TFLOP/s:";
   for (const auto& [t, v] : g.peak_flops) std::cout << fmt::format(" {} {:.1f}", dtype_name(t), v / 1e12);
-  // FP4 has no compute path yet (see GpuSpec::peak_fp4_flops); shown for reference.
-  if (g.peak_fp4_flops > 0)
-    std::cout << fmt::format(" fp4 {:.1f} (not used by the cost model)", g.peak_fp4_flops / 1e12);
   std::cout << "\n";
   const auto& n = s.node;
   std::cout << fmt::format(

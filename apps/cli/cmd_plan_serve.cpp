@@ -167,8 +167,8 @@ sim::ServePlanSpec plan_spec(const PlanServeCommand& c, const std::string& data_
   spec.kv_dtypes.clear();
   for (const auto& k : split(c.kv_dtypes)) {
     DType d{};
-    if (!parse_dtype(k, d) || (d != DType::BF16 && d != DType::FP16 && d != DType::FP8))
-      throw_usage("--kv-dtype", fmt::format("--kv-dtype = '{}': must be a list of bf16, fp16, fp8", c.kv_dtypes));
+    if (!parse_dtype(k, d) || (d != DType::BF16 && d != DType::FP16 && d != DType::FP8 && d != DType::FP4))
+      throw_usage("--kv-dtype", fmt::format("--kv-dtype = '{}': must be a list of bf16, fp16, fp8, fp4", c.kv_dtypes));
     spec.kv_dtypes.push_back(d);
   }
   spec.chunked_prefill.clear();

@@ -97,7 +97,7 @@ TEST_CASE("every preset loads and has physically sane values") {
     CHECK(s.gpu.peak(DType::FP32) >= 8e12);    // T4: 8.1
     CHECK(s.gpu.peak(DType::FP32) <= 200e12);  // MI300X packed FP32: 163.4
     // An FP4 peak, where stated, is dense and above the FP8 one (B200: 9,000 over 4,500).
-    if (s.gpu.peak_fp4_flops > 0) CHECK(s.gpu.peak_fp4_flops > s.gpu.peak(DType::FP8));
+    if (s.gpu.peak(DType::FP4) > 0) CHECK(s.gpu.peak(DType::FP4) > s.gpu.peak(DType::FP8));
     CHECK(s.gpu.peak(DType::FP16) > s.gpu.peak(DType::FP32));
     const double ridge = s.gpu.peak(DType::FP16) / s.gpu.memory_bandwidth_Bps;  // FLOP per byte
     CHECK(ridge > 30);                                                          // H20: 148 TFLOP/s over 4 TB/s = 37
@@ -241,12 +241,12 @@ TEST_CASE("NVL72 racks: a 72-GPU NVLink domain over trays of 4; HGX and AMD boar
 }
 
 TEST_CASE("FP4 peaks: parsed where stated, 0 = no FP4 tensor cores") {
-  CHECK(preset("hgx-b200").gpu.peak_fp4_flops == doctest::Approx(9000e12));
-  CHECK(preset("gb300-nvl72").gpu.peak_fp4_flops == doctest::Approx(15000e12));
-  CHECK(preset("mi355x").gpu.peak_fp4_flops > 0);
-  CHECK(preset("rtx5090-pcie").gpu.peak_fp4_flops > 0);
-  CHECK(preset("dgx-h100").gpu.peak_fp4_flops == 0);  // Hopper: no FP4 tensor cores
-  CHECK(preset("mi300x").gpu.peak_fp4_flops == 0);    // CDNA 3: none either
+  CHECK(preset("hgx-b200").gpu.peak(DType::FP4) == doctest::Approx(9000e12));
+  CHECK(preset("gb300-nvl72").gpu.peak(DType::FP4) == doctest::Approx(15000e12));
+  CHECK(preset("mi355x").gpu.peak(DType::FP4) > 0);
+  CHECK(preset("rtx5090-pcie").gpu.peak(DType::FP4) > 0);
+  CHECK(preset("dgx-h100").gpu.peak(DType::FP4) == 0);  // Hopper: no FP4 tensor cores
+  CHECK(preset("mi300x").gpu.peak(DType::FP4) == 0);    // CDNA 3: none either
 }
 
 TEST_CASE("AMD Instinct presets: xGMI full mesh of 8, no CUDA compute capability") {
@@ -265,10 +265,10 @@ TEST_CASE("nvlink_domain_gpus: parsed, defaulted, and its rules") {
   const hw::SystemSpec s = hw::load_system_toml(kBadDir + "nvl_domain.toml");
   CHECK(s.node.nvlink_domain_gpus == 16);
   CHECK(hw::fast_domain_gpus(s) == 16);
-  CHECK(s.gpu.peak_fp4_flops == doctest::Approx(400e12));
+  CHECK(s.gpu.peak(DType::FP4) == doctest::Approx(400e12));
   const hw::SystemSpec m = hw::load_system_toml(kBadDir + "minimal.toml");
   CHECK(m.node.nvlink_domain_gpus == m.node.gpus_per_node);
-  CHECK(m.gpu.peak_fp4_flops == 0);
+  CHECK(m.gpu.peak(DType::FP4) == 0);
   SUBCASE("not a whole number of nodes") {
     const Error e = rejection("domain_not_whole_nodes.toml");
     CHECK(e.kind() == ErrorKind::Input);

@@ -5,6 +5,7 @@
 #include "llmsim/infer/infer_sim.h"
 #include "llmsim/infer/iteration_cost.h"
 #include "llmsim/model/hf_config.h"
+#include "llmsim/run/feasibility.h"
 #include "llmsim/run/framework_profile.h"
 #include "memory/memory_test_util.h"
 
@@ -355,4 +356,49 @@ TEST_CASE("eager engines: each collective call costs the host collective_host_us
   sys.efficiency.collective_host_s = 0;
   const sim::EngineIterationCost r0(m, sys, par, bf16(), sim::engine_profile(sim::Framework::TrtLlm));
   CHECK(r.uniform(1, 1, 128).time_s.value == doctest::Approx(r0.uniform(1, 1, 128).time_s.value));
+}
+
+TEST_CASE("FP4 (NVFP4) on Blackwell: FP4 GEMMs for NVFP4 weights, a 0.5625-byte KV cache, refused where absent") {
+  // NVFP4 packs 4-bit E2M1 elements with one E4M3 scale per 16: (4 + 8/16) / 8 = 0.5625 B an element.
+  CHECK(llmsim::dtype_bytes(DType::FP4) == 0.5625);
+  CHECK(model::quantized_weight_bytes(model::WeightQuant::Nvfp4, DType::BF16) == 0.5625);
+  CHECK(model::gemm_dtype(model::WeightQuant::Nvfp4, DType::BF16) == DType::FP4);
+  CHECK(model::gemm_dtype(model::WeightQuant::Mxfp4, DType::BF16) == DType::BF16);  // dequantized into bf16
+  // llama3-70b prefill of 4 x 4,096 tokens at TP8 on HGX B200 is compute bound: NVFP4 weights run its
+  // GEMMs at the FP4 peak (9,000 TFLOP/s dense) where fp8 weights run them at FP8's (4,500).
+  const auto m = preset_model("llama3-70b");
+  const auto sys = preset_system("hgx-b200");
+  REQUIRE(sys.gpu.peak(DType::FP4) == doctest::Approx(9000e12));
+  sim::ParallelSpec par;
+  par.tp = 8;
+  auto in = bf16();
+  in.weight_quant = model::WeightQuant::Nvfp4;
+  const auto fp4 = sim::IterationCostModel(m, sys, par, in).uniform(4, 4096, 0);
+  in.weight_quant = model::WeightQuant::Fp8;
+  const auto fp8 = sim::IterationCostModel(m, sys, par, in).uniform(4, 4096, 0);
+  CHECK(fp4.linear_s.value < 0.75 * fp8.linear_s.value);
+  // The KV cache in fp4 holds 0.5625 B per element: 80 layers x 8 heads x 128 x 2 x 0.5625 = 92,160 B/token.
+  in.kv_dtype = DType::FP4;
+  CHECK(sim::IterationCostModel(m, sys, par, in).kv_bytes_per_token() == doctest::Approx(92160.0 / 8));
+  // On Hopper there is no FP4 tensor path: an NVFP4 checkpoint or an fp4 KV cache is infeasible, with why.
+  sim::RunSpec run;
+  run.workload = sim::Workload::Inference;
+  run.par.gpus = run.par.tp = 8;
+  run.infer.batch = 1;
+  run.infer.input_len = 128;
+  run.infer.output_len = 16;
+  run.infer.precision = DType::BF16;
+  run.infer.weight_quant = model::WeightQuant::Nvfp4;
+  const auto h100 = preset_system("dgx-h100");
+  const auto why = sim::inference_problems(m, h100, run);
+  bool named = false;
+  for (const auto& w : why) named = named || w.find("no fp4 compute path") != std::string::npos;
+  CHECK(named);
+  run.infer.weight_quant = model::WeightQuant::None;
+  run.infer.kv_dtype = DType::FP4;
+  named = false;
+  for (const auto& w : sim::inference_problems(m, h100, run))
+    named = named || w.find("an fp4 KV cache") != std::string::npos;
+  CHECK(named);
+  CHECK(sim::inference_problems(m, sys, run).empty());  // B200 has it
 }

@@ -176,8 +176,10 @@ TEST_CASE("a weight format's stored element type") {
   CHECK(llmsim::model::stored_dtype(WeightQuant::Nf4, DType::BF16) == DType::NF4);
   CHECK(llmsim::model::stored_dtype(WeightQuant::Fp8, DType::BF16) == DType::FP8);
   CHECK(llmsim::model::stored_dtype(WeightQuant::Mxfp4, DType::BF16) == DType::INT4);  // 4-bit E2M1 elements
+  CHECK(llmsim::model::stored_dtype(WeightQuant::Nvfp4, DType::BF16) == DType::FP4);   // E2M1 + E4M3 per 16
   CHECK(llmsim::model::stored_dtype(WeightQuant::None, DType::FP16) == DType::FP16);
-  CHECK(llmsim::model::weight_quant_names() == std::vector<std::string>{"none", "int8", "int4", "nf4", "fp8", "mxfp4"});
+  CHECK(llmsim::model::weight_quant_names() ==
+        std::vector<std::string>{"none", "int8", "int4", "nf4", "fp8", "mxfp4", "nvfp4"});
 }
 
 TEST_CASE("KV bytes per token: K and V of the KV heads a GPU holds, one whole head beyond tp = KV heads") {

@@ -11,11 +11,12 @@ struct Entry {
   std::string_view name;
   double bytes;
 };
-constexpr std::array<Entry, 8> kTable{{{DType::FP32, "fp32", 4.0},
+constexpr std::array<Entry, 9> kTable{{{DType::FP32, "fp32", 4.0},
                                        {DType::TF32, "tf32", 4.0},
                                        {DType::FP16, "fp16", 2.0},
                                        {DType::BF16, "bf16", 2.0},
                                        {DType::FP8, "fp8", 1.0},
+                                       {DType::FP4, "fp4", (4.0 + 8.0 / 16.0) / 8.0},  // NVFP4: E4M3 scale per 16
                                        {DType::INT8, "int8", 1.0},
                                        {DType::INT4, "int4", 0.5},
                                        {DType::NF4, "nf4", 0.5}}};
@@ -61,7 +62,8 @@ std::vector<std::string> dtype_names() {
 
 std::vector<std::string> compute_precision_names() {
   std::vector<std::string> names;
-  for (DType t : {DType::FP32, DType::TF32, DType::FP16, DType::BF16, DType::FP8}) names.emplace_back(dtype_name(t));
+  for (DType t : {DType::FP32, DType::TF32, DType::FP16, DType::BF16, DType::FP8, DType::FP4})
+    names.emplace_back(dtype_name(t));
   return names;
 }
 

@@ -93,8 +93,8 @@ Interval ComputeCost::gemm(std::int64_t m, std::int64_t n, std::int64_t k, std::
 
 Interval ComputeCost::attention(double flops, double bytes, DType precision) const {
   const auto& f = sys_.efficiency.attention_for(attention_kernel_);
-  // fp8 training recipes (Transformer Engine) keep attention in 16 bits: its FLOPs run at the bf16 peak.
-  const DType p = precision == DType::FP8 ? DType::BF16 : precision;
+  // fp8 and NVFP4 recipes (Transformer Engine) keep attention in 16 bits: its FLOPs run at the bf16 peak.
+  const DType p = precision == DType::FP8 || precision == DType::FP4 ? DType::BF16 : precision;
   return roofline(flops, f.value, f.low, f.high, bytes, p, 1, sys_.efficiency.memory_bandwidth);
 }
 

@@ -41,6 +41,11 @@ std::map<DType, Fraction> default_gemm() {
                            "engineering assumption: FP8 GEMMs on H100 (cuBLASLt / Transformer Engine) are further from "
                            "their doubled peak than bf16 because scaling and conversion epilogues cost a larger share; "
                            "no single published large-GEMM fraction was verified for this default.");
+  g[DType::FP4] = fraction(0.55, 0.40, 0.75,
+                           "engineering assumption: NVFP4 GEMMs on Blackwell quantize both operands with a scale per "
+                           "16 elements, so their scaling epilogue costs a larger share of a peak twice FP8's: 10 "
+                           "points below the fp8 default, with a wider band; no published large-GEMM fraction was "
+                           "verified for this default (calibrate --only gemm measures it).");
   g[DType::INT8] = fraction(0.65, 0.50, 0.80,
                             "engineering assumption: same reasoning and band as fp8 (integer tensor GEMM with "
                             "dequantisation epilogue); no published fraction verified.");

@@ -38,7 +38,7 @@ const FractionKey& fraction_key(FractionField f) {
 }
 
 const std::vector<DType>& gemm_fraction_dtypes() {
-  static const std::vector<DType> d = {DType::BF16, DType::FP16, DType::FP32, DType::TF32, DType::FP8};
+  static const std::vector<DType> d = {DType::BF16, DType::FP16, DType::FP32, DType::TF32, DType::FP8, DType::FP4};
   return d;
 }
 

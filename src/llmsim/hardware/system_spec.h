@@ -21,10 +21,6 @@ struct GpuSpec {
   double boost_clock_Hz = 0;           // Hz
   double tdp_W = 0;                    // watts
   int compute_capability = 0;          // 10 x major + minor (90 = Hopper); 0 = not stated
-  // Dense FP4 tensor peak (NVFP4 / MXFP4), FLOP/s; 0 = no FP4 tensor path. Kept apart from peak_flops
-  // because no run computes in FP4 yet (MXFP4 weights are dequantized into the activation dtype's
-  // GEMM): shown by `show system`, read by nothing in the cost model.
-  double peak_fp4_flops = 0;
 
   // Peak for a precision; 0 when the GPU has no such tensor path (e.g. fp8 before Hopper/Ada).
   double peak(DType precision) const;

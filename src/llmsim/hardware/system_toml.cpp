@@ -115,7 +115,7 @@ GpuSpec read_gpu(TomlReader t) {
   set_peak(g, DType::FP8, t.opt_positive("peak_fp8_TFLOPs"));
   set_peak(g, DType::INT8, t.opt_positive("peak_int8_TOPs"));  // OP/s share the TFLOPs scale
   // Dense FP4 (NVFP4 / MXFP4) tensor peak: absent = no FP4 tensor cores (kept apart: see GpuSpec).
-  g.peak_fp4_flops = t.opt_positive("peak_fp4_TFLOPs").value_or(0) * units::TFLOPs;
+  set_peak(g, DType::FP4, t.opt_positive("peak_fp4_TFLOPs"));  // dense NVFP4 / MXFP4 tensor peak
   g.memory_bytes = t.positive("memory_GiB") * units::GiB;
   g.memory_bandwidth_Bps = t.positive("hbm_bandwidth_GBps") * units::GBps;
   g.l2_bytes = t.positive("l2_MiB") * units::MiB;

@@ -103,7 +103,7 @@ IterationCost IterationCostModel::iteration(const std::vector<SequenceWork>& bat
   }
   const auto S = static_cast<std::int64_t>(batch.size());
   const DType act = activation_dtype(in_.precision);
-  const DType gemm_dtype = in_.weight_quant == model::WeightQuant::Fp8 ? DType::FP8 : act;
+  const DType gemm_dtype = model::gemm_dtype(in_.weight_quant, act);
   const int domain = hardware::fast_domain_gpus(sys_);
   const CommGroup tp = make_group(static_cast<int>(par_.tp), 1, domain);
   // Expert parallelism: experts spread over `ep` ranks next to the TP group; dispatch and combine are

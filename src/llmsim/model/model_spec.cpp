@@ -7,12 +7,13 @@
 namespace llmsim::model {
 
 namespace {
-constexpr std::array<std::pair<WeightQuant, std::string_view>, 6> kQuantNames{{{WeightQuant::None, "none"},
+constexpr std::array<std::pair<WeightQuant, std::string_view>, 7> kQuantNames{{{WeightQuant::None, "none"},
                                                                                {WeightQuant::Int8, "int8"},
                                                                                {WeightQuant::Int4, "int4"},
                                                                                {WeightQuant::Nf4, "nf4"},
                                                                                {WeightQuant::Fp8, "fp8"},
-                                                                               {WeightQuant::Mxfp4, "mxfp4"}}};
+                                                                               {WeightQuant::Mxfp4, "mxfp4"},
+                                                                               {WeightQuant::Nvfp4, "nvfp4"}}};
 }
 
 std::string_view weight_quant_name(WeightQuant q) {
@@ -72,6 +73,7 @@ DType stored_dtype(WeightQuant q, DType unquantized) {
     case WeightQuant::Nf4: return DType::NF4;
     case WeightQuant::Fp8: return DType::FP8;
     case WeightQuant::Mxfp4: return DType::INT4;  // 4-bit elements (E2M1), dequantized by the GEMM
+    case WeightQuant::Nvfp4: return DType::FP4;   // E2M1 + E4M3 scale per 16, computed in FP4 on Blackwell
     case WeightQuant::None: break;
   }
   return unquantized;
@@ -85,8 +87,15 @@ double quantized_weight_bytes(WeightQuant q, DType fallback) {
     case WeightQuant::Nf4: return (4.0 + 8.0 / 64.0 + 32.0 / (64.0 * 256.0)) / 8.0;  // Dettmers et al. 2023 Sec. 3
     case WeightQuant::Fp8: return 1.0;                                               // per-tensor scale
     case WeightQuant::Mxfp4: return (4.0 + 8.0 / 32.0) / 8.0;  // OCP MX v1.0: E8M0 scale per 32 E2M1 elements
+    case WeightQuant::Nvfp4: return dtype_bytes(DType::FP4);   // E4M3 scale per 16 (+ a per-tensor fp32 scale)
   }
   return dtype_bytes(fallback);
+}
+
+DType gemm_dtype(WeightQuant q, DType activation) {
+  if (q == WeightQuant::Fp8) return DType::FP8;
+  if (q == WeightQuant::Nvfp4) return DType::FP4;
+  return activation;
 }
 
 std::vector<std::string> weight_quant_names() {

@@ -14,11 +14,17 @@ namespace llmsim::model {
 enum class NormKind { RmsNorm, LayerNorm };  // LayerNorm has a bias vector, RMSNorm does not
 enum class MlpKind { Gated, Plain };         // Gated: gate/up/down (SwiGLU); Plain: up/down (GELU)
 enum class PositionKind { Rope, Learned };   // Learned adds a max_positions x hidden table
-enum class WeightQuant { None, Int8, Int4, Nf4, Fp8, Mxfp4 };
+// Nvfp4: NVIDIA's 4-bit format (E2M1 with an FP8 scale per 16 weights), run as FP4 GEMMs on Blackwell.
+enum class WeightQuant { None, Int8, Int4, Nf4, Fp8, Mxfp4, Nvfp4 };
 
-std::string_view weight_quant_name(WeightQuant q);  // "none", "int8", "int4", "nf4", "fp8", "mxfp4"
+std::string_view weight_quant_name(WeightQuant q);  // "none", "int8", "int4", "nf4", "fp8", "mxfp4", "nvfp4"
 bool parse_weight_quant(std::string_view name, WeightQuant& out);
 std::vector<std::string> weight_quant_names();  // in enum order
+// The element type an inference GEMM over weights of format `q` computes in: fp8 weights run FP8 GEMMs
+// (TensorRT-LLM, vLLM on Hopper and later), NVFP4 weights FP4 GEMMs with activations quantized on the fly
+// (Blackwell); every other format is dequantized into `activation` (the one rule for the iteration cost
+// and the feasibility check).
+DType gemm_dtype(WeightQuant q, DType activation);
 // The element type a weight format packs its weights in (int8, int4, nf4, fp8), or `unquantized` for none.
 DType stored_dtype(WeightQuant q, DType unquantized);
 // Bytes per weight element when stored in a quantized format, including its scales:

@@ -142,12 +142,13 @@ std::vector<std::string> inference_problems(const model::ModelSpec& m, const har
     why.push_back(
         fmt::format("input {} + output {} = {} tokens exceed the {} maximum context of {}", in.input_len, in.output_len,
                     ctx, context_is_engines(m.max_positions, in) ? "engine's (max-model-len)" : "model's", served));
-  const DType compute = in.weight_quant == model::WeightQuant::Fp8 ? DType::FP8 : in.precision;
+  const DType compute = model::gemm_dtype(in.weight_quant, in.precision);
   if (sys.gpu.peak(compute) <= 0)
     why.push_back(fmt::format("{} has no {} compute path in its system profile", sys.gpu.name, dtype_name(compute)));
   if (auto k = hardware::attention_kernel_problem(sys, in.attn_kernel); !k.empty()) why.push_back(std::move(k));
-  if (in.kv_dtype == DType::FP8 && sys.gpu.peak(DType::FP8) <= 0)
-    why.push_back(fmt::format("an fp8 KV cache needs fp8 support, which {} lacks in its profile", sys.gpu.name));
+  if ((in.kv_dtype == DType::FP8 || in.kv_dtype == DType::FP4) && sys.gpu.peak(in.kv_dtype) <= 0)
+    why.push_back(fmt::format("an {0} KV cache needs {0} support, which {1} lacks in its profile",
+                              dtype_name(in.kv_dtype), sys.gpu.name));
   return why;
 }
 

@@ -193,7 +193,10 @@ const std::vector<Setting>& table() {
          model::parse_weight_quant(v, r.run.infer.weight_quant);
          model::parse_weight_quant(v, r.run.train.base_quant);
        }},
-      {{"kv-dtype", K::Choice, "inference KV-cache element type", {"bf16", "fp16", "fp8"}},
+      {{"kv-dtype",
+        K::Choice,
+        "inference KV-cache element type (fp4: NVFP4, Blackwell)",
+        {"bf16", "fp16", "fp8", "fp4"}},
        [](RunRequest& r, const std::string& v) { r.run.infer.kv_dtype = to_dtype(v); }},
       {{"engine-version", K::Release,
         "the engine release the run uses (e.g. 0.6.3): TGI before 2.0.0 runs without CUDA graphs, vLLM before 0.8.0 "

@@ -28,10 +28,12 @@ Ctx make_ctx(const ModelSpec& m, const InventoryParams& p) {
   c.wdense = c.quant ? c.a : dtype_bytes(p.weight_dtype);
   c.wr = c.wdense;
   // Group-wise scales: one fp16 scale per group_size weights (per-channel scales are negligible).
-  // MXFP4 (OCP MX v1.0) keeps one 1-byte E8M0 scale per 32 elements instead.
-  const double scales = m.quant.format == WeightQuant::Mxfp4 ? 1.0 / 32.0
-                        : m.quant.group_size > 0             ? 2.0 / dbl(m.quant.group_size)
-                                                             : 0.0;
+  // MXFP4 (OCP MX v1.0) keeps one 1-byte E8M0 scale per 32 elements instead; NVFP4's E4M3 scale per 16
+  // is in dtype_bytes(FP4) already.
+  const double scales = p.weight_dtype == DType::FP4           ? 0.0
+                        : m.quant.format == WeightQuant::Mxfp4 ? 1.0 / 32.0
+                        : m.quant.group_size > 0               ? 2.0 / dbl(m.quant.group_size)
+                                                               : 0.0;
   c.wpacked = c.quant ? dtype_bytes(p.weight_dtype) + scales : 0.0;
   return c;
 }

@@ -33,7 +33,9 @@ inline i64 ceil_div(i64 a, i64 b) { return (a + b - 1) / b; }
 
 // Storage formats that a GEMM cannot consume directly in this model: a dequantize kernel expands them
 // to the activation dtype first (bitsandbytes / GPTQ-style; fused int4 kernels are faster than this).
-inline bool is_packed(DType t) { return t == DType::INT8 || t == DType::INT4 || t == DType::NF4 || t == DType::FP8; }
+inline bool is_packed(DType t) {
+  return t == DType::INT8 || t == DType::INT4 || t == DType::NF4 || t == DType::FP8 || t == DType::FP4;
+}
 
 // Shared per-call quantities.
 struct Ctx {
