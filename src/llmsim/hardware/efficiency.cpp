@@ -45,7 +45,7 @@ std::map<DType, Fraction> default_gemm() {
                            "engineering assumption: NVFP4 GEMMs on Blackwell quantize both operands with a scale per "
                            "16 elements, so their scaling epilogue costs a larger share of a peak twice FP8's: 10 "
                            "points below the fp8 default, with a wider band; no published large-GEMM fraction was "
-                           "verified for this default (calibrate --only gemm measures it).");
+                           "verified for this default, and the GEMM benchmark of calibrate does not run FP4 yet.");
   g[DType::INT8] = fraction(0.65, 0.50, 0.80,
                             "engineering assumption: same reasoning and band as fp8 (integer tensor GEMM with "
                             "dequantisation epilogue); no published fraction verified.");
