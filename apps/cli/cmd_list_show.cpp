@@ -11,7 +11,9 @@
 #include "commands.h"
 #include "llmsim/core/suggest.h"
 #include "llmsim/core/units.h"
+#include "llmsim/cost/comm_cost.h"
 #include "llmsim/cost/compute_cost.h"
+#include "llmsim/cost/host_dispatch.h"
 #include "llmsim/hardware/attention_support.h"
 #include "llmsim/hardware/efficiency_keys.h"
 #include "llmsim/hardware/system_toml.h"
@@ -272,23 +274,18 @@ void print_system(const hardware::SystemSpec& s) {
       s.efficiency.gemm_half_k, s.efficiency.kernel_launch_s / units::us, s.efficiency.cpu_adam_params_per_s / 1e6,
       s.efficiency.cpu_adam_source);
   const auto& e = s.efficiency;
-  const double lo = e.host_dispatch_low_s > 0 ? e.host_dispatch_low_s : e.host_dispatch_s;
-  const double hi = e.host_dispatch_high_s > 0 ? e.host_dispatch_high_s : e.host_dispatch_s;
   std::cout << fmt::format("    smallest GEMM call: {:.1f} us ({})\n", e.gemm_call_s / units::us, e.gemm_call_source);
   std::cout << fmt::format("    DeepSpeed ZeRO hook: {:.0f} us per call ({})\n", e.deepspeed_hook_s / units::us,
                            e.deepspeed_hook_source);
-  std::cout << fmt::format("    eager host dispatch: {:.1f} us per kernel [{:.1f} .. {:.1f}] ({})\n",
-                           e.host_dispatch_s / units::us, lo / units::us, hi / units::us, e.host_dispatch_source);
-  const sim::Interval base =
-      sim::Interval::banded(e.collective_base_s, e.collective_base_low_s, e.collective_base_high_s);
-  std::cout << fmt::format("    collective base latency: {:.1f} us per call [{:.1f} .. {:.1f}] ({})\n",
-                           base.value / units::us, base.low / units::us, base.high / units::us,
-                           e.collective_base_source);
-  const sim::Interval call =
-      sim::Interval::banded(e.collective_host_s, e.collective_host_low_s, e.collective_host_high_s);
-  std::cout << fmt::format(
-      "    eager collective call, host work beyond its launch: {:.1f} us [{:.1f} .. {:.1f}] ({})\n",
-      call.value / units::us, call.low / units::us, call.high / units::us, e.collective_host_source);
+  // The fitted microsecond quantities with their bands, as the cost model reads them.
+  const auto banded = [](const char* what, const char* per, const sim::Interval& t, const std::string& source) {
+    std::cout << fmt::format("    {}: {:.1f} us{} [{:.1f} .. {:.1f}] ({})\n", what, t.value / units::us, per,
+                             t.low / units::us, t.high / units::us, source);
+  };
+  banded("eager host dispatch", " per kernel", sim::host_dispatch_band(e), e.host_dispatch_source);
+  banded("collective base latency", " per call", sim::collective_base_band(e), e.collective_base_source);
+  banded("eager collective call, host work beyond its launch", "", sim::collective_host_band(e),
+         e.collective_host_source);
 }
 
 struct ListShow {

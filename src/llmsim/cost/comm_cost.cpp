@@ -204,9 +204,11 @@ CommCost::CommCost(const hardware::SystemSpec& sys) : sys_(sys) {}
 Interval CommCost::collective(model::Collective kind, double bytes, const CommGroup& group) const {
   // Nothing to move: a group of one, no collective, or an empty tensor (no latency either).
   if (kind == model::Collective::None || group.size <= 1 || bytes <= 0) return Interval{};
-  const auto& e = sys_.efficiency;
-  return Interval::banded(e.collective_base_s, e.collective_base_low_s, e.collective_base_high_s) +
-         transfer_time(kind, bytes, group);
+  return collective_base_band(sys_.efficiency) + transfer_time(kind, bytes, group);
+}
+
+Interval collective_base_band(const hardware::Efficiency& e) {
+  return Interval::banded(e.collective_base_s, e.collective_base_low_s, e.collective_base_high_s);
 }
 
 // The alpha-beta time of one collective (ring within a domain, hierarchical across domains).

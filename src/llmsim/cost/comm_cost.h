@@ -23,6 +23,10 @@ struct CommGroup {
 // hardware::fast_domain_gpus(sys)).
 CommGroup make_group(int size, int stride, int domain_gpus);
 
+// The base latency of one collective call with its band (Efficiency::collective_base_s and its low/high; a
+// missing edge is the value).
+Interval collective_base_band(const hardware::Efficiency& e);
+
 class CommCost {
  public:
   explicit CommCost(const hardware::SystemSpec& sys);
