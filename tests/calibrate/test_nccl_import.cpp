@@ -329,6 +329,24 @@ TEST_CASE("partial pastes: a table without '#', without Rank lines, or alone giv
   CHECK(given.derived.size() == 3);
 }
 
+// Found by the parser fuzz run (tests/fuzz): a count whose count x type size overflows a 64-bit integer made
+// the size / count ratio divide by zero (SIGFPE). Such a row tells no ratio: the rank count is asked for.
+TEST_CASE("a row whose count x type size overflows tells no rank count (no crash)") {
+  const std::string table =
+      "#       size         count      type   redop    root     time   algbw   busbw  #wrong     time   algbw   busbw  "
+      "#wrong\n"
+      "        1024   4611686018427387904     float     sum      -1    16.40    0.06    0.05       0    16.40    0.06  "
+      "  0.05       0\n"
+      "        2048            64     float     sum      -1    16.66    0.12    0.11       0    16.55    0.12    0.11  "
+      "     0\n";
+  const auto e =
+      lt::error_of([&] { cal::import_nccl_tests(lt::write_temp("reduce_scatter_perf_overflow.log", table)); });
+  CHECK(e.kind() == llmsim::ErrorKind::Input);
+  // Given the ranks, the rows import (the huge count is only printed, never used).
+  const auto given = cal::import_nccl_tests(lt::write_temp("reduce_scatter_perf_overflow2.log", table), {.ranks = 8});
+  CHECK(given.ranks == 8);
+}
+
 TEST_CASE("an all_reduce paste without Rank lines gives its ranks from busbw / algbw, or asks for --ranks") {
   // busbw = algbw x 2(n-1)/n: 8 ranks at 100.00 / 175.00.
   const std::string text =

@@ -834,3 +834,26 @@ TEST_CASE("config keys: cosmetic ones ignored, unknown ones reported, unmodelled
   // Phi-4-mini's full_attn_mod is neither read nor cosmetic: reported.
   CHECK(load_hf_config(kTestModels + "phi-4-mini").unread_keys == std::vector<std::string>{"full_attn_mod"});
 }
+
+// Found by the parser fuzz run (tests/fuzz) under UBSan: 2^32 MTP modules of DeepSeek-V3's size overflowed the
+// parameter count (signed overflow in param_count.cpp): counts read as zero-or-more had no upper bound. They
+// have the dimensions' bound now (a layer count's for MTP modules), and products of bounded dimensions are
+// checked: either way an Input error naming the file.
+TEST_CASE("a config whose parameter count overflows 64 bits is refused, naming the file") {
+  const Error mtp =
+      error_of([] { from_text(R"({"model_type": "deepseek_v3", "num_nextn_predict_layers": 4294967296})"); });
+  CHECK(mtp.kind() == ErrorKind::Input);
+  CHECK(mtp.where().file == "mem.json");
+  CHECK(mtp.where().key == "num_nextn_predict_layers");
+  CHECK(contains(mtp.message(), "larger than any model's (at most 10000)"));
+  // Three dimensions at their bound of 2^24 each: experts x expert width x hidden is 2^72.
+  const Error experts = error_of([] {
+    from_text(R"({"model_type": "mixtral", "hidden_size": 16777216, "intermediate_size": 16777216,
+                  "num_local_experts": 16777216, "num_attention_heads": 16, "num_key_value_heads": 16})");
+  });
+  CHECK(experts.kind() == ErrorKind::Input);
+  CHECK(experts.where().file == "mem.json");
+  CHECK(contains(experts.message(), "overflows a 64-bit integer"));
+  // The shipped DeepSeek-R1 config still loads (its counts are exact, tested above).
+  CHECK(count_params(load_hf_config(kTestModels + "deepseek-r1/config.json")).mtp > 0);
+}

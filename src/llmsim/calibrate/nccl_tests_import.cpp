@@ -44,6 +44,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -205,7 +206,9 @@ long long size_per_count(const std::vector<ImportRow>& rows) {
   for (const ImportRow& r : rows) {
     const int b = type_bytes(r.type);
     if (b == 0 || r.count <= 0) continue;
-    const long long per = r.count * b;
+    // A count beyond any real buffer (a paste's garbage) would overflow count x type size: no ratio then.
+    long long per = 0;
+    if (__builtin_mul_overflow(r.count, static_cast<long long>(b), &per)) return 0;
     if (r.size % per != 0) return 0;
     if (ratio != 0 && r.size / per != ratio) return 0;
     ratio = r.size / per;
@@ -216,7 +219,9 @@ long long size_per_count(const std::vector<ImportRow>& rows) {
 // The ranks an all_gather or reduce_scatter table gives (size_per_count); 0 for other collectives.
 int ranks_from_sizes(const std::string& family, const std::vector<ImportRow>& rows) {
   if (family != "nccl_all_gather" && family != "nccl_reduce_scatter") return 0;
-  return static_cast<int>(size_per_count(rows));
+  // No nccl-tests run has more ranks than an int holds; a larger ratio is not a rank count.
+  const long long ratio = size_per_count(rows);
+  return ratio <= std::numeric_limits<int>::max() ? static_cast<int>(ratio) : 0;
 }
 
 // The ranks the bus / algorithm bandwidth ratio gives (nccl-tests doc/PERFORMANCE.md: busbw = algbw x

@@ -1,5 +1,7 @@
 #include "llmsim/model/custom_model.h"
 
+#include "llmsim/model/param_count.h"
+
 #include <fmt/format.h>
 
 #include "llmsim/core/suggest.h"
@@ -15,14 +17,23 @@ Location at(const Location& where, const std::string& key) {
   return loc;
 }
 
-void require_positive(const Location& where, const std::string& key, std::int64_t value) {
+// Sizes past `cap` are no model's (param_count.h: the bounds the config.json reader applies too).
+void require_at_most(const Location& where, const std::string& key, std::int64_t value, std::int64_t cap) {
+  if (value > cap)
+    throw_input(at(where, key), fmt::format("{} = {} is larger than any model's (at most {})", key, value, cap));
+}
+
+void require_positive(const Location& where, const std::string& key, std::int64_t value,
+                      std::int64_t cap = kMaxModelDimension) {
   if (value <= 0) throw_input(at(where, key), fmt::format("{} must be a positive integer, got {}", key, value));
+  require_at_most(where, key, value, cap);
 }
 
 // 0 means "use the default"; anything else must be positive.
 void require_unset_or_positive(const Location& where, const std::string& key, std::int64_t value) {
   if (value < 0)
     throw_input(at(where, key), fmt::format("{} must be positive (or empty for the default), got {}", key, value));
+  require_at_most(where, key, value, kMaxModelDimension);
 }
 
 void validate(const CustomDims& d, const Location& where) {
@@ -30,7 +41,7 @@ void validate(const CustomDims& d, const Location& where) {
   if (d.arch != "gpt" && d.arch != "llama")
     throw_input(at(where, "arch"),
                 fmt::format("arch must be one of {}, got '{}'{}", join(archs), d.arch, did_you_mean(d.arch, archs)));
-  require_positive(where, "layers", d.layers);
+  require_positive(where, "layers", d.layers, kMaxModelLayers);
   require_positive(where, "hidden", d.hidden);
   require_positive(where, "heads", d.heads);
   require_positive(where, "vocab", d.vocab);
@@ -93,6 +104,7 @@ ModelSpec make_custom_model(const CustomDims& dims, const Location& where) {
     m.tied_embeddings = false;
     m.dropout = 0.0;
   }
+  check_param_counts(m, where);
   return m;
 }
 

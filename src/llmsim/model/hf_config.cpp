@@ -1,5 +1,7 @@
 #include "llmsim/model/hf_config.h"
 
+#include "llmsim/model/param_count.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -16,10 +18,9 @@ namespace llmsim::model {
 
 namespace {
 
-// Upper bounds of config dimensions: far above any published model (hidden 16k-64k, vocab 256k, contexts
-// to 10 M tokens, a few hundred layers), low enough that the simulators' products stay exact.
-constexpr std::int64_t kMaxDimension = std::int64_t{1} << 24;  // 16,777,216
-constexpr std::int64_t kMaxLayers = 10000;
+// The bounds of param_count.h, under the names this file uses.
+constexpr std::int64_t kMaxDimension = kMaxModelDimension;
+constexpr std::int64_t kMaxLayers = kMaxModelLayers;
 
 using nlohmann::json;
 
@@ -101,9 +102,10 @@ class Reader {
     return positive(key, fallback, cap);
   }
 
-  std::int64_t non_negative(const std::string& key, std::int64_t fallback) const {
+  std::int64_t non_negative(const std::string& key, std::int64_t fallback, std::int64_t cap = kMaxDimension) const {
     const std::int64_t n = integer(key, fallback);
     if (n < 0) fail(key, fmt::format("{} must be zero or positive, got {}", key, n));
+    if (n > cap) fail(key, fmt::format("{} = {} is larger than any model's (at most {})", key, n, cap));
     return n;
   }
 
@@ -613,13 +615,13 @@ ModelSpec read_deepseek(const Reader& r, bool v3) {
     // n_shared_experts experts of moe_intermediate_size, run as one MLP of their summed width.
     m.moe.shared_expert_ffn = r.non_negative("n_shared_experts", v3 ? 1 : 0) * m.moe.expert_ffn;
     m.moe.sparse_step = r.positive("moe_layer_freq", 1);
-    m.moe.first_dense = r.non_negative("first_k_dense_replace", v3 ? 3 : 0);
+    m.moe.first_dense = r.non_negative("first_k_dense_replace", v3 ? 3 : 0, kMaxLayers);
     if (m.moe.first_dense > m.num_layers)
       r.fail("first_k_dense_replace",
              fmt::format("first_k_dense_replace ({}) exceeds num_hidden_layers ({})", m.moe.first_dense, m.num_layers));
     m.moe.router_bias = r.string("topk_method", v3 ? "noaux_tc" : "greedy") == "noaux_tc";
   }
-  if (v3) m.mtp_layers = r.non_negative("num_nextn_predict_layers", 0);
+  if (v3) m.mtp_layers = r.non_negative("num_nextn_predict_layers", 0, kMaxLayers);
   return m;
 }
 
@@ -1019,6 +1021,9 @@ ModelSpec model_from_hf_json(const JsonDocument& doc) {
   } else if (const auto tq = text_obj ? text.object("quantization_config") : std::nullopt) {
     m.quant = read_quant(*tq);
   }
+  // Each dimension is bounded as it is read; their products must be representable too (the fuzz run of
+  // tests/fuzz found 2^32 MTP modules of DeepSeek-V3's size overflowing the count).
+  check_param_counts(m, Location{.file = doc.file});
   return m;
 }
 

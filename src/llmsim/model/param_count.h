@@ -2,6 +2,7 @@
 // Exact parameter counts of a ModelSpec (golden-tested against published totals).
 #include <cstdint>
 
+#include "llmsim/core/error.h"
 #include "llmsim/model/model_spec.h"
 
 namespace llmsim::model {
@@ -33,6 +34,17 @@ struct ParamCounts {
 // The q/k norms' weights of one layer: 2 * head_dim per-head (Qwen3), q_dim + kv_dim full-width (OLMo-2).
 std::int64_t qk_norm_params(const ModelSpec& m);
 LayerParams count_layer_params(const ModelSpec& m, std::int64_t layer_index);
+// Upper bounds of a model's dimensions, for every reader of user input (hf_config, custom_model): far above
+// any published model (hidden 16k-64k, vocab 256k, contexts to 10 M tokens, a few hundred layers), low enough
+// that the simulators' products stay exact and per-layer loops end.
+inline constexpr std::int64_t kMaxModelDimension = std::int64_t{1} << 24;  // 16,777,216
+inline constexpr std::int64_t kMaxModelLayers = 10000;
+
+// An Input error (no location) when a count overflows 64 bits: sizes no model has, which a reader refuses
+// first through check_param_counts.
 ParamCounts count_params(const ModelSpec& m);
+// Refuses, as an Input error at `where`, a model whose parameter counts cannot be represented. Every reader
+// that builds a ModelSpec from user input calls it (hf_config, custom_model).
+void check_param_counts(const ModelSpec& m, const Location& where);
 
 }  // namespace llmsim::model

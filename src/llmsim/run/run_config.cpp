@@ -276,6 +276,12 @@ const std::vector<SettingInfo>& run_settings() {
   return infos;
 }
 
+const SettingInfo* find_setting(const std::string& name) {
+  for (const auto& s : run_settings())
+    if (s.name == name) return &s;
+  return nullptr;
+}
+
 void apply_setting(RunRequest& req, const std::string& name, const std::string& value, const Location& where,
                    ErrorKind kind) {
   for (const auto& s : table()) {

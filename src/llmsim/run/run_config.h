@@ -37,6 +37,9 @@ struct SettingInfo {
 
 // Every setting, in help order.
 const std::vector<SettingInfo>& run_settings();
+// The setting named `name` ("micro-batch"), or nullptr: how other readers of the same quantities (the
+// measured-run CSV's columns) apply the same bounds.
+const SettingInfo* find_setting(const std::string& name);
 
 // Applies `name = value` (value as text: "4", "true", "bf16", "q,v"). `where` locates the value for
 // errors (a flag or file:line); unknown names are errors with a did-you-mean.

@@ -18,6 +18,7 @@
 #include "llmsim/core/error.h"
 #include "llmsim/core/strings.h"
 #include "llmsim/core/suggest.h"
+#include "llmsim/run/run_config.h"
 #include "llmsim/validate/measured_runs.h"
 #include "llmsim/validate/source_facts.h"
 
@@ -73,6 +74,12 @@ class RowReader {
            fmt::format("is out of range (an integer from {} to {})", min, std::numeric_limits<std::int64_t>::max()));
     if (ec != std::errc() || end != s.data() + s.size()) fail(col, fmt::format("must be an integer >= {}", min));
     if (x < min) fail(col, fmt::format("must be >= {}", min));
+    // The bound of the run setting the column states (micro_batch is --micro-batch, num_gpus --gpus): a row
+    // may not ask for what the CLI refuses (the products of such sizes overflow the simulators').
+    std::string setting = col == "num_gpus" ? "gpus" : col;
+    std::replace(setting.begin(), setting.end(), '_', '-');
+    if (const SettingInfo* info = find_setting(setting); info && info->max > 0 && x > info->max)
+      fail(col, fmt::format("must be at most {} ({})", info->max, info->max_why));
     return x;
   }
 
