@@ -347,6 +347,26 @@ TEST_CASE("a row whose count x type size overflows tells no rank count (no crash
   CHECK(given.ranks == 8);
 }
 
+// Found by the sanitized fuzz run: nThread x nGpus of a damaged header overflowed an int (UBSan). Counts a log
+// prints about its run are bounded where they are read: an Input error at the line.
+TEST_CASE("a header with an impossible thread or GPU count is refused at its line") {
+  const std::string text =
+      "# nThread -2147483648 nGpus 2 minBytes 8 maxBytes 1024 step: 2(factor) warmup iters: 5 iters: 20\n"
+      "#       size         count      type   redop    root     time   algbw   busbw  #wrong     time   algbw   busbw  "
+      "#wrong\n"
+      "        1024           256     float     sum      -1    16.40    0.06    0.05       0    16.40    0.06    0.05  "
+      "     0\n";
+  const auto e = lt::error_of([&] { cal::import_nccl_tests(lt::write_temp("all_reduce_perf_threads.log", text)); });
+  CHECK(e.kind() == llmsim::ErrorKind::Input);
+  CHECK(e.where().line == 1);
+  CHECK(e.message().find("nThread = -2147483648: must be from 0 to 1024") != std::string::npos);
+  const std::string json =
+      R"({"config": {"nthreads": 1, "ngpus": 18446744073709551615, "devices": []}, "results": []})";
+  const auto j = lt::error_of([&] { cal::import_nccl_tests(lt::write_temp("all_reduce_perf_gpus.json", json)); });
+  CHECK(j.kind() == llmsim::ErrorKind::Input);
+  CHECK(j.message().find("ngpus = ") != std::string::npos);
+}
+
 TEST_CASE("an all_reduce paste without Rank lines gives its ranks from busbw / algbw, or asks for --ranks") {
   // busbw = algbw x 2(n-1)/n: 8 ranks at 100.00 / 175.00.
   const std::string text =

@@ -24,6 +24,12 @@ std::optional<long long> parse_int(const std::string& s) {
   return v;
 }
 
+int log_count(long long value, long long cap, const Location& where, const std::string& what) {
+  if (value < 0 || value > cap)
+    throw_input(where, what + " = " + std::to_string(value) + ": must be from 0 to " + std::to_string(cap));
+  return static_cast<int>(value);
+}
+
 bool all_digits(const std::string& s) {
   return !s.empty() &&
          std::all_of(s.begin(), s.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });

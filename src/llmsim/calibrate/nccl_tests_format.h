@@ -66,6 +66,14 @@ std::optional<double> parse_double(const std::string& s);
 
 std::optional<long long> parse_int(const std::string& s);
 
+// Bounds of the counts a log prints about its run: nccl-tests starts a few threads per process and a few
+// GPUs per thread, and no run has more ranks than kMaxLogRanks. A count past its bound is garbage (a
+// paste's damage), and products of such counts would overflow.
+inline constexpr long long kMaxThreadsOrGpus = 1024;
+inline constexpr long long kMaxLogRanks = 1 << 20;
+// `value` as an int when 0 <= value <= cap; an Input error at `where` naming `what` otherwise.
+int log_count(long long value, long long cap, const Location& where, const std::string& what);
+
 bool all_digits(const std::string& s);
 
 bool is_ident(char c);

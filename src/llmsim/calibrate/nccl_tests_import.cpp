@@ -107,10 +107,10 @@ void read_comment_line(ImportState& st, const std::string& t, const Location& lo
     for (std::size_t i = 0; i + 1 < tok.size(); ++i) {
       const auto v = parse_int(tok[i + 1]);
       if (!v) continue;
-      if (tok[i] == "nThread") st.run.nthread = static_cast<int>(*v);
-      if (tok[i] == "nGpus") st.run.ngpus = static_cast<int>(*v);
+      if (tok[i] == "nThread") st.run.nthread = log_count(*v, kMaxThreadsOrGpus, loc, "nThread");
+      if (tok[i] == "nGpus") st.run.ngpus = log_count(*v, kMaxThreadsOrGpus, loc, "nGpus");
       if (tok[i] == "iters:" && (i == 0 || (tok[i - 1] != "warmup" && tok[i - 1] != "agg")))
-        st.run.iters = static_cast<int>(*v);
+        st.run.iters = log_count(*v, std::numeric_limits<int>::max(), loc, "iters");
     }
     return;
   }
@@ -118,8 +118,9 @@ void read_comment_line(ImportState& st, const std::string& t, const Location& lo
     // "Rank  3 Group  0 Pid ..." (no Group in old versions)
     int group = 0;
     if (tok.size() >= 4 && tok[2] == "Group")
-      if (const auto g = parse_int(tok[3])) group = static_cast<int>(*g);
-    ++st.run.ranks_per_group[group];
+      if (const auto g = parse_int(tok[3])) group = log_count(*g, kMaxLogRanks, loc, "Group");
+    if (++st.run.ranks_per_group[group] > kMaxLogRanks)
+      throw_input(loc, "more than " + std::to_string(kMaxLogRanks) + " Rank lines in one group: not one run's log");
     if (const std::string host = host_of_rank_line(tok); !host.empty()) st.run.hosts_per_group[group].insert(host);
     if (const std::string gpu = gpu_of_rank_line(tok); !gpu.empty()) st.run.gpu_names.insert(gpu);
     return;

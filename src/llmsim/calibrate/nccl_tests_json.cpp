@@ -2,11 +2,27 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <limits>
 
 #include "llmsim/calibrate/nccl_tests_format.h"
 #include "llmsim/core/json_reader.h"
 
 namespace llmsim::calibrate {
+
+namespace {
+
+// A JSON integer as a long long; unsigned values beyond its range saturate (get<long long> would wrap them).
+long long json_integer(const nlohmann::json& v) {
+  if (v.is_number_unsigned()) {
+    const auto u = v.get<unsigned long long>();
+    return u > static_cast<unsigned long long>(std::numeric_limits<long long>::max())
+               ? std::numeric_limits<long long>::max()
+               : static_cast<long long>(u);
+  }
+  return v.get<long long>();
+}
+
+}  // namespace
 
 using namespace nccl_format;  // NOLINT(google-build-using-namespace): this reader's helpers
 
@@ -19,19 +35,25 @@ NcclTestsLog import_json(const std::string& path) {
   RunInfo run;
   if (root.contains("config") && root["config"].is_object()) {
     const auto& c = root["config"];
-    auto get_int = [&](const char* key) {
-      return c.contains(key) && c[key].is_number_integer() ? c[key].get<int>() : 0;
+    auto get_int = [&](const char* key, long long cap) {
+      if (!c.contains(key) || !c[key].is_number_integer()) return 0;
+      return log_count(json_integer(c[key]), cap, doc.where(std::string("config.") + key), key);
     };
-    run.nthread = get_int("nthreads");
-    run.ngpus = get_int("ngpus");
-    run.iters = get_int("iterations");
+    run.nthread = get_int("nthreads", kMaxThreadsOrGpus);
+    run.ngpus = get_int("ngpus", kMaxThreadsOrGpus);
+    run.iters = get_int("iterations", std::numeric_limits<int>::max());
     // One device entry per process (the first rank of each), so a group's ranks = entries x threads x GPUs.
     // Each entry names its process's host ("hostname"); an output without them counts as one node.
     if (c.contains("devices") && c["devices"].is_array()) {
       for (const auto& d : c["devices"]) {
-        const int g =
-            d.is_object() && d.contains("group") && d["group"].is_number_integer() ? d["group"].get<int>() : 0;
+        const int g = d.is_object() && d.contains("group") && d["group"].is_number_integer()
+                          ? log_count(json_integer(d["group"]), kMaxLogRanks, doc.where("config.devices"), "group")
+                          : 0;
+        // Threads and GPUs per process are at most kMaxThreadsOrGpus each: the sum is bounded entry by entry.
         run.ranks_per_group[g] += std::max(1, run.nthread) * std::max(1, run.ngpus);
+        if (run.ranks_per_group[g] > kMaxLogRanks)
+          throw_input(doc.where("config.devices"),
+                      "more than " + std::to_string(kMaxLogRanks) + " ranks in one group: not one run's output");
         if (d.is_object() && d.contains("hostname") && d["hostname"].is_string()) {
           const std::string host = trim(d["hostname"].get<std::string>());
           if (!host.empty()) run.hosts_per_group[g].insert(host);

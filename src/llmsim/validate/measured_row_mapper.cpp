@@ -478,12 +478,13 @@ class RowMapper {
       d.kv_heads = *kv;
     else
       note_default(fmt::format("kv_heads={} (= heads, not stated)", d.heads));
-    if (auto f = row_.integer("ffn", 1))
-      d.ffn = *f;
-    else
-      note_default(fmt::format("ffn={} (4*hidden, not stated)", 4 * d.hidden));
+    const auto ffn = row_.integer("ffn", 1);
+    if (ffn) d.ffn = *ffn;
     d.max_positions = custom_positions();
+    // The model's rules (sizes within bounds, heads dividing hidden) come first: the default's note is
+    // computed from the model they accepted (4 x a 2^62 hidden would overflow).
     out_.model = model::make_custom_model(d, Location{.file = ctx_.file, .line = row_.line()});
+    if (!ffn) note_default(fmt::format("ffn={} (4*hidden, not stated)", out_.model.ffn_hidden));
   }
 
   void map_model() {
