@@ -9,8 +9,8 @@ if(LLMSIM_WARNINGS_AS_ERRORS)
   target_compile_options(llmsim_warnings INTERFACE -Werror)
 endif()
 # -DLLMSIM_SANITIZE=ON: AddressSanitizer + UndefinedBehaviorSanitizer on everything this project compiles and
-# links (C++ only; tools/test-sanitize builds build-asan/ with it and runs the suite; docs/robustness.md).
-# Not part of .ci/run: too slow on 2 cores.
+# links (C++ only; tools/test-sanitize builds build-asan/ with it and runs the suite, which tools/test and so
+# .ci/run do after the Release suite; docs/robustness.md).
 if(LLMSIM_SANITIZE)
   # One flag per sanitizer: a comma inside $<HOST_LINK:...> would split the option in two.
   add_compile_options($<$<COMPILE_LANGUAGE:CXX>:-fsanitize=address> $<$<COMPILE_LANGUAGE:CXX>:-fsanitize=undefined>

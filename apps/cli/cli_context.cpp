@@ -20,10 +20,27 @@
 
 namespace llmsim::cli {
 
+namespace {
+
+// The presets beside an installed executable: <prefix>/bin/llmsim finds <prefix>/share/llmsim
+// (cmake/LlmsimInstall.cmake), so an installed tree works wherever it is copied; empty when the executable
+// does not sit in such a tree (a build folder).
+std::string installed_data_dir() {
+  std::error_code ec;
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) return {};
+  const std::filesystem::path share = exe.parent_path().parent_path() / "share" / "llmsim";
+  return std::filesystem::is_directory(share / "hardware", ec) ? share.string() : std::string();
+}
+
+}  // namespace
+
 std::string CommonOptions::resolved_data_dir() const {
   if (!data_dir.empty()) return data_dir;
   if (const char* env = std::getenv("LLMSIM_DATA_DIR"); env && *env) return env;
-  return LLMSIM_DATA_DIR;
+  static const std::string installed = installed_data_dir();
+  if (!installed.empty()) return installed;
+  return LLMSIM_DATA_DIR;  // the source tree's data/, for the executable in a build folder
 }
 
 hardware::SystemSpec CommonOptions::load_system(const std::string& name_or_path) const {
