@@ -23,7 +23,7 @@ foreach(area IN LISTS LLMSIM_EXPORTED_AREAS)
           FILES_MATCHING PATTERN "*.h")
 endforeach()
 install(TARGETS ${llmsim_targets} EXPORT llmsimTargets ARCHIVE DESTINATION "${CMAKE_INSTALL_LIBDIR}")
-install(TARGETS llmsim RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}")
+install(TARGETS llmsim llmsim-calibrate RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}")
 install(DIRECTORY "${PROJECT_SOURCE_DIR}/data/" DESTINATION "${CMAKE_INSTALL_DATADIR}/llmsim")
 
 set(config_dir "${CMAKE_INSTALL_LIBDIR}/cmake/llmsim")

@@ -1,19 +1,43 @@
-// llmsim entry point: parses the command line, runs one subcommand, and alone maps errors to exit codes
-// (0 ok/fits, 1 result does not fit or is infeasible, 2 usage, 3 bad input, 4 not found, 5 no device,
-// 70 internal). `search` / `plan` also return 6 for an empty search space and 130 when interrupted;
-// `validate` returns 7 when some rows (not whole files) break the schema and the others were predicted.
+// llmsim entry point: every command but `calibrate`, which runs as its own executable, llmsim-calibrate,
+// beside this one (calibrate_main.cpp): only calibration needs CUDA, cuBLAS, NCCL and MPI, and an executable
+// that links them takes ~80 ms and ~220 MiB to start even for --version (issue 18). Errors map to exit
+// codes in run_commands (run_commands.h lists them).
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <map>
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 #include "commands.h"
 #include "llmsim/core/error.h"
-#include "llmsim/core/suggest.h"
+#include "run_commands.h"
+
+namespace {
+
+// `llmsim calibrate ...` becomes `llmsim-calibrate calibrate ...`, the same process (exec), so that an MPI
+// launcher's ranks, signals and the exit code are the calibration executable's own.
+int run_calibrate(char** argv) {
+  std::error_code ec;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  const std::filesystem::path tool = (ec ? std::filesystem::path(argv[0]) : self).parent_path() / "llmsim-calibrate";
+  ::execv(tool.c_str(), argv);
+  std::cerr << "llmsim: error: calibrate runs " << tool.string()
+            << ", which cannot be started: " << std::strerror(errno)
+            << " (build or install the llmsim-calibrate target beside llmsim)\n";
+  return llmsim::exit_code(llmsim::ErrorKind::NotFound);
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
+  if (argc > 1 && std::string(argv[1]) == "calibrate") return run_calibrate(argv);
   CLI::App app{"llmsim: analytical performance and memory simulator for LLM training, fine-tuning and inference"};
   app.set_version_flag("--version", std::string(LLMSIM_VERSION));
   app.require_subcommand(1);
@@ -23,38 +47,16 @@ int main(int argc, char** argv) {
   runners["show"] = llmsim::cli::add_show_command(app);
   runners["train"] = llmsim::cli::add_train_command(app);
   runners["infer"] = llmsim::cli::add_infer_command(app);
-  runners["calibrate"] = llmsim::cli::add_calibrate_command(app, argc, argv);
   runners["validate"] = llmsim::cli::add_validate_command(app);
   runners["serve"] = llmsim::cli::add_serve_command(app);
   runners["search"] = llmsim::cli::add_search_command(app);
   runners["plan"] = llmsim::cli::add_plan_command(app);
-  // An unknown first word is a mistyped command: say so, with a did-you-mean, instead of CLI11's
-  // "A subcommand is required".
-  if (argc > 1 && argv[1][0] != '-' && runners.count(argv[1]) == 0) {
-    std::vector<std::string> names;
-    for (const auto& [n, r] : runners) names.push_back(n);
-    std::cerr << "llmsim: error: unknown command '" << argv[1] << "'" << llmsim::did_you_mean(argv[1], names)
-              << "; commands: " << llmsim::join(names) << "\n";
-    return llmsim::exit_code(llmsim::ErrorKind::Usage);
-  }
-  try {
-    app.parse(argc, argv);
-    for (const auto* sub : app.get_subcommands()) return runners.at(sub->get_name())();
-    return 2;
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    std::cerr << "llmsim: error: " << e.what() << "\n";
-    return llmsim::exit_code(llmsim::ErrorKind::Usage);
-  } catch (const llmsim::Error& e) {
-    std::cerr << "llmsim: error: " << e.what() << "\n";
-    return llmsim::exit_code(e.kind());
-  } catch (const std::exception& e) {
-    std::cerr << "llmsim: internal error: " << e.what() << "\n";
-    return llmsim::exit_code(llmsim::ErrorKind::Internal);
-  }
+  // Listed in --help; never parsed here (run_calibrate took it above).
+  app.add_subcommand("calibrate",
+                     "measure this machine or import measurements, fit a hardware profile (runs llmsim-calibrate)");
+  std::vector<std::string> commands;
+  for (const auto& [n, r] : runners) commands.push_back(n);
+  commands.push_back("calibrate");
+  std::sort(commands.begin(), commands.end());
+  return llmsim::cli::run_commands(app, runners, commands, argc, argv);
 }

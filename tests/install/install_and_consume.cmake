@@ -14,7 +14,7 @@ function(run_checked what)
 endfunction()
 
 run_checked("cmake --install" ${CMAKE_COMMAND} --install "${BUILD_DIR}" --prefix "${prefix}")
-foreach(f bin/llmsim share/llmsim/hardware/a800-nvlink.toml share/llmsim/models/llama2-7b/config.json
+foreach(f bin/llmsim bin/llmsim-calibrate share/llmsim/hardware/a800-nvlink.toml share/llmsim/models/llama2-7b/config.json
           include/llmsim/model/param_count.h lib/cmake/llmsim/llmsimConfig.cmake)
   if(NOT EXISTS "${prefix}/${f}")
     message(FATAL_ERROR "not installed: ${prefix}/${f}")
