@@ -20,16 +20,23 @@
 
 namespace llmsim::cli {
 
+std::filesystem::path executable_dir(const char* argv0) {
+  std::error_code ec;
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) return exe.parent_path();
+  return argv0 ? std::filesystem::path(argv0).parent_path() : std::filesystem::path();
+}
+
 namespace {
 
 // The presets beside an installed executable: <prefix>/bin/llmsim finds <prefix>/share/llmsim
 // (cmake/LlmsimInstall.cmake), so an installed tree works wherever it is copied; empty when the executable
 // does not sit in such a tree (a build folder).
 std::string installed_data_dir() {
+  const std::filesystem::path bin = executable_dir();
+  if (bin.empty()) return {};
+  const std::filesystem::path share = bin.parent_path() / "share" / "llmsim";
   std::error_code ec;
-  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (ec) return {};
-  const std::filesystem::path share = exe.parent_path().parent_path() / "share" / "llmsim";
   return std::filesystem::is_directory(share / "hardware", ec) ? share.string() : std::string();
 }
 

@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
 #include <map>
 #include <string>
 
@@ -12,6 +13,10 @@
 namespace llmsim::cli {
 
 enum class Format { Table, Json, Csv };
+
+// The folder of the running executable (/proc/self/exe), or `argv0`'s folder when that cannot be read (an
+// empty path without argv0): where llmsim finds its sibling llmsim-calibrate and an installed tree's presets.
+std::filesystem::path executable_dir(const char* argv0 = nullptr);
 
 // Options every command has.
 struct CommonOptions {

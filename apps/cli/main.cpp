@@ -15,6 +15,7 @@
 
 #include <unistd.h>
 
+#include "cli_context.h"
 #include "commands.h"
 #include "llmsim/core/error.h"
 #include "run_commands.h"
@@ -24,9 +25,7 @@ namespace {
 // `llmsim calibrate ...` becomes `llmsim-calibrate calibrate ...`, the same process (exec), so that an MPI
 // launcher's ranks, signals and the exit code are the calibration executable's own.
 int run_calibrate(char** argv) {
-  std::error_code ec;
-  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  const std::filesystem::path tool = (ec ? std::filesystem::path(argv[0]) : self).parent_path() / "llmsim-calibrate";
+  const std::filesystem::path tool = llmsim::cli::executable_dir(argv[0]) / "llmsim-calibrate";
   ::execv(tool.c_str(), argv);
   std::cerr << "llmsim: error: calibrate runs " << tool.string()
             << ", which cannot be started: " << std::strerror(errno)

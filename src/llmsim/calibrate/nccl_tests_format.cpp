@@ -30,6 +30,13 @@ int log_count(long long value, long long cap, const Location& where, const std::
   return static_cast<int>(value);
 }
 
+void RunInfo::add_ranks(int group, int n, const Location& where) {
+  int& ranks = ranks_per_group[group];
+  ranks += n;  // n <= kMaxThreadsOrGpus^2 and ranks <= kMaxLogRanks before: no overflow
+  if (ranks > kMaxLogRanks)
+    throw_input(where, "more than " + std::to_string(kMaxLogRanks) + " ranks in one group: not one run's log");
+}
+
 bool all_digits(const std::string& s) {
   return !s.empty() &&
          std::all_of(s.begin(), s.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });

@@ -43,6 +43,9 @@ struct RunInfo {
   std::map<int, int> ranks_per_group;                    // from "#  Rank" lines / JSON devices
   std::map<int, std::set<std::string>> hosts_per_group;  // host names of the same
   std::set<std::string> gpu_names;                       // device names the Rank lines / JSON devices print
+  // Counts `n` more ranks in `group` (a Rank line, or a JSON device entry's threads x GPUs); more than
+  // kMaxLogRanks in one group is an Input error at `where`: no run's log.
+  void add_ranks(int group, int n, const Location& where);
   int ranks() const {
     int r = 0;
     for (const auto& [g, c] : ranks_per_group) r = std::max(r, c);

@@ -119,8 +119,7 @@ void read_comment_line(ImportState& st, const std::string& t, const Location& lo
     int group = 0;
     if (tok.size() >= 4 && tok[2] == "Group")
       if (const auto g = parse_int(tok[3])) group = log_count(*g, kMaxLogRanks, loc, "Group");
-    if (++st.run.ranks_per_group[group] > kMaxLogRanks)
-      throw_input(loc, "more than " + std::to_string(kMaxLogRanks) + " Rank lines in one group: not one run's log");
+    st.run.add_ranks(group, 1, loc);
     if (const std::string host = host_of_rank_line(tok); !host.empty()) st.run.hosts_per_group[group].insert(host);
     if (const std::string gpu = gpu_of_rank_line(tok); !gpu.empty()) st.run.gpu_names.insert(gpu);
     return;

@@ -49,11 +49,7 @@ NcclTestsLog import_json(const std::string& path) {
         const int g = d.is_object() && d.contains("group") && d["group"].is_number_integer()
                           ? log_count(json_integer(d["group"]), kMaxLogRanks, doc.where("config.devices"), "group")
                           : 0;
-        // Threads and GPUs per process are at most kMaxThreadsOrGpus each: the sum is bounded entry by entry.
-        run.ranks_per_group[g] += std::max(1, run.nthread) * std::max(1, run.ngpus);
-        if (run.ranks_per_group[g] > kMaxLogRanks)
-          throw_input(doc.where("config.devices"),
-                      "more than " + std::to_string(kMaxLogRanks) + " ranks in one group: not one run's output");
+        run.add_ranks(g, std::max(1, run.nthread) * std::max(1, run.ngpus), doc.where("config.devices"));
         if (d.is_object() && d.contains("hostname") && d["hostname"].is_string()) {
           const std::string host = trim(d["hostname"].get<std::string>());
           if (!host.empty()) run.hosts_per_group[g].insert(host);
