@@ -34,6 +34,7 @@ nlohmann::json engine_json(const sim::EngineProfile& e) {
           {"kv_block_tokens", e.kv_block_tokens},
           {"gpu_memory_utilization", e.gpu_memory_utilization},
           {"iteration_overhead_s", e.iteration_overhead_s},
+          {"iteration_overhead_per_seq_s", e.iteration_overhead_per_seq_s},
           {"cuda_graphs", e.cuda_graphs},
           {"cuda_graph_max_batch", e.cuda_graph_max_batch},
           {"waiting_served_ratio", e.waiting_served_ratio},
@@ -53,6 +54,8 @@ std::string describe_engine(const sim::EngineProfile& e) {
   s += fmt::format(", KV block {}", e.kv_block_tokens);
   if (e.cuda_graphs) s += fmt::format(", CUDA graphs <= {}", e.cuda_graph_max_batch);
   s += fmt::format(", overhead {:.2f} ms/iteration", e.iteration_overhead_s * 1e3);
+  if (e.iteration_overhead_per_seq_s > 0)
+    s += fmt::format(" + {:.0f} us/sequence", e.iteration_overhead_per_seq_s * 1e6);
   return s;
 }
 

@@ -284,7 +284,7 @@ TEST_CASE("engine releases: TGI before 2.0.0 decodes eagerly, vLLM before 0.8.0 
   CHECK(step.time_s.value > new_tgi.iteration(decode).time_s.value);
 
   // vLLM V0: no chunked prefill, prefill-only iterations, a budget of max(max_model_len, 2048), graphs up to
-  // 256, and the v0.6.0 profile's per-step CPU work (3.8 ms; 8.2 ms with the in-process API server of 0.5).
+  // 256, and the v0.6.0 profile's per-step CPU work (3.8 ms; before 0.6.0 also 81 us per sequence).
   const auto v063 = sim::released_profile(Framework::Vllm, parse_version("0.6.3"), 32768);
   CHECK_FALSE(v063.chunked_prefill);
   CHECK(v063.separate_prefill);
@@ -292,11 +292,75 @@ TEST_CASE("engine releases: TGI before 2.0.0 decodes eagerly, vLLM before 0.8.0 
   CHECK(sim::released_profile(Framework::Vllm, parse_version("0.6.3"), 1024).max_batched_tokens == 2048);
   CHECK(v063.cuda_graph_max_batch == 256);
   CHECK(v063.iteration_overhead_s == doctest::Approx(3.8e-3));
-  CHECK(sim::released_profile(Framework::Vllm, parse_version("0.5.4")).iteration_overhead_s == doctest::Approx(8.2e-3));
+  CHECK(v063.iteration_overhead_per_seq_s == 0);
+  CHECK(sim::released_profile(Framework::Vllm, parse_version("0.5.4")).iteration_overhead_s == doctest::Approx(3.8e-3));
   const auto v1 = sim::released_profile(Framework::Vllm, parse_version("0.8.0"), 32768);
   CHECK(v1.chunked_prefill);
   CHECK(v1.max_batched_tokens == sim::engine_profile(Framework::Vllm).max_batched_tokens);
   CHECK(v1.iteration_overhead_s == doctest::Approx(sim::engine_profile(Framework::Vllm).iteration_overhead_s));
+}
+
+TEST_CASE("vLLM before 0.6.0: the host's per-step work grows with the batch and the GPU waits for it") {
+  // vllm #6801: at batch 200, sampling, input preparation, output processing and scheduling took ~20 ms per
+  // step in v0.5.x; the profile takes it as the 3.8 ms scheduling share plus (20 - 3.8) / 200 = 81 us per
+  // sequence. llama3-8b on one H100, decode at 512 tokens of context: a 256-sequence step of 0.5.4 is
+  // 3.8 + 256 x 0.081 = 24.54 ms of host work longer than its GPU time, and 0.6.3's only 3.8 ms.
+  const auto m = preset_model("llama3-8b");
+  const auto sys = preset_system("dgx-h100");
+  sim::ParallelSpec par;
+  const auto v054 = sim::released_profile(sim::Framework::Vllm, parse_version("0.5.4"), 2048);
+  const auto v063 = sim::released_profile(sim::Framework::Vllm, parse_version("0.6.3"), 2048);
+  REQUIRE(v054.iteration_overhead_per_seq_s == doctest::Approx(81e-6));
+  const sim::EngineIterationCost old_vllm(m, sys, par, bf16(), v054);
+  const sim::EngineIterationCost new_vllm(m, sys, par, bf16(), v063);
+  for (const std::int64_t b : {1, 64, 256}) {
+    const double t_old = old_vllm.uniform(b, 1, 512).time_s.value;
+    const double t_new = new_vllm.uniform(b, 1, 512).time_s.value;
+    // Same kernels and graphs; only the host term differs: 81 us per sequence.
+    CHECK(t_old - t_new == doctest::Approx(static_cast<double>(b) * 81e-6).epsilon(1e-9));
+  }
+  CHECK(old_vllm.uniform(256, 1, 512).time_s.value - old_vllm.uniform(256, 1, 512).linear_s.value > 24.5e-3);
+}
+
+TEST_CASE("fp8 weights on a GPU without FP8 tensor cores: vLLM's weight-only FP8 Marlin, refused elsewhere") {
+  // vLLM (docs quantization/fp8, PR #5975): on Ampere fp8 checkpoints run as W8A16, the GEMM reading 1-byte
+  // weights and computing in 16 bits. llama3-8b decode at batch 1 on one A100: weight streaming sets the
+  // pace, so fp8 weights take about half the 16-bit step's GEMM time; a 4 x 2,048-token prefill is compute
+  // bound and runs at the 16-bit peak, no faster than bf16 weights.
+  CHECK(model::gemm_dtype(model::WeightQuant::Fp8, DType::BF16, true) == DType::FP8);
+  CHECK(model::gemm_dtype(model::WeightQuant::Fp8, DType::BF16, false) == DType::BF16);
+  const auto m = preset_model("llama3-8b");
+  const auto a100 = preset_system("dgx-a100-80gb");
+  REQUIRE(a100.gpu.peak(DType::FP8) <= 0);
+  sim::ParallelSpec par;
+  auto in = bf16();
+  const sim::IterationCostModel dense(m, a100, par, in);
+  in.weight_quant = model::WeightQuant::Fp8;
+  const sim::IterationCostModel w8a16(m, a100, par, in);
+  const double ratio = w8a16.uniform(1, 1, 256).linear_s.value / dense.uniform(1, 1, 256).linear_s.value;
+  CHECK(ratio > 0.45);
+  CHECK(ratio < 0.6);
+  CHECK(w8a16.uniform(4, 2048, 0).linear_s.value >= 0.95 * dense.uniform(4, 2048, 0).linear_s.value);
+
+  // Feasibility: vLLM 0.5.1 and later run it; TensorRT-LLM, vLLM 0.5.0 and MoE experts do not.
+  sim::RunSpec run;
+  run.workload = sim::Workload::Inference;
+  run.infer = in;
+  run.infer.framework = sim::Framework::Vllm;
+  run.infer.engine_version = parse_version("0.5.4");
+  CHECK(sim::inference_problems(m, a100, run).empty());
+  run.infer.engine_version = parse_version("0.5.0");
+  CHECK_FALSE(sim::inference_problems(m, a100, run).empty());
+  run.infer.engine_version.reset();
+  run.infer.framework = sim::Framework::TrtLlm;
+  const auto trt = sim::inference_problems(m, a100, run);
+  REQUIRE(trt.size() == 1);
+  CHECK(trt[0].find("weight-only fp8") != std::string::npos);
+  run.infer.framework = sim::Framework::Vllm;
+  const auto moe = sim::inference_problems(preset_model("mixtral-8x7b"), a100, run);
+  REQUIRE(moe.size() == 1);
+  CHECK(moe[0].find("MoE") != std::string::npos);
+  CHECK(sim::inference_problems(m, preset_system("dgx-h100"), run).empty());
 }
 
 TEST_CASE("TP decode: every collective call of the step pays the collective base latency once") {
@@ -362,8 +426,8 @@ TEST_CASE("FP4 (NVFP4) on Blackwell: FP4 GEMMs for NVFP4 weights, a 0.5625-byte 
   // NVFP4 packs 4-bit E2M1 elements with one E4M3 scale per 16: (4 + 8/16) / 8 = 0.5625 B an element.
   CHECK(llmsim::dtype_bytes(DType::FP4) == 0.5625);
   CHECK(model::quantized_weight_bytes(model::WeightQuant::Nvfp4, DType::BF16) == 0.5625);
-  CHECK(model::gemm_dtype(model::WeightQuant::Nvfp4, DType::BF16) == DType::FP4);
-  CHECK(model::gemm_dtype(model::WeightQuant::Mxfp4, DType::BF16) == DType::BF16);  // dequantized into bf16
+  CHECK(model::gemm_dtype(model::WeightQuant::Nvfp4, DType::BF16, true) == DType::FP4);
+  CHECK(model::gemm_dtype(model::WeightQuant::Mxfp4, DType::BF16, true) == DType::BF16);  // dequantized into bf16
   // llama3-70b prefill of 4 x 4,096 tokens at TP8 on HGX B200 is compute bound: NVFP4 weights run its
   // GEMMs at the FP4 peak (9,000 TFLOP/s dense) where fp8 weights run them at FP8's (4,500).
   const auto m = preset_model("llama3-70b");

@@ -7,6 +7,7 @@ namespace llmsim::sim {
 IterationOptions engine_iteration_options(const EngineProfile& engine, const hardware::SystemSpec& sys, bool graph) {
   IterationOptions o;
   o.overhead_s = engine.iteration_overhead_s;
+  o.overhead_per_seq_s = engine.iteration_overhead_per_seq_s;
   o.glue = engine.glue;
   o.decode_split_kv = engine.decode_split_kv;
   o.kv_copy_passes = engine.kv_copy_passes;

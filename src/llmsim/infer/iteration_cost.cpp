@@ -93,7 +93,8 @@ IterationCost IterationCostModel::uniform(std::int64_t batch, std::int64_t new_t
 
 IterationCost IterationCostModel::iteration(const std::vector<SequenceWork>& batch) const {
   IterationCost c;
-  const Interval overhead = Interval::exact(opt_.overhead_s);
+  const Interval overhead =
+      Interval::exact(opt_.overhead_s + opt_.overhead_per_seq_s * static_cast<double>(batch.size()));
   std::int64_t T = 0;
   for (const auto& s : batch) T += s.new_tokens;
   if (T <= 0) {
@@ -103,7 +104,7 @@ IterationCost IterationCostModel::iteration(const std::vector<SequenceWork>& bat
   }
   const auto S = static_cast<std::int64_t>(batch.size());
   const DType act = activation_dtype(in_.precision);
-  const DType gemm_dtype = model::gemm_dtype(in_.weight_quant, act);
+  const DType gemm_dtype = model::gemm_dtype(in_.weight_quant, act, sys_.gpu.peak(DType::FP8) > 0);
   const int domain = hardware::fast_domain_gpus(sys_);
   const CommGroup tp = make_group(static_cast<int>(par_.tp), 1, domain);
   // Expert parallelism: experts spread over `ep` ranks next to the TP group; dispatch and combine are

@@ -4,7 +4,8 @@
 // (FlashAttention-style causal prefill; memory-bound decode reading each sequence's KV cache), TP
 // collectives, the LM head over the sequences that sample, and a per-iteration engine overhead.
 // Weight-only quantized formats (int8, int4, nf4) are read packed by fused GEMM kernels; fp8 weights
-// compute at the fp8 peak. Built once per configuration, then called for every iteration.
+// compute at the fp8 peak, or dequantized in the GEMM on a GPU without one (model::gemm_dtype). Built once per
+// configuration, then called for every iteration.
 #include <cstdint>
 #include <vector>
 
@@ -28,18 +29,19 @@ struct SequenceWork {
 };
 
 struct IterationOptions {
-  double kernel_floor_s = -1;   // seconds per kernel at least (-1: the profile's launch overhead; CUDA graphs lower it)
-  double overhead_s = 0;        // seconds of engine CPU work per iteration (scheduling, sampling, detokenising)
-  Interval host_dispatch;       // host seconds per kernel the iteration issues from eager code, banded (0: a graph
-                                // replay or a C++ runtime; src/llmsim/cost/host_dispatch.h)
-  Interval collective_host;     // host seconds per collective call beyond its launch, eager code only (likewise)
-  model::EagerGlue glue;        // the engine's model code: fused kernels, or HF eager glue (HF generate)
-  double kv_copy_passes = 0;    // whole-cache copies per layer per iteration the engine's cache code makes of each
-                                // sequence's K and V (HF: DynamicCache's torch.cat and the flash-attention unpad
-                                // gather, 2); paged engines write only the new tokens (0)
-  bool decode_split_kv = true;  // decode attention splits each sequence's keys over thread blocks (Flash-Decoding,
-                                // PagedAttention V2, TRT-LLM multi-block); false: one block per sequence and
-                                // query head streams its whole KV (FlashAttention-2 as HF transformers calls it)
+  double kernel_floor_s = -1;  // seconds per kernel at least (-1: the profile's launch overhead; CUDA graphs lower it)
+  double overhead_s = 0;       // seconds of engine CPU work per iteration (scheduling, sampling, detokenising)
+  double overhead_per_seq_s = 0;  // and per sequence in the iteration (EngineProfile::iteration_overhead_per_seq_s)
+  Interval host_dispatch;         // host seconds per kernel the iteration issues from eager code, banded (0: a graph
+                                  // replay or a C++ runtime; src/llmsim/cost/host_dispatch.h)
+  Interval collective_host;       // host seconds per collective call beyond its launch, eager code only (likewise)
+  model::EagerGlue glue;          // the engine's model code: fused kernels, or HF eager glue (HF generate)
+  double kv_copy_passes = 0;      // whole-cache copies per layer per iteration the engine's cache code makes of each
+                                  // sequence's K and V (HF: DynamicCache's torch.cat and the flash-attention unpad
+                                  // gather, 2); paged engines write only the new tokens (0)
+  bool decode_split_kv = true;    // decode attention splits each sequence's keys over thread blocks (Flash-Decoding,
+                                  // PagedAttention V2, TRT-LLM multi-block); false: one block per sequence and
+                                  // query head streams its whole KV (FlashAttention-2 as HF transformers calls it)
 };
 
 struct IterationCost {

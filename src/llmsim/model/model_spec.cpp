@@ -92,8 +92,8 @@ double quantized_weight_bytes(WeightQuant q, DType fallback) {
   return dtype_bytes(fallback);
 }
 
-DType gemm_dtype(WeightQuant q, DType activation) {
-  if (q == WeightQuant::Fp8) return DType::FP8;
+DType gemm_dtype(WeightQuant q, DType activation, bool fp8_tensor_path) {
+  if (q == WeightQuant::Fp8) return fp8_tensor_path ? DType::FP8 : activation;
   if (q == WeightQuant::Nvfp4) return DType::FP4;
   return activation;
 }

@@ -21,10 +21,12 @@ std::string_view weight_quant_name(WeightQuant q);  // "none", "int8", "int4", "
 bool parse_weight_quant(std::string_view name, WeightQuant& out);
 std::vector<std::string> weight_quant_names();  // in enum order
 // The element type an inference GEMM over weights of format `q` computes in: fp8 weights run FP8 GEMMs
-// (TensorRT-LLM, vLLM on Hopper and later), NVFP4 weights FP4 GEMMs with activations quantized on the fly
-// (Blackwell); every other format is dequantized into `activation` (the one rule for the iteration cost
-// and the feasibility check).
-DType gemm_dtype(WeightQuant q, DType activation);
+// on a GPU with an FP8 tensor path (`fp8_tensor_path`: Ada, Hopper and later) and are dequantized into
+// `activation` in the GEMM's kernel on one without (W8A16: vLLM's FP8 Marlin on Ampere, PR #5975; whether
+// an engine has such a kernel is the feasibility check's question), NVFP4 weights FP4 GEMMs with
+// activations quantized on the fly (Blackwell); every other format is dequantized into `activation` (the
+// one rule for the iteration cost and the feasibility check).
+DType gemm_dtype(WeightQuant q, DType activation, bool fp8_tensor_path);
 // The element type a weight format packs its weights in (int8, int4, nf4, fp8), or `unquantized` for none.
 DType stored_dtype(WeightQuant q, DType unquantized);
 // Bytes per weight element when stored in a quantized format, including its scales:

@@ -85,6 +85,9 @@ EngineProfile vllm_profile() {
   p.iteration_overhead_s = 0.5e-3;
   p.cuda_graphs = true;
   p.cuda_graph_max_batch = 512;
+  // FP8 Marlin (vLLM PR #5975, merged 2024-07-03; docs quantization/fp8 from v0.5.x: "FP8 models will run
+  // on compute capability > 8.0 (Ampere) as weight-only W8A16, utilizing FP8 Marlin").
+  p.fp8_weight_only = true;
   p.source =
       "vLLM engine/arg_utils.py get_batch_defaults (max_num_seqs 256, max_num_batched_tokens 2048; 1024/8192 on "
       ">= 70 GiB non-A100 GPUs), V1 scheduler (chunked prefill, running first, preempt newest by recompute), "
@@ -262,6 +265,10 @@ EngineProfile released_profile(Framework f, const std::optional<Version>& releas
     p.waiting_served_ratio = 0.3;
     p.source += "; waiting_served_ratio 0.3 from 2.0.2 (TGI #1820)";
   }
+  if (f == Framework::Vllm && *release < Version{0, 5, 1}) {
+    p.fp8_weight_only = false;  // FP8 Marlin (PR #5975) arrived with 0.5.1: before, fp8 needed SM 8.9+
+    p.source += "; no weight-only fp8 before 0.5.1 (PR #5975)";
+  }
   if (f == Framework::Vllm && !vllm_v1(release)) {
     // V0's BlockSpaceManager has one block table per sequence for all layers: a hybrid model's windowed
     // layers keep every token's KV like its global ones (the per-attention-type groups are V1's).
@@ -275,15 +282,23 @@ EngineProfile released_profile(Framework f, const std::optional<Version>& releas
     // execution, 29 % scheduling and 33 % HTTP API server, and V1's post (2025-01-27) puts that model's
     // GPU step at ~5 ms: ~13 ms per step, of which scheduling ~3.8 ms and the API server ~4.3 ms. 0.6.0
     // moved the API server out of the engine's process and processes outputs asynchronously, leaving the
-    // scheduling share; before 0.6.0 both (assumption: the profiled shares hold at other loads and hosts).
+    // scheduling share (assumption: the profiled share holds at other loads and hosts).
+    // Before 0.6.0 that work grew with the batch: every step turned every sequence's sampled token into
+    // Python objects, detokenized it, built the next step's inputs and ran the scheduler, with the GPU idle
+    // (multi-step RFC, vllm #6854: "5-13 ms of GPU bubble" per decode); profiled at batch 200, sampling,
+    // input preparation, output processing and scheduling took ~20 ms per step together (vllm #6801,
+    // 2024-08-08, v0.5.x). Taken as the scheduling share above plus a part per sequence:
+    // 3.8 ms + 200 x 81 us = 20 ms (the profile's 8.2 ms at ~55 sequences; assumption: linear in the batch).
     p.chunked_prefill = false;
     p.separate_prefill = true;
     p.max_batched_tokens = std::max<std::int64_t>(2048, max_model_len);
     p.cuda_graph_max_batch = 256;
-    p.iteration_overhead_s = *release < Version{0, 6, 0} ? 8.2e-3 : 3.8e-3;
+    p.iteration_overhead_s = 3.8e-3;
+    if (*release < Version{0, 6, 0}) p.iteration_overhead_per_seq_s = (20e-3 - 3.8e-3) / 200.0;
     p.source +=
         "; V0 engine before 0.8.0 (no chunked prefill, prefill-only iterations, budget max(max_model_len, "
-        "2048), graphs up to 256, per-step CPU work from the v0.6.0 profile)";
+        "2048), graphs up to 256, per-step CPU work from the v0.6.0 profile; before 0.6.0 also 81 us per sequence "
+        "from vllm #6801)";
   }
   return p;
 }

@@ -44,7 +44,11 @@ struct EngineProfile {
   bool hybrid_window_kv = false;
   double gpu_memory_utilization = 0.9;  // fraction of device memory the engine may use
   double iteration_overhead_s = 0;      // seconds of CPU work per iteration
-  bool cuda_graphs = false;             // decode launched as CUDA graphs (lower per-kernel floor)
+  // Seconds of CPU work per iteration for each sequence in it, on the critical path like the fixed part
+  // (vLLM V0 before 0.6.0: input preparation, sampler output, detokenization and output processing in
+  // Python for every sequence of every step, serialized with the GPU; 0: none, or hidden behind the GPU).
+  double iteration_overhead_per_seq_s = 0;
+  bool cuda_graphs = false;  // decode launched as CUDA graphs (lower per-kernel floor)
   // Iterations that do not replay a graph issue their kernels one by one from Python eager PyTorch (HF
   // generate, vLLM's and SGLang's model runners, TGI's and LightLLM's Python shards), at the host's
   // Efficiency::host_dispatch_s per launch; false: a C++ runtime enqueues them (TensorRT-LLM).
@@ -54,6 +58,10 @@ struct EngineProfile {
   bool decode_split_kv = true;
   // Whole-cache copies of every sequence's K and V per layer per iteration (HF generate: 2; paged engines 0).
   double kv_copy_passes = 0;
+  // On a GPU without FP8 tensor cores (Ampere), fp8 checkpoints run as weight-only W8A16: a kernel reads
+  // the fp8 weights and dequantizes them into the activation dtype (vLLM's FP8 Marlin); false: the engine
+  // refuses fp8 weights there (TensorRT-LLM's FP8 needs SM 8.9+).
+  bool fp8_weight_only = false;
   double waiting_served_ratio = 0;  // TGI: admit waiting requests when waiting/running exceeds it
   std::string source;
 

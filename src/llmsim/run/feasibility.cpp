@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "llmsim/hardware/attention_support.h"
+#include "llmsim/run/engine_profile.h"
 #include "llmsim/run/framework_profile.h"
 
 namespace llmsim::sim {
@@ -142,7 +143,24 @@ std::vector<std::string> inference_problems(const model::ModelSpec& m, const har
     why.push_back(
         fmt::format("input {} + output {} = {} tokens exceed the {} maximum context of {}", in.input_len, in.output_len,
                     ctx, context_is_engines(m.max_positions, in) ? "engine's (max-model-len)" : "model's", served));
-  const DType compute = model::gemm_dtype(in.weight_quant, in.precision);
+  const bool fp8_path = sys.gpu.peak(DType::FP8) > 0;
+  if (in.weight_quant == model::WeightQuant::Fp8 && !fp8_path) {
+    // Without FP8 tensor cores, fp8 weights run only where the engine has a weight-only kernel for them
+    // (EngineProfile::fp8_weight_only), and only in dense GEMMs: vLLM's fused-MoE Triton kernel has no FP8
+    // Marlin path, so FP8 MoE checkpoints need SM 8.9+ (vLLM fp8 docs; fused_moe Fp8MoEMethod).
+    const EngineProfile e = released_profile(in.framework, in.engine_version);
+    if (!e.fp8_weight_only)
+      why.push_back(
+          fmt::format("{} has no fp8 compute path in its system profile and the {} engine has no "
+                      "weight-only fp8 kernel (vLLM runs fp8 weights as W8A16 on such GPUs)",
+                      sys.gpu.name, e.name));
+    else if (m.moe.num_experts > 0)
+      why.push_back(
+          fmt::format("{} has no fp8 compute path in its system profile and {}'s weight-only fp8 "
+                      "kernel (FP8 Marlin) serves dense layers only, not MoE experts",
+                      sys.gpu.name, e.name));
+  }
+  const DType compute = model::gemm_dtype(in.weight_quant, in.precision, fp8_path);
   if (sys.gpu.peak(compute) <= 0)
     why.push_back(fmt::format("{} has no {} compute path in its system profile", sys.gpu.name, dtype_name(compute)));
   if (auto k = hardware::attention_kernel_problem(sys, in.attn_kernel); !k.empty()) why.push_back(std::move(k));
