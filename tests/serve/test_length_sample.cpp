@@ -37,6 +37,47 @@ TEST_CASE("length samples: the shipped sharegpt sample is the benchmark's 320 re
   CHECK(std::find(names.begin(), names.end(), "sharegpt") != names.end());
 }
 
+TEST_CASE("length samples and traces: the shipped Azure LLM inference traces of 2023 (code, conversation)") {
+  // Azure/AzurePublicDataset data/AzureLLMInferenceTrace_{code,conv}.csv: 8,819 and 19,366 requests whose
+  // ContextTokens sum to 18,059,974 and 22,361,870 and GeneratedTokens to 245,896 and 4,088,665 (summed from
+  // the source files); no request generated 0 tokens. The traces keep the arrivals: the code trace's last
+  // request came 3,435.948 s after its first (19:14:19.928016 - 18:17:03.979960), the conversation trace's
+  // 3,501.722 s after (19:14:08.402527 - 18:15:46.680590).
+  struct Expected {
+    const char* name;
+    std::size_t size;
+    std::int64_t in, out;
+    double span_s;
+  };
+  for (const Expected e : {Expected{"azure-code-2023", 8819, 18059974, 245896, 3435.948056},
+                           Expected{"azure-conv-2023", 19366, 22361870, 4088665, 3501.721937}}) {
+    CAPTURE(e.name);
+    const auto s = sim::load_length_sample(e.name, LLMSIM_DATA_DIR);
+    REQUIRE(s->size() == e.size);
+    std::int64_t in = 0, out = 0;
+    for (std::size_t i = 0; i < s->size(); ++i) {
+      in += s->input[i];
+      out += s->output[i];
+    }
+    CHECK(in == e.in);
+    CHECK(out == e.out);
+    CHECK(s->mean_output() == doctest::Approx(static_cast<double>(e.out) / static_cast<double>(e.size)));
+    CHECK(s->source.find("Azure LLM inference trace 2023") != std::string::npos);
+    const auto t = sim::read_trace_csv(std::string(LLMSIM_DATA_DIR) + "/traces/" + e.name + ".csv");
+    REQUIRE(t.requests.size() == e.size);
+    CHECK(t.was_sorted);
+    CHECK(t.requests.front().arrival_s == 0);
+    CHECK(t.requests.back().arrival_s == doctest::Approx(e.span_s).epsilon(1e-9));
+    // The trace and the sample hold the same requests in the same order.
+    for (std::size_t i = 0; i < e.size; i += 997) {
+      CHECK(t.requests[i].input_tokens == s->input[i]);
+      CHECK(t.requests[i].output_tokens == s->output[i]);
+    }
+  }
+  const auto names = sim::shipped_length_samples(LLMSIM_DATA_DIR);
+  CHECK(std::find(names.begin(), names.end(), "azure-conv-2023") != names.end());
+}
+
 TEST_CASE("length samples: a stream takes the pairs in order, cycling; a reply of 0 tokens is served as 1") {
   const auto path = write_temp("sample-abc.csv", "# a test sample\ninput_tokens,output_tokens\n10,5\n20,0\n30,7\n");
   sim::StreamSpec spec;
