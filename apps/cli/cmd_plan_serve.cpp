@@ -18,6 +18,7 @@
 #include "llmsim/model/presets.h"
 #include "llmsim/run/engine_profile.h"
 #include "llmsim/search/plan_serve.h"
+#include "llmsim/serve/request_stream.h"
 
 namespace llmsim::cli {
 
@@ -272,12 +273,8 @@ Runner add_plan_serve_subcommand(CLI::App& plan_top) {
   sub->add_option("--kv-dtype", cmd->kv_dtypes, "KV-cache types to consider, e.g. bf16,fp8");
   sub->add_option("--max-num-seqs", cmd->max_num_seqs, "engine sequence limits to consider, e.g. default,64,256");
   sub->add_option("--chunked-prefill", cmd->chunked, "chunked prefill settings to consider: default,on,off");
-  sub->add_option("--input-len", cmd->input,
-                  "prompt tokens: N, uniform:MIN-MAX, lognormal:MEAN,STD or a length sample (sharegpt, "
-                  "azure-conv-2023, azure-code-2023, sample:FILE.csv)");
-  sub->add_option("--output-len", cmd->output,
-                  "output tokens: N, uniform:MIN-MAX, lognormal:MEAN,STD or a length sample (sharegpt, "
-                  "azure-conv-2023, azure-code-2023, sample:FILE.csv)");
+  sub->add_option("--input-len", cmd->input, std::string("prompt tokens: ") + sim::kLengthForms);
+  sub->add_option("--output-len", cmd->output, std::string("output tokens: ") + sim::kLengthForms);
   sub->add_option("--max-gpus", cmd->max_gpus, "GPUs at most per candidate")->check(finite_positive());
   sub->add_option("--requests", cmd->requests, "simulated requests per replica (default 400, at most 1,000,000)")
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1000000}));

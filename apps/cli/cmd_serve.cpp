@@ -85,12 +85,8 @@ void add_serve_flags(CLI::App* sub, ServeCommand& c) {
   sub->add_option("--burst", cmd->burst, "N requests all at t = 0 (the default arrival, with --requests)")
       ->check(finite_positive());
   sub->add_option("--trace-file", cmd->trace_file, "CSV of requests: arrival_s,input_tokens,output_tokens");
-  sub->add_option("--input-dist", cmd->input_dist,
-                  "prompt lengths: N | uniform:MIN-MAX | lognormal:MEAN,STD | a length sample (sharegpt, "
-                  "azure-conv-2023, azure-code-2023, sample:FILE.csv)");
-  sub->add_option("--output-dist", cmd->output_dist,
-                  "output lengths: N | uniform:MIN-MAX | lognormal:MEAN,STD | a length sample (sharegpt, "
-                  "azure-conv-2023, azure-code-2023, sample:FILE.csv)");
+  sub->add_option("--input-dist", cmd->input_dist, std::string("prompt lengths: ") + sim::kLengthForms);
+  sub->add_option("--output-dist", cmd->output_dist, std::string("output lengths: ") + sim::kLengthForms);
   // CLI11 reads "-1" into an unsigned seed as 2^64 - 1: a negative seed is refused instead.
   sub->add_option("--seed", cmd->seed, "seed of the arrival and length draws (default 1, 0 to 2^64 - 1)")
       ->check(CLI::Validator(

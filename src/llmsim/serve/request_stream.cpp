@@ -78,9 +78,7 @@ LengthDist parse_length_dist(const std::string& text_in, const std::string& flag
                              bool output_column) {
   const std::string text = trim(text_in);
   const auto fail = [&](const std::string& rule) {
-    throw_usage(flag, fmt::format("{} '{}': {} (forms: N, uniform:MIN-MAX, lognormal:MEAN,STD, a shipped length "
-                                  "sample such as sharegpt, sample:FILE.csv)",
-                                  flag, text_in, rule));
+    throw_usage(flag, fmt::format("{} '{}': {} (forms: {})", flag, text_in, rule, kLengthForms));
   };
   LengthDist d;
   const auto colon = text.find(':');

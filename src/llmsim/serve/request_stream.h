@@ -91,6 +91,11 @@ class Rng {
 // arrival_s = 0 for the first `concurrency` requests, the rest are released by the simulator.
 std::vector<Request> generate_requests(const StreamSpec& spec);
 
+// The forms a length flag takes, for help texts and errors (one wording for serve and plan serve).
+inline constexpr const char* kLengthForms =
+    "N, uniform:MIN-MAX, lognormal:MEAN,STD or a length sample (sharegpt, azure-conv-2023, azure-code-2023, "
+    "sample:FILE.csv)";
+
 struct TraceFile {
   std::vector<Request> requests;  // sorted by arrival, ids renumbered in that order
   std::vector<int> lines;         // the file line of each request (parallel to `requests`)
