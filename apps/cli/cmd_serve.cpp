@@ -45,6 +45,7 @@ struct ServeCommand {
   std::int64_t max_batched_tokens = 0;
   bool chunked = false, no_chunked = false;
   double gpu_mem_util = 0;
+  std::int64_t kv_cache_blocks = 0;
   double slo_ttft_ms = 0, slo_tpot_ms = 0;
   std::string trace;
   std::string per_request;
@@ -103,6 +104,10 @@ void add_serve_flags(CLI::App* sub, ServeCommand& c) {
   sub->add_option("--gpu-memory-utilization", cmd->gpu_mem_util, "engine: fraction of GPU memory it may use")
       ->check(finite_positive())  // refuses nan and inf, which a range alone lets through
       ->check(CLI::Range(0.01, 1.0));
+  sub->add_option("--kv-cache-blocks", cmd->kv_cache_blocks,
+                  "engine: a KV cache of this many blocks whatever the memory (vLLM --num-gpu-blocks-override, "
+                  "LMDeploy cache_max_entry_count >= 1)")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1'000'000'000}));
   sub->add_option("--slo-ttft", cmd->slo_ttft_ms, "goodput: time-to-first-token bound in ms")->check(finite_positive());
   sub->add_option("--slo-tpot", cmd->slo_tpot_ms, "goodput: time-per-output-token bound in ms")
       ->check(finite_positive());
@@ -169,6 +174,7 @@ sim::EngineProfile engine_with_overrides(const ServeCommand& c, const std::strin
   if (cmd->chunked) profile.chunked_prefill = true;
   if (cmd->no_chunked) profile.chunked_prefill = false;
   if (cmd->gpu_mem_util > 0) profile.gpu_memory_utilization = cmd->gpu_mem_util;
+  if (cmd->kv_cache_blocks > 0) profile.kv_cache_blocks = cmd->kv_cache_blocks;
   if (profile.chunked_prefill && profile.batching == sim::Batching::Static)
     throw_usage("--chunked-prefill",
                 "static batching prefills whole prompts; --chunked-prefill needs a continuous engine");

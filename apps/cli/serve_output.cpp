@@ -35,6 +35,8 @@ nlohmann::json engine_json(const sim::EngineProfile& e) {
           {"gpu_memory_utilization", e.gpu_memory_utilization},
           {"iteration_overhead_s", e.iteration_overhead_s},
           {"iteration_overhead_per_seq_s", e.iteration_overhead_per_seq_s},
+          {"kv_share_of_device", e.kv_share_of_device},
+          {"kv_cache_blocks", e.kv_cache_blocks},
           {"cuda_graphs", e.cuda_graphs},
           {"cuda_graph_max_batch", e.cuda_graph_max_batch},
           {"waiting_served_ratio", e.waiting_served_ratio},
@@ -164,13 +166,21 @@ void print_table(const Context& c, const sim::ServingResult& r) {
   if (r.kv_capacity_tokens > 0 || r.kv_budget_bytes != 0) {
     const double util = r.profile.gpu_memory_utilization;
     const bool is_static = r.profile.batching == sim::Batching::Static;
-    std::cout << fmt::format(
-        "KV cache: {} tokens per replica ({} GiB per GPU{}: {} GiB{} - weights {} - {} - runtime {})\n",
-        r.kv_capacity_tokens, gib(r.kv_budget_bytes),
-        r.profile.utilization_of_free_memory ? ", of the free memory" : "", gib(c.gpu_memory),
-        util != 1.0 ? fmt::format(" x {:.2f}", util) : "", gib(r.weight_bytes),
-        is_static ? std::string("each batch's prefill workspace") : "workspace " + gib(r.workspace_bytes),
-        gib(r.runtime_bytes));
+    if (r.profile.kv_cache_blocks > 0)  // a configured count of blocks, whatever the memory
+      std::cout << fmt::format(
+          "KV cache: {} tokens per replica ({} GiB per GPU: {} blocks of {} tokens as configured)\n",
+          r.kv_capacity_tokens, gib(r.kv_budget_bytes), r.profile.kv_cache_blocks, r.profile.kv_block_tokens);
+    else if (r.profile.kv_share_of_device)  // a share of the device, whatever the weights take
+      std::cout << fmt::format("KV cache: {} tokens per replica ({} GiB per GPU: {} GiB x {:.2f} of the device)\n",
+                               r.kv_capacity_tokens, gib(r.kv_budget_bytes), gib(c.gpu_memory), util);
+    else
+      std::cout << fmt::format(
+          "KV cache: {} tokens per replica ({} GiB per GPU{}: {} GiB{} - weights {} - {} - runtime {})\n",
+          r.kv_capacity_tokens, gib(r.kv_budget_bytes),
+          r.profile.utilization_of_free_memory ? ", of the free memory" : "", gib(c.gpu_memory),
+          util != 1.0 ? fmt::format(" x {:.2f}", util) : "", gib(r.weight_bytes),
+          is_static ? std::string("each batch's prefill workspace") : "workspace " + gib(r.workspace_bytes),
+          gib(r.runtime_bytes));
   }
   if (!r.valid()) {
     std::cout << "result: infeasible\n";

@@ -129,7 +129,7 @@ TEST_CASE("each mapping class") {
   CHECK(entry("text-generation-inference").inference == Framework::Tgi);
   CHECK(entry("lightllm").inference == Framework::LightLlm);
   CHECK(entry("tensorrt-llm").inference == Framework::TrtLlm);
-  CHECK(entry("lmdeploy").inference == Framework::TrtLlm);
+  CHECK(entry("lmdeploy").inference == Framework::LmDeploy);
   CHECK(entry("gpt-fast").inference == Framework::TrtLlm);
 
   // Engines do not train.
@@ -267,7 +267,7 @@ TEST_CASE("the training frameworks come first in Framework, and the aliases pars
 
 TEST_CASE("serving engines: static (hf) and the inference engines, by one list") {
   CHECK(serving_engine_names() ==
-        std::vector<std::string>{"static", "vllm", "tgi", "lightllm", "trt-llm", "fastertransformer"});
+        std::vector<std::string>{"static", "vllm", "tgi", "lightllm", "trt-llm", "fastertransformer", "lmdeploy"});
   for (const std::string& name : serving_engine_names()) {
     Framework f{};
     REQUIRE(parse_serving_engine(name, f));

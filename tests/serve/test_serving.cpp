@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "llmsim/core/version.h"
 #include "llmsim/run/engine_profile.h"
 #include "llmsim/serve/request_stream.h"
 #include "llmsim/serve/serving_sim.h"
@@ -354,6 +355,78 @@ TEST_CASE("full model: llama2-7b on an A800 under vLLM — KV sizing, throughput
   REQUIRE(two.valid());
   CHECK(two.replicas == 2);
   CHECK(two.output_tokens_per_s.value > 1.5 * v.output_tokens_per_s.value);
+}
+
+TEST_CASE("lmdeploy: TurboMind's profile, its release rules and its KV cache sizing (InternLM/lmdeploy)") {
+  using sim::Framework;
+  const auto v = [](const char* s) { return parse_version(s); };
+  // Current (@1263d5cd, v0.16): 0.8 of the free memory, 64-token blocks, 8192-token budget, a chunked
+  // prefill, KV grown as needed (no reservation), a C++ loop without CUDA graphs.
+  const auto& cur = sim::engine_profile(Framework::LmDeploy);
+  CHECK(cur.name == "lmdeploy");
+  CHECK(cur.gpu_memory_utilization == 0.8);
+  CHECK(cur.utilization_of_free_memory);
+  CHECK_FALSE(cur.kv_share_of_device);
+  CHECK(cur.kv_block_tokens == 64);
+  CHECK(cur.max_batched_tokens == 8192);
+  CHECK(cur.chunked_prefill);
+  CHECK_FALSE(cur.reserve_full_output);
+  CHECK_FALSE(cur.cuda_graphs);
+  CHECK_FALSE(cur.python_dispatch);
+  // v0.1.0 / v0.2.0: 0.5 of the whole device, 128-token blocks, a budget of session_len (the template's
+  // context + 8: 4096 + 8 for Llama-2), config.ini's max_batch_size 64.
+  const auto old = sim::released_profile(Framework::LmDeploy, v("0.2.0"), 4096);
+  CHECK(old.kv_share_of_device);
+  CHECK(old.gpu_memory_utilization == 0.5);
+  CHECK(old.kv_block_tokens == 128);
+  CHECK(old.max_batched_tokens == 4104);
+  CHECK(old.max_num_seqs == 64);
+  const auto v022 = sim::released_profile(Framework::LmDeploy, v("0.2.2"), 4096);
+  CHECK_FALSE(v022.kv_share_of_device);
+  CHECK(v022.utilization_of_free_memory);
+  CHECK(v022.max_batched_tokens == 4104);
+  CHECK(sim::released_profile(Framework::LmDeploy, v("0.2.5"), 4096).max_batched_tokens == 8192);
+  CHECK(sim::released_profile(Framework::LmDeploy, v("0.2.6"), 4096).kv_block_tokens == 128);
+  CHECK(sim::released_profile(Framework::LmDeploy, v("0.3.0"), 4096).kv_block_tokens == 64);
+  CHECK(sim::released_profile(Framework::LmDeploy, v("0.2.4"), 4096).max_num_seqs == 128);
+  // max_batch_size by device name (lmdeploy/utils.py get_max_batch_size), from 0.6.0; 0.10.0 raised it.
+  const auto a100 = preset_system("dgx-a100-80gb");
+  const auto h100 = preset_system("dgx-h100");
+  CHECK(sim::serving_profile(Framework::LmDeploy, a100).max_num_seqs == 384);
+  CHECK(sim::serving_profile(Framework::LmDeploy, h100).max_num_seqs == 1024);
+  CHECK(sim::serving_profile(Framework::LmDeploy, a100, v("0.6.0")).max_num_seqs == 256);
+  CHECK(sim::serving_profile(Framework::LmDeploy, h100, v("0.9.0")).max_num_seqs == 512);
+  CHECK(sim::serving_profile(Framework::LmDeploy, preset_system("l40s-pcie")).max_num_seqs == 128);
+  CHECK(sim::serving_profile(Framework::LmDeploy, a100, v("0.2.0")).max_num_seqs == 64);
+
+  // KV sizing on one A100-80GB, llama2-7b (0.5 MiB of KV per token): 0.5 x 80 GiB = 40 GiB = 81,920 tokens
+  // whatever the 12.55 GiB of weights take; 1,000 configured blocks of 128 tokens = 128,000 tokens.
+  const auto m = preset_model("llama2-7b");
+  sim::RunSpec run;
+  run.workload = sim::Workload::Inference;
+  run.infer.framework = Framework::LmDeploy;
+  sim::StreamSpec spec;
+  spec.requests = 8;
+  const auto reqs = sim::generate_requests(spec);
+  sim::ServingConfig cfg;
+  cfg.engine = sim::serving_profile(Framework::LmDeploy, a100, v("0.1.0"), 4096);
+  const auto share = sim::simulate_serving(m, a100, run, cfg, reqs);
+  REQUIRE(share.valid());
+  CHECK(share.kv_capacity_tokens == 81920);
+  cfg.engine.kv_cache_blocks = 1000;
+  const auto blocks = sim::simulate_serving(m, a100, run, cfg, reqs);
+  REQUIRE(blocks.valid());
+  CHECK(blocks.kv_capacity_tokens == 128000);
+  // 4,000 blocks (512,000 tokens, 250 GiB) cannot sit beside the weights: infeasible with the reason.
+  cfg.engine.kv_cache_blocks = 4000;
+  const auto too_many = sim::simulate_serving(m, a100, run, cfg, reqs);
+  REQUIRE_FALSE(too_many.valid());
+  CHECK(too_many.problems.front().find("4000 blocks of 128 tokens") != std::string::npos);
+  // A share of the device that leaves the weights no room: llama2-70b at TP1 (128 GiB of weights).
+  cfg.engine.kv_cache_blocks = 0;
+  const auto big = sim::simulate_serving(preset_model("llama2-70b"), a100, run, cfg, reqs);
+  REQUIRE_FALSE(big.valid());
+  CHECK(big.problems.front().find("0.50 of the device") != std::string::npos);
 }
 
 TEST_CASE("full model: requests beyond the context are rejected and the rest served; no room for KV is infeasible") {

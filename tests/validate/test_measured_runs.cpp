@@ -468,7 +468,38 @@ TEST_SUITE("measured_runs") {
     CHECK(runs[2].lengths == nullptr);
   }
 
+  TEST_CASE("source facts for one model: its engine settings and a length sample in another tokenizer") {
+    const auto runs = load("facts/facts_per_model.csv");
+    REQUIRE(runs.size() == 2);
+    const auto& seven = runs[0];
+    // The 7B's own fact wins over the source's (same prefix, names the model).
+    CHECK(seven.engine_max_num_seqs == 96);
+    CHECK(seven.engine_kv_blocks == 700);
+    CHECK(has_default(seven, "max_num_seqs=96 (source fact, facts_per_model.facts.toml:10)"));
+    REQUIRE(seven.lengths != nullptr);
+    CHECK(seven.lengths->name == "sharegptx1.25");
+    // ShareGPT's 65,814 prompt tokens over 320 requests, each rounded after the 1.25 scale: 82,268 / 320.
+    std::int64_t in = 0, zeros = 0;
+    for (std::size_t i = 0; i < seven.lengths->size(); ++i) {
+      in += seven.lengths->input[i];
+      zeros += seven.lengths->output[i] == 0 ? 1 : 0;
+    }
+    CHECK(in == doctest::Approx(65814 * 1.25).epsilon(0.002));
+    CHECK(zeros == 83);  // a reply that never came stays 0 tokens
+    const auto& thirteen = runs[1];
+    CHECK(thirteen.engine_max_num_seqs == 0);
+    CHECK(thirteen.engine_kv_blocks == 0);
+    REQUIRE(thirteen.lengths != nullptr);
+    CHECK(thirteen.lengths->name == "sharegpt");
+  }
+
   TEST_CASE("bad source facts are errors naming the facts file, line and key") {
+    SUBCASE("a length scale without the sample it scales") {
+      const Error e = load_error("facts/facts_bad_scale.csv");
+      CHECK(e.kind() == ErrorKind::Input);
+      CHECK(e.where().line == 6);
+      CHECK(e.message().find("length_scale needs lengths") != std::string::npos);
+    }
     SUBCASE("an engine release that is not a release number") {
       const Error e = load_error("facts/facts_bad_version.csv");
       CHECK(e.kind() == ErrorKind::Input);

@@ -241,6 +241,42 @@ EngineProfile fastertransformer_profile() {
   return p;
 }
 
+// LMDeploy's TurboMind engine (InternLM/lmdeploy @1263d5cd, v0.16): a C++ loop per rank (LlamaBatch)
+// batches persistently: every iteration one fused forward pass over the running sequences' decode tokens
+// and new prompts (forwardUnified: prefill and decode attention in the same layer pass), new requests taken
+// FCFS while max_batch_size allows, within max_prefill_token_num (8192) tokens per iteration, the sequence
+// that overflows it continuing in the next iteration (a chunked prefill). KV blocks of cache_block_seq_len
+// (64) tokens are allocated as sequences grow, not reserved to completion; when they run out, cached blocks
+// are evicted, then later arrivals preempted (SequenceManager::Materialize), their KV recomputed later.
+// The KV cache is cache_max_entry_count (0.8) of the memory free after the weights (lmdeploy/messages.py
+// TurbomindEngineConfig). The kernels are TurboMind's own (paged decode attention with split-k up to 16
+// splits, cuBLAS GEMMs) issued by the C++ loop without CUDA graphs (no cudaGraph in src/turbomind).
+// max_batch_size None picks one by device (lmdeploy/utils.py get_max_batch_size; serving_profile).
+EngineProfile lmdeploy_profile() {
+  EngineProfile p;
+  p.name = "lmdeploy";
+  p.batching = Batching::Continuous;
+  p.max_num_seqs = 128;  // get_max_batch_size for devices outside its map
+  p.max_batched_tokens = 8192;
+  p.chunked_prefill = true;
+  p.kv_block_tokens = 64;
+  p.gpu_memory_utilization = 0.8;
+  p.utilization_of_free_memory = true;
+  // assumption: the C++ loop's per-step work (TP barrier, one device-to-host copy of the output ids and a
+  // stream synchronize per step, LlamaBatch::Finish) taken as TensorRT-LLM's C++ runtime step (0.2 ms).
+  p.iteration_overhead_s = 0.2e-3;
+  p.cuda_graphs = false;
+  p.python_dispatch = false;
+  p.decode_split_kv = true;
+  p.source =
+      "InternLM/lmdeploy @1263d5cd (v0.16): messages.py TurbomindEngineConfig (cache_max_entry_count 0.8 of free "
+      "memory, cache_block_seq_len 64, max_prefill_token_num 8192, max_batch_size by device: utils.py "
+      "get_max_batch_size), LlamaBatch.cc (fused prefill + decode iterations, one chunked sequence), "
+      "SequenceManager.cc (blocks as sequences grow, preempt later arrivals), no cudaGraph in src/turbomind; "
+      "per-step overhead is an assumption";
+  return p;
+}
+
 }  // namespace
 
 EngineProfile static_engine_profile() { return static_profile(); }
@@ -264,6 +300,28 @@ EngineProfile released_profile(Framework f, const std::optional<Version>& releas
     // aggressively by default"): a running batch admits waiting requests once they are 0.3 of it.
     p.waiting_served_ratio = 0.3;
     p.source += "; waiting_served_ratio 0.3 from 2.0.2 (TGI #1820)";
+  }
+  if (f == Framework::LmDeploy) {
+    // Release rules read at the tags (InternLM/lmdeploy): before 0.2.2 the KV cache was
+    // cache_max_entry_count 0.5 of the TOTAL memory (BlockManager.cc at v0.1.0 / v0.2.0: total * ratio /
+    // block_size; messages.py docstring: "between v0.2.0 and v0.2.1 ... 0.5 ... TOTAL GPU memory"), 0.8 of
+    // the free memory from 0.2.2 (#973). Before 0.2.5 the per-iteration budget was session_len tokens,
+    // decodes counted in it (config.ini max_context_token_num 1 x session_len, LlamaBatch
+    // AdjustMaxInputCount), session_len being the chat template's + 8; max_prefill_token_num from 0.2.5.
+    // Blocks of 128 tokens (config.ini cache_block_seq_len) until 0.3.0's 64. max_batch_size 64 from
+    // config.ini before 0.2.4, then 128 (TurbomindEngineConfig) until 0.6.0 made it device-dependent.
+    if (*release < Version{0, 2, 2}) {
+      p.gpu_memory_utilization = 0.5;
+      p.utilization_of_free_memory = false;
+      p.kv_share_of_device = true;
+      p.source += "; before 0.2.2 KV = 0.5 of total memory";
+    }
+    if (*release < Version{0, 2, 5}) {
+      p.max_batched_tokens = (max_model_len > 0 ? max_model_len : 2048) + 8;
+      p.source += "; before 0.2.5 a budget of session_len tokens";
+    }
+    if (*release < Version{0, 3, 0}) p.kv_block_tokens = 128;
+    if (*release < Version{0, 6, 0}) p.max_num_seqs = *release < Version{0, 2, 4} ? 64 : 128;
   }
   if (f == Framework::Vllm && *release < Version{0, 5, 1}) {
     p.fp8_weight_only = false;  // FP8 Marlin (PR #5975) arrived with 0.5.1: before, fp8 needed SM 8.9+
@@ -333,14 +391,16 @@ double KvWindow::tokens_held(double tokens) const {
 }
 
 const EngineProfile& engine_profile(Framework f) {
-  static const std::array<EngineProfile, 6> profiles{static_profile(),   vllm_profile(),   tgi_profile(),
-                                                     lightllm_profile(), trtllm_profile(), fastertransformer_profile()};
+  static const std::array<EngineProfile, 7> profiles{static_profile(),   vllm_profile(),   tgi_profile(),
+                                                     lightllm_profile(), trtllm_profile(), fastertransformer_profile(),
+                                                     lmdeploy_profile()};
   switch (f) {
     case Framework::Vllm: return profiles[1];
     case Framework::Tgi: return profiles[2];
     case Framework::LightLlm: return profiles[3];
     case Framework::TrtLlm: return profiles[4];
     case Framework::FasterTransformer: return profiles[5];
+    case Framework::LmDeploy: return profiles[6];
     default: return profiles[0];  // Hf and the training frameworks: HF generate()
   }
 }

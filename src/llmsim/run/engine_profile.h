@@ -25,7 +25,7 @@ std::string serving_engine_name(Framework f);
 enum class Batching { Static, Continuous };
 
 struct EngineProfile {
-  std::string name;       // "static", "vllm", "tgi", "lightllm", "trt-llm", "fastertransformer"
+  std::string name;       // "static", "vllm", "tgi", "lightllm", "trt-llm", "fastertransformer", "lmdeploy"
   model::EagerGlue glue;  // memory-bound glue of the engine's model code (default: fused kernels)
   Batching batching = Batching::Continuous;
   std::int64_t max_num_seqs = 256;         // sequences per iteration at most
@@ -83,6 +83,12 @@ struct EngineProfile {
   // gpu_memory_utilization applies to the memory left after weights and activations (TRT-LLM
   // kv_cache_free_gpu_memory_fraction, TGI's wiggle room) instead of to the whole device (vLLM).
   bool utilization_of_free_memory = false;
+  // gpu_memory_utilization is the KV cache's share of the whole device, whatever the weights take
+  // (TurboMind before 0.2.2: BlockManager sizes total memory x cache_max_entry_count into blocks).
+  bool kv_share_of_device = false;
+  // A KV cache of this many blocks whatever the memory (TurboMind's cache_max_entry_count >= 1: "the total
+  // number of k/v blocks", lmdeploy/messages.py); 0: sized from memory by the fields above.
+  std::int64_t kv_cache_blocks = 0;
   // With cuda_graphs: largest decode batch that replays a captured graph (larger batches, and iterations
   // with prefill work, run eagerly in the serving simulator; the floor is kCudaGraphKernelFloor_s).
   std::int64_t cuda_graph_max_batch = 0;

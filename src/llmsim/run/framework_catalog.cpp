@@ -502,15 +502,14 @@ std::vector<FrameworkEntry> inference_engines() {
   c.push_back(FrameworkEntry{
       .name = "lmdeploy",
       .aliases = {"turbomind", "lmdeploy-turbomind", "internlm-lmdeploy"},
-      .inference = Framework::TrtLlm,
+      .inference = Framework::LmDeploy,
       .inference_mapping =
-          "trt-llm profile (TurboMind: C++ engine of fused CUDA kernels descended from FasterTransformer, persistent "
-          "in-flight batching over a blocked KV cache, cache_block_seq_len 64, cache_max_entry_count 0.8 of free "
-          "memory); TurboMind allocates KV blocks as sequences grow where the trt-llm profile reserves prompt + "
-          "max_new_tokens; assumption: TurboMind's per-step host overhead is as small as TensorRT-LLM's",
+          "lmdeploy profile (TurboMind: C++ loop without CUDA graphs, one fused prefill + decode pass per "
+          "iteration, KV blocks allocated as sequences grow, later arrivals preempted; release rules for the "
+          "KV share, block size, token budget and batch limit: src/llmsim/run/engine_profile.cpp)",
       .unsupported_reason = engine_only("lmdeploy"),
-      .source = "InternLM/lmdeploy lmdeploy/messages.py TurbomindEngineConfig (cache_max_entry_count 0.8, "
-                "cache_block_seq_len 64, max_prefill_token_num 8192), docs/en/benchmark (persistent batching)"});
+      .source = "InternLM/lmdeploy @1263d5cd lmdeploy/messages.py TurbomindEngineConfig (cache_max_entry_count 0.8, "
+                "cache_block_seq_len 64, max_prefill_token_num 8192), src/turbomind/models/llama/LlamaBatch.cc"});
 
   c.push_back(FrameworkEntry{.name = "tgi",
                              .aliases = {"text-generation-inference", "hf-tgi", "huggingface-tgi"},

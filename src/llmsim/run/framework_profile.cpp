@@ -218,15 +218,16 @@ FrameworkProfile engine(Framework f, std::string name) {
 }  // namespace
 
 const FrameworkProfile& framework_profile(Framework f) {
-  static const std::array<FrameworkProfile, 9> profiles{megatron(),
-                                                        deepspeed(),
-                                                        fsdp(),
-                                                        hf(),
-                                                        engine(Framework::Vllm, "vllm"),
-                                                        engine(Framework::Tgi, "tgi"),
-                                                        engine(Framework::LightLlm, "lightllm"),
-                                                        engine(Framework::TrtLlm, "trt-llm"),
-                                                        engine(Framework::FasterTransformer, "fastertransformer")};
+  static const std::array<FrameworkProfile, 10> profiles{megatron(),
+                                                         deepspeed(),
+                                                         fsdp(),
+                                                         hf(),
+                                                         engine(Framework::Vllm, "vllm"),
+                                                         engine(Framework::Tgi, "tgi"),
+                                                         engine(Framework::LightLlm, "lightllm"),
+                                                         engine(Framework::TrtLlm, "trt-llm"),
+                                                         engine(Framework::FasterTransformer, "fastertransformer"),
+                                                         engine(Framework::LmDeploy, "lmdeploy")};
   for (const auto& p : profiles)
     if (p.framework == f) return p;
   return profiles[1];

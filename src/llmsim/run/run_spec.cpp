@@ -23,15 +23,16 @@ constexpr Names<Optimizer, 3> kOptimizer{
     {{Optimizer::Adam, "adam"}, {Optimizer::Adam8bit, "adam8bit"}, {Optimizer::Sgd, "sgd"}}};
 constexpr Names<PipelineSchedule, 2> kSchedule{
     {{PipelineSchedule::OneFOneB, "1f1b"}, {PipelineSchedule::GPipe, "gpipe"}}};
-constexpr Names<Framework, 9> kFramework{{{Framework::Megatron, "megatron"},
-                                          {Framework::DeepSpeed, "deepspeed"},
-                                          {Framework::Fsdp, "fsdp"},
-                                          {Framework::Hf, "hf"},
-                                          {Framework::Vllm, "vllm"},
-                                          {Framework::Tgi, "tgi"},
-                                          {Framework::LightLlm, "lightllm"},
-                                          {Framework::TrtLlm, "trt-llm"},
-                                          {Framework::FasterTransformer, "fastertransformer"}}};
+constexpr Names<Framework, 10> kFramework{{{Framework::Megatron, "megatron"},
+                                           {Framework::DeepSpeed, "deepspeed"},
+                                           {Framework::Fsdp, "fsdp"},
+                                           {Framework::Hf, "hf"},
+                                           {Framework::Vllm, "vllm"},
+                                           {Framework::Tgi, "tgi"},
+                                           {Framework::LightLlm, "lightllm"},
+                                           {Framework::TrtLlm, "trt-llm"},
+                                           {Framework::FasterTransformer, "fastertransformer"},
+                                           {Framework::LmDeploy, "lmdeploy"}}};
 
 template <typename E, std::size_t N>
 std::string_view lookup(const Names<E, N>& table, E v) {

@@ -22,7 +22,7 @@ enum class Optimizer { Adam, Adam8bit, Sgd };  // Adam = AdamW with fp32 master 
 // Pipeline schedule: GPipe (all forwards, then all backwards) or 1F1B (interleaved when vp > 1).
 enum class PipelineSchedule { OneFOneB, GPipe };
 // Training frameworks, and inference engines (continuous batching, paged or token-granular KV cache).
-enum class Framework { Megatron, DeepSpeed, Fsdp, Hf, Vllm, Tgi, LightLlm, TrtLlm, FasterTransformer };
+enum class Framework { Megatron, DeepSpeed, Fsdp, Hf, Vllm, Tgi, LightLlm, TrtLlm, FasterTransformer, LmDeploy };
 
 // Names as used on the CLI, in run TOML files and in measured-run CSVs.
 std::string_view name_of(Workload v);

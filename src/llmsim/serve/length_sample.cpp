@@ -1,6 +1,7 @@
 #include "llmsim/serve/length_sample.h"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -81,6 +82,19 @@ LengthSample read_length_sample(const std::string& path) {
   if (!header) throw_input(Location{.file = path, .line = std::max(1, lineno)}, "empty length sample: no header");
   if (s.input.empty()) throw_input(Location{.file = path, .line = lineno}, "the length sample has no requests");
   return s;
+}
+
+std::shared_ptr<const LengthSample> scaled_length_sample(const LengthSample& s, double scale) {
+  auto out = std::make_shared<LengthSample>(s);
+  out->name = fmt::format("{}x{:g}", s.name, scale);
+  const auto scaled = [scale](std::int64_t v, std::int64_t least) {
+    if (v == 0 && least == 0) return std::int64_t{0};
+    return std::clamp<std::int64_t>(std::llround(static_cast<double>(v) * scale), std::max<std::int64_t>(least, 1),
+                                    kMaxRequestTokens);
+  };
+  for (auto& v : out->input) v = scaled(v, 1);
+  for (auto& v : out->output) v = scaled(v, 0);
+  return out;
 }
 
 std::vector<std::string> shipped_length_samples(const std::string& data_dir) {

@@ -31,6 +31,11 @@ struct LengthSample {
 // file cannot be opened.
 LengthSample read_length_sample(const std::string& path);
 
+// The sample with every length times `scale` (rounded to the nearest token; a prompt at least 1, a reply of
+// 0 tokens stays 0): the same requests counted by a tokenizer that cuts the same text into `scale` times as
+// many tokens. Named "<name>x<scale>".
+std::shared_ptr<const LengthSample> scaled_length_sample(const LengthSample& s, double scale);
+
 // The shipped samples: the names of "<data_dir>/lengths/*.csv", sorted.
 std::vector<std::string> shipped_length_samples(const std::string& data_dir);
 

@@ -28,6 +28,17 @@ IterationTimeFn exact_time(std::function<double(const std::vector<SequenceWork>&
 EngineProfile serving_profile(Framework f, const hardware::SystemSpec& sys, const std::optional<Version>& release,
                               std::int64_t max_model_len) {
   EngineProfile p = released_profile(f, release, max_model_len);
+  if (f == Framework::LmDeploy && (!release || *release >= Version{0, 6, 0})) {
+    // lmdeploy/utils.py get_max_batch_size, by device name as LMDeploy matches it: from 0.10.0 A100/A800
+    // 384 and H100/H800/H200/L20Y 1024; 0.6.0-0.9.x A100/A800 256 and H100/H800 512; any other GPU 128.
+    const std::string name = to_lower(sys.gpu.name);
+    const bool recent = !release || *release >= Version{0, 10, 0};
+    const auto has = [&](const char* s) { return name.find(s) != std::string::npos; };
+    if (has("a100") || has("a800"))
+      p.max_num_seqs = recent ? 384 : 256;
+    else if (has("h100") || has("h800") || (recent && (has("h200") || has("l20y"))))
+      p.max_num_seqs = recent ? 1024 : 512;
+  }
   if (f == Framework::Vllm && vllm_v1(release)) {
     // vllm/engine/arg_utils.py get_batch_defaults: larger defaults on >= 70 GiB GPUs other than A100
     // (PR #17885 kept A100 on the small ones), OpenAI API server usage context. vLLM itself tells A100
@@ -146,9 +157,22 @@ ServingResult simulate_serving(const model::ModelSpec& m, const hardware::System
     const std::int64_t seqs = std::clamp<std::int64_t>(e.max_num_seqs, 1, tokens);
     res.workspace_bytes = workspace_bytes(m, sys, run, seqs, ceil_div(tokens, seqs));
     const double rest = mem - res.weight_bytes - res.workspace_bytes - res.runtime_bytes;
-    res.kv_budget_bytes = e.utilization_of_free_memory ? rest * e.gpu_memory_utilization
-                                                       : mem * e.gpu_memory_utilization - res.weight_bytes -
-                                                             res.workspace_bytes - res.runtime_bytes;
+    res.kv_budget_bytes =
+        e.kv_cache_blocks > 0
+            ? dbl(e.kv_cache_blocks) * dbl(std::max<std::int64_t>(1, e.kv_block_tokens)) * res.kv_bytes_per_token
+        : e.kv_share_of_device ? mem * e.gpu_memory_utilization
+        : e.utilization_of_free_memory
+            ? rest * e.gpu_memory_utilization
+            : mem * e.gpu_memory_utilization - res.weight_bytes - res.workspace_bytes - res.runtime_bytes;
+    // A share of the device taken whatever the weights need can leave too little for them.
+    if ((e.kv_share_of_device || e.kv_cache_blocks > 0) && res.kv_budget_bytes > rest)
+      res.problems.push_back(fmt::format(
+          "out of GPU memory: {} takes {:.2f} of {:.2f} GiB per GPU for the KV cache ({}) but the weights, "
+          "workspace and runtime leave {:.2f} GiB",
+          e.name, res.kv_budget_bytes / units::GiB, mem / units::GiB,
+          e.kv_cache_blocks > 0 ? fmt::format("{} blocks of {} tokens", e.kv_cache_blocks, e.kv_block_tokens)
+                                : fmt::format("{:.2f} of the device", e.gpu_memory_utilization),
+          std::max(0.0, rest) / units::GiB));
   }
   const std::int64_t block = std::max<std::int64_t>(1, e.kv_block_tokens);
   std::int64_t cap = 0;
@@ -163,6 +187,7 @@ ServingResult simulate_serving(const model::ModelSpec& m, const hardware::System
         res.runtime_bytes / units::GiB, res.kv_budget_bytes / units::GiB));
     return res;
   }
+  if (!res.problems.empty()) return res;
 
   setup.engine = e;
   setup.replicas = replicas;

@@ -48,7 +48,8 @@ class RowMapper {
     out_.line = row_.line();
     out_.run_id = row_.required("run_id");
     out_.source = row_.text("source");
-    fact_ = fact_for(ctx_.facts, out_.source);
+    out_.model_column = row_.text("model");
+    fact_ = fact_for(ctx_.facts, out_.source, out_.model_column);
     out_.notes = row_.text("notes");
     out_.workload = *required_choice("workload", kWorkloads);
     out_.run.workload = to_workload(out_.workload);
@@ -403,6 +404,7 @@ class RowMapper {
         !row_.stated("output_len")) {
       // The benchmark's own request lengths: a length sample, paired as it sent them.
       out_.lengths = load_length_sample(*fact_->lengths, ctx_.data_dir);
+      if (fact_->length_scale) out_.lengths = scaled_length_sample(*out_.lengths, *fact_->length_scale);
       note_fact(fmt::format("lengths={} ({} requests in order)", out_.lengths->name, out_.lengths->size()));
       in.input_len = std::max<std::int64_t>(1, std::llround(out_.lengths->mean_input()));
       in.output_len = std::max<std::int64_t>(1, std::llround(out_.lengths->mean_output()));
@@ -427,6 +429,14 @@ class RowMapper {
     if (fact_ && fact_->requests && out_.workload == "serving") {
       out_.stream_requests = *fact_->requests;
       note_fact(fmt::format("requests={}", out_.stream_requests));
+    }
+    if (fact_ && fact_->max_num_seqs && out_.workload == "serving") {
+      out_.engine_max_num_seqs = *fact_->max_num_seqs;
+      note_fact(fmt::format("max_num_seqs={}", out_.engine_max_num_seqs));
+    }
+    if (fact_ && fact_->kv_blocks && out_.workload == "serving") {
+      out_.engine_kv_blocks = *fact_->kv_blocks;
+      note_fact(fmt::format("kv_blocks={}", out_.engine_kv_blocks));
     }
     if (fact_ && fact_->max_model_len) {
       in.max_model_len = *fact_->max_model_len;

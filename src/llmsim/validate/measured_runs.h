@@ -20,7 +20,8 @@ struct MeasuredRun {
   int line = 0;      // 1-based line of the row (for messages)
   std::string run_id;
   std::string source;
-  std::string workload;  // as written: pretrain, finetune, inference, serving
+  std::string model_column;  // the row's model column as written (source facts may name it)
+  std::string workload;      // as written: pretrain, finetune, inference, serving
   model::ModelSpec model;
   std::string system;  // preset name or path (relative paths resolved against the CSV's folder)
   RunSpec run;
@@ -36,9 +37,11 @@ struct MeasuredRun {
   // serving: the paired request lengths of a length sample (a source fact) for rows that state no
   // input_len/output_len; null: the rows' fixed lengths.
   std::shared_ptr<const LengthSample> lengths;
-  std::int64_t stream_requests = 0;  // serving open/closed loops: requests to simulate (a source fact); 0 = default
-  bool tpot_median = false;          // serving tpot_ms is the median inter-token latency (a source fact), else the mean
-  std::string notes;                 // free text, kept for reports; never interpreted
+  std::int64_t stream_requests = 0;      // serving open/closed loops: requests to simulate (a source fact); 0 = default
+  std::int64_t engine_max_num_seqs = 0;  // serving: the engine's batch limit as the source configured it; 0 = default
+  std::int64_t engine_kv_blocks = 0;     // serving: the engine's KV cache in blocks as configured; 0 = from memory
+  bool tpot_median = false;  // serving tpot_ms is the median inter-token latency (a source fact), else the mean
+  std::string notes;         // free text, kept for reports; never interpreted
   MemoryMeasure memory_measure = MemoryMeasure::Device;  // what peak_mem_gib counts
   int source_facts = 0;  // settings taken from the source facts file (each also in `defaults`)
   // Columns the row left empty and no source fact settles, whose value the best-feasible fill may

@@ -79,14 +79,31 @@ SourceFact read_fact(const toml::table& tbl, const std::string& path, std::size_
       throw_input(r.where("requests"), fmt::format("requests = {}: must be from 1 to 1,000,000", *n));
     f.requests = *n;
   }
+  if (auto m = r.opt_string("model")) {
+    if (m->empty()) throw_input(r.where("model"), "model must name the rows' model (as their model column writes it)");
+    f.model = *m;
+  }
+  for (const char* key : {"max_num_seqs", "kv_blocks"})
+    if (auto n = r.opt_integer(key)) {
+      if (*n < 1 || *n > 1'000'000'000)
+        throw_input(r.where(key), fmt::format("{} = {}: must be from 1 to 1,000,000,000", key, *n));
+      (std::string_view(key) == "kv_blocks" ? f.kv_blocks : f.max_num_seqs) = *n;
+    }
+  if (auto x = r.opt_non_negative("length_scale")) {
+    if (*x < 0.25 || *x > 4)
+      throw_input(r.where("length_scale"),
+                  fmt::format("length_scale = {}: must be from 0.25 to 4 (a ratio of two tokenizers' tokens)", *x));
+    if (!f.lengths) throw_input(r.where("length_scale"), "length_scale needs lengths: the sample it scales");
+    f.length_scale = *x;
+  }
   r.finish();
   if (!f.flash_attn && !f.zero_stage && !f.sequence_parallel && !f.overlap_grad_reduce && !f.overlap_param_gather &&
       !f.attn_kernel && !f.memory_measure && !f.fused_loss && !f.dropout && !f.input_len && !f.engine_version &&
-      !f.lengths && !f.max_model_len && !f.tpot_median && !f.requests)
+      !f.lengths && !f.max_model_len && !f.tpot_median && !f.requests && !f.max_num_seqs && !f.kv_blocks)
     throw_input(f.where,
                 "the fact sets nothing: give flash_attn, zero_stage, sequence_parallel, overlap_grad_reduce, "
                 "overlap_param_gather, attn_kernel, memory_measure, fused_loss, dropout, input_len, engine_version, "
-                "lengths, max_model_len, tpot_statistic or requests");
+                "lengths, max_model_len, tpot_statistic, requests, max_num_seqs or kv_blocks");
   return f;
 }
 
@@ -109,10 +126,14 @@ std::vector<SourceFact> load_source_facts(const std::string& path) {
   return facts;
 }
 
-const SourceFact* fact_for(const std::vector<SourceFact>& facts, const std::string& source) {
+const SourceFact* fact_for(const std::vector<SourceFact>& facts, const std::string& source, const std::string& model) {
   const SourceFact* best = nullptr;
+  const auto better = [](const SourceFact& a, const SourceFact& b) {
+    if (a.source_prefix.size() != b.source_prefix.size()) return a.source_prefix.size() > b.source_prefix.size();
+    return !a.model.empty() && b.model.empty();
+  };
   for (const SourceFact& f : facts)
-    if (source.starts_with(f.source_prefix) && (!best || f.source_prefix.size() > best->source_prefix.size()))
+    if (source.starts_with(f.source_prefix) && (f.model.empty() || f.model == model) && (!best || better(f, *best)))
       best = &f;
   return best;
 }

@@ -26,6 +26,11 @@
 //   requests = 3000             # serving rows with a rate or a concurrency: how many requests the benchmark sent
 //   tpot_statistic = "median"   # what the serving rows' tpot_ms is: "mean" (the default) or "median" of the
 //                               # inter-token latencies
+//   model = "llama2-7b"         # the fact covers only the rows of this model (a source configured each model apart)
+//   max_num_seqs = 256          # the engine's batch limit as the benchmark configured it (EngineProfile::max_num_seqs)
+//   kv_blocks = 1000            # the engine's KV cache as a count of blocks (TurboMind cache_max_entry_count >= 1)
+//   length_scale = 1.243        # the `lengths` sample's token counts times this: the runs counted tokens with
+//                               # another tokenizer (its compression over the sample's, with the evidence)
 //   evidence = "why this is so, with its citation"
 #include <cstdint>
 #include <optional>
@@ -60,6 +65,10 @@ struct SourceFact {
   std::optional<std::int64_t> max_model_len;  // InferSpec::max_model_len of the covered inference/serving rows
   std::optional<bool> tpot_median;            // serving tpot_ms rows report the median inter-token latency
   std::optional<std::int64_t> requests;       // serving open/closed loops: the requests the benchmark sent
+  std::string model;                          // only rows of this model (empty: every row of the source)
+  std::optional<std::int64_t> max_num_seqs;   // the engine's batch limit as configured (serving rows)
+  std::optional<std::int64_t> kv_blocks;      // the engine's KV cache in blocks as configured (serving rows)
+  std::optional<double> length_scale;         // the length sample's token counts scaled to the runs' tokenizer
   std::string evidence;                       // citation (required)
 };
 
@@ -74,8 +83,9 @@ std::string find_source_facts(const std::string& csv_path, const std::string& da
 // fact that sets nothing are Input errors naming file:line.
 std::vector<SourceFact> load_source_facts(const std::string& path);
 
-// The fact with the longest prefix of `source`, or nullptr.
-const SourceFact* fact_for(const std::vector<SourceFact>& facts, const std::string& source);
+// The fact with the longest prefix of `source` among those for every model or for `model`, a fact for
+// `model` winning a tie; nullptr when none covers the row.
+const SourceFact* fact_for(const std::vector<SourceFact>& facts, const std::string& source, const std::string& model);
 
 // "published.facts.toml:12" for messages and row notes.
 std::string fact_label(const SourceFact& f);
