@@ -15,15 +15,26 @@ using namespace llmsim;
 using llmsim::test::error_of;
 using llmsim::test::write_temp;
 
+namespace {
+// A sample's prompt and reply tokens, and its requests that received no token.
+struct Totals {
+  std::int64_t in = 0, out = 0, zeros = 0;
+};
+Totals totals(const sim::LengthSample& s) {
+  Totals t;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    t.in += s.input[i];
+    t.out += s.output[i];
+    t.zeros += s.output[i] == 0 ? 1 : 0;
+  }
+  return t;
+}
+}  // namespace
+
 TEST_CASE("length samples: the shipped sharegpt sample is the benchmark's 320 requests") {
   const auto s = sim::load_length_sample("sharegpt", LLMSIM_DATA_DIR);
   REQUIRE(s->size() == 320);
-  std::int64_t in = 0, out = 0, zeros = 0;
-  for (std::size_t i = 0; i < s->size(); ++i) {
-    in += s->input[i];
-    out += s->output[i];
-    zeros += s->output[i] == 0 ? 1 : 0;
-  }
+  const auto [in, out, zeros] = totals(*s);
   // The source file's own totals (total_input_tokens 65814, total_output_tokens 60364).
   CHECK(in == 65814);
   CHECK(out == 60364);
@@ -35,6 +46,25 @@ TEST_CASE("length samples: the shipped sharegpt sample is the benchmark's 320 re
   CHECK(sim::load_length_sample("sharegpt", LLMSIM_DATA_DIR) == s);  // read once
   const auto names = sim::shipped_length_samples(LLMSIM_DATA_DIR);
   CHECK(std::find(names.begin(), names.end(), "sharegpt") != names.end());
+}
+
+TEST_CASE("length samples: the same 320 prompts with the replies of three more models (Lambda's result files)") {
+  // Each file's total_input_tokens and total_output_tokens, and its requests that received no token.
+  struct Expected {
+    const char* name;
+    std::int64_t in, out, zeros;
+  };
+  for (const Expected e : {Expected{"sharegpt-llama3.1-8b-base", 65578, 44463, 105},
+                           Expected{"sharegpt-mistral-7b-instruct", 73671, 71203, 34},
+                           Expected{"sharegpt-mixtral-8x7b-instruct", 73671, 69677, 48}}) {
+    CAPTURE(e.name);
+    const auto s = sim::load_length_sample(e.name, LLMSIM_DATA_DIR);
+    REQUIRE(s->size() == 320);
+    const Totals t = totals(*s);
+    CHECK(t.in == e.in);
+    CHECK(t.out == e.out);
+    CHECK(t.zeros == e.zeros);
+  }
 }
 
 TEST_CASE("length samples and traces: the shipped Azure LLM inference traces of 2023 (code, conversation)") {
