@@ -157,15 +157,20 @@ ServingResult simulate_serving(const model::ModelSpec& m, const hardware::System
     const std::int64_t seqs = std::clamp<std::int64_t>(e.max_num_seqs, 1, tokens);
     res.workspace_bytes = workspace_bytes(m, sys, run, seqs, ceil_div(tokens, seqs));
     const double rest = mem - res.weight_bytes - res.workspace_bytes - res.runtime_bytes;
-    res.kv_budget_bytes =
-        e.kv_cache_blocks > 0
-            ? dbl(e.kv_cache_blocks) * dbl(std::max<std::int64_t>(1, e.kv_block_tokens)) * res.kv_bytes_per_token
-        : e.kv_share_of_device ? mem * e.gpu_memory_utilization
-        : e.utilization_of_free_memory
-            ? rest * e.gpu_memory_utilization
-            : mem * e.gpu_memory_utilization - res.weight_bytes - res.workspace_bytes - res.runtime_bytes;
-    // A share of the device taken whatever the weights need can leave too little for them.
-    if ((e.kv_share_of_device || e.kv_cache_blocks > 0) && res.kv_budget_bytes > rest)
+    // Sized as the engine sizes it: a configured count of blocks or a share of the device, whatever the
+    // weights take; a fraction of the memory left after them; or a fraction of the device minus them.
+    const bool fixed = e.kv_cache_blocks > 0 || e.kv_share_of_device;
+    if (e.kv_cache_blocks > 0)
+      res.kv_budget_bytes =
+          dbl(e.kv_cache_blocks) * dbl(std::max<std::int64_t>(1, e.kv_block_tokens)) * res.kv_bytes_per_token;
+    else if (e.kv_share_of_device)
+      res.kv_budget_bytes = mem * e.gpu_memory_utilization;
+    else if (e.utilization_of_free_memory)
+      res.kv_budget_bytes = rest * e.gpu_memory_utilization;
+    else
+      res.kv_budget_bytes = mem * e.gpu_memory_utilization - res.weight_bytes - res.workspace_bytes - res.runtime_bytes;
+    // A fixed KV cache can leave too little for the weights.
+    if (fixed && res.kv_budget_bytes > rest)
       res.problems.push_back(fmt::format(
           "out of GPU memory: {} takes {:.2f} of {:.2f} GiB per GPU for the KV cache ({}) but the weights, "
           "workspace and runtime leave {:.2f} GiB",

@@ -74,21 +74,20 @@ SourceFact read_fact(const toml::table& tbl, const std::string& path, std::size_
     f.max_model_len = *n;
   }
   if (auto st = r.opt_choice("tpot_statistic", {"mean", "median"})) f.tpot_median = *st == "median";
-  if (auto n = r.opt_integer("requests")) {
-    if (*n < 1 || *n > 1'000'000)
-      throw_input(r.where("requests"), fmt::format("requests = {}: must be from 1 to 1,000,000", *n));
-    f.requests = *n;
-  }
+  // A count from 1 to `most` (written `most_text` in the message).
+  const auto count = [&r](const char* key, std::int64_t most, const char* most_text) -> std::optional<std::int64_t> {
+    const auto n = r.opt_integer(key);
+    if (n && (*n < 1 || *n > most))
+      throw_input(r.where(key), fmt::format("{} = {}: must be from 1 to {}", key, *n, most_text));
+    return n;
+  };
+  f.requests = count("requests", 1'000'000, "1,000,000");
   if (auto m = r.opt_string("model")) {
     if (m->empty()) throw_input(r.where("model"), "model must name the rows' model (as their model column writes it)");
     f.model = *m;
   }
-  for (const char* key : {"max_num_seqs", "kv_blocks"})
-    if (auto n = r.opt_integer(key)) {
-      if (*n < 1 || *n > 1'000'000'000)
-        throw_input(r.where(key), fmt::format("{} = {}: must be from 1 to 1,000,000,000", key, *n));
-      (std::string_view(key) == "kv_blocks" ? f.kv_blocks : f.max_num_seqs) = *n;
-    }
+  f.max_num_seqs = count("max_num_seqs", 1'000'000'000, "1,000,000,000");
+  f.kv_blocks = count("kv_blocks", 1'000'000'000, "1,000,000,000");
   if (auto x = r.opt_non_negative("length_scale")) {
     if (*x < 0.25 || *x > 4)
       throw_input(r.where("length_scale"),
