@@ -17,6 +17,7 @@
 #include "llmsim/hardware/system_toml.h"
 #include "llmsim/memory/memory_model.h"
 #include "llmsim/run/run_spec.h"
+#include "llmsim/serve/request_stream.h"
 
 namespace llmsim::cli {
 
@@ -90,6 +91,16 @@ CLI::Validator rate_or_inf() {
       "RATE");
 }
 CLI::Validator finite_non_negative() { return finite_number(true); }
+
+void add_shared_prefix_options(CLI::App& app, std::int64_t& tokens, std::int64_t& groups) {
+  app.add_option("--shared-prefix", tokens,
+                 "tokens of shared prompt prefix (a system prompt) before every prompt; engines with prefix caching "
+                 "reuse its KV (default 0)")
+      ->check(CLI::Range(std::int64_t{0}, sim::kMaxRequestTokens));
+  app.add_option("--prefix-groups", groups,
+                 "different shared prefixes, request i taking prefix i mod G (default 1; needs --shared-prefix)")
+      ->check(CLI::Range(std::int64_t{1}, sim::kMaxRequestTokens));
+}
 
 void refuse_overwrite(const std::string& flag, const std::string& output, const std::vector<std::string>& inputs) {
   if (output.empty() || output == "-") return;

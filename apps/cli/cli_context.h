@@ -39,6 +39,10 @@ CLI::Validator finite_non_negative();
 // which a double would read as inf, and "nan" are refused.
 CLI::Validator rate_or_inf();
 
+// --shared-prefix N and --prefix-groups G of the generated request streams (serve, plan serve): N tokens of
+// shared prompt prefix before every prompt (0 to 2^24), one of G different prefixes (1 to 2^24).
+void add_shared_prefix_options(CLI::App& app, std::int64_t& tokens, std::int64_t& groups);
+
 // --overlay FILE (hardware::apply_efficiency_overlay), for the commands that predict time.
 void add_overlay_option(CLI::App& app, CommonOptions& opts);
 

@@ -40,6 +40,8 @@ struct PlanServeCommand {
   std::string precision = "bf16";
   std::string input = "512";
   std::string output = "128";
+  std::int64_t shared_prefix = 0;
+  std::int64_t prefix_groups = 1;
   std::int64_t max_gpus = 64;
   std::int64_t requests = 400;
   double price = 0;
@@ -74,6 +76,8 @@ void print_json(const model::ModelSpec& m, const std::vector<hardware::SystemSpe
                    {"slo_tpot_p99_s", spec.slo_tpot_p99_s},
                    {"input_len", spec.input.describe()},
                    {"output_len", spec.output.describe()},
+                   {"shared_prefix_tokens", spec.shared_prefix_tokens},
+                   {"prefix_groups", spec.prefix_groups},
                    {"precision", dtype_name(spec.precision)},
                    {"max_gpus", spec.max_gpus},
                    {"requests_per_replica", spec.requests_per_replica},
@@ -122,6 +126,10 @@ sim::ServePlanSpec plan_spec(const PlanServeCommand& c, const std::string& data_
   spec.slo_tpot_p99_s = c.slo_tpot_ms / 1e3;
   spec.input = sim::parse_length_dist(c.input, "--input-len", data_dir);
   spec.output = sim::parse_length_dist(c.output, "--output-len", data_dir, true);
+  if (c.prefix_groups > 1 && c.shared_prefix == 0)
+    throw_usage("--prefix-groups", "--prefix-groups needs --shared-prefix N (the tokens each group shares)");
+  spec.shared_prefix_tokens = c.shared_prefix;
+  spec.prefix_groups = c.prefix_groups;
   spec.max_gpus = c.max_gpus;
   spec.requests_per_replica = c.requests;
   spec.price_per_gpu_hour = c.price;
@@ -190,10 +198,15 @@ sim::ServePlanSpec plan_spec(const PlanServeCommand& c, const std::string& data_
 // The plan as a table: the answer, then every candidate with its p99 latencies or why it fails.
 void print_table(const PlanServeCommand& c, const model::ModelSpec& m, const sim::ServePlanSpec& spec,
                  const sim::ServePlan& plan) {
-  std::cout << fmt::format("llmsim plan serve: {} at {} requests/s, p99 TTFT <= {} ms{}, input {}, output {}\n", m.name,
-                           c.rate, c.slo_ttft_ms,
+  const std::string prefix =
+      spec.shared_prefix_tokens > 0
+          ? fmt::format(" after a shared prefix of {} tokens ({} group{})", spec.shared_prefix_tokens,
+                        spec.prefix_groups, spec.prefix_groups == 1 ? "" : "s")
+          : std::string();
+  std::cout << fmt::format("llmsim plan serve: {} at {} requests/s, p99 TTFT <= {} ms{}, input {}{}, output {}\n",
+                           m.name, c.rate, c.slo_ttft_ms,
                            c.slo_tpot_ms > 0 ? fmt::format(", p99 TPOT <= {} ms", c.slo_tpot_ms) : "",
-                           spec.input.describe(), spec.output.describe());
+                           spec.input.describe(), prefix, spec.output.describe());
   if (plan.found()) {
     const auto& b = plan.candidates.front();
     std::cout << fmt::format(
@@ -275,6 +288,7 @@ Runner add_plan_serve_subcommand(CLI::App& plan_top) {
   sub->add_option("--chunked-prefill", cmd->chunked, "chunked prefill settings to consider: default,on,off");
   sub->add_option("--input-len", cmd->input, std::string("prompt tokens: ") + sim::kLengthForms);
   sub->add_option("--output-len", cmd->output, std::string("output tokens: ") + sim::kLengthForms);
+  add_shared_prefix_options(*sub, cmd->shared_prefix, cmd->prefix_groups);
   sub->add_option("--max-gpus", cmd->max_gpus, "GPUs at most per candidate")->check(finite_positive());
   sub->add_option("--requests", cmd->requests, "simulated requests per replica (default 400, at most 1,000,000)")
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1000000}));

@@ -44,6 +44,9 @@ struct ServeCommand {
   std::int64_t max_num_seqs = 0;
   std::int64_t max_batched_tokens = 0;
   bool chunked = false, no_chunked = false;
+  std::int64_t shared_prefix = 0;
+  std::int64_t prefix_groups = 1;
+  bool prefix_caching = false, no_prefix_caching = false;
   double gpu_mem_util = 0;
   std::int64_t kv_cache_blocks = 0;
   double slo_ttft_ms = 0, slo_tpot_ms = 0;
@@ -101,6 +104,10 @@ void add_serve_flags(CLI::App* sub, ServeCommand& c) {
       ->check(finite_positive());
   sub->add_flag("--chunked-prefill", cmd->chunked, "engine: split long prompts across iterations");
   sub->add_flag("--no-chunked-prefill", cmd->no_chunked, "engine: prompts prefill whole");
+  add_shared_prefix_options(*sub, cmd->shared_prefix, cmd->prefix_groups);
+  sub->add_flag("--prefix-caching", cmd->prefix_caching,
+                "engine: reuse the cached KV of shared prompt prefixes (default: the engine's; vllm and trt-llm on)");
+  sub->add_flag("--no-prefix-caching", cmd->no_prefix_caching, "engine: compute every prompt whole");
   sub->add_option("--gpu-memory-utilization", cmd->gpu_mem_util, "engine: fraction of GPU memory it may use")
       ->check(finite_positive())  // refuses nan and inf, which a range alone lets through
       ->check(CLI::Range(0.01, 1.0));
@@ -147,6 +154,14 @@ void check_serve_flags(const CLI::App* sub, const ServeCommand& c, const sim::Ru
   if (sub->count("--arrival") > 0 && sub->count("--rate") == 0) throw_usage("--arrival", "--arrival needs --rate");
   if (cmd->chunked && cmd->no_chunked)
     throw_usage("--chunked-prefill", "give --chunked-prefill or --no-chunked-prefill");
+  if (cmd->prefix_caching && cmd->no_prefix_caching)
+    throw_usage("--prefix-caching", "give --prefix-caching or --no-prefix-caching");
+  if (!cmd->trace_file.empty() && (sub->count("--shared-prefix") > 0 || sub->count("--prefix-groups") > 0))
+    throw_usage("--shared-prefix",
+                "--trace-file gives the prefixes (columns prefix_key,prefix_tokens); drop "
+                "--shared-prefix/--prefix-groups");
+  if (sub->count("--prefix-groups") > 0 && cmd->shared_prefix == 0)
+    throw_usage("--prefix-groups", "--prefix-groups needs --shared-prefix N (the tokens each group shares)");
   if (!cmd->trace_file.empty() && (!cmd->input_dist.empty() || !cmd->output_dist.empty() ||
                                    req.was_given("input-len") || req.was_given("output-len")))
     throw_usage("--trace-file",
@@ -175,6 +190,16 @@ sim::EngineProfile engine_with_overrides(const ServeCommand& c, const std::strin
   if (cmd->no_chunked) profile.chunked_prefill = false;
   if (cmd->gpu_mem_util > 0) profile.gpu_memory_utilization = cmd->gpu_mem_util;
   if (cmd->kv_cache_blocks > 0) profile.kv_cache_blocks = cmd->kv_cache_blocks;
+  if (cmd->prefix_caching) profile.prefix_caching = true;
+  if (cmd->no_prefix_caching) profile.prefix_caching = false;
+  if (cmd->prefix_caching && (profile.batching == sim::Batching::Static || profile.separate_prefill))
+    throw_usage(
+        "--prefix-caching",
+        fmt::format("the {} profile {}; prefix caching is modelled for engines that mix prefill and decode "
+                    "(vllm from 0.8.0, trt-llm, lmdeploy)",
+                    engine,
+                    profile.batching == sim::Batching::Static ? "batches statically"
+                                                              : "prefills new batches in their own iterations"));
   if (profile.chunked_prefill && profile.batching == sim::Batching::Static)
     throw_usage("--chunked-prefill",
                 "static batching prefills whole prompts; --chunked-prefill needs a continuous engine");
@@ -236,6 +261,8 @@ Stream request_stream(const CLI::App* sub, const ServeCommand& c, const sim::Run
     spec.input = cmd->input_dist.empty()
                      ? sim::LengthDist{sim::LengthKind::Fixed, static_cast<double>(run.infer.input_len), 0}
                      : sim::parse_length_dist(cmd->input_dist, "--input-dist", cmd->common.resolved_data_dir());
+    spec.shared_prefix_tokens = cmd->shared_prefix;
+    spec.prefix_groups = cmd->prefix_groups;
     spec.output =
         cmd->output_dist.empty()
             ? sim::LengthDist{sim::LengthKind::Fixed, static_cast<double>(run.infer.output_len), 0}
@@ -269,10 +296,19 @@ Stream request_stream(const CLI::App* sub, const ServeCommand& c, const sim::Run
     for (const auto& q : requests)
       if (!drawn && max_ctx > 0 && q.input_tokens + q.output_tokens > max_ctx)
         throw_usage(req.was_given("input-len") ? "--input-len" : "--output-len",
-                    fmt::format("--input-len {} + --output-len {} = {} tokens exceed {} maximum context of {}",
-                                q.input_tokens, q.output_tokens, q.input_tokens + q.output_tokens, ctx_owner, max_ctx));
-    stream = fmt::format("{} requests, {}, input {}, output {}, seed {}", spec.requests, arrivals,
-                         spec.input.describe(), spec.output.describe(), spec.seed);
+                    fmt::format("{} + --output-len {} = {} tokens exceed {} maximum context of {}",
+                                spec.shared_prefix_tokens > 0
+                                    ? fmt::format("--shared-prefix {} + --input-len {}", spec.shared_prefix_tokens,
+                                                  q.input_tokens - spec.shared_prefix_tokens)
+                                    : fmt::format("--input-len {}", q.input_tokens),
+                                q.output_tokens, q.input_tokens + q.output_tokens, ctx_owner, max_ctx));
+    const std::string prefix =
+        spec.shared_prefix_tokens > 0
+            ? fmt::format(" after a shared prefix of {} tokens ({} group{})", spec.shared_prefix_tokens,
+                          spec.prefix_groups, spec.prefix_groups == 1 ? "" : "s")
+            : std::string();
+    stream = fmt::format("{} requests, {}, input {}{}, output {}, seed {}", spec.requests, arrivals,
+                         spec.input.describe(), prefix, spec.output.describe(), spec.seed);
   }
 
   return out;

@@ -37,6 +37,7 @@ nlohmann::json engine_json(const sim::EngineProfile& e) {
           {"iteration_overhead_per_seq_s", e.iteration_overhead_per_seq_s},
           {"kv_share_of_device", e.kv_share_of_device},
           {"kv_cache_blocks", e.kv_cache_blocks},
+          {"prefix_caching", e.prefix_caching},
           {"cuda_graphs", e.cuda_graphs},
           {"cuda_graph_max_batch", e.cuda_graph_max_batch},
           {"waiting_served_ratio", e.waiting_served_ratio},
@@ -53,6 +54,7 @@ std::string describe_engine(const sim::EngineProfile& e) {
   if (e.separate_prefill) s += ", prefill in its own iterations";
   if (e.reserve_full_output) s += ", KV reserved to completion";
   if (e.lightllm_admission) s += ", peak-KV admission";
+  if (e.prefix_caching) s += ", prefix caching";
   s += fmt::format(", KV block {}", e.kv_block_tokens);
   if (e.cuda_graphs) s += fmt::format(", CUDA graphs <= {}", e.cuda_graph_max_batch);
   s += fmt::format(", overhead {:.2f} ms/iteration", e.iteration_overhead_s * 1e3);
@@ -106,6 +108,10 @@ nlohmann::json to_json(const Context& c, const sim::ServingResult& r) {
   j["busy_fraction"] = r.busy_fraction;
   j["iterations"] = r.iterations;
   j["preemptions"] = r.preemptions;
+  j["prefix_cache"] = {{"enabled", r.prefix_caching},
+                       {"query_tokens", r.prefix_query_tokens},
+                       {"hit_tokens", r.prefix_hit_tokens},
+                       {"hit_rate", r.prefix_hit_rate}};
   if (r.slo_given) j["goodput"] = {{"fraction", r.slo_fraction}, {"requests_per_s", r.goodput_rps}};
   return j;
 }
@@ -147,6 +153,8 @@ void print_csv(const sim::ServingResult& r) {
   const auto it = static_cast<double>(r.iterations), pre = static_cast<double>(r.preemptions);
   row("engine", "iterations", it, it, it, "count");
   row("engine", "preemptions", pre, pre, pre, "count");
+  if (r.prefix_caching)
+    row("engine", "prefix_cache_hit_rate", r.prefix_hit_rate, r.prefix_hit_rate, r.prefix_hit_rate, "fraction");
   if (r.slo_given) {
     row("goodput", "slo_fraction", r.slo_fraction, r.slo_fraction, r.slo_fraction, "fraction");
     row("goodput", "goodput_rps", r.goodput_rps, r.goodput_rps, r.goodput_rps, "requests/s");
@@ -219,6 +227,9 @@ void print_table(const Context& c, const sim::ServingResult& r) {
   std::cout << fmt::format("{:<18} {:.1f}% mean, {:.1f}% peak of {} tokens\n", "KV cache use", 100 * r.kv_utilization,
                            100 * r.kv_peak_utilization, r.kv_capacity_tokens);
   std::cout << fmt::format("{:<18} {}\n", "preemptions", r.preemptions);
+  if (r.prefix_caching)
+    std::cout << fmt::format("{:<18} {:.1f}% of prompt tokens found cached ({} of {})\n", "prefix cache",
+                             100 * r.prefix_hit_rate, r.prefix_hit_tokens, r.prefix_query_tokens);
   std::cout << fmt::format("{:<18} {:.1f}% of replica time in iterations\n", "busy", 100 * r.busy_fraction);
   if (r.slo_given) {
     std::string slo;
@@ -239,11 +250,12 @@ void write_trace(const std::string& path, const sim::ServingResult& r) {
 void write_per_request(const std::string& path, const sim::ServingResult& r) {
   std::ofstream f(path);
   if (!f) throw_input(Location{.file = path}, "cannot open the per-request file for writing");
-  f << "id,replica,arrival_s,input_tokens,output_tokens,queue_s,ttft_s,tpot_s,e2e_s,preemptions,meets_slo\n";
+  f << "id,replica,arrival_s,input_tokens,output_tokens,queue_s,ttft_s,tpot_s,e2e_s,preemptions,cached_tokens,"
+       "meets_slo\n";
   for (const auto& q : r.requests)
-    f << fmt::format("{},{},{:.9g},{},{},{:.9g},{:.9g},{:.9g},{:.9g},{},{}\n", q.id, q.replica, q.arrival_s,
+    f << fmt::format("{},{},{:.9g},{},{},{:.9g},{:.9g},{:.9g},{:.9g},{},{},{}\n", q.id, q.replica, q.arrival_s,
                      q.input_tokens, q.output_tokens, q.queue_s, q.ttft_s, q.tpot_s, q.e2e_s, q.preemptions,
-                     q.meets_slo ? 1 : 0);
+                     q.cached_tokens, q.meets_slo ? 1 : 0);
 }
 
 }  // namespace llmsim::cli::serve_output

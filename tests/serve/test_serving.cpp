@@ -10,24 +10,17 @@
 #include "llmsim/serve/serving_sim.h"
 #include "llmsim/serve/token_gaps.h"
 #include "memory/memory_test_util.h"
+#include "serve/serving_test_util.h"
 #include "test_util.h"
 
 using namespace llmsim;
 using llmsim::test::error_of;
 using llmsim::test::preset_model;
 using llmsim::test::preset_system;
+using llmsim::test::simple_cost;
 using llmsim::test::write_temp;
 
 namespace {
-
-// 1 ms per iteration + 0.1 ms per token computed in it.
-sim::IterationTimeFn simple_cost() {
-  return sim::exact_time([](const std::vector<sim::SequenceWork>& b) {
-    double tokens = 0;
-    for (const auto& s : b) tokens += static_cast<double>(s.new_tokens);
-    return 1e-3 + 1e-4 * tokens;
-  });
-}
 
 sim::Request req(std::int64_t id, double at, std::int64_t in, std::int64_t out) {
   return sim::Request{.id = id, .arrival_s = at, .input_tokens = in, .output_tokens = out};

@@ -88,6 +88,10 @@ EngineProfile vllm_profile() {
   // FP8 Marlin (vLLM PR #5975, merged 2024-07-03; docs quantization/fp8 from v0.5.x: "FP8 models will run
   // on compute capability > 8.0 (Ampere) as weight-only W8A16, utilizing FP8 Marlin").
   p.fp8_weight_only = true;
+  // V1 turns prefix caching on by default (tests/v1/engine/test_engine_args.py: "V1 turns on prefix caching
+  // by default"); full 16-token blocks are hashed with their prefix, freed blocks evicted LRU
+  // (vllm/v1/core/block_pool.py free_block_queue).
+  p.prefix_caching = true;
   p.source =
       "vLLM engine/arg_utils.py get_batch_defaults (max_num_seqs 256, max_num_batched_tokens 2048; 1024/8192 on "
       ">= 70 GiB non-A100 GPUs), V1 scheduler (chunked prefill, running first, preempt newest by recompute), "
@@ -197,6 +201,10 @@ EngineProfile trtllm_profile() {
   p.python_dispatch = false;  // the TensorRT engine's kernels are enqueued by the C++ runtime
   p.cuda_graph_max_batch = 256;
   p.reserve_full_output = true;
+  // KV block reuse (docs/source/features/kvcache.md: filled blocks enter a radix search tree and are reused by
+  // requests with a matching prefix, evicted by prioritized LRU when a blank block is needed;
+  // docs/source/kv_cache_reuse.md: "KV cache reuse is enabled by default in KVCacheManager").
+  p.prefix_caching = true;
   p.source =
       "TensorRT-LLM docs: perf tuning guide (max_num_tokens 8192, max_batch_size, GUARANTEED_NO_EVICT default), "
       "KvCacheConfig free_gpu_memory_fraction 0.9, tokens_per_block 64, chunked context off by default; "
@@ -268,6 +276,7 @@ EngineProfile lmdeploy_profile() {
   p.cuda_graphs = false;
   p.python_dispatch = false;
   p.decode_split_kv = true;
+  p.prefix_caching = false;  // messages.py TurbomindEngineConfig: enable_prefix_caching defaults to False
   p.source =
       "InternLM/lmdeploy @1263d5cd (v0.16): messages.py TurbomindEngineConfig (cache_max_entry_count 0.8 of free "
       "memory, cache_block_seq_len 64, max_prefill_token_num 8192, max_batch_size by device: utils.py "
@@ -349,6 +358,7 @@ EngineProfile released_profile(Framework f, const std::optional<Version>& releas
     // 3.8 ms + 200 x 81 us = 20 ms (the profile's 8.2 ms at ~55 sequences; assumption: linear in the batch).
     p.chunked_prefill = false;
     p.separate_prefill = true;
+    p.prefix_caching = false;  // V0's EngineArgs.enable_prefix_caching defaulted to False (opt-in)
     p.max_batched_tokens = std::max<std::int64_t>(2048, max_model_len);
     p.cuda_graph_max_batch = 256;
     p.iteration_overhead_s = 3.8e-3;

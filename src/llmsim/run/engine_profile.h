@@ -89,6 +89,12 @@ struct EngineProfile {
   // A KV cache of this many blocks whatever the memory (TurboMind's cache_max_entry_count >= 1: "the total
   // number of k/v blocks", lmdeploy/messages.py); 0: sized from memory by the fields above.
   std::int64_t kv_cache_blocks = 0;
+  // Prefix caching: the KV blocks of a prompt's shared prefix stay cached after its request finishes and a
+  // later request with the same prefix reuses them instead of recomputing them (vLLM's block hashing,
+  // TensorRT-LLM's KV block reuse, SGLang's RadixAttention); only whole blocks are shared, at least one
+  // prompt token is always computed, and unreferenced cached blocks are evicted least recently used first
+  // when no free block is left (serving_des.h). Modelled for the engines that mix prefill and decode.
+  bool prefix_caching = false;
   // With cuda_graphs: largest decode batch that replays a captured graph (larger batches, and iterations
   // with prefill work, run eagerly in the serving simulator; the floor is kCudaGraphKernelFloor_s).
   std::int64_t cuda_graph_max_batch = 0;

@@ -40,7 +40,7 @@ Outcome evaluate(const model::ModelSpec& m, const hardware::SystemSpec& sys, con
   run.infer.weight_quant = ch.quant;
   run.infer.kv_dtype = ch.kv;
   run.infer.framework = ch.engine;
-  run.infer.input_len = static_cast<std::int64_t>(spec.input.mean());
+  run.infer.input_len = static_cast<std::int64_t>(spec.input.mean()) + spec.shared_prefix_tokens;
   run.infer.output_len = static_cast<std::int64_t>(spec.output.mean());
   StreamSpec s;
   s.kind = ArrivalKind::Poisson;
@@ -48,6 +48,8 @@ Outcome evaluate(const model::ModelSpec& m, const hardware::SystemSpec& sys, con
   s.requests = spec.requests_per_replica;
   s.input = spec.input;
   s.output = spec.output;
+  s.shared_prefix_tokens = spec.shared_prefix_tokens;
+  s.prefix_groups = spec.prefix_groups;
   s.seed = spec.seed;
   ServingConfig cfg;
   cfg.engine = ch.profile;

@@ -21,6 +21,10 @@ struct ServePlanSpec {
   double slo_tpot_p99_s = 0.1;  // p99 time per output token bound, seconds (0 = none)
   LengthDist input{LengthKind::Fixed, 512, 0};
   LengthDist output{LengthKind::Fixed, 128, 0};
+  // A shared prompt prefix before every prompt, one of prefix_groups (StreamSpec); engines cache it as their
+  // profiles do (EngineProfile::prefix_caching).
+  std::int64_t shared_prefix_tokens = 0;
+  std::int64_t prefix_groups = 1;
   std::vector<Framework> engines = {Framework::Vllm, Framework::Tgi, Framework::LightLlm, Framework::TrtLlm};
   std::vector<std::int64_t> tps = {1, 2, 4, 8};
   std::vector<model::WeightQuant> weight_quants = {model::WeightQuant::None};

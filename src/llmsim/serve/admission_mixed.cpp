@@ -41,26 +41,43 @@ bool Des::plan_mixed(Replica& r) {
     if (static_cast<std::int64_t>(r.running.size()) >= e_.max_num_seqs) break;
     const std::int64_t id = r.waiting.front();
     Seq& q = seqs_[static_cast<std::size_t>(id)];
+    // With prefix caching the cached blocks of its prefix count as computed (vLLM V1 schedules only the
+    // tokens after the cache hit).
+    const std::int64_t hit = attach_prefix(r, q);
     std::int64_t n = q.total() - q.computed;
     if (!e_.chunked_prefill && n > budget_left) {
       // A recomputation (prompt + tokens generated before a preemption) longer than the whole budget
       // runs alone rather than never.
-      if (!(n > budget() && r.work.empty())) break;
+      if (!(n > budget() && r.work.empty())) {
+        detach_prefix(r, q);
+        break;
+      }
       budget_left = n;
     }
     n = std::min(n, budget_left);
     std::int64_t res = 0;
     if (e_.reserve_full_output) {
       res = blocks_for(q.prompt + q.output);
-      if (r.reserved_blocks + res > r.total_blocks) break;
+      if (r.reserved_blocks + res > r.total_blocks) {
+        detach_prefix(r, q);
+        break;
+      }
     }
-    if (!allocate(r, q, n)) break;
+    if (!allocate(r, q, n)) {
+      detach_prefix(r, q);
+      break;
+    }
     q.reserved = res;
     r.reserved_blocks += res;
     r.waiting.pop_front();
     r.running.push_back(id);
     r.work.push_back({id, n, q.computed});
     budget_left -= n;
+    if (caching()) {  // every admission queries the cache (vLLM's prefix cache hit rate: hits / queries)
+      prefix_query_tokens_ += q.prompt;
+      prefix_hit_tokens_ += hit;
+    }
+    if (q.cached_tokens < 0) q.cached_tokens = hit;
   }
   return !r.work.empty();
 }

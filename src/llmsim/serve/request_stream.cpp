@@ -196,6 +196,12 @@ std::vector<Request> generate_requests(const StreamSpec& spec) {
     };
     r.input_tokens = length(spec.input);
     r.output_tokens = length(spec.output);
+    if (spec.shared_prefix_tokens > 0) {
+      const std::int64_t prefix = std::min(spec.shared_prefix_tokens, kMaxRequestTokens);
+      r.input_tokens = std::min(kMaxRequestTokens, r.input_tokens + prefix);
+      r.prefix_key = i % std::max<std::int64_t>(1, spec.prefix_groups);
+      r.prefix_tokens = std::min(prefix, r.input_tokens);
+    }
     switch (spec.kind) {
       case ArrivalKind::Burst:
       case ArrivalKind::Closed:
@@ -215,9 +221,10 @@ TraceFile read_trace_csv(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   if (!f) throw_not_found(Location{.file = path}, "cannot open the trace file");
   const std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  static const char* kColumns[] = {"arrival_s", "input_tokens", "output_tokens"};
+  static const char* kColumns[] = {"arrival_s", "input_tokens", "output_tokens", "prefix_key", "prefix_tokens"};
   TraceFile tf;
   bool header = false;
+  std::size_t columns = 3;  // 3, or 5 with the prefix columns
   int lineno = 0;
   for (const CsvRecord& rec : parse_csv(text, path, CsvOptions{.comment_lines = true, .skip_blank = true})) {
     lineno = rec.line;
@@ -226,29 +233,49 @@ TraceFile read_trace_csv(const std::string& path) {
     const std::vector<int>& starts = rec.columns;
     const std::string t = trim(join(rec.fields, ","));
     if (!header) {
-      if (fields.size() != 3 || fields[0] != kColumns[0] || fields[1] != kColumns[1] || fields[2] != kColumns[2])
+      bool ok = fields.size() == 3 || fields.size() == 5;
+      for (std::size_t c = 0; ok && c < fields.size(); ++c) ok = fields[c] == kColumns[c];
+      if (!ok)
         throw_input(Location{.file = path, .line = lineno, .column = 1},
-                    fmt::format("expected the header 'arrival_s,input_tokens,output_tokens', found '{}'", t));
+                    fmt::format("expected the header 'arrival_s,input_tokens,output_tokens' (optionally followed by "
+                                "',prefix_key,prefix_tokens'), found '{}'",
+                                t));
+      columns = fields.size();
       header = true;
       continue;
     }
-    if (fields.size() != 3)
+    if (fields.size() != columns)
       throw_input(Location{.file = path, .line = lineno, .column = 1},
-                  fmt::format("expected 3 fields (arrival_s,input_tokens,output_tokens), found {}", fields.size()));
-    double v[3] = {0, 0, 0};
-    for (int c = 0; c < 3; ++c) {
-      const Location where{.file = path, .line = lineno, .column = starts[static_cast<std::size_t>(c)]};
-      const std::string& s = fields[static_cast<std::size_t>(c)];
+                  fmt::format("expected {} fields ({}), found {}", columns,
+                              columns == 3 ? "arrival_s,input_tokens,output_tokens"
+                                           : "arrival_s,input_tokens,output_tokens,prefix_key,prefix_tokens",
+                              fields.size()));
+    double v[5] = {0, 0, 0, -1, 0};
+    for (std::size_t c = 0; c < columns; ++c) {
+      const Location where{.file = path, .line = lineno, .column = starts[c]};
+      const std::string& s = fields[c];
       if (!parse_double(s, v[c])) throw_input(where, fmt::format("{} = '{}': not a number", kColumns[c], s));
       if (c == 0 && v[c] < 0) throw_input(where, fmt::format("arrival_s = '{}': must be >= 0", s));
-      if (c > 0 && !is_token_count(v[c]))
+      if ((c == 1 || c == 2) && !is_token_count(v[c]))
         throw_input(where,
                     fmt::format("{} = '{}': must be an integer from 1 to {}", kColumns[c], s, kMaxRequestTokens));
+      // Keys up to 2^53 stay exact in the double they are read through.
+      if (c == 3 && !(v[c] >= 0 && v[c] <= 0x1.0p53 && v[c] == std::floor(v[c])))
+        throw_input(where, fmt::format("prefix_key = '{}': must be a whole number from 0 to 2^53", s));
+      if (c == 4 && !(is_token_count(v[c], 0) && v[c] <= v[1] + v[2]))
+        throw_input(
+            where,
+            fmt::format("prefix_tokens = '{}': must be a whole number from 0 to input_tokens + output_tokens ({})", s,
+                        static_cast<std::int64_t>(v[1] + v[2])));
     }
     Request r;
     r.arrival_s = v[0];
     r.input_tokens = static_cast<std::int64_t>(v[1]);
     r.output_tokens = static_cast<std::int64_t>(v[2]);
+    if (columns == 5) {
+      r.prefix_key = static_cast<std::int64_t>(v[3]);
+      r.prefix_tokens = static_cast<std::int64_t>(v[4]);
+    }
     if (!tf.requests.empty() && r.arrival_s < tf.requests.back().arrival_s) tf.was_sorted = false;
     r.id = lineno;  // carried through the sort, then replaced by the index
     tf.requests.push_back(r);

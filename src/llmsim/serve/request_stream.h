@@ -21,6 +21,12 @@ struct Request {
   double arrival_s = 0;            // seconds; closed loop: only the first `concurrency` are meaningful
   std::int64_t input_tokens = 1;   // prompt tokens
   std::int64_t output_tokens = 1;  // tokens to generate (the request's max_tokens; generation never stops early)
+  // A prefix that other requests share (a system prompt, a few-shot template, a conversation's history):
+  // requests with the same prefix_key have the same first min(their prefix_tokens) tokens, counted over the
+  // prompt and then the reply (a conversation's next turn re-sends this turn's prompt and reply), so an engine
+  // with prefix caching reuses their KV instead of recomputing it. -1: the request shares nothing.
+  std::int64_t prefix_key = -1;
+  std::int64_t prefix_tokens = 0;  // 0..input_tokens + output_tokens
 };
 
 enum class LengthKind { Fixed, Uniform, LogNormal, Sample };
@@ -69,6 +75,12 @@ struct StreamSpec {
   LengthDist input{LengthKind::Fixed, 512, 0};
   LengthDist output{LengthKind::Fixed, 128, 0};
   std::uint64_t seed = 1;
+  // A shared prefix of this many tokens before every prompt (0: none), one of `prefix_groups` different ones:
+  // request i carries prefix i mod prefix_groups (SGLang's bench_serving generated-shared-prefix dataset:
+  // gsp-system-prompt-len tokens of system prompt before each question, gsp-num-groups prompts). The input
+  // distribution gives the tokens after it; the prompt is capped at kMaxRequestTokens.
+  std::int64_t shared_prefix_tokens = 0;
+  std::int64_t prefix_groups = 1;
 };
 
 // The seeded generator and the transforms the streams use (public for tests).
@@ -103,10 +115,12 @@ struct TraceFile {
   std::string note;               // what was done to the file's rows (sorting), for the caller to report
 };
 
-// Reads a CSV trace with header `arrival_s,input_tokens,output_tokens` (extra columns are errors; blank
-// lines and lines starting with '#' are skipped). Errors (Input) name file:line, the column and the value:
-// malformed numbers, negative arrivals, lengths < 1, a wrong header, no rows. Unsorted arrivals are
-// sorted (stable) and reported in `note`.
+// Reads a CSV trace with header `arrival_s,input_tokens,output_tokens`, optionally followed by
+// `prefix_key,prefix_tokens` (Request's shared prefix; other columns are errors; blank lines and lines
+// starting with '#' are skipped). Errors (Input) name file:line, the column and the value: malformed numbers,
+// negative arrivals, lengths < 1, a prefix_key that is not a whole number from 0 to 2^53, prefix_tokens
+// outside 0..input_tokens + output_tokens, a wrong header, no rows. Unsorted arrivals are sorted (stable) and reported
+// in `note`.
 TraceFile read_trace_csv(const std::string& path);
 
 }  // namespace llmsim::sim

@@ -66,14 +66,19 @@ void Des::dispatch(std::int64_t id, double t) {
 bool Des::allocate(Replica& r, Seq& q, std::int64_t new_tokens) {
   const std::int64_t need = blocks_for(q.computed + new_tokens) - q.blocks;
   if (need <= 0) return true;
-  if (need > r.free_blocks) return false;
+  // Blank blocks first; then cached blocks no sequence references, least recently used first.
+  if (need > r.free_blocks + r.cache.evictable()) return false;
+  while (r.free_blocks < need && r.cache.evict_one()) ++r.free_blocks;
   r.free_blocks -= need;
   q.blocks += need;
   return true;
 }
 
 void Des::free_seq(Replica& r, Seq& q) {
-  r.free_blocks += q.blocks;
+  // Its own blocks are free again; the cached ones it referenced stay cached, evictable once unreferenced.
+  r.free_blocks += q.blocks - q.shared;
+  if (q.shared > 0) r.cache.release(q.prefix_key, q.shared);
+  q.shared = 0;
   q.blocks = 0;
   r.reserved_blocks -= q.reserved;
   q.reserved = 0;
@@ -115,7 +120,7 @@ void Des::start(Replica& r, std::int64_t index, double t) {
   if (e_.batching == Batching::Static) {
     r.kv_tokens = static_cast<std::int64_t>(r.batch.size()) * (r.pad_in + r.step);
   } else {
-    r.kv_tokens = (r.total_blocks - r.free_blocks) * bt();
+    r.kv_tokens = held_blocks(r) * bt();
   }
   (void)index;
 }
@@ -170,6 +175,7 @@ void Des::finish(Replica& r, std::int64_t index) {
     for (const auto& w : r.work) {
       Seq& q = seqs_[static_cast<std::size_t>(w.seq)];
       q.computed += w.n;
+      donate_prefix(r, q);
       if (q.computed < q.total()) continue;  // a prefill chunk: no token yet
       ++q.generated;
       token_sampled(q, t);
@@ -195,10 +201,21 @@ ServingResult Des::run() {
   if (!res.problems.empty() || reqs_.empty()) return res;
 
   seqs_.resize(reqs_.size());
+  bool shares = false;
   for (std::size_t i = 0; i < reqs_.size(); ++i) {
     seqs_[i].prompt = reqs_[i].input_tokens;
     seqs_[i].output = reqs_[i].output_tokens;
+    seqs_[i].prefix_key = reqs_[i].prefix_key;
+    seqs_[i].prefix_tokens =
+        std::clamp<std::int64_t>(reqs_[i].prefix_tokens, 0, reqs_[i].input_tokens + reqs_[i].output_tokens);
+    shares = shares || (reqs_[i].prefix_key >= 0 && reqs_[i].prefix_tokens > 0);
   }
+  res.prefix_caching = caching();
+  if (shares && e_.prefix_caching && !caching())
+    res.notes.push_back(fmt::format("prefix caching is not modelled for {}: every prompt is computed whole",
+                                    s_.kv_window.caps()
+                                        ? "a KV cache whose windowed layers reuse their blocks cyclically"
+                                        : "an engine that prefills in iterations of its own or batches statically"));
   reps_.resize(static_cast<std::size_t>(std::max<std::int64_t>(1, s_.replicas)));
   for (auto& r : reps_) {
     r.total_blocks = s_.kv_capacity_tokens / bt();
@@ -240,6 +257,12 @@ ServingResult Des::run() {
     }
   }
   if (done_ != n) throw Error(ErrorKind::Internal, {}, fmt::format("serving: {} of {} requests completed", done_, n));
+  // Every block is free or cached again once every sequence is done.
+  for (std::size_t i = 0; i < reps_.size(); ++i)
+    if (e_.batching == Batching::Continuous && reps_[i].free_blocks + reps_[i].cache.cached() != reps_[i].total_blocks)
+      throw Error(ErrorKind::Internal, {},
+                  fmt::format("serving: replica {} ends with {} free and {} cached of {} KV blocks", i,
+                              reps_[i].free_blocks, reps_[i].cache.cached(), reps_[i].total_blocks));
   summarize(res);
   return res;
 }

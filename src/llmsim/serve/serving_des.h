@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "llmsim/serve/prefix_cache.h"
 #include "llmsim/serve/serving_sim.h"
 #include "llmsim/serve/token_gaps.h"
 
@@ -28,6 +29,11 @@ struct Seq {
   std::int64_t computed = 0;   // tokens whose KV is in the cache
   std::int64_t blocks = 0;     // KV blocks held
   std::int64_t reserved = 0;   // blocks reserved to completion (reserve engines)
+  // Prefix caching: the request's shared prefix, and how many of its first blocks are the cache's (referenced,
+  // not its own: computed by an earlier request, or its own given to the cache once full).
+  std::int64_t prefix_key = -1, prefix_tokens = 0;
+  std::int64_t shared = 0;
+  std::int64_t cached_tokens = -1;  // prompt tokens found cached at its first admission (-1: not admitted yet)
   std::int64_t replica = -1;
   double arrival = 0, scheduled = -1, first_token = -1, finish = -1;
   double last_token = -1;  // when its latest token was sampled (inter-token gaps)
@@ -46,6 +52,7 @@ struct Replica {
   std::vector<std::int64_t> running;  // admission order
   std::int64_t total_blocks = 0, free_blocks = 0, reserved_blocks = 0;
   std::int64_t since_prefill = 0;  // TGI/LightLLM: decode steps since the last prefill
+  PrefixCache cache;               // prefix caching: blocks kept for reuse (neither free nor a sequence's own)
   // Static batching: the batch in flight.
   std::vector<std::int64_t> batch;
   std::int64_t pad_in = 0, max_out = 0, step = 0;
@@ -76,6 +83,20 @@ class Des {
     return b;
   }
   std::vector<std::string> feasibility() const;
+  // Prefix caching applies: the engine caches, mixes prefill with decode (plan_mixed), and no KV window
+  // reuses blocks cyclically.
+  bool caching() const {
+    return e_.prefix_caching && e_.batching == Batching::Continuous && !e_.separate_prefill && !s_.kv_window.caps();
+  }
+  // Blocks held by sequences (their own and the referenced cached ones): not free, not evictable.
+  std::int64_t held_blocks(const Replica& r) const { return r.total_blocks - r.free_blocks - r.cache.evictable(); }
+  // Prefix caching (serving_prefix.cpp): a sequence about to be admitted with nothing computed takes the cached
+  // blocks of its prefix (whole blocks, at least one prompt token left to compute) and returns the tokens
+  // found; detach_prefix undoes it when the admission fails; donate_prefix gives the cache the prefix
+  // blocks a sequence has computed in full.
+  std::int64_t attach_prefix(Replica& r, Seq& q);
+  void detach_prefix(Replica& r, Seq& q);
+  void donate_prefix(Replica& r, Seq& q);
   void dispatch(std::int64_t id, double t);
   bool plan(Replica& r);
   bool plan_static(Replica& r);
@@ -109,7 +130,8 @@ class Des {
   // Accumulators.
   double busy_s_ = 0, seqs_s_ = 0, tokens_s_ = 0, kv_s_ = 0, kv_peak_ = 0, sum_value_ = 0, sum_low_ = 0, sum_high_ = 0;
   std::int64_t iterations_ = 0, preemptions_ = 0;
-  TokenGaps gaps_;  // every request's inter-token gaps
+  std::int64_t prefix_query_tokens_ = 0, prefix_hit_tokens_ = 0;  // prompt tokens admitted / found cached
+  TokenGaps gaps_;                                                // every request's inter-token gaps
   std::vector<IterationRecord> trace_;
 };
 

@@ -27,6 +27,7 @@ void Des::summarize(ServingResult& res) {
     m.e2e_s = q.finish - q.arrival;
     m.tpot_s = q.output > 1 ? (q.finish - q.first_token) / dbl(q.output - 1) : 0;
     m.preemptions = q.preemptions;
+    m.cached_tokens = std::max<std::int64_t>(0, q.cached_tokens);
     m.meets_slo = (s_.slo_ttft_s <= 0 || m.ttft_s <= s_.slo_ttft_s) &&
                   (s_.slo_tpot_s <= 0 || q.output <= 1 || m.tpot_s <= s_.slo_tpot_s);
     first_arrival = std::min(first_arrival, q.arrival);
@@ -39,6 +40,9 @@ void Des::summarize(ServingResult& res) {
   res.duration_s = std::max(1e-12, last_finish - first_arrival);
   res.iterations = iterations_;
   res.preemptions = preemptions_;
+  res.prefix_query_tokens = prefix_query_tokens_;
+  res.prefix_hit_tokens = prefix_hit_tokens_;
+  res.prefix_hit_rate = prefix_query_tokens_ > 0 ? dbl(prefix_hit_tokens_) / dbl(prefix_query_tokens_) : 0;
   res.time_ratio_low = sum_value_ > 0 ? sum_low_ / sum_value_ : 1;
   res.time_ratio_high = sum_value_ > 0 ? sum_high_ / sum_value_ : 1;
   const auto rate = [&](double amount) {

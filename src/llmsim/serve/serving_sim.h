@@ -68,7 +68,8 @@ struct RequestMetrics {
   double tpot_s = 0;         // (finish - first_token) / (output - 1); 0 when output == 1
   double e2e_s = 0;          // finish - arrival
   std::int64_t preemptions = 0;
-  bool meets_slo = true;  // TTFT and TPOT within the SLOs given
+  std::int64_t cached_tokens = 0;  // prompt tokens its first admission found in the prefix cache
+  bool meets_slo = true;           // TTFT and TPOT within the SLOs given
 };
 
 struct LatencyStats {
@@ -121,6 +122,12 @@ struct ServingResult {
   double busy_fraction = 0;  // replica-time spent in iterations / (replicas x duration)
   std::int64_t iterations = 0;
   std::int64_t preemptions = 0;
+  // Prefix caching (EngineProfile::prefix_caching, where the engine's scheduler models it): prompt tokens of
+  // every admission (re-admissions after preemption included) and those found cached; the hit rate is their
+  // ratio (vLLM's prefix cache hit rate).
+  bool prefix_caching = false;
+  std::int64_t prefix_query_tokens = 0, prefix_hit_tokens = 0;
+  double prefix_hit_rate = 0;
   bool slo_given = false;
   double slo_fraction = 0;             // requests meeting every SLO given
   double goodput_rps = 0;              // such requests per second
