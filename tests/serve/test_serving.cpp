@@ -112,6 +112,34 @@ TEST_CASE("vllm: when KV blocks run out the newest running request is preempted 
   CHECK(bad.problems[0].find("cannot fit the KV cache") != std::string::npos);
 }
 
+TEST_CASE("vllm V0: prompts are admitted by their own blocks, and a sequence out of blocks preempts the newest") {
+  // 6 blocks of 16 tokens; A and B (32 + 40 tokens each) at t = 0. TGI's rule reserves 5 blocks each (72
+  // tokens): only A is admitted, B waits for A to finish. vLLM V0 needs only the 2 prompt blocks of each (the
+  // watermark, int(0.01 x 6) = 0 blocks, keeps none back): both are prefilled together, it1 [0, 7.4 ms]
+  // (1 + 6.4 ms), both first tokens. Each decode step adds a token; after 16 steps (computed 48 of 3 blocks
+  // each) A needs a 4th block, none is free: B, the newest, is preempted and later recomputed.
+  const std::vector<sim::Request> reqs{req(0, 0, 32, 40), req(1, 0, 32, 40)};
+  sim::EngineProfile v0 = sim::released_profile(sim::Framework::Vllm, Version{0, 5, 4});
+  v0.iteration_overhead_s = 0;
+  v0.iteration_overhead_per_seq_s = 0;
+  v0.kv_block_tokens = 16;
+  const auto r = sim::run_serving(reqs, setup_for(v0, 96), simple_cost());
+  REQUIRE(r.valid());
+  CHECK(r.requests[0].ttft_s == doctest::Approx(7.4 * ms));
+  CHECK(r.requests[1].ttft_s == doctest::Approx(7.4 * ms));
+  CHECK(r.preemptions >= 1);
+  CHECK(r.requests[1].preemptions >= 1);
+  CHECK(r.requests[0].preemptions == 0);
+  CHECK(r.completed == 2);
+
+  sim::EngineProfile tgi = sim::engine_profile(sim::Framework::Tgi);
+  tgi.kv_block_tokens = 16;
+  const auto t = sim::run_serving(reqs, setup_for(tgi, 96), simple_cost());
+  REQUIRE(t.valid());
+  CHECK(t.preemptions == 0);
+  CHECK(t.requests[1].ttft_s > t.requests[0].e2e_s);  // B starts after A's reservation is released
+}
+
 TEST_CASE("static batching: padded batch, prefill then decode until the longest output, then the next batch") {
   sim::EngineProfile e = sim::static_engine_profile();
   e.max_num_seqs = 2;

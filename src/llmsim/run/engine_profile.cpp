@@ -358,6 +358,11 @@ EngineProfile released_profile(Framework f, const std::optional<Version>& releas
     // 3.8 ms + 200 x 81 us = 20 ms (the profile's 8.2 ms at ~55 sequences; assumption: linear in the batch).
     p.chunked_prefill = false;
     p.separate_prefill = true;
+    // Its admission (Scheduler._schedule_prefills): a waiting prompt is prefilled once its blocks fit beside
+    // the watermark (BlockSpaceManager can_allocate, watermark 0.01 of the blocks); nothing is reserved for
+    // the output, and a running sequence that cannot get its next block preempts the newest running one by
+    // recompute (_schedule_running, PreemptionMode.RECOMPUTE for single sequences).
+    p.kv_watermark_fraction = 0.01;
     p.prefix_caching = false;  // V0's EngineArgs.enable_prefix_caching defaulted to False (opt-in)
     p.max_batched_tokens = std::max<std::int64_t>(2048, max_model_len);
     p.cuda_graph_max_batch = 256;

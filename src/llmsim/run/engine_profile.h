@@ -75,6 +75,9 @@ struct EngineProfile {
   // Admission reserves KV for the prompt plus the whole output (TGI token budget, TRT-LLM
   // GUARANTEED_NO_EVICT), so running sequences are never preempted.
   bool reserve_full_output = false;
+  // A new prompt is admitted only if its blocks leave this fraction of the cache free (vLLM V0's
+  // BlockSpaceManager watermark, 0.01: can_allocate refuses a prompt that would eat into it; 0: none).
+  double kv_watermark_fraction = 0;
   // LightLLM's router rule: admit while the peak future KV use of the running set (sorted by remaining
   // output) stays below the capacity.
   bool lightllm_admission = false;

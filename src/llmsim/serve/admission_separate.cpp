@@ -1,4 +1,4 @@
-// Admission of TGI and LightLLM: a new batch is prefilled in an iteration of its own, then joins the
+// Admission of TGI, LightLLM and vLLM V0: a new batch is prefilled in an iteration of its own, then joins the
 // running batch; each engine decides differently which waiting requests fit.
 #include "llmsim/serve/serving_des.h"
 
@@ -9,16 +9,24 @@
 namespace llmsim::sim::des {
 
 // TGI Queue::next_batch: FCFS while the prefill budget and the total token budget (prompt + max_new_tokens
-// of every running and new request) allow; None when fewer than min_size fit.
+// of every running and new request) allow; None when fewer than min_size fit. vLLM V0 (no reservation):
+// FCFS while the prompts' blocks (a preempted sequence's prompt and generated tokens) fit the free blocks
+// beside the watermark (Scheduler._schedule_prefills, BlockSpaceManager.can_allocate).
 bool Des::tgi_take(Replica& r, std::vector<std::int64_t>& out, bool has_min, std::int64_t min_size) {
   std::int64_t prefill = 0;
-  std::int64_t total = r.reserved_blocks;
+  const bool reserve = e_.reserve_full_output;
+  std::int64_t total = reserve ? r.reserved_blocks : 0;
+  // An idle engine admits its first prompt whatever the watermark (a prompt that fits the cache alone runs).
+  const std::int64_t watermark =
+      r.running.empty() ? 0 : static_cast<std::int64_t>(e_.kv_watermark_fraction * dbl(r.total_blocks));
+  const std::int64_t room = reserve ? r.total_blocks : r.free_blocks - watermark;
   for (const std::int64_t id : r.waiting) {
     if (static_cast<std::int64_t>(r.running.size() + out.size()) >= e_.max_num_seqs) break;
     const Seq& q = seqs_[static_cast<std::size_t>(id)];
-    const std::int64_t res = blocks_for(q.prompt + q.output);
-    if (prefill + q.prompt > budget() || total + res > r.total_blocks) break;
-    prefill += q.prompt;
+    const std::int64_t n = q.total() - q.computed;
+    const std::int64_t res = reserve ? blocks_for(q.prompt + q.output) : blocks_for(q.total()) - q.blocks;
+    if (prefill + n > budget() || total + res > room) break;
+    prefill += n;
     total += res;
     out.push_back(id);
   }
@@ -80,29 +88,47 @@ bool Des::plan_separate(Replica& r) {
       Seq& q = seqs_[static_cast<std::size_t>(id)];
       r.waiting.pop_front();
       r.running.push_back(id);
-      if (e_.lightllm_admission) {
-        allocate(r, q, q.prompt);
-      } else {  // TGI allocates the blocks of prompt + max_new_tokens at prefill
+      const std::int64_t n = q.total() - q.computed;  // the prompt; after a preemption also the tokens generated
+      if (e_.reserve_full_output) {                   // TGI allocates the blocks of prompt + max_new_tokens
         q.reserved = blocks_for(q.prompt + q.output);
         r.reserved_blocks += q.reserved;
         q.blocks = q.reserved;
         r.free_blocks -= q.reserved;
+      } else if (!allocate(r, q, n)) {  // LightLLM, vLLM V0: the prompt's blocks (their take rules checked room)
+        throw Error(ErrorKind::Internal, {}, "serving: a separate-prefill admission rule overfilled the KV cache");
       }
-      r.work.push_back({id, q.prompt, 0});
+      r.work.push_back({id, n, q.computed});
     }
     // TGI restarts its waiting_tokens counter at 1 after a prefill, LightLLM its has_wait_tokens at 0.
     r.since_prefill = e_.lightllm_admission ? 0 : 1;
     return true;
   }
   if (r.running.empty()) return false;
-  for (const std::int64_t id : r.running) {
+  for (std::size_t i = 0; i < r.running.size(); ++i) {
+    const std::int64_t id = r.running[i];
     Seq& q = seqs_[static_cast<std::size_t>(id)];
-    if (e_.lightllm_admission && !allocate(r, q, 1))
-      throw Error(ErrorKind::Internal, {}, "serving: LightLLM admission rule let the KV cache overflow");
+    if (e_.lightllm_admission) {
+      if (!allocate(r, q, 1))
+        throw Error(ErrorKind::Internal, {}, "serving: LightLLM admission rule let the KV cache overflow");
+    } else if (!e_.reserve_full_output) {
+      // vLLM V0 (_schedule_running): out of blocks, the newest running sequence is preempted by recompute,
+      // this one included when it is the newest.
+      bool self_preempted = false;
+      while (!allocate(r, q, 1)) {
+        const std::int64_t victim = r.running.back();
+        r.running.pop_back();
+        preempt(r, victim);
+        if (victim == id) {
+          self_preempted = true;
+          break;
+        }
+      }
+      if (self_preempted) break;
+    }
     r.work.push_back({id, 1, q.computed});
   }
   ++r.since_prefill;
-  return true;
+  return !r.work.empty();
 }
 
 }  // namespace llmsim::sim::des
