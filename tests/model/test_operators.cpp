@@ -434,6 +434,38 @@ TEST_CASE("NF4 weights add a dequantize kernel before each layer linear GEMM") {
   for (const Operator& op : head_ops(m, p).ops) CHECK(op.name.find("dequant") == std::string::npos);
 }
 
+TEST_CASE("int4 weights under AutoGPTQ's training path: five eager kernels, 16.5 B per weight, none in backward") {
+  // qlinear_cuda_old.py at >= 128 rows: shift into int32 (read 0.5 + 2/128 scale bytes, write 4), cast to
+  // int8 (4 + 1), and in place (1 + 1), subtract zeros (1 + 1), multiply by the scales (1 + 2): 16.5 + 1/64 B.
+  const ModelSpec m = [] {
+    ModelSpec x = llama2_7b();
+    x.quant.format = WeightQuant::Int4;
+    x.quant.group_size = 128;
+    return x;
+  }();
+  InventoryParams p = prefill(1, 512);
+  p.weight_dtype = DType::INT4;
+  const LayerInventory fused = layer_ops(m, p, 0);
+  p.dequant = DequantKernel::TorchUnpack;
+  const LayerInventory unpack = layer_ops(m, p, 0);
+  REQUIRE(fused.ops.size() == unpack.ops.size());
+  int dequant = 0;
+  for (std::size_t i = 0; i < unpack.ops.size(); ++i) {
+    const Operator& op = unpack.ops[i];
+    if (op.role != OpRole::Dequant) continue;
+    ++dequant;
+    const Operator& g = unpack.ops[i + 1];
+    const double params = double(g.k) * double(g.n);
+    CHECK(op.fwd_bytes == doctest::Approx(params * (0.5 + 2.0 / 128 + 14 + 2)));
+    CHECK(op.bwd_bytes == 0);  // autograd kept the expanded weight for the dgrad GEMM
+    CHECK(op.launches == 5);
+    CHECK(fused.ops[i].fwd_bytes == doctest::Approx(params * (0.5 + 2.0 / 128 + 2)));
+    CHECK(fused.ops[i].bwd_bytes == fused.ops[i].fwd_bytes);
+    CHECK(fused.ops[i].launches == 1);
+  }
+  CHECK(dequant == 4);
+}
+
 TEST_CASE("names of kinds, modules and collectives") {
   CHECK(op_kind_name(OpKind::FlashAttn) == "flash_attn");
   CHECK(op_kind_name(OpKind::MoeComm) == "moe_comm");

@@ -127,6 +127,16 @@ TEST_SUITE("measured_runs") {
     CHECK(!mentions(c.defaults, "recompute"));  // a training field
   }
 
+  TEST_CASE("a fine-tuning row's weight_quant is the frozen base's format (int4: a GPTQ checkpoint)") {
+    const auto runs = load("finetune_base_quant.csv");
+    REQUIRE(runs.size() == 3);
+    for (const auto& r : runs) CHECK_MESSAGE(r.error.empty(), r.error);
+    CHECK(runs[0].run.train.finetune == sim::FinetuneKind::Qlora);
+    CHECK(runs[0].run.train.base_quant == model::WeightQuant::Int4);
+    CHECK(runs[1].run.train.base_quant == model::WeightQuant::None);  // QLoRA's NF4 default
+    CHECK(runs[2].run.train.base_quant == model::WeightQuant::None);
+  }
+
   TEST_CASE("model and system paths are relative to the CSV's folder") {
     const auto runs = load("relative_paths.csv");
     REQUIRE(runs.size() == 1);

@@ -132,6 +132,19 @@ struct EagerGlue {
   bool casts_weights(double act) const { return weight_cast_bytes > act; }
 };
 
+// How packed weights are expanded before a GEMM.
+//  Fused: one kernel reads the packed weights and writes them in the activation dtype, in the forward and
+//    again for the backward's activation-gradient GEMM (bitsandbytes dequantize_4bit in MatMul4Bit; exllama's
+//    and Marlin's fused paths).
+//  TorchUnpack: AutoGPTQ's QuantLinear as PEFT trains on a GPTQ checkpoint (exllama off: it has no backward;
+//    at >= kernel_switch_threshold = 128 rows the CUDA matvec kernel is bypassed, qlinear_cuda_old.py
+//    forward): five eager kernels over the whole weight: bitwise_right_shift of the broadcast int32 qweight
+//    (an int32 per element), .to(int8), bitwise_and in place, subtract the zeros (int8), multiply by the
+//    scales (activation dtype), then torch.matmul. Autograd keeps that fp16 weight for the backward's
+//    activation-gradient GEMM, so the backward dequantizes nothing (with recomputation the recomputed
+//    forward does it again).
+enum class DequantKernel { Fused, TorchUnpack };
+
 struct InventoryParams {
   std::int64_t micro_batch = 1;      // sequences
   std::int64_t q_len = 0;            // query tokens per sequence (training / prefill: the sequence length; decode: 1)
@@ -144,6 +157,7 @@ struct InventoryParams {
   DType weight_dtype = DType::BF16;  // weight storage dtype (int8/int4/nf4 adds dequantization ops)
   bool training = true;              // include dropout (when the model has dropout) and backward figures
   EagerGlue glue;                    // unfused eager-code traffic (default: fused kernels)
+  DequantKernel dequant = DequantKernel::Fused;  // how packed weights are expanded (with a packed weight_dtype)
 };
 
 struct LayerInventory {

@@ -286,6 +286,11 @@ LayerCost layer_cost(const LayerCostInputs& in, LayerKind kind, std::int64_t lay
   p.flash_attn = t.flash_attn;
   p.act_dtype = activation_dtype(t.precision);
   p.weight_dtype = layer_weight_dtype(run);
+  // LoRA on an int4 (GPTQ) base trains through AutoGPTQ's QuantLinear, the one GPTQ layer with a backward
+  // (transformers' GPTQConfig -> optimum -> auto_gptq, exllama disabled for training): its eager unpacking.
+  if (run.workload == Workload::Finetune && t.finetune != FinetuneKind::Full &&
+      t.base_quant == model::WeightQuant::Int4)
+    p.dequant = model::DequantKernel::TorchUnpack;
   p.training = true;
   p.glue = training_glue(in.framework, t);
 

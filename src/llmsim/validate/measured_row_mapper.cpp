@@ -377,6 +377,9 @@ class RowMapper {
       t.finetune = *f;
     else if (out_.run.workload == Workload::Finetune)
       note_default(fmt::format("finetune={} (not stated)", name_of(t.finetune)));
+    // The frozen base's format, as --weight-quant sets it for training (int4: a GPTQ checkpoint; nf4:
+    // bitsandbytes, QLoRA's default when the row states none).
+    if (auto q = row_.choice("weight_quant", kWeightQuants)) model::parse_weight_quant(*q, t.base_quant);
     if (auto r = row_.integer("lora_rank", 1)) {
       t.lora_rank = *r;
     } else if (t.finetune == FinetuneKind::Qlora) {

@@ -105,15 +105,22 @@ Operator comm(std::string name, OpKind kind, Module module, double bytes, Collec
   return op;
 }
 
-// Dequantize kernel ahead of a packed-weight GEMM: read the packed weights (+ scales), write them in
-// the activation dtype. Backward repeats it for the activation-gradient GEMM (QLoRA keeps no
-// dequantized copy).
+// Dequantize kernel(s) ahead of a packed-weight GEMM (InventoryParams::dequant).
+// Fused: read the packed weights (+ scales), write them in the activation dtype; the backward repeats it for
+// the activation-gradient GEMM (QLoRA keeps no dequantized copy).
+// TorchUnpack (AutoGPTQ qlinear_cuda_old.py): per element, the shift reads the packed word and writes an
+// int32 (4 B), .to(int8) reads it and writes 1 B, bitwise_and and the zero subtraction each read and write
+// 1 B, the scale multiply reads 1 B and writes the activation dtype: packed + 14 B + a, in 5 kernels; nothing
+// in the backward (autograd saved the expanded weight).
 Operator dequant_op(const Ctx& c, const Linear& l) {
   const double params = dbl(l.k) * dbl(l.n) * dbl(l.batch);
-  const double bytes = params * (c.wpacked + c.a);
-  return with_role(pointwise(l.name + ".dequant", OpKind::Elementwise, l.module, kDequantFlops * params, bytes,
-                             kDequantFlops * params, bytes),
-                   OpRole::Dequant);
+  const bool unpack = c.p.dequant == DequantKernel::TorchUnpack;
+  const double bytes = params * (c.wpacked + (unpack ? kTorchUnpackBytes : 0.0) + c.a);
+  Operator op = with_role(pointwise(l.name + ".dequant", OpKind::Elementwise, l.module, kDequantFlops * params, bytes,
+                                    unpack ? 0.0 : kDequantFlops * params, unpack ? 0.0 : bytes),
+                          OpRole::Dequant);
+  if (unpack) op.launches = kTorchUnpackKernels;
+  return op;
 }
 
 Operator gemm_op(const Ctx& c, const Linear& l) {

@@ -22,10 +22,15 @@ inline constexpr double kSoftmaxFlops = 6;    // scale, mask, max, subtract+exp,
 inline constexpr double kDropoutFlops = 2;    // compare a random number, scale the kept value
 inline constexpr double kAddFlops = 1;        // residual add
 inline constexpr double kDequantFlops = 2;    // unpack / table lookup, multiply by the scale
-inline constexpr double kLossFlops = 5;       // max, subtract+exp, sum, log, pick the target
-inline constexpr double kSampleFlops = 5;     // temperature, max, exp, sum, normalize
-inline constexpr double kFp32 = 4;            // softmax statistics, router probabilities, loss buffers
-inline constexpr double kIndexBytes = 8;      // int64 token / expert index
+// AutoGPTQ's eager unpacking (DequantKernel::TorchUnpack): bytes moved per weight element besides the packed
+// read and the final write (int32 write + read, int8 write, and-in-place read + write, zero subtraction
+// read + write, scale multiply read), in this many kernels (shift, cast, and, subtract, multiply).
+inline constexpr double kTorchUnpackBytes = 4 + 4 + 1 + 2 + 2 + 1;
+inline constexpr double kTorchUnpackKernels = 5;
+inline constexpr double kLossFlops = 5;    // max, subtract+exp, sum, log, pick the target
+inline constexpr double kSampleFlops = 5;  // temperature, max, exp, sum, normalize
+inline constexpr double kFp32 = 4;         // softmax statistics, router probabilities, loss buffers
+inline constexpr double kIndexBytes = 8;   // int64 token / expert index
 
 inline double dbl(i64 v) { return static_cast<double>(v); }
 
