@@ -404,20 +404,22 @@ int run_fit_runs(CalibrateCommand& c) {
   for (const auto& f : c.run_files)
     for (auto& r : sim::load_measured_runs(f, data, true)) runs.push_back(std::move(r));
   sim::FitRunsOptions opt;
-  if (!c.fit_grid.empty()) opt.grid_us = c.fit_grid;
+  if (!c.fit_grid.empty()) opt.grid = c.fit_grid;
   opt.profile = c.fit_profile;
   opt.key = c.fit_key;
   opt.scratch_dir = (std::filesystem::temp_directory_path() / fmt::format("llmsim-fit-runs-{}", ::getpid())).string();
-  std::cerr << fmt::format("llmsim: calibrate fit-runs: {} rows at {} grid values\n", runs.size(), opt.grid_us.size());
-  const sim::FitRunsResult fit = sim::fit_host_dispatch(runs, data, opt);
+  std::cerr << fmt::format("llmsim: calibrate fit-runs: {} rows at {} grid values\n", runs.size(), opt.grid.size());
+  const sim::FitRunsResult fit = sim::fit_runs_parameter(runs, data, opt);
   std::filesystem::remove_all(opt.scratch_dir);
-  std::cout << fmt::format("{} = {}  (fitted on {} of {} time/throughput rows{})\n\n", opt.key, fit.fitted_us,
+  const std::string unit = sim::find_fit_key(opt.key)->unit;
+  std::cout << fmt::format("{} = {}  (fitted on {} of {} time/throughput rows{})\n\n", opt.key, fit.fitted,
                            fit.fitted_rows, fit.rows, opt.profile.empty() ? "" : ", profile " + opt.profile);
   std::cout << fmt::format("{:<62} {:>5} {:>8} {:>8} {:>8} {:>8}\n", "median |error| by source", "rows", "loso fit",
                            "none", "in", "loso");
   for (const auto& s : fit.sources)
-    std::cout << fmt::format("{:<62} {:>5} {:>5g} us {:>7.1f}% {:>7.1f}% {:>7.1f}%\n", s.source.substr(0, 62), s.rows,
-                             s.loso_us, s.median_none_pct, s.median_in_pct, s.median_loso_pct);
+    std::cout << fmt::format("{:<62} {:>5} {:>8} {:>7.1f}% {:>7.1f}% {:>7.1f}%\n", s.source.substr(0, 62), s.rows,
+                             fmt::format("{:g}{}", s.loso, unit.empty() ? "" : " " + unit), s.median_none_pct,
+                             s.median_in_pct, s.median_loso_pct);
   std::cout << fmt::format("\n{:<62} {:>5} {:>8} {:>8} {:>8} {:>8}\n", "by workload", "rows", "", "none", "in", "loso");
   for (const auto& s : fit.workloads)
     std::cout << fmt::format("{:<62} {:>5} {:>8} {:>7.1f}% {:>7.1f}% {:>7.1f}%\n", s.source, s.rows, "",
@@ -486,17 +488,18 @@ Runner add_calibrate_command(CLI::App& app, int argc, char** argv) {
   refit->add_option("--data-dir", cmd->common.data_dir, "folder with models/ and hardware/ presets");
   CLI::App* fit = sub->add_subcommand(
       "fit-runs",
-      "fit a mechanism's parameter (host_dispatch_us, collective_base_us, collective_host_us, deepspeed_hook_us) on "
-      "measured-run CSVs, "
-      "leave one source out");
+      "fit a mechanism's parameter (host_dispatch_us, collective_base_us, collective_host_us, deepspeed_hook_us, "
+      "comm_interference_fraction) on measured-run CSVs, leave one source out");
   fit->add_option("FILE", cmd->run_files, "measured-run CSV files (data/validation/SCHEMA.md)")->required();
   fit->add_option("--profile", cmd->fit_profile, "fit on the rows of this framework profile only (e.g. hf)");
+  std::vector<std::string> fit_key_names;
+  for (const auto& k : sim::fit_keys()) fit_key_names.emplace_back(k.name);
   fit->add_option("--key", cmd->fit_key,
-                  "the [efficiency] key to fit, in us: host_dispatch_us (default), collective_base_us, "
-                  "collective_host_us or deepspeed_hook_us")
-      ->check(CLI::IsMember({std::string(hardware::kHostDispatchKey), std::string(hardware::kCollectiveBaseKey),
-                             std::string(hardware::kCollectiveHostKey), std::string(hardware::kDeepSpeedHookKey)}));
-  fit->add_option("--grid", cmd->fit_grid, "values of --key to try, in us (default 0,10,15,...,50)")
+                  "the [efficiency] key to fit: host_dispatch_us (default), collective_base_us, collective_host_us, "
+                  "deepspeed_hook_us (in us) or comm_interference_fraction (a fraction below 1)")
+      ->check(CLI::IsMember(fit_key_names));
+  fit->add_option("--grid", cmd->fit_grid,
+                  "values of --key to try, in its unit (default 0,10,15,...,50; give one for a fraction key)")
       ->delimiter(',')
       ->check(finite_non_negative());
   fit->add_option("--out", cmd->out, "write the fit as a profile overlay TOML");

@@ -269,10 +269,11 @@ void print_system(const hardware::SystemSpec& s) {
       continue;
     frac(k.label, *f);
   }
-  std::cout << fmt::format(
-      "    GEMM half-efficiency contraction: k = {:.0f}; kernel launch {:.1f} us; CPU Adam {:.0f} Mparams/s ({})\n",
-      s.efficiency.gemm_half_k, s.efficiency.kernel_launch_s / units::us, s.efficiency.cpu_adam_params_per_s / 1e6,
-      s.efficiency.cpu_adam_source);
+  std::cout << fmt::format("    GEMM half-efficiency contraction: k = {:.0f} ({})\n", s.efficiency.gemm_half_k,
+                           s.efficiency.gemm_half_k_source);
+  std::cout << fmt::format("    kernel launch {:.1f} us; CPU Adam {:.0f} Mparams/s ({})\n",
+                           s.efficiency.kernel_launch_s / units::us, s.efficiency.cpu_adam_params_per_s / 1e6,
+                           s.efficiency.cpu_adam_source);
   const auto& e = s.efficiency;
   std::cout << fmt::format("    smallest GEMM call: {:.1f} us ({})\n", e.gemm_call_s / units::us, e.gemm_call_source);
   std::cout << fmt::format("    DeepSpeed ZeRO hook: {:.0f} us per call ({})\n", e.deepspeed_hook_s / units::us,

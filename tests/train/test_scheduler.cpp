@@ -9,6 +9,7 @@
 
 #include "llmsim/train/list_scheduler.h"
 #include "llmsim/train/step_graph.h"
+#include "llmsim/train/step_terms.h"
 #include "test_util.h"
 
 namespace sim = llmsim::sim;
@@ -233,6 +234,58 @@ TEST_CASE("low and high makespans come from the low and high durations") {
   // nodes[] hold the best-estimate schedule.
   CHECK(s.nodes[b].start == doctest::Approx(2.0));
   CHECK(s.nodes[b].end == doctest::Approx(6.0));
+}
+
+TEST_CASE("communication beside compute slows it by the interference rate times the overlap, by hand") {
+  // Builders add a collective before the compute it runs beside, and a compute node sees the communication
+  // already scheduled: ag [0, 1] beside a (2 s) at rate 0.25 overlaps 1 s, so a takes 2.25 s. rs [1, 5] is
+  // added after a (a does not see it) and covers b, which starts at 2.25: b = 2 + 0.25 b, b = 2 / 0.75.
+  sim::StepGraph g;
+  const auto comp = g.add_resource("compute");
+  const auto dp = g.add_resource("dp");
+  g.add_interference(dp, comp);
+  g.set_interference_rate({0.25, 0.1, 0.5});
+  const auto ag = g.add_node(node("ag", dp, 1.0));
+  const auto a = g.add_node(node("a", comp, 2.0));
+  const auto rs = g.add_node(node("rs", dp, 4.0));
+  const auto b = g.add_node(node("b", comp, 2.0));
+  g.add_edge(ag, rs);
+  const auto s = sim::schedule(g);
+  CHECK(s.nodes[a].end == doctest::Approx(2.25));
+  CHECK(s.nodes[a].interference == doctest::Approx(0.25));
+  CHECK(s.nodes[rs].start == doctest::Approx(1.0));
+  CHECK(s.nodes[rs].end == doctest::Approx(5.0));  // communication is not slowed
+  CHECK(s.nodes[b].start == doctest::Approx(2.25));
+  CHECK(s.nodes[b].end - s.nodes[b].start == doctest::Approx(2.0 / 0.75));
+  CHECK(s.busy_s[static_cast<std::size_t>(comp)] == doctest::Approx(2.25 + 2.0 / 0.75));
+  CHECK(s.makespan.value == doctest::Approx(5.0));
+  // The band's edges use the rate's: at 0.5, a = 2.5 and b = 2 + 0.5 x min(b, 5 - 2.5) = 3.25, ending at
+  // 5.75; at 0.1, a = 2.1, b = 2 / 0.9 ends at 4.32, before rs.
+  CHECK(s.makespan.high == doctest::Approx(5.75));
+  CHECK(s.makespan.low == doctest::Approx(5.0));
+  // The closed form the fast estimate uses gives the same spans.
+  CHECK(sim::interfered_span(2.0, 1.0, 0.25) == doctest::Approx(2.25));
+  CHECK(sim::interfered_span(2.0, 5.0 - 2.25, 0.25) == doctest::Approx(2.0 / 0.75));
+  CHECK(sim::interfered_span(2.0, 5.0 - 2.5, 0.5) == doctest::Approx(3.25));
+  CHECK(sim::interfered_span(2.0, 0.0, 0.25) == 2.0);
+}
+
+TEST_CASE("without interference declared, or at rate 0, overlap costs nothing") {
+  for (const bool declared : {false, true}) {
+    sim::StepGraph g;
+    const auto comp = g.add_resource("compute");
+    const auto dp = g.add_resource("dp");
+    if (declared) g.add_interference(dp, comp);  // rate left at 0
+    g.add_node(node("ag", dp, 1.0));
+    const auto a = g.add_node(node("a", comp, 2.0));
+    const auto s = sim::schedule(g);
+    CHECK(s.nodes[a].end == doctest::Approx(2.0));
+    CHECK(s.nodes[a].interference == 0);
+  }
+  sim::StepGraph g;
+  const auto r = g.add_resource("r");
+  CHECK_THROWS_AS(g.add_interference(r, r), llmsim::Error);
+  CHECK_THROWS_AS(g.set_interference_rate({0.5, 0.6, 0.7}), llmsim::Error);
 }
 
 TEST_CASE("critical path of a diamond") {

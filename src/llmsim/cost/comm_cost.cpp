@@ -279,4 +279,14 @@ double CommCost::ring_bandwidth_Bps(const CommGroup& group) const {
   return intra_link(sys_, group.size).bw.value;
 }
 
+Interval CommCost::interference_rate() const {
+  const auto& f = sys_.efficiency.comm_interference;
+  return Interval{f.value, f.low, f.high};
+}
+
+Interval CommCost::interference(Interval overlap) const {
+  const Interval r = interference_rate();
+  return Interval{r.value * overlap.value, r.low * overlap.low, r.high * overlap.high};
+}
+
 }  // namespace llmsim::sim

@@ -44,6 +44,13 @@ class CommCost {
   // Host<->device copy of `bytes` over one GPU's PCIe link (pinned memory), either direction.
   Interval host_copy(double bytes) const;
 
+  // Compute seconds lost per second of communication running beside the compute on the same GPU
+  // (Efficiency::comm_interference): value, fast edge (low) and slow edge (high).
+  Interval interference_rate() const;
+  // Compute seconds lost to `overlap` seconds of communication beside it, edge by edge: the rule the layer
+  // costs and the closed-form estimate apply, and the step graph's scheduler applies at interference_rate().
+  Interval interference(Interval overlap) const;
+
   // Bus bandwidth (bytes/s, best estimate) a ring over `group` sustains per rank; for reports and tests.
   double ring_bandwidth_Bps(const CommGroup& group) const;
 

@@ -13,9 +13,10 @@ namespace llmsim::sim {
 //  * A GEMM runs at  peak x f_large x wave x kfac , where f_large is the large-GEMM fraction of the
 //    profile (src/llmsim/hardware/efficiency.cpp cites it), wave = tiles / (waves x SMs) is the last-wave
 //    quantisation for 128x128 output tiles (NVIDIA "Matrix Multiplication Background User's Guide",
-//    sec. "Wave Quantization": one tile per SM per wave), and kfac = k / (k + 64) charges the
-//    prologue/epilogue of short contractions (an engineering assumption: a 64-deep k loop runs at
-//    half efficiency; head_dim-sized contractions of unfused attention are the case it matters for).
+//    sec. "Wave Quantization": one tile per SM per wave), and kfac = k / (k + half_k) charges the
+//    prologue/epilogue of short contractions (Efficiency::gemm_half_k: 261 measured on the H200 profile,
+//    calibrated per GPU; head_dim-sized contractions of unfused attention and the k = 768-2048
+//    projections of small models are where it matters).
 //    A GEMM is also never faster than its bytes at the achievable memory bandwidth (skinny GEMMs,
 //    decode) nor than one kernel launch, nor than the measured time of the smallest library GEMM call
 //    (Efficiency::gemm_call_s; graph replay lowers it with the launch floor).

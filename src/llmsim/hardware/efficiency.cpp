@@ -143,6 +143,15 @@ Efficiency default_efficiency(int compute_capability) {
                "engineering assumption: inter-node NCCL ring bus bandwidth over InfiniBand typically reaches "
                "85-92% of NIC line rate with GPUDirect RDMA; no single published figure was verified for this "
                "default (force NCCL_ALGO=RING when measuring, per NVIDIA/nccl-tests issue #196).");
+  e.comm_interference =
+      fraction(0.19, 0.10, 0.40,
+               "Lee et al. 2025, 'Characterizing Compute-Communication Overlap in GPU-Accelerated Distributed Deep "
+               "Learning' (arXiv:2507.03114): in GPT and Llama training on 4 A100, H100, MI250 and MI210, compute "
+               "runs 18.9 % slower on average (40.0 % at most) while communication overlaps it, because NCCL's "
+               "kernels hold SMs and HBM bandwidth (on an H100 an FSDP-style ncclAllGather holds 24 of the 132 SMs, "
+               "NVIDIA developer forum thread 337991). Taken as compute seconds lost per second of overlap; band "
+               "from about half the average to the maximum. Until calibrated or fitted (calibrate fit-runs --key "
+               "comm_interference_fraction; docs/training-time.md, 'Communication interference')");
   // Engineering assumption (Efficiency has no source field for it): CUDA kernel launch overhead is
   // commonly measured at 2-10 us per launch without CUDA graphs; 5 us is the middle.
   e.kernel_launch_s = 5.0 * units::us;
@@ -204,9 +213,15 @@ Efficiency default_efficiency(int compute_capability) {
       "not set: the development files do not determine a rate that generalizes (fit-runs --key deepspeed_hook_us "
       "fits 400 us in-sample, leave-one-source-out gains nothing; docs/validation.md). Set deepspeed_hook_us per "
       "system when measured";
-  // Engineering assumption until calibrated: a 64-deep contraction (four 16-wide tensor-core k-steps)
-  // spends as long in the prologue/epilogue as in the main loop; calibration fits it per GPU.
-  e.gemm_half_k = 64;
+  // Measured, on one GPU: the H200 calibration's bf16 GEMM fit (data/calibration/h200-2026-11-29,
+  // hgx-h200-calibrated.toml) gives 261 elements; its k = 1024 GEMMs of 8192-32768 x 2048 ran at 0.58-0.63
+  // of the peak against 0.66-0.71 at k >= 2048 (k / (k + 261) x 0.767 = 0.61; the engineering assumption
+  // of 64 used before 2026-12-03 gave 0.72). It stands in for other GPUs until they are calibrated.
+  e.gemm_half_k = 261;
+  e.gemm_half_k_source =
+      "measured on one H200 with cuBLAS 13 (data/calibration/h200-2026-11-29: bf16 GEMM fit over 99 compute-bound "
+      "shapes; its k = 1024 shapes ran at 0.58-0.63 of the peak, k >= 2048 at 0.66-0.71); stands in for other GPUs "
+      "until calibrated (llmsim calibrate --only gemm). 64, an engineering assumption, before 2026-12-03";
   e.cpu_adam_params_per_s = 4.0e9;
   e.cpu_adam_source =
       "Ren et al. 2021, 'ZeRO-Offload' (USENIX ATC'21), CPU-Adam latency table: ~0.22 s per 1B and "

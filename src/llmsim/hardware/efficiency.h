@@ -37,6 +37,10 @@ struct Efficiency {
   std::optional<Fraction> fabric_all_gather, fabric_reduce_scatter, fabric_all_to_all, fabric_send_recv;
   Fraction pcie_bandwidth;     // host<->device copy bandwidth / PCIe datasheet
   Fraction network_bandwidth;  // inter-node bus bandwidth / NIC line rate
+  // Compute seconds lost per second that a collective runs beside the compute stream on the same GPU
+  // (NCCL's kernels hold SMs and move HBM bytes while GEMMs and attention run): the interference of
+  // overlapped communication (train/list_scheduler.cpp, train/step_terms.h). 0 = none.
+  Fraction comm_interference;
   double kernel_launch_s = 0;  // seconds per kernel launch (overhead floor)
   // Seconds a GEMM issued by its own library call (cuBLAS/cuBLASLt, one call per GEMM, no graph replay)
   // takes at least, however small: the library's host work per call and its smallest kernels. Measured
@@ -66,7 +70,8 @@ struct Efficiency {
   double collective_host_s = 0;
   double collective_host_low_s = 0, collective_host_high_s = 0;  // its band (0: the value itself)
   std::string collective_host_source;
-  double gemm_half_k = 64;           // elements: GEMM contraction length at which the main loop runs at half efficiency
+  double gemm_half_k = 261;  // elements: GEMM contraction length at which the main loop runs at half efficiency
+  std::string gemm_half_k_source;
   double cpu_adam_params_per_s = 0;  // parameters/s of a CPU Adam update over the node's cores
   std::string cpu_adam_source;
 

@@ -27,6 +27,8 @@ const std::vector<FractionKey>& fraction_keys() {
       {F::PcieBandwidth, "pcie_bandwidth_fraction", "pcie_bandwidth", "pcie bandwidth", &E::pcie_bandwidth},
       {F::NetworkBandwidth, "network_bandwidth_fraction", "network_bandwidth", "network bandwidth",
        &E::network_bandwidth},
+      {F::CommInterference, "comm_interference_fraction", "comm_interference",
+       "compute lost per second of overlapped communication", &E::comm_interference, nullptr, ShownWhen::Always, true},
   };
   return keys;
 }

@@ -25,6 +25,7 @@ enum class FractionField {
   FabricSendRecv,
   PcieBandwidth,
   NetworkBandwidth,
+  CommInterference,
 };
 
 // When `show system` prints a fraction (an optional one: when present).
@@ -40,6 +41,7 @@ struct FractionKey {
   Fraction Efficiency::*value = nullptr;                    // always-present fractions
   std::optional<Fraction> Efficiency::*optional = nullptr;  // per-collective fractions
   ShownWhen shown = ShownWhen::Always;
+  bool may_be_zero = false;  // 0 is a meaningful value (no effect), not only (0, 1]
 };
 const std::vector<FractionKey>& fraction_keys();
 const FractionKey& fraction_key(FractionField f);

@@ -92,9 +92,10 @@ int at_least(TomlReader& t, const std::string& key, std::int64_t lo) {
 }
 
 // A fraction of a datasheet peak: (0, 1].
-std::optional<double> opt_fraction(TomlReader& t, const std::string& key) {
+std::optional<double> opt_fraction(TomlReader& t, const std::string& key, bool may_be_zero = false) {
   const auto v = t.opt_number(key);
-  if (v && !(*v > 0 && *v <= 1)) broken_rule(t, key, show(*v), "must be a fraction in (0, 1]");
+  if (v && may_be_zero && !(*v >= 0 && *v <= 1)) broken_rule(t, key, show(*v), "must be a fraction in [0, 1]");
+  if (v && !may_be_zero && !(*v > 0 && *v <= 1)) broken_rule(t, key, show(*v), "must be a fraction in (0, 1]");
   return v;
 }
 
@@ -219,10 +220,11 @@ RuntimeSpec read_runtime(std::optional<TomlReader> t, double gpu_memory_bytes) {
 
 // An override is a single measured value whose band collapses onto it, unless the calibration gave
 // one: `<key>_low <= <key> <= <key>_high`.
-void override_fraction(TomlReader& t, const std::string& key, const std::string& source, Fraction& f) {
-  const auto v = opt_fraction(t, key);
-  const auto lo = opt_fraction(t, key + "_low");
-  const auto hi = opt_fraction(t, key + "_high");
+void override_fraction(TomlReader& t, const std::string& key, const std::string& source, Fraction& f,
+                       bool may_be_zero = false) {
+  const auto v = opt_fraction(t, key, may_be_zero);
+  const auto lo = opt_fraction(t, key + "_low", may_be_zero);
+  const auto hi = opt_fraction(t, key + "_high", may_be_zero);
   if (!v) {
     if (lo || hi)
       broken_rule(t, lo ? key + "_low" : key + "_high", show(lo ? *lo : *hi), "needs " + key + " beside it");
@@ -267,7 +269,7 @@ void read_efficiency(std::optional<TomlReader> t, Efficiency& e) {
     override_fraction(*t, gemm_fraction_key(dtype), source, e.gemm[dtype]);
   for (const FractionKey& k : fraction_keys()) {
     if (k.value) {
-      override_fraction(*t, k.toml_key, source, e.*k.value);
+      override_fraction(*t, k.toml_key, source, e.*k.value, k.may_be_zero);
     } else if (t->has(k.toml_key)) {
       Fraction f{};
       override_fraction(*t, k.toml_key, source, f);
@@ -289,7 +291,10 @@ void read_efficiency(std::optional<TomlReader> t, Efficiency& e) {
                  e.collective_base_source);
   read_banded_us(*t, kCollectiveHostKey, source, e.collective_host_s, e.collective_host_low_s, e.collective_host_high_s,
                  e.collective_host_source);
-  if (const auto v = t->opt_positive(kGemmHalfKKey)) e.gemm_half_k = *v;
+  if (const auto v = t->opt_positive(kGemmHalfKKey)) {
+    e.gemm_half_k = *v;
+    e.gemm_half_k_source = source;
+  }
   if (const auto v = t->opt_positive(kCpuAdamKey)) {
     e.cpu_adam_params_per_s = *v * 1e6;
     e.cpu_adam_source = source;

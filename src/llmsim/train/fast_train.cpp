@@ -68,9 +68,9 @@ const FastTrainEvaluator::Costs& FastTrainEvaluator::costs(const RunSpec& run) {
   const ComputeCost compute(sys_, t.attn_kernel);
   const LayerCostInputs li{m_, run, fw, compute, comm_, groups};
   auto conv = [](const LayerCost& lc) {
-    return Cost{lc.fwd.value,      lc.bwd.value,       lc.recompute.value,
-                lc.fwd_comm.value, lc.bwd_comm.value,  lc.recompute_comm.value,
-                lc.params,         lc.trainable_params};
+    return Cost{lc.fwd.value,      lc.bwd.value,        lc.recompute.value,
+                lc.fwd_comm.value, lc.bwd_comm.value,   lc.recompute_comm.value,
+                lc.params,         lc.trainable_params, lc.gather_bytes};
   };
   Costs c;
   c.embed = conv(layer_cost(li, LayerKind::Embedding, 0));

@@ -68,6 +68,7 @@ class FastTrainEvaluator {
     double fwd = 0, bwd = 0, recompute = 0;                 // seconds on the compute stream
     double fwd_comm = 0, bwd_comm = 0, recompute_comm = 0;  // blocking collectives inside them
     double params = 0, trainable = 0;                       // per GPU after TP/EP sharding, before ZeRO
+    double gather_bytes = 0;                                // one ZeRO-3 all-gather of them (LayerCost)
   };
   struct Costs {
     Cost embed, head, dense, moe;

@@ -54,6 +54,7 @@ struct FastTrainEvaluator::Step {
   double grb;
   double send;
   double bucket;
+  double interference;  // compute seconds lost per second of communication beside it (CommCost)
 };
 
 // One layer's (or the embedding's / head's) passes per micro-batch. Under ZeRO-3 the DP stream
@@ -81,6 +82,7 @@ struct FastTrainEvaluator::StageSum {
   double red_in = 0;                // blocking reductions inside the last micro-batch's backward passes
   double red_final = 0;             // blocking reductions after the last backward pass of each chunk
   double red_tail = 0;              // overlapped: DP stream time left after the last backward pass ends
+  double red_slowed = 0;            // overlapped: compute the last micro-batch's reductions cost (interference)
   double pcie_tail = 0;             // offload: gradient copies left after the reductions
   double trainable = 0;
   double zero3_tail = 0;
@@ -117,10 +119,18 @@ FastTrainEvaluator::Step FastTrainEvaluator::step_of(const RunSpec& run) {
     send = comm_.p2p(pipeline_send_bytes(m_, t, par), pipeline_crosses_nodes(par, gpn)).value;
   }
   const double bucket = fw.grad_bucket_elements;
-  return Step{c,           par,           t,   fw,     pp,       vp,         dp,
-              L,           mbs,           m,   zero3,  every_mb, on_compute, after_schedule,
-              opt_offload, param_offload, red, gather, pcie,     state,      grb,
-              send,        bucket};
+  return Step{c,           par,
+              t,           fw,
+              pp,          vp,
+              dp,          L,
+              mbs,         m,
+              zero3,       every_mb,
+              on_compute,  after_schedule,
+              opt_offload, param_offload,
+              red,         gather,
+              pcie,        state,
+              grb,         send,
+              bucket,      comm_.interference_rate().value};
 }
 
 // Per layer kind: compute-stream time of a forward and a backward (+ recompute) pass, and under
@@ -144,15 +154,18 @@ FastTrainEvaluator::LayerPass FastTrainEvaluator::layer_pass(const Step& step, c
   e.f = e.raw_f;
   e.b = e.raw_b;
   if (zero3) {
-    const double g = gather(param_bytes_16bit(k.params));
+    const double g = gather(k.gather_bytes);
     const double h2d = param_offload ? pcie(offload_shard_bytes(k.params, dp)) : 0.0;
     const double rs = k.trainable > 0 ? red(k.trainable * grb) : 0.0;
     const double d2h = opt_offload && k.trainable > 0 ? pcie(offload_shard_bytes(k.trainable, dp)) : 0.0;
     if (fw.zero3_overlap) {
       // Resources (compute, DP stream, PCIe) and the prefetch chain: layer i+1's copy and gather
-      // start when layer i-1 is done, so two layers take at least copy + gather + compute.
-      e.f = std::max({e.raw_f, g, h2d, 0.5 * (h2d + g + e.raw_f)});
-      e.b = std::max({e.raw_b, g + rs, h2d + d2h, 0.5 * (h2d + g + e.raw_b)});
+      // start when layer i-1 is done, so two layers take at least copy + gather + compute. The next
+      // layer's gather (and in backward the last layer's reduce-scatter) run beside the compute and slow it.
+      const double cf = interfered_span(e.raw_f, g, step.interference);
+      const double cb = interfered_span(e.raw_b, g + rs, step.interference);
+      e.f = std::max({cf, g, h2d, 0.5 * (h2d + g + cf)});
+      e.b = std::max({cb, g + rs, h2d + d2h, 0.5 * (h2d + g + cb)});
       // ZeRO-Infinity: the gradient copy queues before the next parameter copy on the PCIe link,
       // chaining reduce-scatter, copy out, copy in and gather for every layer.
       if (param_offload) e.b = std::max(e.b, g + rs + h2d + d2h);
@@ -184,8 +197,12 @@ void FastTrainEvaluator::chunk_buckets(const Step& step, const LayerPasses& P, s
   const LayerPass &E = P.E, &H = P.H, &D = P.D, &M = P.M;
   const double pass_start = -dbl(ch * pp) * b - b;
   double acc = 0, tcomp = pass_start, sum = 0, final_r = 0;
+  double slowed = 0;  // compute seconds the overlapped reductions cost this pass
   auto exec = [&](const LayerPass& k, bool last) {
-    tcomp += k.b;
+    // Buckets still reducing on the DP stream run beside this layer's backward.
+    const double span = on_compute ? k.b : interfered_span(k.b, dp_free - tcomp, step.interference);
+    slowed += span - k.b;
+    tcomp += span;
     acc += k.trainable;
     if (acc > 0 && (acc >= bucket || last)) {
       const double r = red(acc * grb);
@@ -222,6 +239,12 @@ void FastTrainEvaluator::chunk_buckets(const Step& step, const LayerPasses& P, s
     S.pcie_tail = std::max(0.0, pcie_free - std::max(dp_free, tcomp));
   }
   if (every_mb && on_compute) b += sum;  // ZeRO-2 without overlap: every micro-batch, blocking
+  // What the overlapped reductions cost the compute beside them: every micro-batch under ZeRO-2, else once,
+  // in the last micro-batch's backward.
+  if (every_mb)
+    b += slowed;
+  else
+    S.red_slowed += slowed;
 }
 
 void FastTrainEvaluator::stage_sum(const Step& step, const LayerPasses& P, std::int64_t s, StageSum& S) const {
@@ -241,6 +264,12 @@ void FastTrainEvaluator::stage_sum(const Step& step, const LayerPasses& P, std::
     const bool has_e = s == 0 && ch == 0, has_h = s == pp - 1 && ch == vp - 1;
     double f = dbl(nd) * D.f + dbl(nm) * M.f + (has_e ? E.f : 0.0) + (has_h ? H.f : 0.0);
     double b = dbl(nd) * D.b + dbl(nm) * M.b + (has_e ? E.b : 0.0) + (has_h ? H.b : 0.0);
+    // A pass's send to the next (previous) virtual stage runs beside the stage's next pass: in the steady
+    // state each micro-batch's forward and backward compute has one send beside it.
+    if (pp > 1) {
+      if (!(s == pp - 1 && ch == vp - 1)) f = interfered_span(f, step.send, step.interference);
+      if (!(s == 0 && ch == 0)) b = interfered_span(b, step.send, step.interference);
+    }
     S.raw += dbl(nd) * (D.raw_f + D.raw_b) + dbl(nm) * (M.raw_f + M.raw_b) + (has_e ? E.raw_f + E.raw_b : 0.0) +
              (has_h ? H.raw_f + H.raw_b : 0.0);
     S.comm += dbl(nd) * D.comm + dbl(nm) * M.comm + (has_e ? E.comm : 0.0) + (has_h ? H.comm : 0.0);
@@ -363,7 +392,7 @@ FastTrainEstimate FastTrainEvaluator::stage_ends(const Step& step, const std::ve
     double ag = gathers_params_after_step(t, dp) ? gather(param_bytes_16bit(S.trainable)) : 0.0;
     // --overlap-param-gather: the gather runs beside the next step's first forward (as train_graph).
     if (t.overlap_param_gather) ag = std::max(0.0, ag - S.F);
-    const double end = end_compute + comm_tail + opt + off + ag;
+    const double end = end_compute + S.red_slowed + comm_tail + opt + off + ag;
     if (end > best_end + 1e-15) {
       best_end = end;
       out.critical_stage = static_cast<int>(s);

@@ -54,6 +54,21 @@ NodeId StepGraph::add_node(StepNode node) {
   return boost::add_vertex(std::move(node), g_);
 }
 
+void StepGraph::add_interference(ResourceId source, ResourceId target) {
+  const auto known = [&](ResourceId r) { return r >= 0 && static_cast<std::size_t>(r) < resources_.size(); };
+  if (!known(source) || !known(target) || source == target)
+    throw_internal(fmt::format("step graph interference {} -> {} needs two distinct resources of the {}", source,
+                               target, resources_.size()));
+  interference_.push_back(Interference{source, target});
+}
+
+void StepGraph::set_interference_rate(Interval rate) {
+  if (!(rate.low >= 0 && rate.low <= rate.value && rate.value <= rate.high && rate.high < 1))
+    throw_internal(fmt::format("step graph interference rate {} [{}, {}] must satisfy 0 <= low <= value <= high < 1",
+                               rate.value, rate.low, rate.high));
+  interference_rate_ = rate;
+}
+
 void StepGraph::add_edge(NodeId from, NodeId to, double fraction) {
   const std::size_t n = boost::num_vertices(g_);
   if (from >= n || to >= n) {

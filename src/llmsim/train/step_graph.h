@@ -56,6 +56,14 @@ struct StepEdge {
 using StepBoostGraph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, StepNode, StepEdge>;
 using NodeId = StepBoostGraph::vertex_descriptor;
 
+// Communication that shares a GPU with a compute stream slows it while both run (NCCL's kernels hold SMs
+// and HBM bandwidth; hardware::Efficiency::comm_interference): a node on `target` loses the graph's
+// interference rate in seconds for every second that a node on `source` runs beside it.
+struct Interference {
+  ResourceId source = 0;
+  ResourceId target = 0;
+};
+
 class StepGraph {
  public:
   // Resources are named ("stage0.compute", "stage0.dp_comm", "node.cpu", …) and must be added first.
@@ -63,6 +71,12 @@ class StepGraph {
   NodeId add_node(StepNode node);
   // `from` must have been added before `to` (node ids are a topological order by construction).
   void add_edge(NodeId from, NodeId to, double fraction = 1.0);
+  // Nodes on `source` slow nodes on `target` at `interference_rate()` (value, low, high: one per pass).
+  void add_interference(ResourceId source, ResourceId target);
+  void set_interference_rate(Interval rate);
+
+  const std::vector<Interference>& interference() const { return interference_; }
+  Interval interference_rate() const { return interference_rate_; }
 
   const std::vector<std::string>& resources() const { return resources_; }
   const StepBoostGraph& graph() const { return g_; }
@@ -72,6 +86,8 @@ class StepGraph {
  private:
   std::vector<std::string> resources_;
   StepBoostGraph g_;
+  std::vector<Interference> interference_;
+  Interval interference_rate_;
 };
 
 }  // namespace llmsim::sim

@@ -37,6 +37,12 @@ double param_bytes_16bit(double params) { return params * 2.0; }
 
 double offload_shard_bytes(double elements, std::int64_t dp) { return elements * 2.0 / dbl(dp); }
 
+double interfered_span(double base, double comm, double rate) {
+  if (rate <= 0 || comm <= 0 || base <= 0) return base;
+  // base + rate x min(comm, span) = span: the communication ends inside the span, or covers all of it.
+  return comm < base / (1.0 - rate) ? base + rate * comm : base / (1.0 - rate);
+}
+
 double optimizer_shard(double trainable, const TrainSpec& t, std::int64_t dp) {
   return t.zero_stage >= 1 ? trainable / dbl(dp) : trainable;
 }

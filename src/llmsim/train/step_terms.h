@@ -34,12 +34,18 @@ double pipeline_send_bytes(const model::ModelSpec& m, const TrainSpec& t, const 
 // The data-parallel gradient reduction: all-reduce without ZeRO, reduce-scatter with it.
 model::Collective grad_reduce_collective(int zero_stage);
 
-// 16-bit bytes of `params` parameters: what a ZeRO gather, a parameter copy and the ZeRO-1/2
-// all-gather move.
+// 16-bit bytes of `params` parameters: what a parameter copy and the ZeRO-1/2 all-gather move, and a
+// ZeRO-3 gather of unquantized parameters (LayerCost::gather_bytes).
 double param_bytes_16bit(double params);
 // ZeRO-Offload: bytes of the reduced 16-bit gradient partition of `elements` copied to the host, and
 // ZeRO-Infinity: of a layer's parameter shard copied back before its gather.
 double offload_shard_bytes(double elements, std::int64_t dp);
+
+// Seconds a compute span of `base` seconds takes when `comm` seconds of communication on another stream
+// of the same GPU run beside it from its start (Efficiency::comm_interference at `rate` < 1): the compute
+// loses rate x the overlap, the overlap taken over the lengthened span. The closed form of the list
+// scheduler's fixed point (list_scheduler.cpp), for the fast estimate.
+double interfered_span(double base, double comm, double rate);
 
 // The parameters whose optimizer state one rank updates: its stage's trainable parameters, divided
 // over DP under ZeRO >= 1.

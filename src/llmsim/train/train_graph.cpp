@@ -68,6 +68,7 @@ class GraphBuilder {
     out_.tasks.resize(static_cast<std::size_t>(pp_));
     out_.stage_trainable.assign(static_cast<std::size_t>(pp_), 0.0);
     sends_.assign(static_cast<std::size_t>(pp_) * vp_ * m_ * 2, kNone);
+    out_.graph.set_interference_rate(in_.comm.interference_rate());
     for (int s = 0; s < pp_; ++s) {
       auto& st = stages_[static_cast<std::size_t>(s)];
       st.compute = add_resource(fmt::format("stage{}.compute", s), ResourceKind::Compute, s);
@@ -75,6 +76,10 @@ class GraphBuilder {
       st.send = add_resource(fmt::format("stage{}.pp_send", s), ResourceKind::Send, s);
       st.pcie = add_resource(fmt::format("stage{}.pcie", s), ResourceKind::Pcie, s);
       st.cpu = add_resource(fmt::format("stage{}.cpu", s), ResourceKind::Cpu, s);
+      // The DP collectives and pipeline sends run NCCL kernels on the stage's GPU beside its compute; PCIe
+      // copies run on the copy engines and do not take SMs.
+      out_.graph.add_interference(st.dp, st.compute);
+      out_.graph.add_interference(st.send, st.compute);
       expand(s, order[static_cast<std::size_t>(s)], st);
     }
     emit_all();
@@ -203,7 +208,7 @@ class GraphBuilder {
   NodeId emit_gather(int s, StageState& st, std::size_t i, NodeId after) {
     const Exec& e = st.execs[i];
     const double params = cost(e.cost).params;
-    const double bytes = param_bytes_16bit(params);
+    const double bytes = cost(e.cost).gather_bytes;
     NodeId h2d = kNone;
     if (param_offload()) {
       h2d = add(StepNode{"param h2d", st.pcie, in_.comm.host_copy(offload_shard_bytes(params, dp_)), Phase::Offload,

@@ -6,6 +6,8 @@
 #include "llmsim/cost/host_dispatch.h"
 #include "llmsim/model/operators.h"
 #include "llmsim/run/lora_adapters.h"
+#include "llmsim/run/train_state_bytes.h"
+#include "llmsim/train/step_terms.h"
 
 namespace llmsim::sim {
 
@@ -70,6 +72,9 @@ class Builder {
         if (weights_trainable) out_.trainable_params += dbl(op.weight_params);
       }
       out_.params += dbl(op.weight_params);
+      const bool packed_base = frozen && op.kind == OpKind::Gemm && op.quantizable;
+      out_.gather_bytes += packed_base ? dbl(op.weight_params) * frozen_linear_bytes(in_.run.train)
+                                       : param_bytes_16bit(dbl(op.weight_params));
       if (op.weight_params > 0) {
         // One module per projection the model code keeps apart (q, k and v are three nn.Linear in HF code:
         // the GEMM's launches), one per norm.
@@ -143,6 +148,7 @@ class Builder {
       const double p = r * (d_in + d_out) * pairs;
       out_.params += p;
       out_.trainable_params += p;
+      out_.gather_bytes += param_bytes_16bit(p);
       const bool again = t.recompute == Recompute::Full;
       if (again) {
         out_.recompute += f;
@@ -204,8 +210,15 @@ class Builder {
                       std::max(0.0, c.high - hide.high)};
     };
     const Interval ef = exposed(f, core_fwd), eb = exposed(b, core_bwd);
-    out_.fwd += ef;
-    out_.bwd += eb;
+    // The hidden part runs beside the attention kernel and slows it (CommCost::interference).
+    const auto hidden = [](Interval c, Interval e) {
+      return Interval{c.value - e.value, c.low - e.low, c.high - e.high};
+    };
+    const Interval sf = in_.comm.interference(hidden(f, ef)), sb = in_.comm.interference(hidden(b, eb));
+    out_.fwd += ef + sf;
+    out_.bwd += eb + sb;
+    out_.by_module["communication.interference"] += sf.value + sb.value;
+    out_.by_class["interference"] += sf.value + sb.value;
     out_.fwd_launches += 1;
     out_.bwd_launches += 1;
     out_.fwd_calls += 1;
@@ -261,7 +274,12 @@ std::vector<double> recompute_shares(const model::ModelSpec& m, const std::vecto
                                      model::SelectivePolicy selective, bool block) {
   std::vector<double> share(ops.size(), 0.0);
   if (recompute == Recompute::Full) {
-    share.assign(ops.size(), 1.0);
+    // Only the transformer blocks are checkpointed: transformers' gradient_checkpointing_enable wraps each
+    // GradientCheckpointingLayer (the decoder layers), Megatron's TransformerBlock._checkpointed_forward
+    // runs over its layers, torchtitan's apply_ac and llm-foundry's activation_checkpointing_fn wrap the
+    // blocks. The embedding, final norm, LM head and loss run once (Narayanan et al. 2021 Eq. 3 counts the
+    // head's FLOPs three times, the layers' four).
+    if (block) share.assign(ops.size(), 1.0);
   } else if (recompute == Recompute::Selective && selective == model::SelectivePolicy::AlternateMatmuls) {
     // Only the transformer blocks are checkpoint-wrapped (torchtitan apply_ac wraps model.layers).
     if (block) share = model::alternate_matmul_checkpoint(m, ops, p).recompute_share;

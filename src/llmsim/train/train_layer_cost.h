@@ -43,7 +43,10 @@ struct LayerCost {
   double fwd_hooks = 0, bwd_hooks = 0, recompute_hooks = 0;
   double params = 0;            // parameters held on one GPU (after TP / EP sharding, before ZeRO)
   double trainable_params = 0;  // of which trainable (LoRA: the adapters)
-  TimeSplit by_module;          // fwd + bwd + recompute seconds per micro-batch
+  // Bytes one ZeRO-3 / FSDP all-gather of these parameters moves: what the shards store (a LoRA base in its
+  // quantized format with its scales, frozen_linear_bytes; every other parameter in 16 bits).
+  double gather_bytes = 0;
+  TimeSplit by_module;  // fwd + bwd + recompute seconds per micro-batch
   TimeSplit by_class;
 };
 
@@ -62,7 +65,8 @@ struct LayerCostInputs {
 };
 
 // The share of each operator's forward that recomputation runs again in backward, for `ops` built with
-// `p`: full = all of every operator; selective = the unfused attention core (Megatron) or, under the
+// `p`: full = all of every operator of a transformer block (`block`; the embedding and head run once);
+// selective = the unfused attention core (Megatron) or, under the
 // op-level policy, what it does not save (src/llmsim/model/op_checkpoint.h) inside transformer blocks
 // (`block`) only. One rule for the step graph's times and the fast estimate's hardware FLOPs.
 std::vector<double> recompute_shares(const model::ModelSpec& m, const std::vector<model::Operator>& ops,

@@ -28,9 +28,10 @@ double dbl(std::int64_t v) { return static_cast<double>(v); }
 //   experts); the LM head included, the embedding lookup not;
 //   attention: 12 * s * (heads * head_dim) per layer (scores and context, forward + backward, no
 //   discount for the causal mask, as Megatron-LM and PaLM count it).
-// Hardware FLOPs add what recomputation runs again: full = the forward of every layer (2 per weight +
-// 4 s q_dim), selective = the unfused attention core's forward (4 s q_dim; nothing with FlashAttention),
-// or under the op-level policy the GEMMs it does not save.
+// Hardware FLOPs add what recomputation runs again: full = the forward of every transformer layer (2 per
+// layer weight + 4 s q_dim; the LM head runs once, as in Narayanan et al. 2021 Eq. 3), selective = the unfused
+// attention core's forward (4 s q_dim; nothing with FlashAttention), or under the op-level policy the GEMMs it does not
+// save.
 struct FlopCount {
   double model = 0;     // per token
   double hardware = 0;  // per token
@@ -54,8 +55,9 @@ FlopCount flops_per_token(const model::ModelSpec& m, const RunSpec& run) {
     return f;
   };
   FlopCount c;
-  double lin = linear(model::head_ops(m, p).ops);
-  for (std::int64_t l = 0; l < m.num_layers; ++l) lin += linear(model::layer_ops(m, p, l).ops);
+  double layer_lin = 0;
+  for (std::int64_t l = 0; l < m.num_layers; ++l) layer_lin += linear(model::layer_ops(m, p, l).ops);
+  const double lin = layer_lin + linear(model::head_ops(m, p).ops);
   // Scores over q_dim and values over o_dim (equal without MLA: 12 T q_dim), forward + backward.
   const double attn = 6.0 * T * dbl(m.q_dim() + m.o_dim()) * dbl(m.num_layers);
   c.model = per_weight * lin + attn;
@@ -83,7 +85,8 @@ FlopCount flops_per_token(const model::ModelSpec& m, const RunSpec& run) {
   }
   c.hardware = c.model;
   const model::SelectivePolicy selective = framework_profile(t.framework).selective;
-  if (t.recompute == Recompute::Full) c.hardware += 2.0 * lin + attn / 3.0;
+  // Full recomputation re-runs the blocks' forward, not the head's (recompute_shares).
+  if (t.recompute == Recompute::Full) c.hardware += 2.0 * layer_lin + attn / 3.0;
   if (t.recompute == Recompute::Selective && selective == model::SelectivePolicy::AttentionCore && !t.flash_attn)
     c.hardware += attn / 3.0;
   if (t.recompute == Recompute::Selective && selective == model::SelectivePolicy::AlternateMatmuls) {
@@ -182,7 +185,7 @@ TrainResult simulate_training(const model::ModelSpec& m, const hardware::SystemS
 
   // Phase breakdown on the critical stage's compute stream: busy time by phase (blocking collectives
   // moved to exposed communication) and idle gaps by what the stream waited for; sums to the step.
-  double prev_end = 0;
+  double prev_end = 0, interference = 0;
   std::map<int, double> exec_count;  // cost index -> forward executions on the critical stage
   for (NodeId v = 0; v < tg.graph.size(); ++v) {
     const StepNode& n = g[v];
@@ -191,7 +194,11 @@ TrainResult simulate_training(const model::ModelSpec& m, const hardware::SystemS
     if (n.stage != cs || tg.resource_kind[static_cast<std::size_t>(n.resource)] != ResourceKind::Compute) continue;
     const double gap = s.nodes[v].start - prev_end;
     if (gap > 0) add_share(r.by_phase, gap_reason(tg, s, v, cs), gap);
-    const double busy = s.nodes[v].end - s.nodes[v].start;
+    // What communication beside the node cost it (list_scheduler.cpp) is a row of its own.
+    const double slowed = s.nodes[v].interference;
+    interference += slowed;
+    add_share(r.by_phase, "communication interference", slowed);
+    const double busy = s.nodes[v].end - s.nodes[v].start - slowed;
     const double comm_s = std::min(busy, info.comm_s);
     add_share(r.by_phase, n.phase == Phase::Communication ? "exposed communication" : std::string(phase_name(n.phase)),
               busy - (n.phase == Phase::Communication ? 0.0 : comm_s));
@@ -226,6 +233,8 @@ TrainResult simulate_training(const model::ModelSpec& m, const hardware::SystemS
     add_share(r.by_module, info.module, n.duration.value);
     add_share(r.by_op_class, std::string(op_class_name(n.op_class)), n.duration.value);
   }
+  add_share(r.by_module, "communication.interference", interference);
+  add_share(r.by_op_class, "interference", interference);
   finish_shares(r.by_module);
   finish_shares(r.by_op_class);
 

@@ -42,13 +42,34 @@ double median_pct(const std::vector<double>& logs) {
 
 }  // namespace
 
-FitRunsResult fit_host_dispatch(const std::vector<MeasuredRun>& runs, const std::string& data_dir,
-                                const FitRunsOptions& options) {
-  std::vector<double> grid = options.grid_us;
+const std::vector<FitKey>& fit_keys() {
+  static const std::vector<FitKey> keys = {
+      {hardware::kHostDispatchKey, "us", 1e6},
+      {hardware::kCollectiveBaseKey, "us", 1e6},
+      {hardware::kCollectiveHostKey, "us", 1e6},
+      {hardware::kDeepSpeedHookKey, "us", 1e6},
+      {hardware::fraction_key(hardware::FractionField::CommInterference).toml_key, "", 0.95},
+  };
+  return keys;
+}
+
+const FitKey* find_fit_key(const std::string& name) {
+  for (const FitKey& k : fit_keys())
+    if (name == k.name) return &k;
+  return nullptr;
+}
+
+FitRunsResult fit_runs_parameter(const std::vector<MeasuredRun>& runs, const std::string& data_dir,
+                                 const FitRunsOptions& options) {
+  const FitKey* fk = find_fit_key(options.key);
+  if (!fk) throw_input(Location{.key = "key"}, fmt::format("'{}' is not a key fit-runs fits", options.key));
+  std::vector<double> grid = options.grid;
   if (std::find(grid.begin(), grid.end(), 0.0) == grid.end()) grid.insert(grid.begin(), 0.0);
   for (double g : grid)
-    if (!std::isfinite(g) || g < 0)
-      throw_input(Location{.key = "grid"}, fmt::format("grid value {} must be a finite number >= 0 (us)", g));
+    if (!std::isfinite(g) || g < 0 || g > fk->max)
+      throw_input(Location{.key = "grid"},
+                  fmt::format("grid value {} of {} must be a finite number in [0, {}]{}", g, fk->name, fk->max,
+                              *fk->unit ? fmt::format(" ({})", fk->unit) : ""));
   std::filesystem::create_directories(options.scratch_dir);
   // Predictions at every grid value, keyed by row.
   std::vector<std::map<std::string, Scored>> at(grid.size());
@@ -88,10 +109,10 @@ FitRunsResult fit_host_dispatch(const std::vector<MeasuredRun>& runs, const std:
     return static_cast<std::size_t>(std::find(grid.begin(), grid.end(), us) - grid.begin());
   };
   FitRunsResult r;
-  r.fitted_us = best("");
+  r.fitted = best("");
   r.rows = keys.size();
   r.fitted_rows = static_cast<std::size_t>(std::count_if(keys.begin(), keys.end(), fitted));
-  const std::size_t in = index_of(r.fitted_us);
+  const std::size_t in = index_of(r.fitted);
   std::map<std::string, std::vector<std::string>> by_source, by_workload;
   for (const auto& k : keys) {
     by_source[base.at(k).source].push_back(k);
@@ -99,8 +120,8 @@ FitRunsResult fit_host_dispatch(const std::vector<MeasuredRun>& runs, const std:
   }
   std::map<std::string, double> loso_log;  // each row at its source's left-out fit
   for (const auto& [src, ks] : by_source) {
-    SourceFit f{.source = src, .rows = ks.size(), .loso_us = best(src)};
-    const std::size_t lo = index_of(f.loso_us);
+    SourceFit f{.source = src, .rows = ks.size(), .loso = best(src)};
+    const std::size_t lo = index_of(f.loso);
     std::vector<double> none, ins, loso;
     for (const auto& k : ks) {
       none.push_back(base.at(k).log_ratio);
@@ -138,13 +159,15 @@ void write_fit_overlay(const std::string& path, const FitRunsResult& fit, const 
   o << fmt::format("# ({} of {} time/throughput rows{}; leave-one-source-out fits in the command's report).\n",
                    fit.fitted_rows, fit.rows, options.profile.empty() ? "" : ", profile " + options.profile);
   o << "schema_version = 1\n[efficiency]\n";
-  o << fmt::format("{} = {}\n", options.key, fit.fitted_us);
+  o << fmt::format("{} = {}\n", options.key, fit.fitted);
   // The band: the range of the leave-one-source-out fits (what the value is, a source away), for the keys
   // that carry one.
-  double lo = fit.fitted_us, hi = fit.fitted_us;
-  for (const auto& s : fit.sources) lo = std::min(lo, s.loso_us), hi = std::max(hi, s.loso_us);
-  const auto& banded = hardware::banded_us_keys();
-  if (std::find(banded.begin(), banded.end(), options.key) != banded.end())
+  double lo = fit.fitted, hi = fit.fitted;
+  for (const auto& s : fit.sources) lo = std::min(lo, s.loso), hi = std::max(hi, s.loso);
+  const auto& us = hardware::banded_us_keys();
+  const auto fractions = hardware::banded_fraction_keys();
+  if (std::find(us.begin(), us.end(), options.key) != us.end() ||
+      std::find(fractions.begin(), fractions.end(), options.key) != fractions.end())
     o << fmt::format("{0}_low = {1}\n{0}_high = {2}\n", options.key, lo, hi);
   o << "source = \"fitted by llmsim calibrate fit-runs on measured runs\"\n";
 }
