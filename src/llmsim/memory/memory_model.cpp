@@ -122,12 +122,26 @@ double sum(const std::vector<MemoryItem>& items) {
   return s;
 }
 
+}  // namespace
+
+double allocator_reserve_bytes(const hardware::SystemSpec& sys, double tensors) {
+  return sys.runtime.allocator_reserve_fraction * std::max(0.0, tensors);
+}
+
+std::string allocator_reserve_note(const hardware::SystemSpec& sys, double tensors) {
+  return fmt::format(
+      "{:.0f}% of the {:.3g} GiB of tensors: the caching allocator's rounding and fragmentation (system "
+      "runtime)",
+      100.0 * sys.runtime.allocator_reserve_fraction, tensors / units::GiB);
+}
+
+namespace {
+
 void add_runtime(std::vector<MemoryItem>& gpu, const hardware::SystemSpec& sys) {
+  const double tensors = sum(gpu);
   add(gpu, MemoryKind::CudaContext, sys.runtime.cuda_context_bytes,
       "CUDA context, cuBLAS/NCCL workspaces (system runtime)");
-  add(gpu, MemoryKind::AllocatorReserve, sys.runtime.allocator_reserve_fraction * sys.gpu.memory_bytes,
-      fmt::format("{:.0f}% of device memory lost to allocator fragmentation (system runtime)",
-                  100.0 * sys.runtime.allocator_reserve_fraction));
+  add(gpu, MemoryKind::AllocatorReserve, allocator_reserve_bytes(sys, tensors), allocator_reserve_note(sys, tensors));
 }
 
 struct StageMemory {

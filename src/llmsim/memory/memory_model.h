@@ -76,6 +76,13 @@ struct MemoryResult {
   bool fits() const { return valid() && gpu_fits() && host_fits(); }
 };
 
+// What PyTorch's caching allocator holds beyond `tensors` bytes of live tensors at the peak (reserved minus
+// allocated: block rounding and cached blocks that cannot be reused), allocator_reserve_fraction of them (an
+// engineering default until measured, system [runtime] table), and its breakdown note. It grows with what the
+// allocator serves, not with the device's size: until 2026-12-03 it was a fraction of device memory.
+double allocator_reserve_bytes(const hardware::SystemSpec& sys, double tensors);
+std::string allocator_reserve_note(const hardware::SystemSpec& sys, double tensors);
+
 // What a measured peak memory counts (the measured-run schema's memory_measure): device memory in use
 // (nvidia-smi: the CUDA context and what the caching allocator holds included), the caching allocator's
 // reserve (torch.cuda.max_memory_reserved: no CUDA context), or live tensors only

@@ -58,9 +58,12 @@ void training_stage_items(const model::ModelSpec& m, const hardware::SystemSpec&
   const double shard_w = z >= 3 ? dp : 1.0, shard_g = z >= 2 ? dp : 1.0, shard_o = z >= 1 ? dp : 1.0;
   const bool offload_opt = t.offload != Offload::None;
   const bool offload_params = t.offload == Offload::OptimizerParams;
-  // Items of zero bytes are left out.
+  // Items of zero bytes are left out. `allocated`: the GPU's tensors so far (what the allocator serves).
+  double allocated = 0;
   const auto add = [&](MemoryKind kind, MemoryPlace where, double bytes, auto note) {
-    if (bytes > 0) sink(kind, where, bytes, note);
+    if (bytes <= 0) return;
+    if (where == MemoryPlace::Gpu) allocated += bytes;
+    sink(kind, where, bytes, note);
   };
   constexpr MemoryPlace gpu = MemoryPlace::Gpu, host = MemoryPlace::Host;
 
@@ -139,19 +142,20 @@ void training_stage_items(const model::ModelSpec& m, const hardware::SystemSpec&
     return fmt::format("{} B/param: autocast's copy of each fp32 weight, held from forward to backward", act_bytes);
   });
   if (const double overlap = gradient_overlap_bytes(fw, run, micro_batches, grads, acts + logits + amp_copies);
-      overlap > 0)
+      overlap > 0) {
+    allocated -= overlap;
     sink(MemoryKind::GradientOverlap, gpu, -overlap, [] {
       return std::string(
           "gradients are allocated in backward as activations are freed (zero_grad(set_to_none=True)), "
           "one micro-batch per step");
     });
-  // The runtime (system [runtime] table).
+  }
+  // The runtime (system [runtime] table): the allocator's reserve grows with what it serves.
+  const double tensors = allocated;
   add(MemoryKind::CudaContext, gpu, sys.runtime.cuda_context_bytes,
       [] { return std::string("CUDA context, cuBLAS/NCCL workspaces (system runtime)"); });
-  add(MemoryKind::AllocatorReserve, gpu, sys.runtime.allocator_reserve_fraction * sys.gpu.memory_bytes, [&] {
-    return fmt::format("{:.0f}% of device memory lost to allocator fragmentation (system runtime)",
-                       100.0 * sys.runtime.allocator_reserve_fraction);
-  });
+  add(MemoryKind::AllocatorReserve, gpu, allocator_reserve_bytes(sys, tensors),
+      [&] { return allocator_reserve_note(sys, tensors); });
 }
 
 }  // namespace llmsim::sim

@@ -137,9 +137,11 @@ ServingResult simulate_serving(const model::ModelSpec& m, const hardware::System
   const bool is_static = e.batching == Batching::Static;
   ServingSetup setup;
   if (is_static) {
-    // PyTorch caching allocator: no reservation, fragmentation as in the memory model; the workspace of
-    // each batch's prefill is charged when the batch is formed.
-    res.runtime_bytes += sys.runtime.allocator_reserve_fraction * mem;
+    // PyTorch caching allocator: no reservation, fragmentation as in the memory model (a share of the
+    // tensors it serves, here at the budget's limit: tensors x (1 + f) + context = the usable memory); the
+    // workspace of each batch's prefill is charged when the batch is formed.
+    const double usable = mem * e.gpu_memory_utilization - res.runtime_bytes;
+    res.runtime_bytes += allocator_reserve_bytes(sys, usable / (1.0 + sys.runtime.allocator_reserve_fraction));
     res.kv_budget_bytes = mem * e.gpu_memory_utilization - res.weight_bytes - res.runtime_bytes;
     auto cache = std::make_shared<std::map<std::pair<std::int64_t, std::int64_t>, std::int64_t>>();
     const double kvpt = res.kv_bytes_per_token;
