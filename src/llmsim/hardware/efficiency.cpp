@@ -180,16 +180,16 @@ Efficiency default_efficiency(int compute_capability) {
   // TP4 batch 64 (256 + 256 tokens) on A100-80G from 16.37 to 14.57 s and Llama-33B TP2 from 15.88 to
   // 14.38 s, i.e. 44 and 49 us saved per NCCL all-reduce (2 per layer, 80 / 60 layers, 256 iterations: 1.80 s / (160 x
   // 256), 1.50 s / (120 x 256)).
-  e.collective_base_s = 50.0 * units::us;
+  e.collective_base_s = 45.0 * units::us;
   e.collective_base_low_s = 35.0 * units::us;  // the leave-one-source-out fits ranged 35-50 us
   e.collective_base_high_s = 50.0 * units::us;
   e.collective_base_source =
       "fitted by llmsim calibrate fit-runs --key collective_base_us on the development files (all 1,338 time and "
-      "throughput rows: mean |log error| over a 0-100 us grid; leave-one-source-out picks 50 us for 30 of the 31 "
-      "sources, 35 us without FasterTransformer's GPT guide; refitted on 2026-12-02 after vLLM 0.5's per-sequence "
-      "host work and the TurboMind profile (55 us [50, 55] before); docs/validation.md, 'Collective base "
-      "latency'). NCCL's cost model gives 6.6 us per call; in "
-      "engines the call also waits for the slowest rank, and vLLM PR #2192 measured 44-49 us saved per NCCL "
+      "throughput rows: mean |log error| over a 0-100 us grid; leave-one-source-out picks 45 us for 29 of the 31 "
+      "sources, 35 us without FasterTransformer's GPT guide, 50 us without gpt-fast; refitted on 2026-12-03 after "
+      "communication interference, the measured GEMM half-efficiency contraction and the allocator reserve rule "
+      "(50 us [35, 50] before); docs/validation.md, 'Collective base latency'). NCCL's cost model gives 6.6 us per "
+      "call; in engines the call also waits for the slowest rank, and vLLM PR #2192 measured 44-49 us saved per NCCL "
       "all-reduce on A100-80G. A property of the system and its software stack: set collective_base_us per "
       "system when measured";
   // The host work of one eager collective call beyond its launch (src/llmsim/cost/host_dispatch.h): off until
