@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <optional>
 
@@ -16,6 +17,7 @@
 #include "llmsim/core/units.h"
 #include "llmsim/hardware/system_toml.h"
 #include "llmsim/memory/memory_model.h"
+#include "llmsim/report/report.h"
 #include "llmsim/run/run_spec.h"
 #include "llmsim/serve/request_stream.h"
 
@@ -119,11 +121,53 @@ void add_overlay_option(CLI::App& app, CommonOptions& opts) {
                  "mechanism parameters, docs/validation.md)");
 }
 
+void add_output_options(CLI::App& app, CommonOptions& opts) {
+  app.add_option("--json", opts.json.path,
+                 "write the result as JSON (docs/output-schema.md) to FILE, or to stdout with '-' or no value")
+      ->type_name("[FILE|-]")
+      ->expected(0, 1);
+  app.add_option("--csv", opts.csv.path,
+                 "write the result as CSV, one layout for every command (docs/output-schema.md), to FILE, or to "
+                 "stdout with '-' or no value")
+      ->type_name("[FILE|-]")
+      ->expected(0, 1);
+}
+
 void add_common_options(CLI::App& app, CommonOptions& opts) {
-  auto* json = app.add_flag("--json", opts.json, "print the result as JSON (schema_version inside)");
-  auto* csv = app.add_flag("--csv", opts.csv, "print the result as CSV (schema_version column)");
-  json->excludes(csv);
+  add_output_options(app, opts);
   app.add_option("--data-dir", opts.data_dir, "folder with models/ and hardware/ presets");
+}
+
+void check_outputs(const CLI::App& app, CommonOptions& opts, const std::vector<std::string>& inputs) {
+  opts.json.wanted = app.count("--json") > 0;
+  opts.csv.wanted = app.count("--csv") > 0;
+  if (opts.json.to_stdout() && opts.csv.to_stdout())
+    throw_usage("--csv", "--json and --csv both want stdout; send one of them to a file (--csv=FILE)");
+  if (opts.json.wanted && !opts.json.to_stdout()) refuse_overwrite("--json", opts.json.path, inputs);
+  if (opts.csv.wanted && !opts.csv.to_stdout()) refuse_overwrite("--csv", opts.csv.path, inputs);
+  if (opts.json.wanted && opts.csv.wanted && !opts.json.to_stdout() && opts.json.path == opts.csv.path)
+    throw_usage("--csv", fmt::format("--json and --csv both write {}; give them different files", opts.csv.path));
+}
+
+namespace {
+void write_to(const OutputTarget& t, const char* flag, const char* what,
+              const std::function<void(std::ostream&)>& write) {
+  if (!t.wanted) return;
+  if (t.to_stdout()) {
+    write(std::cout);
+    return;
+  }
+  std::ofstream f(t.path);
+  if (!f) throw_input(Location{.file = t.path}, fmt::format("cannot open the {} output for writing", flag));
+  write(f);
+  std::cerr << fmt::format("llmsim: wrote the {} to {}\n", what, t.path);
+}
+}  // namespace
+
+void emit(const CommonOptions& opts, const nlohmann::json& doc, const std::function<void()>& table) {
+  write_to(opts.json, "--json", "JSON", [&](std::ostream& o) { report::write_json(o, doc); });
+  write_to(opts.csv, "--csv", "CSV", [&](std::ostream& o) { report::write_csv(o, doc); });
+  if (!opts.json.to_stdout() && !opts.csv.to_stdout()) table();
 }
 
 void add_run_flags(CLI::App& app, RunFlags& flags) {
@@ -220,26 +264,6 @@ std::string describe_run(const sim::RunSpec& r) {
   if (t.overlap_grad_reduce) s += *t.overlap_grad_reduce ? ", overlapped grad reduce" : ", blocking grad reduce";
   if (t.overlap_param_gather) s += ", overlapped param gather";
   return s;
-}
-
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return q + "\"";
-}
-
-nlohmann::json run_header_json(const std::string& command, const std::string& model, const std::string& system,
-                               const sim::RunSpec& run, const std::vector<std::string>& problems) {
-  nlohmann::json j;
-  j["schema_version"] = sim::kResultSchemaVersion;
-  j["command"] = command;
-  j["model"] = model;
-  j["system"] = system;
-  j["run"] = describe_run(run);
-  j["valid"] = problems.empty();
-  j["problems"] = problems;
-  return j;
 }
 
 bool print_run_header(const std::string& command, const std::string& model, const std::string& system,

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <string>
 
@@ -14,23 +15,39 @@ namespace llmsim::cli {
 
 enum class Format { Table, Json, Csv };
 
+// Where a machine-readable output goes: nowhere (not asked for), stdout ("-" or the bare flag) or a file.
+struct OutputTarget {
+  bool wanted = false;
+  std::string path;  // "" or "-": stdout
+  bool to_stdout() const { return wanted && (path.empty() || path == "-"); }
+};
+
 // The folder of the running executable (/proc/self/exe), or `argv0`'s folder when that cannot be read (an
 // empty path without argv0): where llmsim finds its sibling llmsim-calibrate and an installed tree's presets.
 std::filesystem::path executable_dir(const char* argv0 = nullptr);
 
 // Options every command has.
 struct CommonOptions {
-  bool json = false;
-  bool csv = false;
+  OutputTarget json;     // --json[=FILE]
+  OutputTarget csv;      // --csv[=FILE]
   std::string data_dir;  // --data-dir; empty = LLMSIM_DATA_DIR environment variable, else the build's data/
   std::string overlay;   // --overlay: a profile overlay applied to every system (commands that register it)
-  Format format() const { return json ? Format::Json : csv ? Format::Csv : Format::Table; }
+  // What stdout shows: the JSON or the CSV when one is sent there, else the readable table.
+  Format format() const { return json.to_stdout() ? Format::Json : csv.to_stdout() ? Format::Csv : Format::Table; }
   std::string resolved_data_dir() const;
   // A system preset or TOML file with the --overlay (if any) applied.
   hardware::SystemSpec load_system(const std::string& name_or_path) const;
 };
 
 void add_common_options(CLI::App& app, CommonOptions& opts);
+// --json[=FILE] and --csv[=FILE] alone (commands that register their own --data-dir).
+void add_output_options(CLI::App& app, CommonOptions& opts);
+// Checks the output options after parsing: at most one of them on stdout (usage error otherwise), and no
+// output file that is one of the command's `inputs`.
+void check_outputs(const CLI::App& app, CommonOptions& opts, const std::vector<std::string>& inputs = {});
+// Prints a command's result: the JSON and CSV where they were asked for (files or stdout), and `table`
+// (the readable form) on stdout when neither took it. `doc` is the command's report (llmsim/report/report.h).
+void emit(const CommonOptions& opts, const nlohmann::json& doc, const std::function<void()>& table);
 // Number checks for options: a finite number (NaN, inf and out-of-range text are refused with the value)
 // that is > 0, or >= 0. They replace CLI11's PositiveNumber / NonNegativeNumber, which accept NaN and inf.
 CLI::Validator finite_positive();
@@ -69,17 +86,10 @@ std::string describe_run(const sim::RunSpec& r);
 // t.csv --per-request t.csv`). Inputs that are not files (preset names) are skipped.
 void refuse_overwrite(const std::string& flag, const std::string& output, const std::vector<std::string>& inputs);
 
-// A CSV field, quoted when it holds a comma, quote or newline (RFC 4180).
-std::string csv_field(const std::string& s);
-
 // The first lines of a command's table: "llmsim COMMAND: MODEL on SYSTEM", the run, and, when the run is
 // infeasible, "result: infeasible" with the reasons. Returns whether the run is feasible.
 bool print_run_header(const std::string& command, const std::string& model, const std::string& system,
                       const sim::RunSpec& run, const std::vector<std::string>& problems);
-
-// The same header as JSON: schema_version, command, model, system, run, valid (no problems) and problems.
-nlohmann::json run_header_json(const std::string& command, const std::string& model, const std::string& system,
-                               const sim::RunSpec& run, const std::vector<std::string>& problems);
 
 // "12.34" GiB with two decimals.
 std::string gib(double bytes);

@@ -1,5 +1,7 @@
 // `llmsim infer`: fixed-batch inference (HF generate, FasterTransformer, TensorRT-LLM session style):
 // prefill latency, per-token decode latency, throughput, memory and the largest batch that fits.
+#include <cmath>
+#include <cstdint>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -14,6 +16,7 @@
 #include "llmsim/infer/infer_sim.h"
 #include "llmsim/model/presets.h"
 #include "llmsim/report/chrome_trace.h"
+#include "llmsim/report/report.h"
 #include "measured_bands.h"
 
 namespace llmsim::cli {
@@ -42,8 +45,6 @@ std::vector<sim::TraceEvent> iteration_events(const sim::RunSpec& run, const sim
   }
   return ev;
 }
-
-nlohmann::json iv(const sim::Interval& i) { return {{"value", i.value}, {"low", i.low}, {"high", i.high}}; }
 
 std::string ms(double s) { return fmt::format("{:.2f} ms", s * 1e3); }
 
@@ -93,6 +94,7 @@ Runner add_infer_command(CLI::App& app) {
   add_bands_option(*sub, cmd->bands);
   return [cmd, sub]() -> int {
     reject_extras(*sub);
+    check_outputs(*sub, cmd->common);
     sim::RunRequest req = build_request(*sub, cmd->flags);
     if (req.model.empty()) throw_usage("--model", "--model is required (a preset name or a config.json path)");
     if (req.system.empty()) throw_usage("--system", "--system is required (a preset name or a system TOML path)");
@@ -104,6 +106,7 @@ Runner add_infer_command(CLI::App& app) {
     const hardware::SystemSpec sys = cmd->common.load_system(req.system);
     if (!req.was_given("gpus")) req.run.par.gpus = req.run.par.tp * req.run.par.pp;
     const sim::RunSpec run = sim::with_defaults(req.run);
+    req.run = run;  // the report shows the run as simulated
     const sim::InferResult r = sim::simulate_inference(m, sys, run);
     if (!cmd->trace.empty() && r.valid()) {
       std::ofstream f(cmd->trace);
@@ -118,48 +121,39 @@ Runner add_infer_command(CLI::App& app) {
                                                {"tpot_ms", r.tpot_s.value * 1e3},
                                                {"e2e_latency_ms", r.e2e_s.value * 1e3},
                                                {"output_tokens_per_s", r.output_tokens_per_s.value}};
-    switch (cmd->common.format()) {
-      case Format::Json: {
-        nlohmann::json j = run_header_json("infer", m.name, sys.name, run, r.problems);
-        j["fits"] = r.memory.fits();
-        j["max_batch"] = r.memory.max_batch;
-        if (r.valid()) {
-          j["engine"] = r.engine;
-          j["replicas"] = r.replicas;
-          j["ttft_s"] = iv(r.ttft_s);
-          j["tpot_s"] = iv(r.tpot_s);
-          j["e2e_s"] = iv(r.e2e_s);
-          j["output_tokens_per_s"] = iv(r.output_tokens_per_s);
-          j["total_tokens_per_s"] = iv(r.total_tokens_per_s);
-          j["measured_bands"] = measured_bands_json(bands, "inference", profile, figures);
-        }
-        std::cout << j.dump(2) << "\n";
-        break;
-      }
-      case Format::Csv: {
-        std::cout << "schema_version,name,value,low,high,unit\n";
-        auto row = [](const char* n, const sim::Interval& i, const char* u) {
-          std::cout << fmt::format("{},{},{:.6g},{:.6g},{:.6g},{}\n", sim::kResultSchemaVersion, n, i.value, i.low,
-                                   i.high, u);
-        };
-        const double fits = r.memory.fits() ? 1 : 0;
-        row("fits", sim::Interval::exact(fits), "bool");
-        if (r.valid()) {
-          row("ttft_s", r.ttft_s, "s");
-          row("tpot_s", r.tpot_s, "s");
-          row("e2e_s", r.e2e_s, "s");
-          row("output_tokens_per_s", r.output_tokens_per_s, "tokens/s");
-        }
-        break;
-      }
-      case Format::Table:
-        print_table(m, sys, run, r);
-        if (r.valid()) {
-          std::cout << "\n";
-          print_measured_bands(bands, "inference", profile, figures);
-        }
-        break;
+    using report::figure;
+    nlohmann::json doc = report::header("infer");
+    report::add_run(doc, req, m.name, sys.name, describe_run(run), r.problems);
+    doc["fits"] = r.memory.fits();
+    doc["max_batch"] = r.memory.max_batch;
+    if (r.valid()) {
+      doc["engine"] = r.engine;
+      doc["replicas"] = r.replicas;
+      doc["ttft_s"] = figure(r.ttft_s, "s");
+      doc["tpot_s"] = figure(r.tpot_s, "s");
+      doc["e2e_s"] = figure(r.e2e_s, "s");
+      doc["output_tokens_per_s"] = figure(r.output_tokens_per_s, "tokens/s");
+      doc["total_tokens_per_s"] = figure(r.total_tokens_per_s, "tokens/s");
+      // Where an iteration's time goes: the batch's prefill and a decode step half-way through the output.
+      const auto split = [&](const sim::IterationCost& c) {
+        return nlohmann::json{{"time_s", figure(c.time_s, "s")},
+                              {"gemm_s", figure(c.linear_s, "s")},
+                              {"attention_s", figure(c.attention_s, "s")},
+                              {"communication_s", figure(c.comm_s, "s")},
+                              {"other_s", figure(c.other_s, "s")},
+                              {"host_wait_s", figure(c.host_wait_s, "s")},
+                              {"launches", static_cast<std::int64_t>(std::llround(c.launches))}};
+      };
+      doc["iteration"] = {{"prefill", split(r.prefill)}, {"decode", split(r.decode_mid)}};
+      doc["measured_bands"] = measured_bands_json(bands, "inference", profile, figures);
     }
+    emit(cmd->common, doc, [&] {
+      print_table(m, sys, run, r);
+      if (r.valid()) {
+        std::cout << "\n";
+        print_measured_bands(bands, "inference", profile, figures);
+      }
+    });
     return r.valid() && r.memory.fits() ? 0 : 1;
   };
 }

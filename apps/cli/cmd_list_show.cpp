@@ -20,6 +20,7 @@
 #include "llmsim/memory/memory_model.h"
 #include "llmsim/model/param_count.h"
 #include "llmsim/model/presets.h"
+#include "llmsim/report/report.h"
 #include "llmsim/run/framework_catalog.h"
 
 namespace llmsim::cli {
@@ -39,8 +40,8 @@ double kv_bytes_per_token(const model::ModelSpec& m, double elem_bytes) {
 
 nlohmann::json model_json(const model::ModelSpec& m) {
   const auto pc = model::count_params(m);
-  nlohmann::json j{
-      {"schema_version", sim::kResultSchemaVersion},
+  nlohmann::json j = report::header("show model");
+  j.update(nlohmann::json{
       {"name", m.name},
       {"model_type", m.model_type},
       {"layers", m.num_layers},
@@ -65,7 +66,7 @@ nlohmann::json model_json(const model::ModelSpec& m) {
       {"params_lm_head", pc.lm_head},
       {"params_layers", pc.layers},
       {"kv_bytes_per_token_16bit", kv_bytes_per_token(m, 2.0)},
-      {"forward_flops_per_token", 2.0 * static_cast<double>(pc.active - pc.embedding - pc.position_embedding)}};
+      {"forward_flops_per_token", 2.0 * static_cast<double>(pc.active - pc.embedding - pc.position_embedding)}});
   if (m.moe.enabled())
     j["moe"] = {{"experts", m.moe.num_experts},
                 {"top_k", m.moe.experts_per_token},
@@ -188,41 +189,42 @@ nlohmann::json efficiency_json(const hardware::Efficiency& e) {
 nlohmann::json system_json(const hardware::SystemSpec& s) {
   nlohmann::json peaks;
   for (const auto& [t, v] : s.gpu.peak_flops) peaks[std::string(dtype_name(t))] = v;
-  return {{"schema_version", sim::kResultSchemaVersion},
-          {"name", s.name},
-          {"description", s.description},
-          {"source_file", s.source_file},
-          {"gpu",
-           {{"name", s.gpu.name},
-            {"peak_flops", peaks},
-            {"memory_bytes", s.gpu.memory_bytes},
-            {"memory_bandwidth_Bps", s.gpu.memory_bandwidth_Bps},
-            {"l2_bytes", s.gpu.l2_bytes},
-            {"sm_count", s.gpu.sm_count},
-            {"boost_clock_Hz", s.gpu.boost_clock_Hz},
-            {"tdp_W", s.gpu.tdp_W},
-            {"compute_capability", s.gpu.compute_capability}}},
-          {"node",
-           {{"gpus_per_node", s.node.gpus_per_node},
-            {"nvlink_domain_gpus", hardware::fast_domain_gpus(s)},
-            {"fabric", hardware::fabric_name(s.node.fabric)},
-            {"fabric_bandwidth_Bps", s.node.fabric_bandwidth_Bps},
-            {"fabric_latency_s", s.node.fabric_latency_s},
-            {"p2p", s.node.p2p},
-            {"pcie_gen", s.node.pcie_gen},
-            {"pcie_lanes", s.node.pcie_lanes},
-            {"pcie_bandwidth_Bps", s.node.pcie_bandwidth_Bps},
-            {"host_memory_bytes", s.node.host_memory_bytes},
-            {"cpu_cores", s.node.cpu_cores},
-            {"host_memory_bandwidth_Bps", s.node.host_memory_bandwidth_Bps}}},
-          {"network",
-           {{"nics_per_node", s.network.nics_per_node},
-            {"nic_bandwidth_Bps", s.network.nic_bandwidth_Bps},
-            {"latency_s", s.network.latency_s}}},
-          {"runtime",
-           {{"cuda_context_bytes", s.runtime.cuda_context_bytes},
-            {"allocator_reserve_fraction", s.runtime.allocator_reserve_fraction}}},
-          {"efficiency", efficiency_json(s.efficiency)}};
+  nlohmann::json j = report::header("show system");
+  j.update(nlohmann::json{{"name", s.name},
+                          {"description", s.description},
+                          {"source_file", s.source_file},
+                          {"gpu",
+                           {{"name", s.gpu.name},
+                            {"peak_flops", peaks},
+                            {"memory_bytes", s.gpu.memory_bytes},
+                            {"memory_bandwidth_Bps", s.gpu.memory_bandwidth_Bps},
+                            {"l2_bytes", s.gpu.l2_bytes},
+                            {"sm_count", s.gpu.sm_count},
+                            {"boost_clock_Hz", s.gpu.boost_clock_Hz},
+                            {"tdp_W", s.gpu.tdp_W},
+                            {"compute_capability", s.gpu.compute_capability}}},
+                          {"node",
+                           {{"gpus_per_node", s.node.gpus_per_node},
+                            {"nvlink_domain_gpus", hardware::fast_domain_gpus(s)},
+                            {"fabric", hardware::fabric_name(s.node.fabric)},
+                            {"fabric_bandwidth_Bps", s.node.fabric_bandwidth_Bps},
+                            {"fabric_latency_s", s.node.fabric_latency_s},
+                            {"p2p", s.node.p2p},
+                            {"pcie_gen", s.node.pcie_gen},
+                            {"pcie_lanes", s.node.pcie_lanes},
+                            {"pcie_bandwidth_Bps", s.node.pcie_bandwidth_Bps},
+                            {"host_memory_bytes", s.node.host_memory_bytes},
+                            {"cpu_cores", s.node.cpu_cores},
+                            {"host_memory_bandwidth_Bps", s.node.host_memory_bandwidth_Bps}}},
+                          {"network",
+                           {{"nics_per_node", s.network.nics_per_node},
+                            {"nic_bandwidth_Bps", s.network.nic_bandwidth_Bps},
+                            {"latency_s", s.network.latency_s}}},
+                          {"runtime",
+                           {{"cuda_context_bytes", s.runtime.cuda_context_bytes},
+                            {"allocator_reserve_fraction", s.runtime.allocator_reserve_fraction}}},
+                          {"efficiency", efficiency_json(s.efficiency)}});
+  return j;
 }
 
 void print_system(const hardware::SystemSpec& s) {
@@ -297,49 +299,36 @@ struct ListShow {
 
 // `llmsim list frameworks`: the names a measured run's framework column may hold, the profile that stands
 // in for each (training / inference), its recipe defaults and sources (src/llmsim/run/framework_catalog.h).
-int list_frameworks(Format format) {
+void list_frameworks(const CommonOptions& common) {
   const auto profile = [](const std::optional<sim::Framework>& f) {
     return f ? std::string(sim::name_of(*f)) : std::string("-");
   };
   const auto& catalog = sim::framework_catalog();
-  switch (format) {
-    case Format::Json: {
-      nlohmann::json rows = nlohmann::json::array();
-      for (const auto& e : catalog)
-        rows.push_back({{"name", e.name},
-                        {"aliases", e.aliases},
-                        {"training", profile(e.training)},
-                        {"inference", profile(e.inference)},
-                        {"training_mapping", e.training_mapping},
-                        {"inference_mapping", e.inference_mapping},
-                        {"unsupported_reason", e.unsupported_reason},
-                        {"recipe", sim::describe(e.recipe)},
-                        {"recipe_source", e.recipe.source},
-                        {"source", e.source}});
-      std::cout << nlohmann::json{{"schema_version", sim::kResultSchemaVersion}, {"frameworks", rows}}.dump(2) << "\n";
-      break;
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& e : catalog)
+    rows.push_back({{"name", e.name},
+                    {"aliases", e.aliases},
+                    {"training", profile(e.training)},
+                    {"inference", profile(e.inference)},
+                    {"training_mapping", e.training_mapping},
+                    {"inference_mapping", e.inference_mapping},
+                    {"unsupported_reason", e.unsupported_reason},
+                    {"recipe", sim::describe(e.recipe)},
+                    {"recipe_source", e.recipe.source},
+                    {"source", e.source}});
+  nlohmann::json doc = report::header("list frameworks");
+  doc["frameworks"] = rows;
+  emit(common, doc, [&] {
+    std::cout << fmt::format("{:<20} {:<10} {:<10} {}\n", "name", "training", "inference",
+                             "recipe defaults (training)");
+    for (const auto& e : catalog) {
+      const std::string recipe = sim::describe(e.recipe);
+      std::cout << fmt::format("{:<20} {:<10} {:<10} {}\n", e.name, profile(e.training), profile(e.inference),
+                               recipe.empty() ? "-" : recipe);
     }
-    case Format::Csv:
-      std::cout << "schema_version,name,aliases,training,inference,recipe,unsupported_reason,source\n";
-      for (const auto& e : catalog)
-        std::cout << fmt::format("{},{},{},{},{},{},{},{}\n", sim::kResultSchemaVersion, csv_field(e.name),
-                                 csv_field(join(e.aliases, " ")), profile(e.training), profile(e.inference),
-                                 csv_field(sim::describe(e.recipe)), csv_field(e.unsupported_reason),
-                                 csv_field(e.source));
-      break;
-    case Format::Table:
-      std::cout << fmt::format("{:<20} {:<10} {:<10} {}\n", "name", "training", "inference",
-                               "recipe defaults (training)");
-      for (const auto& e : catalog) {
-        const std::string recipe = sim::describe(e.recipe);
-        std::cout << fmt::format("{:<20} {:<10} {:<10} {}\n", e.name, profile(e.training), profile(e.inference),
-                                 recipe.empty() ? "-" : recipe);
-      }
-      std::cout << "\n'-': no profile is a fair stand-in (the row is unsupported, with the reason); aliases, "
-                   "mappings and sources: --json or docs/frameworks.md\n";
-      break;
-  }
-  return 0;
+    std::cout << "\n'-': no profile is a fair stand-in (the row is unsupported, with the reason); aliases, "
+                 "mappings and sources: --json or docs/frameworks.md\n";
+  });
 }
 
 }  // namespace
@@ -354,7 +343,11 @@ Runner add_list_command(CLI::App& app) {
       ->check(CLI::IsMember({"models", "systems", "frameworks"}));
   return [cmd, sub]() -> int {
     reject_extras(*sub);
-    if (cmd->what == "frameworks") return list_frameworks(cmd->common.format());
+    check_outputs(*sub, cmd->common);
+    if (cmd->what == "frameworks") {
+      list_frameworks(cmd->common);
+      return 0;
+    }
     const std::string data = cmd->common.resolved_data_dir();
     nlohmann::json rows = nlohmann::json::array();
     if (cmd->what == "models") {
@@ -374,39 +367,20 @@ Runner add_list_command(CLI::App& app) {
                         {"description", s.description}});
       }
     }
-    switch (cmd->common.format()) {
-      case Format::Json:
-        std::cout << nlohmann::json{{"schema_version", sim::kResultSchemaVersion}, {cmd->what, rows}}.dump(2) << "\n";
-        break;
-      case Format::Csv:
-        if (cmd->what == "models") {
-          std::cout << "schema_version,name,model_type,params_total,params_active\n";
-          for (const auto& r : rows)
-            std::cout << fmt::format("{},{},{},{},{}\n", sim::kResultSchemaVersion, r["name"].get<std::string>(),
-                                     r["model_type"].get<std::string>(), r["params_total"].get<std::int64_t>(),
-                                     r["params_active"].get<std::int64_t>());
-        } else {
-          std::cout << "schema_version,name,gpu,gpus_per_node,fabric\n";
-          for (const auto& r : rows)
-            std::cout << fmt::format("{},{},{},{},{}\n", sim::kResultSchemaVersion, r["name"].get<std::string>(),
-                                     r["gpu"].get<std::string>(), r["gpus_per_node"].get<int>(),
-                                     r["fabric"].get<std::string>());
-        }
-        break;
-      case Format::Table:
-        for (const auto& r : rows) {
-          if (cmd->what == "models")
-            std::cout << fmt::format("{:<16} {:<10} {:>8.2f} B params ({:.2f} B active)\n",
-                                     r["name"].get<std::string>(), r["model_type"].get<std::string>(),
-                                     static_cast<double>(r["params_total"].get<std::int64_t>()) / 1e9,
-                                     static_cast<double>(r["params_active"].get<std::int64_t>()) / 1e9);
-          else
-            std::cout << fmt::format("{:<16} {} x {} ({})\n", r["name"].get<std::string>(),
-                                     r["gpus_per_node"].get<int>(), r["gpu"].get<std::string>(),
-                                     r["fabric"].get<std::string>());
-        }
-        break;
-    }
+    nlohmann::json doc = report::header("list " + cmd->what);
+    doc[cmd->what] = rows;
+    emit(cmd->common, doc, [&] {
+      for (const auto& r : rows) {
+        if (cmd->what == "models")
+          std::cout << fmt::format("{:<16} {:<10} {:>8.2f} B params ({:.2f} B active)\n", r["name"].get<std::string>(),
+                                   r["model_type"].get<std::string>(),
+                                   static_cast<double>(r["params_total"].get<std::int64_t>()) / 1e9,
+                                   static_cast<double>(r["params_active"].get<std::int64_t>()) / 1e9);
+        else
+          std::cout << fmt::format("{:<16} {} x {} ({})\n", r["name"].get<std::string>(), r["gpus_per_node"].get<int>(),
+                                   r["gpu"].get<std::string>(), r["fabric"].get<std::string>());
+      }
+    });
     return 0;
   };
 }
@@ -420,36 +394,14 @@ Runner add_show_command(CLI::App& app) {
   sub->add_option("name", cmd->name, "preset name or path")->required();
   return [cmd, sub]() -> int {
     reject_extras(*sub);
+    check_outputs(*sub, cmd->common, {cmd->name});
     const std::string data = cmd->common.resolved_data_dir();
     if (cmd->what == "model") {
       const auto m = model::resolve_model(cmd->name, data);
-      if (cmd->common.format() == Format::Table)
-        print_model(m);
-      else if (cmd->common.format() == Format::Json)
-        std::cout << model_json(m).dump(2) << "\n";
-      else {
-        std::cout << "schema_version,key,value\n";
-        for (const auto& [k, v] : model_json(m).items())
-          if (!v.is_object()) std::cout << sim::kResultSchemaVersion << "," << k << "," << v.dump() << "\n";
-      }
+      emit(cmd->common, model_json(m), [&] { print_model(m); });
     } else {
       const auto s = hardware::resolve_system(cmd->name, data);
-      if (cmd->common.format() == Format::Table)
-        print_system(s);
-      else if (cmd->common.format() == Format::Json)
-        std::cout << system_json(s).dump(2) << "\n";
-      else {
-        std::cout << "schema_version,key,value\n";
-        for (const auto& [section, obj] : system_json(s).items()) {
-          if (!obj.is_object()) {
-            std::cout << sim::kResultSchemaVersion << "," << section << "," << obj.dump() << "\n";
-            continue;
-          }
-          for (const auto& [k, v] : obj.items())
-            if (!v.is_object())
-              std::cout << sim::kResultSchemaVersion << "," << section << "." << k << "," << v.dump() << "\n";
-        }
-      }
+      emit(cmd->common, system_json(s), [&] { print_system(s); });
     }
     return 0;
   };

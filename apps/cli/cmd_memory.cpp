@@ -12,6 +12,7 @@
 #include "llmsim/hardware/system_toml.h"
 #include "llmsim/memory/memory_advice.h"
 #include "llmsim/model/presets.h"
+#include "llmsim/report/report.h"
 #include "llmsim/run/feasibility.h"
 
 namespace llmsim::cli {
@@ -26,45 +27,36 @@ struct MemoryCommand {
 nlohmann::json items_json(const std::vector<sim::MemoryItem>& items) {
   auto a = nlohmann::json::array();
   for (const auto& i : items)
-    a.push_back({{"name", i.name}, {"bytes", i.bytes}, {"gib", i.bytes / units::GiB}, {"note", i.note}});
+    a.push_back({{"name", i.name}, {"bytes", report::figure(i.bytes, "B")}, {"note", i.note}});
   return a;
 }
 
-nlohmann::json to_json(const model::ModelSpec& m, const hardware::SystemSpec& sys, const sim::RunSpec& run,
-                       const sim::MemoryResult& r, const std::vector<sim::FitSuggestion>& fixes) {
-  nlohmann::json j = run_header_json("memory", m.name, sys.name, run, r.problems);
-  j["workload"] = sim::name_of(run.workload);
+// The memory report (docs/output-schema.md, "memory").
+nlohmann::json to_json(const model::ModelSpec& m, const hardware::SystemSpec& sys, const sim::RunRequest& req,
+                       const sim::RunSpec& run, const sim::MemoryResult& r,
+                       const std::vector<sim::FitSuggestion>& fixes) {
+  using report::figure;
+  nlohmann::json j = report::header("memory");
+  report::add_run(j, req, m.name, sys.name, describe_run(run), r.problems);
   j["fits"] = r.fits();
   j["params"] = {{"total", r.params_total}, {"trainable", r.params_trainable}, {"per_gpu", r.params_per_gpu}};
-  j["gpu"] = {{"capacity_bytes", r.gpu_capacity_bytes},
-              {"total_bytes", r.gpu_bytes},
+  j["gpu"] = {{"capacity_bytes", figure(r.gpu_capacity_bytes, "B")},
+              {"total_bytes", figure(r.gpu_bytes, "B")},
               {"peak_stage", r.peak_stage},
               {"items", items_json(r.gpu)}};
-  j["host"] = {{"capacity_bytes", r.host_capacity_bytes}, {"total_bytes", r.host_bytes}, {"items", items_json(r.host)}};
+  j["host"] = {{"capacity_bytes", figure(r.host_capacity_bytes, "B")},
+               {"total_bytes", figure(r.host_bytes, "B")},
+               {"items", items_json(r.host)}};
   if (run.workload == sim::Workload::Inference)
-    j["inference"] = {
-        {"kv_bytes_per_token", r.kv_bytes_per_token}, {"max_batch", r.max_batch}, {"max_kv_tokens", r.max_tokens}};
+    j["inference"] = {{"kv_bytes_per_token", figure(r.kv_bytes_per_token, "B")},
+                      {"max_batch", r.max_batch},
+                      {"max_kv_tokens", r.max_tokens}};
   auto s = nlohmann::json::array();
   for (const auto& f : fixes)
-    s.push_back({{"change", f.change}, {"gpu_bytes", f.gpu_bytes}, {"host_bytes", f.host_bytes}});
+    s.push_back(
+        {{"change", f.change}, {"gpu_bytes", figure(f.gpu_bytes, "B")}, {"host_bytes", figure(f.host_bytes, "B")}});
   j["suggestions"] = s;
   return j;
-}
-
-void print_csv(const sim::MemoryResult& r) {
-  std::cout << "schema_version,section,name,bytes,gib,note\n";
-  const auto row = [](const char* section, const std::string& name, double bytes, const std::string& note) {
-    std::cout << fmt::format("{},{},{},{:.0f},{:.4f},{}\n", sim::kResultSchemaVersion, section, csv_field(name), bytes,
-                             bytes / units::GiB, csv_field(note));
-  };
-  for (const auto& i : r.gpu) row("gpu", i.name, i.bytes, i.note);
-  row("gpu", "total", r.gpu_bytes, r.fits() ? "fits" : "does not fit");
-  row("gpu", "capacity", r.gpu_capacity_bytes, "");
-  for (const auto& i : r.host) row("host", i.name, i.bytes, i.note);
-  if (!r.host.empty()) {
-    row("host", "total", r.host_bytes, r.host_fits() ? "fits" : "does not fit");
-    row("host", "capacity", r.host_capacity_bytes, "");
-  }
 }
 
 void print_table(const model::ModelSpec& m, const hardware::SystemSpec& sys, const sim::RunSpec& run,
@@ -122,6 +114,7 @@ Runner add_memory_command(CLI::App& app) {
   add_run_flags(*sub, cmd->flags);
   return [cmd, sub]() -> int {
     reject_extras(*sub);
+    check_outputs(*sub, cmd->common);
     sim::RunRequest req = build_request(*sub, cmd->flags);
     if (req.model.empty()) throw_usage("--model", "--model is required (a preset name or a config.json path)");
     if (req.system.empty()) throw_usage("--system", "--system is required (a preset name or a system TOML path)");
@@ -132,15 +125,12 @@ Runner add_memory_command(CLI::App& app) {
     if (!req.was_given("gpus"))
       req.run.par.gpus = req.run.par.tp * req.run.par.pp * req.run.par.cp * std::max<std::int64_t>(1, req.run.par.dp);
     const sim::RunSpec run = sim::with_defaults(req.run);
+    req.run = run;  // the report shows the run as evaluated
     sim::MemoryResult r = sim::evaluate_memory(m, sys, run);
     // What the framework, engine or GPU cannot run is infeasible here too, as in `train` and `infer`.
     if (r.valid()) r.problems = sim::run_problems(m, sys, run);
     const auto fixes = r.valid() && !r.fits() ? sim::suggest_fits(m, sys, run) : std::vector<sim::FitSuggestion>{};
-    switch (cmd->common.format()) {
-      case Format::Json: std::cout << to_json(m, sys, run, r, fixes).dump(2) << "\n"; break;
-      case Format::Csv: print_csv(r); break;
-      case Format::Table: print_table(m, sys, run, r, fixes); break;
-    }
+    emit(cmd->common, to_json(m, sys, req, run, r, fixes), [&] { print_table(m, sys, run, r, fixes); });
     return r.fits() ? 0 : 1;
   };
 }

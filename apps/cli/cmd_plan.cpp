@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "llmsim/core/suggest.h"
+#include "llmsim/report/report.h"
 
 #include "commands.h"
 #include "search_train_flags.h"
@@ -17,15 +18,13 @@ namespace llmsim::cli {
 namespace {
 using namespace search_train;  // NOLINT(google-build-using-namespace): this file's own helpers
 
-// The plan as JSON (schema_version inside).
+// The plan report (docs/output-schema.md, "plan train").
 nlohmann::json plan_json(const sim::SearchProblem& p, const sim::PlanOutcome& o, const sim::SearchEntry* best) {
-  nlohmann::json j;
-  j["schema_version"] = sim::kResultSchemaVersion;
-  j["command"] = "plan train";
+  nlohmann::json j = report::header("plan train");
   j["model"] = p.model->name;
   j["systems"] = names_of(p);
   j["tokens"] = p.train_tokens;
-  j["deadline_s"] = p.deadline_s;
+  j["deadline_s"] = report::figure(p.deadline_s, "s");
   j["status"] = o.status == sim::SearchStatus::Ok           ? "ok"
                 : o.status == sim::SearchStatus::EmptySpace ? "empty"
                                                             : "interrupted";
@@ -122,6 +121,7 @@ void print_plan_table(const SearchCommand& c, const sim::SearchProblem& p, const
 }
 
 int run_plan(const CLI::App& app, SearchCommand& c) {
+  check_outputs(app, c.common);
   Built b = build_problem(app, c);
   sim::SearchProblem& p = b.problem;
   sim::SearchOptions opt;
@@ -142,19 +142,7 @@ int run_plan(const CLI::App& app, SearchCommand& c) {
   const sim::SearchEntry* best = o.met && !o.search.top.empty() ? &o.search.top.front()
                                  : o.fastest                    ? &*o.fastest
                                                                 : nullptr;
-  if (c.common.format() == Format::Json) {
-    std::cout << plan_json(p, o, best).dump(2) << "\n";
-    return rc;
-  }
-  if (c.common.format() == Format::Csv) {
-    std::cout << csv_header;
-    if (o.met)
-      for (std::size_t k = 0; k < o.search.top.size(); ++k) csv_row(std::cout, p, o.search.top[k], k + 1);
-    else if (best)
-      csv_row(std::cout, p, *best, 1);
-    return rc;
-  }
-  print_plan_table(c, p, o, best);
+  emit(c.common, plan_json(p, o, best), [&] { print_plan_table(c, p, o, best); });
   return rc;
 }
 

@@ -16,6 +16,7 @@
 #include "llmsim/hardware/system_toml.h"
 #include "llmsim/memory/memory_model.h"
 #include "llmsim/model/presets.h"
+#include "llmsim/report/report.h"
 #include "llmsim/run/engine_profile.h"
 #include "llmsim/search/plan_serve.h"
 #include "llmsim/serve/request_stream.h"
@@ -45,35 +46,19 @@ struct PlanServeCommand {
   std::int64_t max_gpus = 64;
   std::int64_t requests = 400;
   double price = 0;
-  std::string data_dir;
-  bool csv = false;
-  bool json = false;
+  CommonOptions common;  // --json, --csv, --data-dir
 };
 
-// Every evaluated candidate, one CSV line each (schema_version first, as the other commands' CSV).
-void print_csv(const sim::ServePlan& plan) {
-  std::cout
-      << "schema_version,system,engine,tp,pp,weight_quant,kv_dtype,max_num_seqs,chunked_prefill,feasible,replicas,"
-         "gpus,ttft_p99_s,tpot_p99_s,output_tokens_per_s,cost_per_hour,pareto,why\n";
-  for (const auto& k : plan.candidates)
-    std::cout << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{:.6g},{:.6g},{:.6g},{:.6g},{},{}\n",
-                             sim::kResultSchemaVersion, csv_field(k.system), sim::serving_engine_name(k.engine), k.tp,
-                             k.pp, model::weight_quant_name(k.weight_quant), dtype_name(k.kv_dtype), k.max_num_seqs,
-                             k.chunked_prefill ? 1 : 0, k.feasible ? 1 : 0, k.replicas, k.gpus, k.ttft_p99_s,
-                             k.tpot_p99_s, k.output_tokens_per_s, k.cost_per_hour, k.pareto ? 1 : 0, csv_field(k.why));
-}
-
-// The plan as JSON: the question as an object (model, rate, SLOs, lengths, what was considered) and
-// every evaluated candidate, feasible first, with the fields of the CSV.
-void print_json(const model::ModelSpec& m, const std::vector<hardware::SystemSpec>& systems,
-                const sim::ServePlanSpec& spec, const sim::ServePlan& plan) {
-  nlohmann::json j;
-  j["schema_version"] = sim::kResultSchemaVersion;
-  j["command"] = "plan serve";
+// The plan report (docs/output-schema.md, "plan serve"): the question as an object (model, rate, SLOs,
+// lengths, what was considered) and every evaluated candidate, feasible first.
+nlohmann::json plan_json(const model::ModelSpec& m, const std::vector<hardware::SystemSpec>& systems,
+                         const sim::ServePlanSpec& spec, const sim::ServePlan& plan) {
+  using report::figure;
+  nlohmann::json j = report::header("plan serve");
   nlohmann::json q{{"model", m.name},
                    {"rate_per_s", spec.rate},
-                   {"slo_ttft_p99_s", spec.slo_ttft_p99_s},
-                   {"slo_tpot_p99_s", spec.slo_tpot_p99_s},
+                   {"slo_ttft_p99_s", figure(spec.slo_ttft_p99_s, "s")},
+                   {"slo_tpot_p99_s", figure(spec.slo_tpot_p99_s, "s")},
                    {"input_len", spec.input.describe()},
                    {"output_len", spec.output.describe()},
                    {"shared_prefix_tokens", spec.shared_prefix_tokens},
@@ -101,13 +86,13 @@ void print_json(const model::ModelSpec& m, const std::vector<hardware::SystemSpe
                                {"feasible", k.feasible},
                                {"replicas", k.replicas},
                                {"gpus", k.gpus},
-                               {"ttft_p99_s", k.ttft_p99_s},
-                               {"tpot_p99_s", k.tpot_p99_s},
-                               {"output_tokens_per_s", k.output_tokens_per_s},
+                               {"ttft_p99_s", figure(k.ttft_p99_s, "s")},
+                               {"tpot_p99_s", figure(k.tpot_p99_s, "s")},
+                               {"output_tokens_per_s", figure(k.output_tokens_per_s, "tokens/s")},
                                {"cost_per_hour", k.cost_per_hour},
                                {"pareto", k.pareto},
                                {"why", k.why}});
-  std::cout << j.dump(2) << "\n";
+  return j;
 }
 
 // The non-empty items of a comma-separated flag value.
@@ -242,24 +227,14 @@ int run(const PlanServeCommand& c) {
   if (c.systems.empty()) throw_usage("--system", "--system is required (one or more presets or TOML paths)");
   if (!(c.rate > 0)) throw_usage("--rate", fmt::format("--rate = {}: must be > 0 requests/s", c.rate));
   if (!(c.slo_ttft_ms > 0)) throw_usage("--slo-ttft", "--slo-ttft (p99, ms) is required and must be > 0");
-  const std::string data = c.data_dir.empty()
-                               ? (std::getenv("LLMSIM_DATA_DIR") ? std::getenv("LLMSIM_DATA_DIR") : LLMSIM_DATA_DIR)
-                               : c.data_dir;
+  const std::string data = c.common.resolved_data_dir();
   const model::ModelSpec m = model::resolve_model(c.model, data);
   std::vector<hardware::SystemSpec> systems;
   for (const auto& s : c.systems) systems.push_back(hardware::resolve_system(s, data));
   const sim::ServePlanSpec spec = plan_spec(c, data);
   std::cerr << "llmsim plan serve: simulating candidates…\n";
   const sim::ServePlan plan = sim::plan_serving(m, systems, spec);
-  if (c.csv) {
-    print_csv(plan);
-    return plan.found() ? 0 : 1;
-  }
-  if (c.json) {
-    print_json(m, systems, spec, plan);
-    return plan.found() ? 0 : 1;
-  }
-  print_table(c, m, spec, plan);
+  emit(c.common, plan_json(m, systems, spec, plan), [&] { print_table(c, m, spec, plan); });
   return plan.found() ? 0 : 1;
 }
 
@@ -294,12 +269,10 @@ Runner add_plan_serve_subcommand(CLI::App& plan_top) {
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1000000}));
   sub->add_option("--price-per-gpu-hour", cmd->price, "price of one GPU-hour, for the cost column")
       ->check(finite_non_negative());
-  sub->add_option("--data-dir", cmd->data_dir, "folder with models/ and hardware/ presets");
-  auto* csv = sub->add_flag("--csv", cmd->csv, "every evaluated candidate as CSV on stdout (schema_version first)");
-  sub->add_flag("--json", cmd->json, "the question and every evaluated candidate as JSON on stdout (schema_version)")
-      ->excludes(csv);
+  add_common_options(*sub, cmd->common);
   return [cmd, sub]() -> int {
     reject_extras(*sub);
+    check_outputs(*sub, cmd->common);
     return run(*cmd);
   };
 }

@@ -7,6 +7,7 @@
 
 #include "llmsim/core/strings.h"
 #include "llmsim/core/suggest.h"
+#include "llmsim/report/report.h"
 
 #include "commands.h"
 #include "search_train_flags.h"
@@ -17,6 +18,10 @@ namespace llmsim::cli {
 namespace {
 using namespace search_train;  // NOLINT(google-build-using-namespace): this file's own helpers
 
+void print_search_table(const SearchCommand& c, const sim::SearchProblem& p, const sim::SearchOutcome& o,
+                        const sim::ResolvedTrainSpace& rs, const sim::TrainGenerator& gen,
+                        const sim::SearchOptions& opt);
+
 int run_search(const CLI::App& app, SearchCommand& c) {
   // Every file the search reads: the --config TOML and any model or system given as a path.
   std::vector<std::string> inputs = {c.config};
@@ -24,6 +29,7 @@ int run_search(const CLI::App& app, SearchCommand& c) {
     if (const auto it = c.values.find(k); it != c.values.end())
       for (const auto v : split_fields(it->second, ',')) inputs.emplace_back(trim_space(v));
   refuse_overwrite("--all-csv", c.all_csv, inputs);
+  check_outputs(app, c.common, inputs);
   Built b = build_problem(app, c);
   sim::SearchProblem& p = b.problem;
   sim::SearchOptions opt;
@@ -45,45 +51,39 @@ int run_search(const CLI::App& app, SearchCommand& c) {
 
   const sim::ResolvedTrainSpace rs = sim::resolve_train_space(p.space, *p.model, p.systems);
   const sim::TrainGenerator gen(p.space, rs, *p.model, p.systems);
-  const bool multi_system = p.systems.size() > 1;
   const int rc = o.status == sim::SearchStatus::EmptySpace    ? kExitEmptySpace
                  : o.status == sim::SearchStatus::Interrupted ? kExitInterrupted
                                                               : 0;
-  switch (c.common.format()) {
-    case Format::Json: {
-      nlohmann::json j;
-      j["schema_version"] = sim::kResultSchemaVersion;
-      j["command"] = "search train";
-      j["model"] = p.model->name;
-      j["systems"] = names_of(p);
-      j["status"] = o.status == sim::SearchStatus::Ok           ? "ok"
-                    : o.status == sim::SearchStatus::EmptySpace ? "empty"
-                                                                : "interrupted";
-      j["objective"] = sim::name_of(p.objective);
-      j["space_size"] = o.space_size;
-      j["processed"] = o.processed;
-      j["evaluated"] = o.evaluated;
-      j["feasible"] = o.feasible;
-      j["pruned"] = pruned_json(o.pruned);
-      j["seconds"] = o.fast_seconds;
-      j["configs_per_s"] = o.evals_per_s();
-      j["threads"] = o.threads;
-      j["max_fast_error"] = o.max_fast_error;
-      auto top = nlohmann::json::array();
-      for (std::size_t k = 0; k < o.top.size(); ++k) top.push_back(entry_json(p, o.top[k], k + 1));
-      j["top"] = top;
-      auto front = nlohmann::json::array();
-      for (const auto& e : o.pareto) front.push_back(entry_json(p, e, 0));
-      j["pareto"] = front;
-      std::cout << j.dump(2) << "\n";
-      return rc;
-    }
-    case Format::Csv:
-      std::cout << csv_header;
-      for (std::size_t k = 0; k < o.top.size(); ++k) csv_row(std::cout, p, o.top[k], k + 1);
-      return rc;
-    case Format::Table: break;
-  }
+  nlohmann::json j = report::header("search train");
+  j["model"] = p.model->name;
+  j["systems"] = names_of(p);
+  j["status"] = o.status == sim::SearchStatus::Ok           ? "ok"
+                : o.status == sim::SearchStatus::EmptySpace ? "empty"
+                                                            : "interrupted";
+  j["objective"] = sim::name_of(p.objective);
+  j["space_size"] = o.space_size;
+  j["processed"] = o.processed;
+  j["evaluated"] = o.evaluated;
+  j["feasible"] = o.feasible;
+  j["pruned"] = pruned_json(o.pruned);
+  j["seconds"] = report::figure(o.fast_seconds, "s");
+  j["configs_per_s"] = o.evals_per_s();
+  j["threads"] = o.threads;
+  j["max_fast_error"] = o.max_fast_error;
+  auto top = nlohmann::json::array();
+  for (std::size_t k = 0; k < o.top.size(); ++k) top.push_back(entry_json(p, o.top[k], k + 1));
+  j["top"] = top;
+  auto front = nlohmann::json::array();
+  for (const auto& e : o.pareto) front.push_back(entry_json(p, e, 0));
+  j["pareto"] = front;
+  emit(c.common, j, [&] { print_search_table(c, p, o, rs, gen, opt); });
+  return rc;
+}
+
+void print_search_table(const SearchCommand& c, const sim::SearchProblem& p, const sim::SearchOutcome& o,
+                        const sim::ResolvedTrainSpace& rs, const sim::TrainGenerator& gen,
+                        const sim::SearchOptions& opt) {
+  const bool multi_system = p.systems.size() > 1;
   std::vector<std::string> names;
   for (const auto& sys : p.systems) names.push_back(sys.name);
   const std::string systems = join(names, ", ");
@@ -100,7 +100,7 @@ int run_search(const CLI::App& app, SearchCommand& c) {
       thousands(o.evals_per_s()), o.threads);
   if (o.status == sim::SearchStatus::EmptySpace) {
     print_empty(o, o.pruned, &gen);
-    return rc;
+    return;
   }
   print_pruned(o.pruned, o.space_size, &gen, 6);
   if (o.status == sim::SearchStatus::Interrupted)
@@ -118,7 +118,6 @@ int run_search(const CLI::App& app, SearchCommand& c) {
     print_entries(p, o.pareto, multi_system);
   }
   if (c.explain && o.top.size() >= 2) explain(p, o.top[0], o.top[1]);
-  return rc;
 }
 
 }  // namespace

@@ -325,6 +325,7 @@ Runner add_serve_command(CLI::App& app) {
   add_serve_flags(sub, *cmd);
   return [cmd, sub]() -> int {
     reject_extras(*sub);
+    check_outputs(*sub, cmd->common, {cmd->trace_file});
     sim::RunRequest req = build_request(*sub, cmd->flags);
     if (req.model.empty()) throw_usage("--model", "--model is required (a preset name or a config.json path)");
     if (req.system.empty()) throw_usage("--system", "--system is required (a preset name or a system TOML path)");
@@ -363,15 +364,22 @@ Runner add_serve_command(CLI::App& app) {
     };
     sim::ServingResult r = sim::simulate_serving(m, sys, run, cfg, requests);
     for (auto& n : s.notes) r.notes.push_back(std::move(n));
+    sim::RunRequest shown = req;
+    shown.run = run;  // the report shows the run as simulated
     serve_output::Context c{m.name,
                             sys.name,
                             s.description,
                             run,
+                            shown,
+                            describe_run(run),
                             sys.efficiency.calibrated,
                             sys.gpu.memory_bytes,
                             std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
                             cmd->slo_ttft_ms,
                             cmd->slo_tpot_ms};
+    if (!cmd->trace_file.empty() || !cmd->input_dist.empty()) c.stream_replaces.emplace_back("input-len");
+    if (!cmd->trace_file.empty() || !cmd->output_dist.empty()) c.stream_replaces.emplace_back("output-len");
+    if (r.profile.batching != sim::Batching::Static) c.stream_replaces.emplace_back("batch");
     if (c.wall_s > 2) std::cerr << fmt::format("llmsim: serve: simulated in {:.1f} s\n", c.wall_s);
     if (r.valid() && !cmd->trace.empty()) serve_output::write_trace(cmd->trace, r);
     if (r.valid() && !cmd->per_request.empty()) serve_output::write_per_request(cmd->per_request, r);
@@ -381,22 +389,15 @@ Runner add_serve_command(CLI::App& app) {
                                                {"ttft_ms", r.ttft.mean * 1e3},
                                                {"tpot_ms", r.tpot.mean * 1e3},
                                                {"e2e_latency_ms", r.e2e.mean * 1e3}};
-    switch (cmd->common.format()) {
-      case Format::Json: {
-        nlohmann::json j = serve_output::to_json(c, r);
-        if (r.valid()) j["measured_bands"] = measured_bands_json(bands, "serving", band_profile, figures);
-        std::cout << j.dump(2) << "\n";
-        break;
+    nlohmann::json doc = serve_output::to_json(c, r);
+    if (r.valid()) doc["measured_bands"] = measured_bands_json(bands, "serving", band_profile, figures);
+    emit(cmd->common, doc, [&] {
+      serve_output::print_table(c, r);
+      if (r.valid()) {
+        std::cout << "\n";
+        print_measured_bands(bands, "serving", band_profile, figures);
       }
-      case Format::Csv: serve_output::print_csv(r); break;
-      case Format::Table:
-        serve_output::print_table(c, r);
-        if (r.valid()) {
-          std::cout << "\n";
-          print_measured_bands(bands, "serving", band_profile, figures);
-        }
-        break;
-    }
+    });
     return r.valid() ? 0 : 1;
   };
 }

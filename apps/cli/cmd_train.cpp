@@ -14,6 +14,7 @@
 #include "llmsim/hardware/system_toml.h"
 #include "llmsim/model/presets.h"
 #include "llmsim/report/chrome_trace.h"
+#include "llmsim/report/report.h"
 #include "llmsim/train/train_sim.h"
 #include "measured_bands.h"
 
@@ -31,37 +32,39 @@ struct TrainCommand {
   std::string bands;
 };
 
-nlohmann::json interval_json(const sim::Interval& i) { return {{"value", i.value}, {"low", i.low}, {"high", i.high}}; }
-
 nlohmann::json shares_json(const std::vector<sim::TimeShare>& v) {
   auto a = nlohmann::json::array();
-  for (const auto& x : v) a.push_back({{"name", x.name}, {"seconds", x.seconds}, {"fraction", x.fraction}});
+  for (const auto& x : v)
+    a.push_back({{"name", x.name}, {"seconds", report::figure(x.seconds, "s")}, {"fraction", x.fraction}});
   return a;
 }
 
-nlohmann::json to_json(const model::ModelSpec& m, const hardware::SystemSpec& sys, const sim::RunSpec& run,
-                       const sim::TrainResult& r) {
-  nlohmann::json j = run_header_json("train", m.name, sys.name, run, r.problems);
+// The train report (docs/output-schema.md, "train").
+nlohmann::json to_json(const model::ModelSpec& m, const hardware::SystemSpec& sys, const sim::RunRequest& req,
+                       const sim::RunSpec& run, const sim::TrainResult& r) {
+  using report::figure;
+  nlohmann::json j = report::header("train");
+  report::add_run(j, req, m.name, sys.name, describe_run(run), r.problems);
   j["fits"] = r.memory.fits();
   j["calibrated"] = sys.efficiency.calibrated;
-  j["memory"] = {{"gpu_bytes", r.memory.gpu_bytes},
-                 {"gpu_capacity_bytes", r.memory.gpu_capacity_bytes},
-                 {"host_bytes", r.memory.host_bytes},
-                 {"timeline_peak_bytes", r.memory_timeline_peak_bytes},
+  j["memory"] = {{"gpu_bytes", figure(r.memory.gpu_bytes, "B")},
+                 {"gpu_capacity_bytes", figure(r.memory.gpu_capacity_bytes, "B")},
+                 {"host_bytes", figure(r.memory.host_bytes, "B")},
+                 {"timeline_peak_bytes", figure(r.memory_timeline_peak_bytes, "B")},
                  {"peak_in_flight_micro_batches", r.peak_in_flight}};
   if (!r.valid()) return j;
-  j["step_time_s"] = interval_json(r.step_time_s);
+  j["step_time_s"] = figure(r.step_time_s, "s");
   j["micro_batches"] = r.micro_batches;
   j["tokens_per_step"] = r.tokens_per_step;
-  j["tokens_per_s"] = interval_json(r.tokens_per_s);
-  j["tokens_per_s_per_gpu"] = interval_json(r.tokens_per_s_per_gpu);
-  j["samples_per_s"] = interval_json(r.samples_per_s);
-  j["samples_per_s_per_gpu"] = interval_json(r.samples_per_s_per_gpu);
-  j["model_flops_per_step"] = r.model_flops_per_step;
-  j["hardware_flops_per_step"] = r.hardware_flops_per_step;
-  j["model_tflops_per_gpu"] = interval_json(r.model_tflops_per_gpu);
-  j["mfu"] = interval_json(r.mfu);
-  j["hfu"] = interval_json(r.hfu);
+  j["tokens_per_s"] = figure(r.tokens_per_s, "tokens/s");
+  j["tokens_per_s_per_gpu"] = figure(r.tokens_per_s_per_gpu, "tokens/s");
+  j["samples_per_s"] = figure(r.samples_per_s, "samples/s");
+  j["samples_per_s_per_gpu"] = figure(r.samples_per_s_per_gpu, "samples/s");
+  j["model_flops_per_step"] = figure(r.model_flops_per_step, "FLOP");
+  j["hardware_flops_per_step"] = figure(r.hardware_flops_per_step, "FLOP");
+  j["model_tflops_per_gpu"] = figure(r.model_tflops_per_gpu, "TFLOP/s");
+  j["mfu"] = figure(r.mfu, "fraction");
+  j["hfu"] = figure(r.hfu, "fraction");
   j["critical_stage"] = r.critical_stage;
   j["by_phase"] = shares_json(r.by_phase);
   j["by_module"] = shares_json(r.by_module);
@@ -69,35 +72,10 @@ nlohmann::json to_json(const model::ModelSpec& m, const hardware::SystemSpec& sy
   j["graph_nodes"] = r.graph_nodes;
   if (r.total_steps > 0)
     j["total"] = {{"steps", r.total_steps},
-                  {"time_s", interval_json(r.total_time_s)},
+                  {"time_s", figure(r.total_time_s, "s")},
                   {"cost", r.total_cost},
-                  {"energy_J", r.total_energy_J}};
+                  {"energy_J", figure(r.total_energy_J, "J")}};
   return j;
-}
-
-void print_csv(const sim::TrainResult& r) {
-  std::cout << "schema_version,section,name,value,low,high,unit\n";
-  auto row = [](const std::string& section, const std::string& name, double v, double lo, double hi, const char* unit) {
-    std::cout << fmt::format("{},{},{},{:.6g},{:.6g},{:.6g},{}\n", sim::kResultSchemaVersion, section, csv_field(name),
-                             v, lo, hi, unit);
-  };
-  auto iv = [&](const std::string& name, const sim::Interval& i, const char* unit) {
-    row("summary", name, i.value, i.low, i.high, unit);
-  };
-  row("summary", "fits", r.memory.fits() ? 1 : 0, r.memory.fits() ? 1 : 0, r.memory.fits() ? 1 : 0, "bool");
-  row("summary", "peak_mem_gib", r.memory.gpu_bytes / units::GiB, r.memory.gpu_bytes / units::GiB,
-      r.memory.gpu_bytes / units::GiB, "GiB");
-  if (!r.valid()) return;
-  iv("step_time_s", r.step_time_s, "s");
-  iv("tokens_per_s", r.tokens_per_s, "tokens/s");
-  iv("tokens_per_s_per_gpu", r.tokens_per_s_per_gpu, "tokens/s");
-  iv("samples_per_s", r.samples_per_s, "samples/s");
-  iv("model_tflops_per_gpu", r.model_tflops_per_gpu, "TFLOP/s");
-  iv("mfu", r.mfu, "fraction");
-  iv("hfu", r.hfu, "fraction");
-  for (const auto& x : r.by_phase) row("phase", x.name, x.seconds, x.fraction, x.fraction, "s");
-  for (const auto& x : r.by_module) row("module", x.name, x.seconds, x.fraction, x.fraction, "s");
-  for (const auto& x : r.by_op_class) row("op_class", x.name, x.seconds, x.fraction, x.fraction, "s");
 }
 
 std::string seconds(double s) {
@@ -177,6 +155,7 @@ Runner add_train_command(CLI::App& app) {
   add_bands_option(*sub, cmd->bands);
   return [cmd, sub]() -> int {
     reject_extras(*sub);
+    check_outputs(*sub, cmd->common);
     sim::RunRequest req = build_request(*sub, cmd->flags);
     if (req.model.empty()) throw_usage("--model", "--model is required (a preset name or a config.json path)");
     if (req.system.empty()) throw_usage("--system", "--system is required (a preset name or a system TOML path)");
@@ -191,6 +170,7 @@ Runner add_train_command(CLI::App& app) {
     if (!req.was_given("gpus"))
       req.run.par.gpus = req.run.par.tp * req.run.par.pp * req.run.par.cp * std::max<std::int64_t>(1, req.run.par.dp);
     const sim::RunSpec run = sim::with_defaults(req.run);
+    req.run = run;  // the report shows the run as simulated
     sim::TrainOptions opt;
     opt.keep_trace = !cmd->trace.empty();
     opt.train_steps = cmd->steps;
@@ -208,22 +188,15 @@ Runner add_train_command(CLI::App& app) {
     const std::vector<BandedFigure> figures = {{"step_time_s", r.step_time_s.value},
                                                {"tokens_per_s", r.tokens_per_s.value},
                                                {"samples_per_s", r.samples_per_s.value}};
-    switch (cmd->common.format()) {
-      case Format::Json: {
-        nlohmann::json j = to_json(m, sys, run, r);
-        if (r.valid()) j["measured_bands"] = measured_bands_json(bands, workload, profile, figures);
-        std::cout << j.dump(2) << "\n";
-        break;
+    nlohmann::json doc = to_json(m, sys, req, run, r);
+    if (r.valid()) doc["measured_bands"] = measured_bands_json(bands, workload, profile, figures);
+    emit(cmd->common, doc, [&] {
+      print_table(m, sys, run, r);
+      if (r.valid()) {
+        std::cout << "\n";
+        print_measured_bands(bands, workload, profile, figures);
       }
-      case Format::Csv: print_csv(r); break;
-      case Format::Table:
-        print_table(m, sys, run, r);
-        if (r.valid()) {
-          std::cout << "\n";
-          print_measured_bands(bands, workload, profile, figures);
-        }
-        break;
-    }
+    });
     return r.valid() && r.memory.fits() ? 0 : 1;
   };
 }

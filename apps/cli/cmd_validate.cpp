@@ -21,6 +21,7 @@
 #include "llmsim/core/suggest.h"
 #include "llmsim/hardware/system_toml.h"
 #include "llmsim/memory/memory_model.h"
+#include "llmsim/report/report.h"
 #include "llmsim/validate/measured_runs.h"
 #include "llmsim/validate/regime_bands.h"
 #include "llmsim/validate/source_facts.h"
@@ -41,11 +42,10 @@ struct FileError {
 };
 
 struct ValidateCommand {
-  CommonOptions common;  // --json and --data-dir (its boolean --csv is not registered)
+  CommonOptions common;  // --json, --csv, --data-dir and --overlay
   std::vector<std::string> files;
   bool loso = false;        // replace each row's band by its leave-one-source-out band
   std::string write_bands;  // --write-bands FILE
-  std::string csv;          // --csv FILE, or "-" for stdout
   double max_mape = -1;     // < 0: no threshold
   bool no_facts = false;    // --no-source-facts
 };
@@ -64,26 +64,6 @@ std::string num(double x) {
 }
 
 std::string pct(double x) { return fmt::format("{:+.1f}%", x); }
-
-// ---------------------------------------------------------------------------------------------
-// CSV
-
-void write_csv(std::ostream& out, const std::vector<sim::ValidationRow>& rows) {
-  out << "schema_version,run_id,metric,measured,predicted,low,high,error_pct,status,file,line,workload,system,"
-         "framework,features,note,defaults,profile\n";
-  for (const auto& r : rows) {
-    out << fmt::format("{},{},{},{:.6g},", sim::kResultSchemaVersion, csv_field(r.run_id), csv_field(r.metric),
-                       r.measured);
-    if (r.ok())
-      out << fmt::format("{:.6g},{:.6g},{:.6g},{:.4f},", r.predicted, r.low, r.high, r.error_pct);
-    else
-      out << ",,,,";
-    out << fmt::format("{},{},{},{},{},{},{},{},{},{}\n", csv_field(r.status), csv_field(r.file), r.line,
-                       csv_field(r.workload), csv_field(r.system), csv_field(r.framework),
-                       csv_field(join(r.features, " ")), csv_field(r.note), csv_field(join(r.defaults, "; ")),
-                       csv_field(r.framework_profile));
-  }
-}
 
 // ---------------------------------------------------------------------------------------------
 // JSON
@@ -109,9 +89,7 @@ nlohmann::json stats_json(const sim::GroupStats& g) {
 
 nlohmann::json to_json(const std::vector<std::string>& files, const std::vector<FileError>& file_errors,
                        const std::vector<sim::ValidationRow>& rows, const sim::ValidationSummary& s) {
-  nlohmann::json j;
-  j["schema_version"] = sim::kResultSchemaVersion;
-  j["command"] = "validate";
+  nlohmann::json j = report::header("validate");
   j["files"] = files;
   auto fe = nlohmann::json::array();
   for (const auto& e : file_errors)
@@ -251,16 +229,11 @@ Runner add_validate_command(CLI::App& app) {
       "validate", "predict every row of measured-run CSV files (data/validation/SCHEMA.md) and report the errors");
   sub->allow_extras();
   sub->add_option("FILE", cmd->files, "measured-run CSV files (data/validation/SCHEMA.md)")->required();
-  sub->add_flag("--json", cmd->common.json, "print rows and summary as JSON (schema_version inside)");
+  add_output_options(*sub, cmd->common);
   sub->add_flag("--loso", cmd->loso,
                 "give each row the band the other sources' rows of its regime give (leave one source out: the "
                 "10th-90th percentile of their measured / predicted); the summaries' 'in band' becomes the "
                 "LOSO interval coverage");
-  sub->add_option("--csv", cmd->csv,
-                  "write one CSV line per row to FILE (the table still goes to stdout), or to stdout "
-                  "alone with '-' or no value")
-      ->type_name("[FILE|-]")
-      ->expected(0, 1);
   sub->add_option("--max-mape", cmd->max_mape,
                   "exit 1 when the mean absolute % error of the predicted rows (fits excluded) exceeds this")
       ->type_name("PERCENT")
@@ -275,9 +248,7 @@ Runner add_validate_command(CLI::App& app) {
                 "ignore the <stem>.facts.toml beside each CSV (facts its sources state that rows cannot)");
   return [cmd, sub]() -> int {
     reject_extras(*sub);
-    if (sub->count("--csv") > 0 && cmd->csv.empty()) cmd->csv = "-";
-    if (cmd->common.json && cmd->csv == "-") throw_usage("--csv", "--csv - and --json both want stdout; give one");
-    refuse_overwrite("--csv", cmd->csv, cmd->files);
+    check_outputs(*sub, cmd->common, cmd->files);
     refuse_overwrite("--write-bands", cmd->write_bands, cmd->files);
     const std::string data = cmd->common.resolved_data_dir();
     if (!cmd->common.overlay.empty()) hardware::check_efficiency_overlay(cmd->common.overlay);
@@ -314,17 +285,7 @@ Runner add_validate_command(CLI::App& app) {
     if (cmd->loso) sim::apply_loso_intervals(rows);
     const sim::ValidationSummary s = sim::summarize(rows);
 
-    if (!cmd->csv.empty() && cmd->csv != "-") {
-      std::ofstream out(cmd->csv);
-      if (!out) throw_input(Location{.file = cmd->csv}, "cannot open the CSV file for writing");
-      write_csv(out, rows);
-      std::cerr << fmt::format("llmsim: validate: wrote {} rows to {}\n", rows.size(), cmd->csv);
-    }
-    if (cmd->csv == "-") {
-      write_csv(std::cout, rows);
-    } else if (cmd->common.json) {
-      std::cout << to_json(cmd->files, file_errors, rows, s).dump(2) << "\n";
-    } else {
+    emit(cmd->common, to_json(cmd->files, file_errors, rows, s), [&] {
       std::cout << fmt::format("llmsim validate: {} rows from {} file{}\n\n", rows.size(),
                                cmd->files.size() - file_errors.size(),
                                cmd->files.size() - file_errors.size() == 1 ? "" : "s");
@@ -332,7 +293,7 @@ Runner add_validate_command(CLI::App& app) {
       print_errors(file_errors, rows);
       print_unsupported(rows);
       print_summary(s);
-    }
+    });
     // The most severe outcome decides: an unreadable file, then rows in error, then the MAPE threshold.
     if (!file_errors.empty()) {
       int code = 0;

@@ -12,6 +12,7 @@
 #include "llmsim/core/error.h"
 #include "llmsim/core/suggest.h"
 #include "llmsim/core/units.h"
+#include "llmsim/report/report.h"
 
 namespace llmsim::cli::search_train {
 
@@ -214,7 +215,7 @@ nlohmann::json entry_json(const sim::SearchProblem& p, const sim::SearchEntry& e
   if (rank > 0) j["rank"] = rank;
   j["index"] = e.index;
   j["system"] = p.systems[static_cast<std::size_t>(e.system)].name;
-  j["run"] = describe_run(r);
+  j["run_summary"] = describe_run(r);
   j["config"] = {{"gpus", r.par.gpus},
                  {"tp", r.par.tp},
                  {"pp", r.par.pp},
@@ -232,28 +233,26 @@ nlohmann::json entry_json(const sim::SearchProblem& p, const sim::SearchEntry& e
                  {"precision", dtype_name(r.train.precision)},
                  {"framework", sim::name_of(r.train.framework)},
                  {"pipeline_schedule", sim::name_of(r.train.schedule)}};
-  j["fast"] = {{"step_time_s", e.fast.step_time_s},
-               {"tokens_per_s", e.fast.tokens_per_s},
-               {"gpu_bytes", e.gpu_bytes},
+  j["fast"] = {{"step_time_s", report::figure(e.fast.step_time_s, "s")},
+               {"tokens_per_s", report::figure(e.fast.tokens_per_s, "tokens/s")},
+               {"gpu_bytes", report::figure(e.gpu_bytes, "B")},
                {"score", e.score}};
   if (e.full && e.full->valid()) {
     const auto& f = *e.full;
-    j["full"] = {{"step_time_s", f.step_time_s.value},
-                 {"step_time_low_s", f.step_time_s.low},
-                 {"step_time_high_s", f.step_time_s.high},
-                 {"tokens_per_s", f.tokens_per_s.value},
-                 {"tokens_per_s_per_gpu", f.tokens_per_s_per_gpu.value},
-                 {"mfu", f.mfu.value},
-                 {"gpu_bytes", f.memory.gpu_bytes},
+    j["full"] = {{"step_time_s", report::figure(f.step_time_s, "s")},
+                 {"tokens_per_s", report::figure(f.tokens_per_s, "tokens/s")},
+                 {"tokens_per_s_per_gpu", report::figure(f.tokens_per_s_per_gpu, "tokens/s")},
+                 {"mfu", report::figure(f.mfu, "fraction")},
+                 {"gpu_bytes", report::figure(f.memory.gpu_bytes, "B")},
                  {"fits", f.memory.fits()},
                  {"score", e.full_score}};
     if (f.total_steps > 0)
       j["full"]["total"] = {{"steps", f.total_steps},
-                            {"time_s", f.total_time_s.value},
+                            {"time_s", report::figure(f.total_time_s, "s")},
                             {"cost", f.total_cost},
-                            {"energy_J", f.total_energy_J}};
+                            {"energy_J", report::figure(f.total_energy_J, "J")}};
     auto phases = nlohmann::json::array();
-    for (const auto& x : f.by_phase) phases.push_back({{"name", x.name}, {"seconds", x.seconds}});
+    for (const auto& x : f.by_phase) phases.push_back({{"name", x.name}, {"seconds", report::figure(x.seconds, "s")}});
     j["full"]["by_phase"] = phases;
   }
   return j;
@@ -265,25 +264,6 @@ nlohmann::json pruned_json(const sim::PruneTally& t) {
   return a;
 }
 
-const char* csv_header =
-    "schema_version,rank,system,gpus,tp,pp,dp,cp,ep,vp,micro_batch,global_batch,recompute,sequence_parallel,zero_stage,"
-    "offload,flash_attn,precision,framework,pipeline_schedule,step_time_s,tokens_per_s,tokens_per_s_per_gpu,mfu,"
-    "gpu_mem_gib,fast_step_time_s,source,time_s,cost,energy_J\n";
-
-void csv_row(std::ostream& o, const sim::SearchProblem& p, const sim::SearchEntry& e, std::size_t rank) {
-  const auto& r = e.run;
-  const Row w = row_of(p, e);
-  o << fmt::format(
-      "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.6g},{:.6g},{:.6g},{:.4g},{:.3f},{:.6g},{},{:.6g},"
-      "{:.6g},{:.6g}\n",
-      sim::kResultSchemaVersion, rank, csv_field(p.systems[static_cast<std::size_t>(e.system)].name), r.par.gpus,
-      r.par.tp, r.par.pp, r.par.dp, r.par.cp, r.par.ep, r.par.vp, r.train.micro_batch, r.train.global_batch,
-      sim::name_of(r.train.recompute), on_off(r.par.sequence_parallel), r.train.zero_stage,
-      sim::name_of(r.train.offload), on_off(r.train.flash_attn), dtype_name(r.train.precision),
-      sim::name_of(r.train.framework), sim::name_of(r.train.schedule), w.step, w.tps, w.per_gpu, w.mfu,
-      w.mem / units::GiB, e.fast.step_time_s, w.full ? "full" : "estimate", w.time, w.cost, w.energy);
-}
-
 void write_all_csv(const std::string& path, const sim::SearchProblem& p, const std::vector<sim::SearchEntry>& all) {
   std::ofstream f(path);
   if (!f) throw_input(Location{.file = path}, "cannot open the CSV file for writing");
@@ -292,14 +272,14 @@ void write_all_csv(const std::string& path, const sim::SearchProblem& p, const s
        "est_tokens_per_s_per_gpu,gpu_mem_gib,score\n";
   for (const auto& e : all) {
     const auto& r = e.run;
-    f << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.6g},{:.6g},{:.6g},{:.3f},{:.8g}\n",
-                     sim::kResultSchemaVersion, e.index, csv_field(p.systems[static_cast<std::size_t>(e.system)].name),
-                     r.par.gpus, r.par.tp, r.par.pp, r.par.dp, r.par.cp, r.par.ep, r.par.vp, r.train.micro_batch,
-                     r.train.global_batch, sim::name_of(r.train.recompute), on_off(r.par.sequence_parallel),
-                     r.train.zero_stage, sim::name_of(r.train.offload), on_off(r.train.flash_attn),
-                     dtype_name(r.train.precision), sim::name_of(r.train.framework), sim::name_of(r.train.schedule),
-                     e.fast.step_time_s, e.fast.tokens_per_s, e.fast.tokens_per_s / static_cast<double>(r.par.gpus),
-                     e.gpu_bytes / units::GiB, e.score);
+    f << fmt::format(
+        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.6g},{:.6g},{:.6g},{:.3f},{:.8g}\n",
+        report::kSchemaVersion, e.index, report::csv_field(p.systems[static_cast<std::size_t>(e.system)].name),
+        r.par.gpus, r.par.tp, r.par.pp, r.par.dp, r.par.cp, r.par.ep, r.par.vp, r.train.micro_batch,
+        r.train.global_batch, sim::name_of(r.train.recompute), on_off(r.par.sequence_parallel), r.train.zero_stage,
+        sim::name_of(r.train.offload), on_off(r.train.flash_attn), dtype_name(r.train.precision),
+        sim::name_of(r.train.framework), sim::name_of(r.train.schedule), e.fast.step_time_s, e.fast.tokens_per_s,
+        e.fast.tokens_per_s / static_cast<double>(r.par.gpus), e.gpu_bytes / units::GiB, e.score);
   }
   std::cerr << fmt::format("llmsim: wrote {} configurations to {}\n", all.size(), path);
 }

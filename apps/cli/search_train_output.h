@@ -19,9 +19,6 @@ struct Row {
   bool full = false;
 };
 
-// The header line of the CSV rows csv_row writes.
-extern const char* csv_header;
-
 std::string thousands(double v);
 std::string duration(double s);
 std::vector<std::string> names_of(const sim::SearchProblem& p);
@@ -33,7 +30,6 @@ void print_pruned(const sim::PruneTally& t, std::uint64_t space, const sim::Trai
 void explain(const sim::SearchProblem& p, const sim::SearchEntry& a, const sim::SearchEntry& b);
 nlohmann::json entry_json(const sim::SearchProblem& p, const sim::SearchEntry& e, std::size_t rank);
 nlohmann::json pruned_json(const sim::PruneTally& t);
-void csv_row(std::ostream& o, const sim::SearchProblem& p, const sim::SearchEntry& e, std::size_t rank);
 void write_all_csv(const std::string& path, const sim::SearchProblem& p, const std::vector<sim::SearchEntry>& all);
 std::function<void(std::uint64_t, std::uint64_t, double)> progress_printer(const char* what);
 void clear_progress();

@@ -12,6 +12,7 @@
 #include "llmsim/core/suggest.h"
 #include "llmsim/core/units.h"
 #include "llmsim/memory/memory_model.h"
+#include "llmsim/report/report.h"
 #include "llmsim/report/serving_trace.h"
 
 namespace llmsim::cli::serve_output {
@@ -20,10 +21,14 @@ namespace {
 
 std::string ms(double s) { return fmt::format("{:.1f}", s * 1e3); }
 
-nlohmann::json stats_json(const sim::LatencyStats& s) {
-  return {{"mean", s.mean}, {"p50", s.p50}, {"p90", s.p90}, {"p99", s.p99}, {"max", s.max}};
+// A latency statistic with the run's band: the schedule with all-fast and all-slow iterations scales every
+// time by the result's time ratios.
+nlohmann::json stats_json(const sim::LatencyStats& s, const sim::ServingResult& r) {
+  const auto f = [&](double v) {
+    return report::figure(sim::Interval{v, v * r.time_ratio_low, v * r.time_ratio_high}, "s");
+  };
+  return {{"mean", f(s.mean)}, {"p50", f(s.p50)}, {"p90", f(s.p90)}, {"p99", f(s.p99)}, {"max", f(s.max)}};
 }
-nlohmann::json interval_json(const sim::Interval& i) { return {{"value", i.value}, {"low", i.low}, {"high", i.high}}; }
 
 nlohmann::json engine_json(const sim::EngineProfile& e) {
   return {{"name", e.name},
@@ -65,100 +70,59 @@ std::string describe_engine(const sim::EngineProfile& e) {
 
 }  // namespace
 
+// The serve report (docs/output-schema.md, "serve").
 nlohmann::json to_json(const Context& c, const sim::ServingResult& r) {
-  nlohmann::json j;
-  j["schema_version"] = sim::kResultSchemaVersion;
-  j["command"] = "serve";
-  j["model"] = c.model;
-  j["system"] = c.system;
+  using report::figure;
+  nlohmann::json j = report::header("serve");
+  report::add_run(j, c.request, c.model, c.system, c.summary, r.problems);
+  for (const auto& name : c.stream_replaces) {
+    j["run"].erase(name);
+    auto& d = j["defaulted"];
+    d.erase(std::remove(d.begin(), d.end(), name), d.end());
+  }
   j["stream"] = c.stream;
-  j["gpus"] = c.run.par.gpus;
-  j["tp"] = c.run.par.tp;
-  j["pp"] = c.run.par.pp;
   j["replicas"] = r.replicas;
-  j["valid"] = r.valid();
-  j["problems"] = r.problems;
   j["notes"] = r.notes;
   j["calibrated"] = c.calibrated;
   j["engine"] = engine_json(r.profile);
-  j["kv_cache"] = {{"tokens_per_replica", r.kv_capacity_tokens},   {"bytes_per_token", r.kv_bytes_per_token},
-                   {"budget_bytes_per_gpu", r.kv_budget_bytes},    {"weight_bytes_per_gpu", r.weight_bytes},
-                   {"workspace_bytes_per_gpu", r.workspace_bytes}, {"runtime_bytes_per_gpu", r.runtime_bytes}};
+  j["kv_cache"] = {{"tokens_per_replica", r.kv_capacity_tokens},
+                   {"bytes_per_token", figure(r.kv_bytes_per_token, "B")},
+                   {"budget_bytes_per_gpu", figure(r.kv_budget_bytes, "B")},
+                   {"weight_bytes_per_gpu", figure(r.weight_bytes, "B")},
+                   {"workspace_bytes_per_gpu", figure(r.workspace_bytes, "B")},
+                   {"runtime_bytes_per_gpu", figure(r.runtime_bytes, "B")}};
   if (!r.valid()) return j;
   j["requests"] = r.completed;
   j["rejected"] = r.rejected;
-  j["duration_s"] = r.duration_s;
+  j["duration_s"] =
+      figure(sim::Interval{r.duration_s, r.duration_s * r.time_ratio_low, r.duration_s * r.time_ratio_high}, "s");
   j["input_tokens"] = r.input_tokens;
   j["output_tokens"] = r.output_tokens;
-  j["requests_per_s"] = interval_json(r.requests_per_s);
-  j["requests_per_s_per_gpu"] = interval_json(r.requests_per_s_per_gpu);
-  j["input_tokens_per_s"] = interval_json(r.input_tokens_per_s);
-  j["output_tokens_per_s"] = interval_json(r.output_tokens_per_s);
-  j["output_tokens_per_s_per_gpu"] = interval_json(r.output_tokens_per_s_per_gpu);
-  j["latency_s"] = {{"ttft", stats_json(r.ttft)},
-                    {"tpot", stats_json(r.tpot)},
-                    {"itl", stats_json(r.itl)},
-                    {"e2e", stats_json(r.e2e)},
-                    {"queue", stats_json(r.queue)}};
-  j["latency_band"] = {{"low_factor", r.time_ratio_low}, {"high_factor", r.time_ratio_high}};
+  j["requests_per_s"] = figure(r.requests_per_s, "requests/s");
+  j["requests_per_s_per_gpu"] = figure(r.requests_per_s_per_gpu, "requests/s");
+  j["input_tokens_per_s"] = figure(r.input_tokens_per_s, "tokens/s");
+  j["output_tokens_per_s"] = figure(r.output_tokens_per_s, "tokens/s");
+  j["output_tokens_per_s_per_gpu"] = figure(r.output_tokens_per_s_per_gpu, "tokens/s");
+  j["latency_s"] = {{"ttft", stats_json(r.ttft, r)},
+                    {"tpot", stats_json(r.tpot, r)},
+                    {"itl", stats_json(r.itl, r)},
+                    {"e2e", stats_json(r.e2e, r)},
+                    {"queue", stats_json(r.queue, r)}};
   j["mean_batch"] = r.mean_batch;
   j["mean_batch_tokens"] = r.mean_batch_tokens;
-  j["kv_utilization"] = r.kv_utilization;
-  j["kv_peak_utilization"] = r.kv_peak_utilization;
-  j["busy_fraction"] = r.busy_fraction;
+  j["kv_utilization"] = figure(r.kv_utilization, "fraction");
+  j["kv_peak_utilization"] = figure(r.kv_peak_utilization, "fraction");
+  j["busy_fraction"] = figure(r.busy_fraction, "fraction");
   j["iterations"] = r.iterations;
   j["preemptions"] = r.preemptions;
   j["prefix_cache"] = {{"enabled", r.prefix_caching},
                        {"query_tokens", r.prefix_query_tokens},
                        {"hit_tokens", r.prefix_hit_tokens},
-                       {"hit_rate", r.prefix_hit_rate}};
-  if (r.slo_given) j["goodput"] = {{"fraction", r.slo_fraction}, {"requests_per_s", r.goodput_rps}};
+                       {"hit_rate", figure(r.prefix_hit_rate, "fraction")}};
+  if (r.slo_given)
+    j["goodput"] = {{"fraction", figure(r.slo_fraction, "fraction")},
+                    {"requests_per_s", figure(r.goodput_rps, "requests/s")}};
   return j;
-}
-
-void print_csv(const sim::ServingResult& r) {
-  std::cout << "schema_version,section,name,value,low,high,unit\n";
-  auto row = [](const std::string& section, const std::string& name, double v, double lo, double hi, const char* unit) {
-    std::cout << fmt::format("{},{},{},{:.6g},{:.6g},{:.6g},{}\n", sim::kResultSchemaVersion, section, csv_field(name),
-                             v, lo, hi, unit);
-  };
-  const double ok = r.valid() ? 1 : 0;
-  row("summary", "valid", ok, ok, ok, "bool");
-  row("summary", "kv_capacity_tokens", static_cast<double>(r.kv_capacity_tokens),
-      static_cast<double>(r.kv_capacity_tokens), static_cast<double>(r.kv_capacity_tokens), "tokens");
-  if (!r.valid()) return;
-  auto iv = [&](const std::string& name, const sim::Interval& i, const char* unit) {
-    row("summary", name, i.value, i.low, i.high, unit);
-  };
-  iv("requests_per_s", r.requests_per_s, "requests/s");
-  iv("input_tokens_per_s", r.input_tokens_per_s, "tokens/s");
-  iv("output_tokens_per_s", r.output_tokens_per_s, "tokens/s");
-  iv("output_tokens_per_s_per_gpu", r.output_tokens_per_s_per_gpu, "tokens/s");
-  row("summary", "duration_s", r.duration_s, r.duration_s * r.time_ratio_low, r.duration_s * r.time_ratio_high, "s");
-  const auto lat = [&](const char* name, const sim::LatencyStats& s) {
-    for (const auto& [k, v] : {std::pair{"mean", s.mean}, std::pair{"p50", s.p50}, std::pair{"p90", s.p90},
-                               std::pair{"p99", s.p99}, std::pair{"max", s.max}})
-      row("latency", fmt::format("{}_{}", name, k), v, v * r.time_ratio_low, v * r.time_ratio_high, "s");
-  };
-  lat("ttft", r.ttft);
-  lat("tpot", r.tpot);
-  lat("itl", r.itl);
-  lat("e2e", r.e2e);
-  lat("queue", r.queue);
-  row("engine", "mean_batch", r.mean_batch, r.mean_batch, r.mean_batch, "sequences");
-  row("engine", "mean_batch_tokens", r.mean_batch_tokens, r.mean_batch_tokens, r.mean_batch_tokens, "tokens");
-  row("engine", "kv_utilization", r.kv_utilization, r.kv_utilization, r.kv_utilization, "fraction");
-  row("engine", "kv_peak_utilization", r.kv_peak_utilization, r.kv_peak_utilization, r.kv_peak_utilization, "fraction");
-  row("engine", "busy_fraction", r.busy_fraction, r.busy_fraction, r.busy_fraction, "fraction");
-  const auto it = static_cast<double>(r.iterations), pre = static_cast<double>(r.preemptions);
-  row("engine", "iterations", it, it, it, "count");
-  row("engine", "preemptions", pre, pre, pre, "count");
-  if (r.prefix_caching)
-    row("engine", "prefix_cache_hit_rate", r.prefix_hit_rate, r.prefix_hit_rate, r.prefix_hit_rate, "fraction");
-  if (r.slo_given) {
-    row("goodput", "slo_fraction", r.slo_fraction, r.slo_fraction, r.slo_fraction, "fraction");
-    row("goodput", "goodput_rps", r.goodput_rps, r.goodput_rps, r.goodput_rps, "requests/s");
-  }
 }
 
 void print_table(const Context& c, const sim::ServingResult& r) {

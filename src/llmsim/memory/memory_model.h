@@ -14,8 +14,6 @@
 
 namespace llmsim::sim {
 
-inline constexpr int kResultSchemaVersion = 1;  // version of the JSON/CSV result layout
-
 // What a memory item holds. Decisions read the kind; its name (name_of) is the stable id that the
 // tables, JSON and CSV show.
 enum class MemoryKind {

@@ -21,7 +21,27 @@ namespace {
 struct Setting {
   SettingInfo info;
   std::function<void(RunRequest&, const std::string&)> apply;  // value already checked against `info`
+  // The value as `apply` takes it back (its canonical text), or nullopt when the setting is unset (the
+  // simulator's own rule fills it: dp from the GPUs, the global batch from the micro-batch, ...).
+  std::function<std::optional<std::string>(const RunRequest&)> get;
 };
+
+std::string flag(bool b) { return b ? "true" : "false"; }
+
+SettingInfo training(SettingInfo i) {
+  i.scope = SettingScope::Training;
+  return i;
+}
+SettingInfo inference(SettingInfo i) {
+  i.scope = SettingScope::Inference;
+  return i;
+}
+
+std::string join_list(const std::vector<std::string>& v) {
+  std::string out;
+  for (const auto& x : v) out += (out.empty() ? "" : ",") + x;
+  return out;
+}
 
 std::int64_t to_int(const std::string& v) {
   std::int64_t x = 0;
@@ -65,151 +85,242 @@ const std::vector<Setting>& table() {
   using K = SettingKind;
   static const std::vector<Setting> settings = {
       {{"model", K::Text, "model preset name or path to a Hugging Face config.json (or its folder)"},
-       [](RunRequest& r, const std::string& v) { r.model = v; }},
+       [](RunRequest& r, const std::string& v) { r.model = v; },
+       [](const RunRequest& r) -> std::optional<std::string> { return r.model; }},
       {{"system", K::Text, "system preset name or path to a system TOML"},
-       [](RunRequest& r, const std::string& v) { r.system = v; }},
+       [](RunRequest& r, const std::string& v) { r.system = v; },
+       [](const RunRequest& r) -> std::optional<std::string> { return r.system; }},
       {{"workload", K::Choice, "what runs", {"pretrain", "finetune", "inference"}},
-       [](RunRequest& r, const std::string& v) { r.run.workload = to_enum<Workload>(v); }},
+       [](RunRequest& r, const std::string& v) { r.run.workload = to_enum<Workload>(v); },
+       [](const RunRequest& r) -> std::optional<std::string> { return std::string(name_of(r.run.workload)); }},
       {{"gpus", K::PositiveInt, "GPUs in total", {}, kMaxGpus, kWhyGpus},
-       [](RunRequest& r, const std::string& v) { r.run.par.gpus = to_int(v); }},
+       [](RunRequest& r, const std::string& v) { r.run.par.gpus = to_int(v); },
+       [](const RunRequest& r) -> std::optional<std::string> { return std::to_string(r.run.par.gpus); }},
       {{"tp", K::PositiveInt, "tensor-parallel size", {}, kMaxGpus, kWhyGpus},
-       [](RunRequest& r, const std::string& v) { r.run.par.tp = to_int(v); }},
+       [](RunRequest& r, const std::string& v) { r.run.par.tp = to_int(v); },
+       [](const RunRequest& r) -> std::optional<std::string> { return std::to_string(r.run.par.tp); }},
       {{"pp", K::PositiveInt, "pipeline-parallel size", {}, kMaxGpus, kWhyGpus},
-       [](RunRequest& r, const std::string& v) { r.run.par.pp = to_int(v); }},
+       [](RunRequest& r, const std::string& v) { r.run.par.pp = to_int(v); },
+       [](const RunRequest& r) -> std::optional<std::string> { return std::to_string(r.run.par.pp); }},
       {{"dp", K::PositiveInt, "data-parallel size (default gpus/(tp*pp*cp))", {}, kMaxGpus, kWhyGpus},
-       [](RunRequest& r, const std::string& v) { r.run.par.dp = to_int(v); }},
-      {{"cp", K::PositiveInt, "context-parallel size", {}, kMaxGpus, kWhyGpus},
-       [](RunRequest& r, const std::string& v) { r.run.par.cp = to_int(v); }},
+       [](RunRequest& r, const std::string& v) { r.run.par.dp = to_int(v); },
+       [](const RunRequest& r) -> std::optional<std::string> {
+         return r.run.par.dp > 0 ? std::optional<std::string>(std::to_string(r.run.par.dp)) : std::nullopt;
+       }},
+      {training({"cp", K::PositiveInt, "context-parallel size", {}, kMaxGpus, kWhyGpus}),
+       [](RunRequest& r, const std::string& v) { r.run.par.cp = to_int(v); },
+       [](const RunRequest& r) -> std::optional<std::string> { return std::to_string(r.run.par.cp); }},
       {{"ep", K::PositiveInt, "expert-parallel size", {}, kMaxGpus, kWhyGpus},
-       [](RunRequest& r, const std::string& v) { r.run.par.ep = to_int(v); }},
-      {{"vp", K::PositiveInt, "virtual pipeline stages per GPU (interleaved 1F1B)", {}, kMaxGpus, kWhyGpus},
-       [](RunRequest& r, const std::string& v) { r.run.par.vp = to_int(v); }},
-      {{"sequence-parallel", K::Flag, "Megatron sequence parallelism"},
-       [](RunRequest& r, const std::string& v) { r.run.par.sequence_parallel = v == "true"; }},
-      {{"micro-batch",
-        K::PositiveInt,
-        "sequences per micro-batch per data-parallel rank",
-        {},
-        kMaxSequences,
-        kWhySequences},
-       [](RunRequest& r, const std::string& v) { r.run.train.micro_batch = to_int(v); }},
-      {{"global-batch",
-        K::PositiveInt,
-        "sequences per optimizer step (default micro-batch x dp)",
-        {},
-        kMaxSequences,
-        kWhySequences},
-       [](RunRequest& r, const std::string& v) { r.run.train.global_batch = to_int(v); }},
-      {{"seq-len", K::PositiveInt, "training sequence length in tokens", {}, kMaxTokens, kWhyTokens},
-       [](RunRequest& r, const std::string& v) { r.run.train.seq_len = to_int(v); }},
+       [](RunRequest& r, const std::string& v) { r.run.par.ep = to_int(v); },
+       [](const RunRequest& r) -> std::optional<std::string> { return std::to_string(r.run.par.ep); }},
+      {training({"vp", K::PositiveInt, "virtual pipeline stages per GPU (interleaved 1F1B)", {}, kMaxGpus, kWhyGpus}),
+       [](RunRequest& r, const std::string& v) { r.run.par.vp = to_int(v); },
+       [](const RunRequest& r) -> std::optional<std::string> { return std::to_string(r.run.par.vp); }},
+      {training({"sequence-parallel", K::Flag, "Megatron sequence parallelism"}),
+       [](RunRequest& r, const std::string& v) { r.run.par.sequence_parallel = v == "true"; },
+       [](const RunRequest& r) -> std::optional<std::string> { return flag(r.run.par.sequence_parallel); }},
+      {training({"micro-batch",
+                 K::PositiveInt,
+                 "sequences per micro-batch per data-parallel rank",
+                 {},
+                 kMaxSequences,
+                 kWhySequences}),
+       [](RunRequest& r, const std::string& v) { r.run.train.micro_batch = to_int(v); },
+       [](const RunRequest& r) -> std::optional<std::string> { return std::to_string(r.run.train.micro_batch); }},
+      {training({"global-batch",
+                 K::PositiveInt,
+                 "sequences per optimizer step (default micro-batch x dp)",
+                 {},
+                 kMaxSequences,
+                 kWhySequences}),
+       [](RunRequest& r, const std::string& v) { r.run.train.global_batch = to_int(v); },
+       [](const RunRequest& r) -> std::optional<std::string> {
+         return r.run.train.global_batch > 0 ? std::optional<std::string>(std::to_string(r.run.train.global_batch))
+                                             : std::nullopt;
+       }},
+      {training({"seq-len", K::PositiveInt, "training sequence length in tokens", {}, kMaxTokens, kWhyTokens}),
+       [](RunRequest& r, const std::string& v) { r.run.train.seq_len = to_int(v); },
+       [](const RunRequest& r) -> std::optional<std::string> { return std::to_string(r.run.train.seq_len); }},
       {{"precision", K::Choice, "compute precision", compute_precision_names()},
-       [](RunRequest& r, const std::string& v) { r.run.train.precision = r.run.infer.precision = to_dtype(v); }},
-      {{"recompute", K::Choice, "activation recomputation", recompute_names()},
-       [](RunRequest& r, const std::string& v) { r.run.train.recompute = to_enum<Recompute>(v); }},
-      {{"flash-attn", K::Flag, "fused (FlashAttention) attention; --no-flash-attn for the unfused chain"},
-       [](RunRequest& r, const std::string& v) { r.run.train.flash_attn = v == "true"; }},
+       [](RunRequest& r, const std::string& v) { r.run.train.precision = r.run.infer.precision = to_dtype(v); },
+       [](const RunRequest& r) -> std::optional<std::string> {
+         return std::string(
+             dtype_name(r.run.workload == Workload::Inference ? r.run.infer.precision : r.run.train.precision));
+       }},
+      {training({"recompute", K::Choice, "activation recomputation", recompute_names()}),
+       [](RunRequest& r, const std::string& v) { r.run.train.recompute = to_enum<Recompute>(v); },
+       [](const RunRequest& r) -> std::optional<std::string> { return std::string(name_of(r.run.train.recompute)); }},
+      {training({"flash-attn", K::Flag, "fused (FlashAttention) attention; --no-flash-attn for the unfused chain"}),
+       [](RunRequest& r, const std::string& v) { r.run.train.flash_attn = v == "true"; },
+       [](const RunRequest& r) -> std::optional<std::string> { return flag(r.run.train.flash_attn); }},
       {{"attn-kernel", K::Choice,
         "fused attention kernel (fa1: flash-attn 1.x or Triton FlashAttention; cudnn: Transformer Engine's "
         "FusedAttention or PyTorch SDPA's cuDNN backend)",
         attention_kernel_names()},
        [](RunRequest& r, const std::string& v) {
          r.run.train.attn_kernel = r.run.infer.attn_kernel = to_enum<AttentionKernel>(v);
+       },
+       [](const RunRequest& r) -> std::optional<std::string> {
+         return std::string(
+             name_of(r.run.workload == Workload::Inference ? r.run.infer.attn_kernel : r.run.train.attn_kernel));
        }},
-      {{"fused-loss", K::Flag, "fused cross-entropy (flash-attn, Liger): no fp32 copy of the logits"},
-       [](RunRequest& r, const std::string& v) { r.run.train.fused_loss = v == "true"; }},
-      {{"zero-stage", K::Choice, "ZeRO / FSDP sharding stage", {"0", "1", "2", "3"}},
-       [](RunRequest& r, const std::string& v) { r.run.train.zero_stage = static_cast<int>(to_int(v)); }},
-      {{"offload", K::Choice, "ZeRO-Offload to host memory", offload_names()},
-       [](RunRequest& r, const std::string& v) { r.run.train.offload = to_enum<Offload>(v); }},
-      {{"optimizer", K::Choice, "optimizer (adam = AdamW with fp32 master weights)", optimizer_names()},
-       [](RunRequest& r, const std::string& v) { r.run.train.optimizer = to_enum<Optimizer>(v); }},
-      {{"optimizer-state-dtype",
-        K::Choice,
-        "element type of Adam's m and v (default fp32, or the weights' type with --master-weights none)",
-        {"fp32", "bf16", "fp16"}},
-       [](RunRequest& r, const std::string& v) { r.run.train.optimizer_state_dtype = to_dtype(v); }},
-      {{"master-weights",
-        K::Choice,
-        "fp32 master copy (mixed precision) or none (pure 16-bit training)",
-        {"fp32", "none"}},
-       [](RunRequest& r, const std::string& v) { r.run.train.master_weights = v == "fp32"; }},
-      {{"optimizer-in-backward", K::Flag,
-        "step each parameter during backward and free its gradient (torchtune optimizer_in_bwd)"},
-       [](RunRequest& r, const std::string& v) { r.run.train.optimizer_in_backward = v == "true"; }},
-      {{"overlap-grad-reduce", K::Flag,
-        "overlap the data-parallel gradient reduction with backward (Megatron --overlap-grad-reduce, DeepSpeed "
-        "overlap_comm); --no-overlap-grad-reduce blocks; default: the framework's"},
-       [](RunRequest& r, const std::string& v) { r.run.train.overlap_grad_reduce = v == "true"; }},
-      {{"overlap-param-gather", K::Flag,
-        "overlap ZeRO-1/2's parameter all-gather with the next forward (Megatron --overlap-param-gather)"},
-       [](RunRequest& r, const std::string& v) { r.run.train.overlap_param_gather = v == "true"; }},
-      {{"finetune", K::Choice, "kind of fine-tuning (implies workload finetune)", finetune_names()},
+      {training({"fused-loss", K::Flag, "fused cross-entropy (flash-attn, Liger): no fp32 copy of the logits"}),
+       [](RunRequest& r, const std::string& v) { r.run.train.fused_loss = v == "true"; },
+       [](const RunRequest& r) -> std::optional<std::string> { return flag(r.run.train.fused_loss); }},
+      {training({"zero-stage", K::Choice, "ZeRO / FSDP sharding stage", {"0", "1", "2", "3"}}),
+       [](RunRequest& r, const std::string& v) { r.run.train.zero_stage = static_cast<int>(to_int(v)); },
+       [](const RunRequest& r) -> std::optional<std::string> { return std::to_string(r.run.train.zero_stage); }},
+      {training({"offload", K::Choice, "ZeRO-Offload to host memory", offload_names()}),
+       [](RunRequest& r, const std::string& v) { r.run.train.offload = to_enum<Offload>(v); },
+       [](const RunRequest& r) -> std::optional<std::string> { return std::string(name_of(r.run.train.offload)); }},
+      {training({"optimizer", K::Choice, "optimizer (adam = AdamW with fp32 master weights)", optimizer_names()}),
+       [](RunRequest& r, const std::string& v) { r.run.train.optimizer = to_enum<Optimizer>(v); },
+       [](const RunRequest& r) -> std::optional<std::string> { return std::string(name_of(r.run.train.optimizer)); }},
+      {training({"optimizer-state-dtype",
+                 K::Choice,
+                 "element type of Adam's m and v (default fp32, or the weights' type with --master-weights none)",
+                 {"fp32", "bf16", "fp16"}}),
+       [](RunRequest& r, const std::string& v) { r.run.train.optimizer_state_dtype = to_dtype(v); },
+       [](const RunRequest& r) -> std::optional<std::string> {
+         return r.run.train.optimizer_state_dtype
+                    ? std::optional<std::string>(std::string(dtype_name(*r.run.train.optimizer_state_dtype)))
+                    : std::nullopt;
+       }},
+      {training({"master-weights",
+                 K::Choice,
+                 "fp32 master copy (mixed precision) or none (pure 16-bit training)",
+                 {"fp32", "none"}}),
+       [](RunRequest& r, const std::string& v) { r.run.train.master_weights = v == "fp32"; },
+       [](const RunRequest& r) -> std::optional<std::string> {
+         return std::string(r.run.train.master_weights ? "fp32" : "none");
+       }},
+      {training({"optimizer-in-backward", K::Flag,
+                 "step each parameter during backward and free its gradient (torchtune optimizer_in_bwd)"}),
+       [](RunRequest& r, const std::string& v) { r.run.train.optimizer_in_backward = v == "true"; },
+       [](const RunRequest& r) -> std::optional<std::string> { return flag(r.run.train.optimizer_in_backward); }},
+      {training(
+           {"overlap-grad-reduce", K::Flag,
+            "overlap the data-parallel gradient reduction with backward (Megatron --overlap-grad-reduce, DeepSpeed "
+            "overlap_comm); --no-overlap-grad-reduce blocks; default: the framework's"}),
+       [](RunRequest& r, const std::string& v) { r.run.train.overlap_grad_reduce = v == "true"; },
+       [](const RunRequest& r) -> std::optional<std::string> {
+         return r.run.train.overlap_grad_reduce ? std::optional<std::string>(flag(*r.run.train.overlap_grad_reduce))
+                                                : std::nullopt;
+       }},
+      {training({"overlap-param-gather", K::Flag,
+                 "overlap ZeRO-1/2's parameter all-gather with the next forward (Megatron --overlap-param-gather)"}),
+       [](RunRequest& r, const std::string& v) { r.run.train.overlap_param_gather = v == "true"; },
+       [](const RunRequest& r) -> std::optional<std::string> { return flag(r.run.train.overlap_param_gather); }},
+      {training({"finetune", K::Choice, "kind of fine-tuning (implies workload finetune)", finetune_names()}),
        [](RunRequest& r, const std::string& v) {
          r.run.train.finetune = to_enum<FinetuneKind>(v);
          if (!r.was_given("workload")) r.run.workload = Workload::Finetune;
-       }},
-      {{"lora-rank", K::PositiveInt, "LoRA rank (implies --finetune lora unless --qlora)", {}, kMaxTokens, kWhyTokens},
+       },
+       [](const RunRequest& r) -> std::optional<std::string> { return std::string(name_of(r.run.train.finetune)); }},
+      {training({"lora-rank",
+                 K::PositiveInt,
+                 "LoRA rank (implies --finetune lora unless --qlora)",
+                 {},
+                 kMaxTokens,
+                 kWhyTokens}),
        [](RunRequest& r, const std::string& v) {
          r.run.train.lora_rank = to_int(v);
          if (r.run.train.finetune == FinetuneKind::Full && !r.was_given("finetune")) {
            r.run.train.finetune = FinetuneKind::Lora;
            if (!r.was_given("workload")) r.run.workload = Workload::Finetune;
          }
+       },
+       [](const RunRequest& r) -> std::optional<std::string> {
+         return r.run.train.lora_rank > 0 ? std::optional<std::string>(std::to_string(r.run.train.lora_rank))
+                                          : std::nullopt;
        }},
-      {{"lora-targets", K::List, "comma-separated projections with adapters (default all)", lora_target_names()},
-       [](RunRequest& r, const std::string& v) { r.run.train.lora_targets = split_list(v); }},
-      {{"qlora", K::Flag, "QLoRA: NF4 base with double quantization + LoRA adapters (rank 64 unless --lora-rank)"},
+      {training(
+           {"lora-targets", K::List, "comma-separated projections with adapters (default all)", lora_target_names()}),
+       [](RunRequest& r, const std::string& v) { r.run.train.lora_targets = split_list(v); },
+       [](const RunRequest& r) -> std::optional<std::string> {
+         return r.run.train.lora_targets.empty() ? std::nullopt
+                                                 : std::optional<std::string>(join_list(r.run.train.lora_targets));
+       }},
+      {training(
+           {"qlora", K::Flag, "QLoRA: NF4 base with double quantization + LoRA adapters (rank 64 unless --lora-rank)"}),
        [](RunRequest& r, const std::string& v) {
          if (v != "true") return;
          r.run.train.finetune = FinetuneKind::Qlora;
          if (r.run.train.lora_rank == 0) r.run.train.lora_rank = kQloraDefaultRank;
          if (!r.was_given("workload")) r.run.workload = Workload::Finetune;
+       },
+       [](const RunRequest& r) -> std::optional<std::string> {
+         return flag(r.run.train.finetune == FinetuneKind::Qlora);
        }},
       {{"framework", K::Choice, "framework whose memory/time behaviour applies", framework_names()},
        [](RunRequest& r, const std::string& v) {
          r.run.train.framework = r.run.infer.framework = to_enum<Framework>(v);
+       },
+       [](const RunRequest& r) -> std::optional<std::string> {
+         return std::string(
+             name_of(r.run.workload == Workload::Inference ? r.run.infer.framework : r.run.train.framework));
        }},
-      {{"pipeline-schedule", K::Choice, "pipeline schedule with pp > 1 (1f1b is interleaved when vp > 1)",
-        pipeline_schedule_names()},
-       [](RunRequest& r, const std::string& v) { r.run.train.schedule = to_enum<PipelineSchedule>(v); }},
-      {{"batch", K::PositiveInt, "inference: concurrent sequences", {}, kMaxSequences, kWhySequences},
+      {training({"pipeline-schedule", K::Choice, "pipeline schedule with pp > 1 (1f1b is interleaved when vp > 1)",
+                 pipeline_schedule_names()}),
+       [](RunRequest& r, const std::string& v) { r.run.train.schedule = to_enum<PipelineSchedule>(v); },
+       [](const RunRequest& r) -> std::optional<std::string> { return std::string(name_of(r.run.train.schedule)); }},
+      {inference({"batch", K::PositiveInt, "inference: concurrent sequences", {}, kMaxSequences, kWhySequences}),
        [](RunRequest& r, const std::string& v) {
          r.run.infer.batch = to_int(v);
          if (!r.was_given("workload")) r.run.workload = Workload::Inference;
-       }},
-      {{"input-len", K::PositiveInt, "inference: prompt tokens per sequence", {}, kMaxTokens, kWhyTokens},
+       },
+       [](const RunRequest& r) -> std::optional<std::string> { return std::to_string(r.run.infer.batch); }},
+      {inference({"input-len", K::PositiveInt, "inference: prompt tokens per sequence", {}, kMaxTokens, kWhyTokens}),
        [](RunRequest& r, const std::string& v) {
          r.run.infer.input_len = to_int(v);
          if (!r.was_given("workload")) r.run.workload = Workload::Inference;
-       }},
-      {{"output-len", K::PositiveInt, "inference: generated tokens per sequence", {}, kMaxTokens, kWhyTokens},
+       },
+       [](const RunRequest& r) -> std::optional<std::string> { return std::to_string(r.run.infer.input_len); }},
+      {inference(
+           {"output-len", K::PositiveInt, "inference: generated tokens per sequence", {}, kMaxTokens, kWhyTokens}),
        [](RunRequest& r, const std::string& v) {
          r.run.infer.output_len = to_int(v);
          if (!r.was_given("workload")) r.run.workload = Workload::Inference;
-       }},
+       },
+       [](const RunRequest& r) -> std::optional<std::string> { return std::to_string(r.run.infer.output_len); }},
       {{"weight-quant", K::Choice, "weight storage format (inference; or the frozen base under LoRA)",
         model::weight_quant_names()},
        [](RunRequest& r, const std::string& v) {
          model::parse_weight_quant(v, r.run.infer.weight_quant);
          model::parse_weight_quant(v, r.run.train.base_quant);
+       },
+       [](const RunRequest& r) -> std::optional<std::string> {
+         return std::string(model::weight_quant_name(r.run.workload == Workload::Inference ? r.run.infer.weight_quant
+                                                                                           : r.run.train.base_quant));
        }},
-      {{"kv-dtype",
-        K::Choice,
-        "inference KV-cache element type (fp4: NVFP4, Blackwell)",
-        {"bf16", "fp16", "fp8", "fp4"}},
-       [](RunRequest& r, const std::string& v) { r.run.infer.kv_dtype = to_dtype(v); }},
-      {{"engine-version", K::Release,
-        "the engine release the run uses (e.g. 0.6.3): TGI before 2.0.0 runs without CUDA graphs, vLLM before 0.8.0 "
-        "on its V0 engine (default: the profile's current release)"},
-       [](RunRequest& r, const std::string& v) { r.run.infer.engine_version = parse_version(v); }},
-      {{"max-model-len",
-        K::PositiveInt,
-        "engine: the context it serves (vLLM --max-model-len; default the model's): longer requests are refused, "
-        "vLLM V0 sizes its token budget from it",
-        {},
-        kMaxTokens,
-        kWhyTokens},
-       [](RunRequest& r, const std::string& v) { r.run.infer.max_model_len = to_int(v); }},
+      {inference({"kv-dtype",
+                  K::Choice,
+                  "inference KV-cache element type (fp4: NVFP4, Blackwell)",
+                  {"bf16", "fp16", "fp8", "fp4"}}),
+       [](RunRequest& r, const std::string& v) { r.run.infer.kv_dtype = to_dtype(v); },
+       [](const RunRequest& r) -> std::optional<std::string> { return std::string(dtype_name(r.run.infer.kv_dtype)); }},
+      {inference({"engine-version", K::Release,
+                  "the engine release the run uses (e.g. 0.6.3): TGI before 2.0.0 runs without CUDA graphs, vLLM "
+                  "before 0.8.0 "
+                  "on its V0 engine (default: the profile's current release)"}),
+       [](RunRequest& r, const std::string& v) { r.run.infer.engine_version = parse_version(v); },
+       [](const RunRequest& r) -> std::optional<std::string> {
+         return r.run.infer.engine_version ? std::optional<std::string>(to_string(*r.run.infer.engine_version))
+                                           : std::nullopt;
+       }},
+      {inference(
+           {"max-model-len",
+            K::PositiveInt,
+            "engine: the context it serves (vLLM --max-model-len; default the model's): longer requests are refused, "
+            "vLLM V0 sizes its token budget from it",
+            {},
+            kMaxTokens,
+            kWhyTokens}),
+       [](RunRequest& r, const std::string& v) { r.run.infer.max_model_len = to_int(v); },
+       [](const RunRequest& r) -> std::optional<std::string> {
+         return r.run.infer.max_model_len > 0 ? std::optional<std::string>(std::to_string(r.run.infer.max_model_len))
+                                              : std::nullopt;
+       }},
   };
   return settings;
 }
@@ -274,6 +385,23 @@ const std::vector<SettingInfo>& run_settings() {
     return v;
   }();
   return infos;
+}
+
+std::vector<std::pair<const SettingInfo*, std::optional<std::string>>> setting_values(const RunRequest& req) {
+  std::vector<std::pair<const SettingInfo*, std::optional<std::string>>> out;
+  const auto& infos = run_settings();
+  const auto& settings = table();
+  for (std::size_t i = 0; i < settings.size(); ++i) out.emplace_back(&infos[i], settings[i].get(req));
+  return out;
+}
+
+bool applies_to(const SettingInfo& info, Workload workload) {
+  switch (info.scope) {
+    case SettingScope::Any: return true;
+    case SettingScope::Training: return workload != Workload::Inference;
+    case SettingScope::Inference: return workload == Workload::Inference;
+  }
+  return true;
 }
 
 const SettingInfo* find_setting(const std::string& name) {

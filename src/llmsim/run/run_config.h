@@ -2,6 +2,7 @@
 // Run settings shared by the CLI flags and run-config TOML files: one table of names (the flag names
 // without "--", used verbatim as TOML keys), each with its parser and rule, so both front ends accept
 // exactly the same things and report errors the same way (file:line or flag, value, rule).
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,9 @@ void apply_checkpoint_format(RunRequest& req, const model::ModelSpec& m);
 
 enum class SettingKind { Text, PositiveInt, NonNegativeInt, Flag, Choice, List, Release };
 
+// What a setting means something for: every run, training and fine-tuning runs, or inference and serving.
+enum class SettingScope { Any, Training, Inference };
+
 struct SettingInfo {
   std::string name;  // "micro-batch"
   SettingKind kind;
@@ -33,13 +37,22 @@ struct SettingInfo {
   std::vector<std::string> choices;  // for Choice / List
   std::int64_t max = 0;              // integers: largest accepted value (0 = any 64-bit value)
   std::string max_why;               // why larger values are refused
+  SettingScope scope = SettingScope::Any;
 };
+
+// Whether a setting means something for a run of `workload` (its scope is Any or the workload's kind).
+bool applies_to(const SettingInfo& info, Workload workload);
 
 // Every setting, in help order.
 const std::vector<SettingInfo>& run_settings();
 // The setting named `name` ("micro-batch"), or nullptr: how other readers of the same quantities (the
 // measured-run CSV's columns) apply the same bounds.
 const SettingInfo* find_setting(const std::string& name);
+
+// The value of every setting of `req` (with the run as simulated, e.g. after with_defaults), in
+// run_settings() order: the canonical text apply_setting takes, or nullopt where the setting is unset and
+// a simulator rule fills it. The one read of a request's settings for reports (src/llmsim/report).
+std::vector<std::pair<const SettingInfo*, std::optional<std::string>>> setting_values(const RunRequest& req);
 
 // Applies `name = value` (value as text: "4", "true", "bf16", "q,v"). `where` locates the value for
 // errors (a flag or file:line); unknown names are errors with a did-you-mean.

@@ -286,9 +286,9 @@ TrainResult simulate_training(const model::ModelSpec& m, const hardware::SystemS
       r.trace.push_back(TraceEvent{name, tg.graph.resources()[static_cast<std::size_t>(n.resource)], n.stage, start,
                                    dur, std::string(phase_name(n.phase))});
       if (info.cost >= 0 && info.comm_s > 0 && dur > 0) {
-        const double comm = std::min(dur, info.comm_s);
+        const double blocking = std::min(dur, info.comm_s);
         r.trace.push_back(TraceEvent{"comm " + name, fmt::format("stage{}.tp_comm", n.stage), n.stage,
-                                     start + dur - comm, comm, "communication"});
+                                     start + dur - blocking, blocking, "communication"});
       }
     }
   }
