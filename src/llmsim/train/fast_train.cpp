@@ -35,6 +35,7 @@ void FastTrainEvaluator::check_fixed_part(const RunSpec& run) {
       attn_kernel_ == t.attn_kernel && fused_loss_ == t.fused_loss)
     return;
   cache_.clear();
+  stage_params_cache_.clear();
   have_fixed_ = true;
   workload_ = run.workload;
   seq_len_ = t.seq_len;
@@ -98,6 +99,41 @@ FastTrainEvaluator::Affine FastTrainEvaluator::affine(Collective kind, const Com
   return Affine{t1 - slope * b1, slope};
 }
 
+const std::vector<FastTrainEvaluator::StageParams>& FastTrainEvaluator::stage_params(std::int64_t pp, std::int64_t tp,
+                                                                                     std::int64_t ep) {
+  const std::uint64_t key =
+      static_cast<std::uint64_t>(pp) | static_cast<std::uint64_t>(tp) << 20 | static_cast<std::uint64_t>(ep) << 40;
+  if (const auto it = stage_params_cache_.find(key); it != stage_params_cache_.end()) return it->second;
+  // stage_params() of the memory model, per stage: the parameters a GPU of the stage holds.
+  std::vector<StageParams> out(static_cast<std::size_t>(pp));
+  const double tpd = dbl(tp);
+  for (std::int64_t s = 0; s < pp; ++s) {
+    const StageLayers stage = stage_layers(s, pp, m_.num_layers);
+    StageParams& sp = out[static_cast<std::size_t>(s)];
+    for (std::int64_t l = stage.first; l < stage.first + stage.count; ++l) {
+      const auto& lp = layer_params_[static_cast<std::size_t>(l)];
+      const bool moe = m_.is_moe_layer(l);
+      double linear = dbl(lp.linear) / tpd;
+      if (moe && ep > 1) linear = (dbl(lp.attention) + dbl(lp.mlp) / dbl(ep)) / tpd;
+      const double norms = dbl(lp.total() - lp.linear);
+      sp.linear += linear;
+      sp.other += norms;
+      sp.largest_layer = std::max(sp.largest_layer, linear + norms);
+      ++(moe ? sp.moe_layers : sp.dense_layers);
+      sp.lora += (moe ? lora_moe_ : lora_dense_).per_gpu(tp, ep);
+    }
+    if (s == 0) sp.other += dbl(pc_.embedding) / tpd + dbl(pc_.position_embedding);
+    if (s == pp - 1) {
+      sp.other += dbl(pc_.final_norm);
+      if (pc_.lm_head > 0)
+        sp.other += dbl(pc_.lm_head) / tpd;
+      else if (pp > 1)
+        sp.other += dbl(pc_.embedding) / tpd;
+    }
+  }
+  return stage_params_cache_.emplace(key, std::move(out)).first->second;
+}
+
 FastMemory FastTrainEvaluator::memory(const RunSpec& run) {
   check_fixed_part(run);
   const auto& par = run.par;
@@ -108,7 +144,6 @@ FastMemory FastTrainEvaluator::memory(const RunSpec& run) {
   out.host_capacity_bytes = sys_.node.host_memory_bytes;
   const double act_bytes = dtype_bytes(activation_dtype(t.precision));
   const bool lora = t.finetune != FinetuneKind::Full;
-  const double tp = dbl(par.tp);
   const ActivationParams ap{.micro_batch = t.micro_batch,
                             .seq_len = t.seq_len,
                             .tp = par.tp,
@@ -135,44 +170,24 @@ FastMemory FastTrainEvaluator::memory(const RunSpec& run) {
 
   double best = -1;
   const std::int64_t L = m_.num_layers, pp = par.pp;
+  const auto& stages = stage_params(pp, par.tp, par.ep);
   for (std::int64_t s = 0; s < pp; ++s) {
     const StageLayers stage = stage_layers(s, pp, L);
-    const std::int64_t layers = stage.count, first = stage.first;
+    const StageParams& sp = stages[static_cast<std::size_t>(s)];
+    const double per_mb = dbl(sp.dense_layers) * stored[0] + dbl(sp.moe_layers) * stored[1];
+    const double working_set = std::max(sp.dense_layers > 0 ? working[0] : 0.0, sp.moe_layers > 0 ? working[1] : 0.0);
+    const double total_params = sp.linear + sp.other;
+    const double trainable = lora ? sp.lora : total_params;
     const bool is_first = s == 0, is_last = s == pp - 1;
-    // stage_params()
-    double sp_linear = 0, sp_other = 0, largest = 0, per_mb = 0, working_set = 0, lora_p = 0;
-    for (std::int64_t l = first; l < first + layers; ++l) {
-      const auto& lp = layer_params_[static_cast<std::size_t>(l)];
-      const bool moe = m_.is_moe_layer(l);
-      double linear = dbl(lp.linear) / tp;
-      if (moe && par.ep > 1) linear = (dbl(lp.attention) + dbl(lp.mlp) / dbl(par.ep)) / tp;
-      const double norms = dbl(lp.total() - lp.linear);
-      sp_linear += linear;
-      sp_other += norms;
-      largest = std::max(largest, linear + norms);
-      per_mb += stored[moe ? 1 : 0];
-      working_set = std::max(working_set, working[moe ? 1 : 0]);
-      if (lora) lora_p += (moe ? lora_moe_ : lora_dense_).per_gpu(par.tp, par.ep);
-    }
-    if (is_first) sp_other += dbl(pc_.embedding) / tp + dbl(pc_.position_embedding);
-    if (is_last) {
-      sp_other += dbl(pc_.final_norm);
-      if (pc_.lm_head > 0)
-        sp_other += dbl(pc_.lm_head) / tp;
-      else if (par.pp > 1)
-        sp_other += dbl(pc_.embedding) / tp;
-    }
-    const double total_params = sp_linear + sp_other;
-    const double trainable = lora ? lora_p : total_params;
 
     // The memory model's items of the stage (training_stage_items), summed; host items per node.
     const StageInputs in{.index = s,
-                         .layers = layers,
+                         .layers = stage.count,
                          .first = is_first,
                          .last = is_last,
-                         .linear = sp_linear,
-                         .other = sp_other,
-                         .largest_layer = largest,
+                         .linear = sp.linear,
+                         .other = sp.other,
+                         .largest_layer = sp.largest_layer,
                          .trainable = trainable,
                          .per_mb = per_mb,
                          .recompute_working_set = working_set};

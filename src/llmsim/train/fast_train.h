@@ -104,6 +104,14 @@ class FastTrainEvaluator {
   model::ParamCounts pc_;
   std::vector<model::LayerParams> layer_params_;  // per layer
   std::unordered_map<std::uint64_t, Costs> cache_;
+  // A pipeline stage's parameters (stage_params' sums over its layers) per (pp, tp, ep): what memory()
+  // would otherwise add up layer by layer for every configuration of a search.
+  struct StageParams {
+    double linear = 0, other = 0, largest_layer = 0, lora = 0;
+    std::int64_t dense_layers = 0, moe_layers = 0;
+  };
+  const std::vector<StageParams>& stage_params(std::int64_t pp, std::int64_t tp, std::int64_t ep);
+  std::unordered_map<std::uint64_t, std::vector<StageParams>> stage_params_cache_;
   // The run settings every cached cost shares (a change clears the cache).
   bool have_fixed_ = false;
   Workload workload_ = Workload::Pretrain;
