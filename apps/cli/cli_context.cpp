@@ -170,9 +170,21 @@ void emit(const CommonOptions& opts, const nlohmann::json& doc, const std::funct
   if (!opts.json.to_stdout() && !opts.csv.to_stdout()) table();
 }
 
-void add_run_flags(CLI::App& app, RunFlags& flags) {
+namespace {
+bool offered(const sim::SettingInfo& s, RunKinds kinds) {
+  switch (kinds) {
+    case RunKinds::Training: return s.scope != sim::SettingScope::Inference;
+    case RunKinds::Inference: return s.scope != sim::SettingScope::Training;
+    case RunKinds::Any: break;
+  }
+  return true;
+}
+}  // namespace
+
+void add_run_flags(CLI::App& app, RunFlags& flags, RunKinds kinds) {
   app.add_option("--config", flags.config, "run-config TOML whose keys are these flag names; flags override it");
   for (const auto& s : sim::run_settings()) {
+    if (!offered(s, kinds)) continue;
     const std::string flag = "--" + s.name;
     std::string help = s.help;
     if (!s.choices.empty()) help += " {" + join(s.choices, ",") + "}";
@@ -208,7 +220,7 @@ sim::RunRequest build_request(const CLI::App& app, const RunFlags& flags) {
         sim::apply_setting(req, s.name, it->second ? "true" : "false", Location{.key = flag}, ErrorKind::Usage);
       continue;
     }
-    if (app.count(flag) == 0) continue;
+    if (app.get_option_no_throw(flag) == nullptr || app.count(flag) == 0) continue;  // not offered, or not given
     sim::apply_setting(req, s.name, flags.values.at(s.name), Location{.key = flag}, ErrorKind::Usage);
   }
   return req;
@@ -226,6 +238,19 @@ void reject_extras(const CLI::App& app) {
   std::string command = app.get_name();
   for (const CLI::App* p = app.get_parent(); p && p->get_parent(); p = p->get_parent())
     command = p->get_name() + " " + command;
+  // A run setting the command does not offer (add_run_flags): say which runs it belongs to.
+  std::string name = bad.rfind("--", 0) == 0 ? bad.substr(2) : "";
+  if (const auto eq = name.find('='); eq != std::string::npos) name.resize(eq);
+  if (name.rfind("no-", 0) == 0 && sim::find_setting(name) == nullptr) name = name.substr(3);
+  if (const sim::SettingInfo* s = sim::find_setting(name); s != nullptr && s->scope != sim::SettingScope::Any) {
+    const bool inference = s->scope == sim::SettingScope::Inference;
+    throw_usage("--" + name,
+                fmt::format("{} setting, and {} simulates {} (use {} for {})",
+                            inference ? "an inference" : "a training", command, inference ? "training" : "inference",
+                            inference ? "`llmsim infer`, `llmsim serve` or `llmsim memory --workload inference`"
+                                      : "`llmsim train` or `llmsim memory`",
+                            inference ? "inference" : "training"));
+  }
   throw_usage(bad, (looks_like_flag ? "unknown flag '" : "unexpected argument '") + bad + "'" +
                        did_you_mean(bad, names) + " (see " + command + " --help)");
 }

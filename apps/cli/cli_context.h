@@ -70,7 +70,10 @@ struct RunFlags {
   std::string config;                         // --config TOML
 };
 
-void add_run_flags(CLI::App& app, RunFlags& flags);
+// The workloads a command runs: its help lists only the settings that mean something for them
+// (sim::SettingScope), so that `serve --help` does not offer the ZeRO stage or the LoRA targets.
+enum class RunKinds { Training, Inference, Any };
+void add_run_flags(CLI::App& app, RunFlags& flags, RunKinds kinds);
 
 // The request these flags describe: the --config file's settings first, then the flags on top.
 sim::RunRequest build_request(const CLI::App& app, const RunFlags& flags);

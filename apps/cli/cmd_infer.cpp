@@ -89,7 +89,7 @@ Runner add_infer_command(CLI::App& app) {
   sub->allow_extras();
   add_common_options(*sub, cmd->common);
   add_overlay_option(*sub, cmd->common);
-  add_run_flags(*sub, cmd->flags);
+  add_run_flags(*sub, cmd->flags, RunKinds::Inference);
   sub->add_option("--trace", cmd->trace, "write the iterations as a Chrome trace (Perfetto / chrome://tracing)");
   add_bands_option(*sub, cmd->bands);
   return [cmd, sub]() -> int {

@@ -111,7 +111,7 @@ Runner add_memory_command(CLI::App& app) {
   CLI::App* sub = app.add_subcommand("memory", "per-GPU memory breakdown: does a configuration fit, and with what?");
   sub->allow_extras();
   add_common_options(*sub, cmd->common);
-  add_run_flags(*sub, cmd->flags);
+  add_run_flags(*sub, cmd->flags, RunKinds::Any);
   return [cmd, sub]() -> int {
     reject_extras(*sub);
     check_outputs(*sub, cmd->common);

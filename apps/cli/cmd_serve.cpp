@@ -69,7 +69,7 @@ void add_serve_flags(CLI::App* sub, ServeCommand& c) {
   add_common_options(*sub, cmd->common);
   add_overlay_option(*sub, cmd->common);
   add_bands_option(*sub, cmd->bands);
-  add_run_flags(*sub, cmd->flags);
+  add_run_flags(*sub, cmd->flags, RunKinds::Inference);
   sub->add_option("--engine", cmd->engine, "serving engine (default vllm; or give --framework)")
       ->check(CLI::IsMember(kEngines));
   sub->add_option("--requests", cmd->requests,

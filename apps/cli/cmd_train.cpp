@@ -144,7 +144,7 @@ Runner add_train_command(CLI::App& app) {
   sub->allow_extras();
   add_common_options(*sub, cmd->common);
   add_overlay_option(*sub, cmd->common);
-  add_run_flags(*sub, cmd->flags);
+  add_run_flags(*sub, cmd->flags, RunKinds::Training);
   sub->add_option("--steps", cmd->steps, "report the time (and cost) of this many optimizer steps")
       ->check(finite_positive());
   sub->add_option("--tokens", cmd->tokens,
