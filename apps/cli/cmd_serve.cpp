@@ -365,7 +365,8 @@ Runner add_serve_command(CLI::App& app) {
     sim::ServingResult r = sim::simulate_serving(m, sys, run, cfg, requests);
     for (auto& n : s.notes) r.notes.push_back(std::move(n));
     sim::RunRequest shown = req;
-    shown.run = run;  // the report shows the run as simulated
+    shown.run = run;                                                  // the report shows the run as simulated
+    if (!cmd->engine.empty()) shown.given.emplace_back("framework");  // --engine names it
     serve_output::Context c{m.name,
                             sys.name,
                             s.description,
