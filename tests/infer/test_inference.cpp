@@ -67,6 +67,38 @@ TEST_CASE("weight-only int4 cuts batch-1 decode roughly by the weight bytes") {
   CHECK(int4.weight_bytes_per_gpu() < 0.35 * dense.weight_bytes_per_gpu());
 }
 
+TEST_CASE("DeepSpeed-Inference int8: a dequantize kernel writes a 16-bit copy that a 16-bit GEMM reads") {
+  // quantized_gemm (DeepSpeed csrc/transformer/inference/csrc/pt_binding.cpp): launch_dequantize, then
+  // cublas_gemm_ex over the copy. Batch-1 decode of llama2-7b: the 6.476e9 projection weights (32 layers x
+  // 4096 x (4 x 4096 + 3 x 11008)) move 1 (read int8) + 2 (write 16-bit) + 2 (GEMM read) = 5 bytes each
+  // where bf16 moves 2 and a fused int8 kernel 1: about 2.5x the bf16 GEMM time, not half of it.
+  const auto m = preset_model("llama2-7b");
+  const auto sys = preset_system("a800-nvlink");
+  sim::ParallelSpec par;
+  auto q = bf16();
+  q.weight_quant = model::WeightQuant::Int8;
+  sim::IterationOptions unfused;
+  unfused.int8_dequantize_to_16bit = true;
+  const sim::IterationCostModel dense(m, sys, par, bf16()), fused(m, sys, par, q), ds(m, sys, par, q, unfused);
+  const auto d = dense.uniform(1, 1, 128), f = fused.uniform(1, 1, 128), u = ds.uniform(1, 1, 128);
+  CHECK(f.linear_s.value / d.linear_s.value == doctest::Approx(0.52).epsilon(0.06));
+  CHECK(u.linear_s.value / d.linear_s.value > 2.2);
+  CHECK(u.linear_s.value / d.linear_s.value < 2.9);
+  // One dequantize kernel per projection GEMM of the inventory (fused QKV, output, fused gate-up, down).
+  CHECK(u.launches - f.launches == doctest::Approx(32.0 * 4));
+  // Only int8: the flag leaves 16-bit weights and other formats alone.
+  auto q4 = bf16();
+  q4.weight_quant = model::WeightQuant::Int4;
+  const sim::IterationCostModel int4(m, sys, par, q4), int4_ds(m, sys, par, q4, unfused);
+  CHECK(int4_ds.uniform(1, 1, 128).linear_s.value == doctest::Approx(int4.uniform(1, 1, 128).linear_s.value));
+  const sim::IterationCostModel dense_ds(m, sys, par, bf16(), unfused);
+  CHECK(dense_ds.uniform(1, 1, 128).linear_s.value == doctest::Approx(d.linear_s.value));
+  // The profiles: DeepSpeed's inference path dequantizes first, the serving engines fuse.
+  CHECK(sim::engine_profile(sim::Framework::DeepSpeed).int8_dequantize_to_16bit);
+  CHECK_FALSE(sim::engine_profile(sim::Framework::Vllm).int8_dequantize_to_16bit);
+  CHECK_FALSE(sim::engine_profile(sim::Framework::Hf).int8_dequantize_to_16bit);
+}
+
 TEST_CASE("fixed-batch inference: TTFT, TPOT, throughput and problems") {
   const auto m = preset_model("llama2-13b");
   const auto sys = preset_system("a800-nvlink");

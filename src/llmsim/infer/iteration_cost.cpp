@@ -16,7 +16,9 @@ namespace llmsim::sim {
 //  * Weight-only quantized formats (int8, int4 AWQ/GPTQ, nf4) are read packed by fused dequantising
 //    GEMM kernels (Marlin/AWQ/bitsandbytes-style): the inventory's separate dequantize kernel is folded
 //    into its GEMM, which reads the packed bytes and computes at the activation precision. fp8 weights
-//    (W8A8) compute at the fp8 peak.
+//    (W8A8) compute at the fp8 peak. An engine that dequantizes int8 into a 16-bit copy first
+//    (IterationOptions::int8_dequantize_to_16bit, DeepSpeed-Inference) runs the dequantize kernel as its own
+//    and a 16-bit GEMM over the copy.
 //  * Attention is costed per iteration from the sequences' lengths, not from the inventory: prefill
 //    (causal FlashAttention over the chunk against its context) and decode (one query token reading the
 //    whole KV cache: memory bound) as one kernel each per layer.
@@ -122,10 +124,17 @@ IterationCost IterationCostModel::iteration(const std::vector<SequenceWork>& bat
   p.glue = opt_.glue;
 
   // Costs one op list (layers, embedding or head) `times` times.
+  const bool unfused_dequant = opt_.int8_dequantize_to_16bit && in_.weight_quant == model::WeightQuant::Int8;
   auto add_ops = [&](const std::vector<model::Operator>& ops, double times) {
     double packed_weight_bytes = -1, dense_weight_bytes = 0;
     for (const auto& op : ops) {
       if (is_attention_core(op)) continue;
+      if (op.role == model::OpRole::Dequant && unfused_dequant) {
+        // Its own kernel (reads the packed weights, writes the 16-bit copy); the GEMM then reads the copy.
+        c.launches += times;
+        c.linear_s += compute_.forward(op, act, 1.0) * times;
+        continue;
+      }
       if (op.role == model::OpRole::Dequant) {
         // Folded into the next GEMM: it reads the packed weights instead of dense ones.
         const double params = op.fwd_flops / 2.0;

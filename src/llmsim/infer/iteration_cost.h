@@ -39,9 +39,11 @@ struct IterationOptions {
   double kv_copy_passes = 0;      // whole-cache copies per layer per iteration the engine's cache code makes of each
                                   // sequence's K and V (HF: DynamicCache's torch.cat and the flash-attention unpad
                                   // gather, 2); paged engines write only the new tokens (0)
-  bool decode_split_kv = true;    // decode attention splits each sequence's keys over thread blocks (Flash-Decoding,
-                                  // PagedAttention V2, TRT-LLM multi-block); false: one block per sequence and
-                                  // query head streams its whole KV (FlashAttention-2 as HF transformers calls it)
+  bool int8_dequantize_to_16bit = false;  // int8 weights: a dequantize kernel writes a 16-bit copy that a 16-bit
+                                          // GEMM reads (EngineProfile::int8_dequantize_to_16bit)
+  bool decode_split_kv = true;  // decode attention splits each sequence's keys over thread blocks (Flash-Decoding,
+                                // PagedAttention V2, TRT-LLM multi-block); false: one block per sequence and
+                                // query head streams its whole KV (FlashAttention-2 as HF transformers calls it)
 };
 
 struct IterationCost {

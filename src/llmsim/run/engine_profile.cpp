@@ -60,6 +60,22 @@ EngineProfile static_profile() {
   return p;
 }
 
+// DeepSpeed-Inference (init_inference with replace_with_kernel_inject, as Megatron-DeepSpeed's
+// bloom-ds-inference.py calls it): its fused kernels run inside the HF generate loop, so the static profile
+// stands for it, except for int8 weights. Its quantized_gemm (csrc/transformer/inference/csrc/pt_binding.cpp)
+// dequantizes the whole int8 matrix into a 16-bit buffer (launch_dequantize, one kernel reading 1 and writing
+// 2 bytes per weight) and then runs cublas_gemm_ex on that buffer (2 bytes per weight again): 5 bytes of
+// traffic per weight where a 16-bit GEMM moves 2, so int8 decode is slower than 16-bit, not faster.
+EngineProfile deepspeed_inference_profile() {
+  EngineProfile p = static_profile();
+  p.name = "deepspeed-inference";
+  p.int8_dequantize_to_16bit = true;
+  p.source = p.source +
+             "; DeepSpeed-Inference int8: quantized_gemm dequantizes each weight matrix into a 16-bit buffer before "
+             "cublas_gemm_ex (deepspeedai/DeepSpeed csrc/transformer/inference/csrc/pt_binding.cpp)";
+  return p;
+}
+
 // vLLM (V1 engine, >= 0.8): continuous batching; the scheduler serves running requests first (one decode
 // token each, or the next prefill chunk), then admits waiting requests FCFS while max_num_seqs, the token
 // budget and free KV blocks allow; chunked prefill is always on in V1. When a running request cannot get a
@@ -406,10 +422,12 @@ double KvWindow::tokens_held(double tokens) const {
 }
 
 const EngineProfile& engine_profile(Framework f) {
-  static const std::array<EngineProfile, 7> profiles{static_profile(),   vllm_profile(),   tgi_profile(),
-                                                     lightllm_profile(), trtllm_profile(), fastertransformer_profile(),
-                                                     lmdeploy_profile()};
+  static const std::array<EngineProfile, 8> profiles{static_profile(),   vllm_profile(),
+                                                     tgi_profile(),      lightllm_profile(),
+                                                     trtllm_profile(),   fastertransformer_profile(),
+                                                     lmdeploy_profile(), deepspeed_inference_profile()};
   switch (f) {
+    case Framework::DeepSpeed: return profiles[7];
     case Framework::Vllm: return profiles[1];
     case Framework::Tgi: return profiles[2];
     case Framework::LightLlm: return profiles[3];

@@ -62,6 +62,10 @@ struct EngineProfile {
   // the fp8 weights and dequantizes them into the activation dtype (vLLM's FP8 Marlin); false: the engine
   // refuses fp8 weights there (TensorRT-LLM's FP8 needs SM 8.9+).
   bool fp8_weight_only = false;
+  // int8 weights dequantized into a 16-bit copy of the whole matrix, then a 16-bit GEMM reads that copy
+  // (DeepSpeed-Inference's quantized_gemm: launch_dequantize + cublas_gemm_ex); false: a fused kernel reads
+  // the packed int8 weights (Marlin, AWQ/GPTQ kernels, TensorRT-LLM weight-only GEMMs).
+  bool int8_dequantize_to_16bit = false;
   double waiting_served_ratio = 0;  // TGI: admit waiting requests when waiting/running exceeds it
   std::string source;
 
