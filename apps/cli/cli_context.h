@@ -100,4 +100,9 @@ std::string gib(double bytes);
 // A positive token count as users write it: 1e12, 300B, 2T, 500M, 8K; --tokens usage errors otherwise.
 double parse_tokens(const std::string& text);
 
+// --price-per-gpu-hour as users write it: X for every system, or sys=X,sys2=Y for each of `systems` (the
+// command's --system values); one price per system, in their order; empty when `text` is empty. Usage
+// errors name the bad item, an unknown system (with a did-you-mean) or a system left without a price.
+std::vector<double> parse_prices(const std::string& text, const std::vector<std::string>& systems);
+
 }  // namespace llmsim::cli

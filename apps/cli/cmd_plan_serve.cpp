@@ -45,7 +45,7 @@ struct PlanServeCommand {
   std::int64_t prefix_groups = 1;
   std::int64_t max_gpus = 64;
   std::int64_t requests = 400;
-  double price = 0;
+  std::string price;     // --price-per-gpu-hour as written (X, or sys=X,sys2=Y)
   CommonOptions common;  // --json, --csv, --data-dir
 };
 
@@ -104,7 +104,8 @@ std::vector<std::string> split(const std::string& s) {
 }
 
 // The plan's candidate axes and constraints from the flags (usage errors name the flag).
-sim::ServePlanSpec plan_spec(const PlanServeCommand& c, const std::string& data_dir) {
+sim::ServePlanSpec plan_spec(const PlanServeCommand& c, const std::vector<std::string>& systems,
+                             const std::string& data_dir) {
   sim::ServePlanSpec spec;
   spec.rate = c.rate;
   spec.slo_ttft_p99_s = c.slo_ttft_ms / 1e3;
@@ -117,7 +118,7 @@ sim::ServePlanSpec plan_spec(const PlanServeCommand& c, const std::string& data_
   spec.prefix_groups = c.prefix_groups;
   spec.max_gpus = c.max_gpus;
   spec.requests_per_replica = c.requests;
-  spec.price_per_gpu_hour = c.price;
+  spec.price_per_gpu_hour = parse_prices(c.price, systems);
   if (!parse_dtype(c.precision, spec.precision))
     throw_usage("--precision", "--precision = '" + c.precision + "': unknown");
   spec.engines.clear();
@@ -224,14 +225,21 @@ void print_table(const PlanServeCommand& c, const model::ModelSpec& m, const sim
 
 int run(const PlanServeCommand& c) {
   if (c.model.empty()) throw_usage("--model", "--model is required");
-  if (c.systems.empty()) throw_usage("--system", "--system is required (one or more presets or TOML paths)");
+  // --system as search and plan train take it: repeatable, comma-separated, or any (every preset).
+  std::vector<std::string> names;
+  for (const auto& s : c.systems)
+    for (const auto& x :
+         split(s == "any" || s == "*" ? join(hardware::list_system_presets(c.common.resolved_data_dir()), ",") : s))
+      names.push_back(x);
+  if (names.empty())
+    throw_usage("--system", "--system is required (one or more presets or TOML paths, comma-separated, or any)");
   if (!(c.rate > 0)) throw_usage("--rate", fmt::format("--rate = {}: must be > 0 requests/s", c.rate));
   if (!(c.slo_ttft_ms > 0)) throw_usage("--slo-ttft", "--slo-ttft (p99, ms) is required and must be > 0");
   const std::string data = c.common.resolved_data_dir();
   const model::ModelSpec m = model::resolve_model(c.model, data);
   std::vector<hardware::SystemSpec> systems;
-  for (const auto& s : c.systems) systems.push_back(hardware::resolve_system(s, data));
-  const sim::ServePlanSpec spec = plan_spec(c, data);
+  for (const auto& s : names) systems.push_back(hardware::resolve_system(s, data));
+  const sim::ServePlanSpec spec = plan_spec(c, names, data);
   std::cerr << "llmsim plan serve: simulating candidates…\n";
   const sim::ServePlan plan = sim::plan_serving(m, systems, spec);
   emit(c.common, plan_json(m, systems, spec, plan), [&] { print_table(c, m, spec, plan); });
@@ -247,7 +255,8 @@ Runner add_plan_serve_subcommand(CLI::App& plan_top) {
       "llmsim plan serve --model M --rate R --slo-ttft MS [--slo-tpot MS] [--system S…] [--engine …] [--tp …]");
   sub->allow_extras();
   sub->add_option("--model", cmd->model, "model preset or config.json");
-  sub->add_option("--system", cmd->systems, "system presets or TOMLs to consider (repeatable)");
+  sub->add_option("--system", cmd->systems,
+                  "systems to consider: presets or TOML paths, comma-separated or repeated, or any (every preset)");
   sub->add_option("--rate", cmd->rate, "requests per second to serve (Poisson arrivals; inf = offline)")
       ->check(rate_or_inf());
   sub->add_option("--slo-ttft", cmd->slo_ttft_ms, "p99 time to first token bound, ms")->check(finite_positive());
@@ -267,8 +276,8 @@ Runner add_plan_serve_subcommand(CLI::App& plan_top) {
   sub->add_option("--max-gpus", cmd->max_gpus, "GPUs at most per candidate")->check(finite_positive());
   sub->add_option("--requests", cmd->requests, "simulated requests per replica (default 400, at most 1,000,000)")
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1000000}));
-  sub->add_option("--price-per-gpu-hour", cmd->price, "price of one GPU-hour, for the cost column")
-      ->check(finite_non_negative());
+  sub->add_option("--price-per-gpu-hour", cmd->price,
+                  "price of a GPU-hour, for the cost column: X, or per system sys=X,sys2=Y");
   add_common_options(*sub, cmd->common);
   return [cmd, sub]() -> int {
     reject_extras(*sub);

@@ -27,7 +27,7 @@ struct TrainCommand {
   RunFlags flags;
   std::int64_t steps = 0;
   std::string tokens;  // --tokens as written (1e12, 300B, 2T)
-  double price = 0;
+  std::string price;   // --price-per-gpu-hour as written (X, or sys=X)
   std::string trace;
   std::string bands;
 };
@@ -149,8 +149,7 @@ Runner add_train_command(CLI::App& app) {
       ->check(finite_positive());
   sub->add_option("--tokens", cmd->tokens,
                   "report the time (and cost) to train this many tokens, e.g. 1e12, 300B or 2T");
-  sub->add_option("--price-per-gpu-hour", cmd->price, "price of one GPU-hour, for the cost line")
-      ->check(finite_non_negative());
+  sub->add_option("--price-per-gpu-hour", cmd->price, "price of a GPU-hour, for the cost line: X, or sys=X");
   sub->add_option("--trace", cmd->trace, "write the scheduled step as a Chrome trace (Perfetto / chrome://tracing)");
   add_bands_option(*sub, cmd->bands);
   return [cmd, sub]() -> int {
@@ -175,7 +174,8 @@ Runner add_train_command(CLI::App& app) {
     opt.keep_trace = !cmd->trace.empty();
     opt.train_steps = cmd->steps;
     opt.train_tokens = tokens;
-    opt.price_per_gpu_hour = cmd->price;
+    const std::vector<double> price = parse_prices(cmd->price, {req.system});
+    opt.price_per_gpu_hour = price.empty() ? 0.0 : price.front();
     const sim::TrainResult r = sim::simulate_training(m, sys, run, opt);
     if (!cmd->trace.empty() && r.valid()) {
       std::ofstream f(cmd->trace);

@@ -126,44 +126,6 @@ double parse_duration(const std::string& text) {
   return *v * it->second;
 }
 
-std::vector<double> parse_prices(const std::string& text, const std::vector<std::string>& systems) {
-  if (text.empty()) return {};
-  std::vector<double> out(systems.size(), -1);
-  auto number = [&](const std::string& s) {
-    const std::optional<double> v = parse_finite(s);  // "inf", "nan" and "1e400" are no price
-    if (!v || *v < 0)
-      throw_usage("--price-per-gpu-hour",
-                  fmt::format("--price-per-gpu-hour '{}': '{}' is not a price, a finite number >= 0 (X, or "
-                              "sys=X,sys2=Y)",
-                              text, s));
-    return *v;
-  };
-  if (text.find('=') == std::string::npos) {
-    const double v = number(text);
-    std::fill(out.begin(), out.end(), v);
-    return out;
-  }
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    const std::size_t end = std::min(text.find(',', start), text.size());
-    const std::string item = text.substr(start, end - start);
-    const auto eq = item.find('=');
-    if (eq == std::string::npos)
-      throw_usage("--price-per-gpu-hour", fmt::format("--price-per-gpu-hour '{}': '{}' is not sys=X", text, item));
-    const std::string sys = item.substr(0, eq);
-    const auto it = std::find(systems.begin(), systems.end(), sys);
-    if (it == systems.end())
-      throw_usage("--price-per-gpu-hour", fmt::format("--price-per-gpu-hour: '{}' is not a searched system ({}){}", sys,
-                                                      join(systems), did_you_mean(sys, systems)));
-    out[static_cast<std::size_t>(it - systems.begin())] = number(item.substr(eq + 1));
-    start = end + 1;
-  }
-  for (std::size_t i = 0; i < out.size(); ++i)
-    if (out[i] < 0)
-      throw_usage("--price-per-gpu-hour", fmt::format("--price-per-gpu-hour gives no price for {}", systems[i]));
-  return out;
-}
-
 // ---- building the problem ---------------------------------------------------------------------------
 
 namespace {

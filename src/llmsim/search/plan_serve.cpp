@@ -80,7 +80,10 @@ ServePlan plan_serving(const model::ModelSpec& m, const std::vector<hardware::Sy
   ServePlan plan;
   std::vector<Choice> choices;
   std::vector<const hardware::SystemSpec*> choice_sys;
-  for (const auto& sys : systems)
+  std::vector<double> choice_price;  // the system's price of a GPU-hour (0 = none given)
+  for (std::size_t si = 0; si < systems.size(); ++si) {
+    const auto& sys = systems[si];
+    const double price = si < spec.price_per_gpu_hour.size() ? spec.price_per_gpu_hour[si] : 0.0;
     for (Framework e : spec.engines)
       for (std::int64_t tp : spec.tps)
         for (std::int64_t pp : spec.pps)
@@ -97,10 +100,13 @@ ServePlan plan_serving(const model::ModelSpec& m, const std::vector<hardware::Sy
                   if (chunk >= 0) ch.profile.chunked_prefill = chunk == 1;
                   choices.push_back(ch);
                   choice_sys.push_back(&sys);
+                  choice_price.push_back(price);
                 }
+  }
   for (std::size_t i = 0; i < choices.size(); ++i) {
     const Choice& ch = choices[i];
     const hardware::SystemSpec& sys = *choice_sys[i];
+    const double price = choice_price[i];
     {
       {
         {
@@ -144,7 +150,7 @@ ServePlan plan_serving(const model::ModelSpec& m, const std::vector<hardware::Sy
           c.ttft_p99_s = at_hi.ttft_p99;
           c.tpot_p99_s = at_hi.tpot_p99;
           c.output_tokens_per_s = at_hi.out_tps;
-          c.cost_per_hour = spec.price_per_gpu_hour * static_cast<double>(c.gpus);
+          c.cost_per_hour = price * static_cast<double>(c.gpus);
           plan.candidates.push_back(c);
         }
       }

@@ -36,7 +36,9 @@ struct ServePlanSpec {
   std::int64_t max_gpus = 64;               // per candidate
   std::int64_t requests_per_replica = 400;  // simulated requests per replica (Poisson, seeded)
   std::uint64_t seed = 1;
-  double price_per_gpu_hour = 0;  // for the cost column (0 = none)
+  // Price of a GPU-hour per system, in the order of plan_serving's `systems` (empty = no prices: the cost
+  // column is 0).
+  std::vector<double> price_per_gpu_hour;
 };
 
 struct ServePlanCandidate {
