@@ -154,8 +154,9 @@ std::vector<FrameworkEntry> training_frameworks() {
       .training_mapping = "deepspeed profile (ZeRO 0-3 over HF transformers modelling code, 16-bit params and grads, "
                           "fp32 master + Adam)",
       .inference_mapping =
-          "static batching (DeepSpeed-Inference: HF generate loop around its kernels, KV workspace for "
-          "max_out_tokens 1024; the static profile counts HF eager glue where kernel injection fuses it)",
+          "deepspeed-inference profile: static batching (DeepSpeed-Inference: HF generate loop around its kernels, KV "
+          "workspace for max_out_tokens 1024; the static profile counts HF eager glue where kernel injection fuses "
+          "it); int8 weights dequantized into a 16-bit copy before each GEMM (quantized_gemm)",
       .recipe = {.zero_stage = 0,
                  .source = "deepspeedai/DeepSpeed deepspeed/runtime/zero/config.py DeepSpeedZeroConfig: stage: "
                            "ZeroStageEnum = 0 (no zero_optimization block = stage 0); overlap_comm left to the profile "
@@ -636,10 +637,12 @@ std::vector<FrameworkEntry> inference_engines() {
       .name = "deepspeed-inference",
       .aliases = {"ds-inference", "deepspeed-inference-v1", "deepspeed-kernel-inject"},
       .inference = Framework::DeepSpeed,
-      .inference_mapping = "deepspeed profile, static batching (init_inference(replace_with_kernel_inject=True), as "
-                           "Megatron-DeepSpeed's bloom-ds-inference.py calls it, puts fused kernels into an HF model "
-                           "whose generate loop runs the batch; KV workspace for max_out_tokens 1024; the static "
-                           "profile counts HF eager glue where kernel injection fuses it)",
+      .inference_mapping =
+          "deepspeed-inference profile, static batching (init_inference(replace_with_kernel_inject=True), "
+          "as Megatron-DeepSpeed's bloom-ds-inference.py calls it, puts fused kernels into an HF model "
+          "whose generate loop runs the batch; KV workspace for max_out_tokens 1024; the static "
+          "profile counts HF eager glue where kernel injection fuses it; int8 weights dequantized "
+          "into a 16-bit copy before each GEMM, quantized_gemm)",
       .unsupported_reason = "deepspeed-inference is DeepSpeed's inference path; training rows should name deepspeed",
       .source = "deepspeedai/DeepSpeed deepspeed/inference/config.py DeepSpeedInferenceConfig (max_out_tokens 1024; "
                 "assumption: replace_with_kernel_inject and enable_cuda_graph default False, not re-read); "
