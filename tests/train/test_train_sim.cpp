@@ -589,7 +589,8 @@ TEST_CASE("overlapped FSDP gathers and reduce-scatters slow the compute beside t
   CHECK(with.step_time_s.value - without.step_time_s.value == doctest::Approx(slowed).epsilon(0.05));
   CHECK(share(with.by_module, "communication.interference") == doctest::Approx(slowed).epsilon(1e-9));
   CHECK(total(with.by_phase) == doctest::Approx(with.step_time_s.value).epsilon(1e-9));
-  sim::FastTrainEvaluator fe(m, preset_system("dgx-a100-80gb"));
+  const auto fast_sys = preset_system("dgx-a100-80gb");  // the evaluator keeps a reference
+  sim::FastTrainEvaluator fe(m, fast_sys);
   CHECK(fe.estimate(run).step_time_s == doctest::Approx(with.step_time_s.value).epsilon(0.02));
 }
 

@@ -53,6 +53,9 @@ struct FastTrainEstimate {
 class FastTrainEvaluator {
  public:
   FastTrainEvaluator(const model::ModelSpec& m, const hardware::SystemSpec& sys);
+  // It keeps references to both: a temporary would dangle (refused at compile time).
+  FastTrainEvaluator(model::ModelSpec&&, const hardware::SystemSpec&) = delete;
+  FastTrainEvaluator(const model::ModelSpec&, hardware::SystemSpec&&) = delete;
 
   // `run` must have with_defaults applied and be free of structural_problems and training_problems.
   FastTrainEstimate estimate(const RunSpec& run);
