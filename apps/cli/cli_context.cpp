@@ -171,13 +171,10 @@ void emit(const CommonOptions& opts, const nlohmann::json& doc, const std::funct
 }
 
 namespace {
+// Whether a command running `kinds` offers the setting (sim::applies_to of a workload of that kind).
 bool offered(const sim::SettingInfo& s, RunKinds kinds) {
-  switch (kinds) {
-    case RunKinds::Training: return s.scope != sim::SettingScope::Inference;
-    case RunKinds::Inference: return s.scope != sim::SettingScope::Training;
-    case RunKinds::Any: break;
-  }
-  return true;
+  return kinds == RunKinds::Any ||
+         sim::applies_to(s, kinds == RunKinds::Training ? sim::Workload::Pretrain : sim::Workload::Inference);
 }
 }  // namespace
 
@@ -324,6 +321,10 @@ double parse_tokens(const std::string& text) {
   if (v * mult > 1e16)
     throw_usage("--tokens", fmt::format("--tokens '{}' = {:.3g} tokens: at most 1e16 (10,000 T)", text, v * mult));
   return v * mult;
+}
+
+std::string expand_any_system(const std::string& text, const std::string& data_dir) {
+  return text == "any" || text == "*" ? join(hardware::list_system_presets(data_dir), ",") : text;
 }
 
 // One grammar for every command with a price: X for every system, or sys=X,sys2=Y naming each system of

@@ -13,8 +13,6 @@
 
 namespace llmsim::cli {
 
-enum class Format { Table, Json, Csv };
-
 // Where a machine-readable output goes: nowhere (not asked for), stdout ("-" or the bare flag) or a file.
 struct OutputTarget {
   bool wanted = false;
@@ -32,8 +30,6 @@ struct CommonOptions {
   OutputTarget csv;      // --csv[=FILE]
   std::string data_dir;  // --data-dir; empty = LLMSIM_DATA_DIR environment variable, else the build's data/
   std::string overlay;   // --overlay: a profile overlay applied to every system (commands that register it)
-  // What stdout shows: the JSON or the CSV when one is sent there, else the readable table.
-  Format format() const { return json.to_stdout() ? Format::Json : csv.to_stdout() ? Format::Csv : Format::Table; }
   std::string resolved_data_dir() const;
   // A system preset or TOML file with the --overlay (if any) applied.
   hardware::SystemSpec load_system(const std::string& name_or_path) const;
@@ -99,6 +95,10 @@ std::string gib(double bytes);
 
 // A positive token count as users write it: 1e12, 300B, 2T, 500M, 8K; --tokens usage errors otherwise.
 double parse_tokens(const std::string& text);
+
+// A --system value of the commands that consider several systems: "any" (or "*") is every preset of
+// `data_dir`, comma-joined; anything else is returned as given.
+std::string expand_any_system(const std::string& text, const std::string& data_dir);
 
 // --price-per-gpu-hour as users write it: X for every system, or sys=X,sys2=Y for each of `systems` (the
 // command's --system values); one price per system, in their order; empty when `text` is empty. Usage

@@ -228,9 +228,7 @@ int run(const PlanServeCommand& c) {
   // --system as search and plan train take it: repeatable, comma-separated, or any (every preset).
   std::vector<std::string> names;
   for (const auto& s : c.systems)
-    for (const auto& x :
-         split(s == "any" || s == "*" ? join(hardware::list_system_presets(c.common.resolved_data_dir()), ",") : s))
-      names.push_back(x);
+    for (const auto& x : split(expand_any_system(s, c.common.resolved_data_dir()))) names.push_back(x);
   if (names.empty())
     throw_usage("--system", "--system is required (one or more presets or TOML paths, comma-separated, or any)");
   if (!(c.rate > 0)) throw_usage("--rate", fmt::format("--rate = {}: must be > 0 requests/s", c.rate));

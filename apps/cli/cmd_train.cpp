@@ -163,6 +163,7 @@ Runner add_train_command(CLI::App& app) {
                   "llmsim train simulates pre-training and fine-tuning; use `llmsim memory` for inference");
     const double tokens = cmd->tokens.empty() ? 0.0 : parse_tokens(cmd->tokens);
     if (cmd->steps > 0 && tokens > 0) throw_usage("--steps", "give --steps or --tokens, not both");
+    const std::vector<double> price = parse_prices(cmd->price, {req.system});
     const std::string data = cmd->common.resolved_data_dir();
     const model::ModelSpec m = model::resolve_model(req.model, data);
     const hardware::SystemSpec sys = cmd->common.load_system(req.system);
@@ -174,7 +175,6 @@ Runner add_train_command(CLI::App& app) {
     opt.keep_trace = !cmd->trace.empty();
     opt.train_steps = cmd->steps;
     opt.train_tokens = tokens;
-    const std::vector<double> price = parse_prices(cmd->price, {req.system});
     opt.price_per_gpu_hour = price.empty() ? 0.0 : price.front();
     const sim::TrainResult r = sim::simulate_training(m, sys, run, opt);
     if (!cmd->trace.empty() && r.valid()) {

@@ -205,7 +205,7 @@ Built build_problem(const CLI::App& app, SearchCommand& c) {
     if (app.count(flag) == 0) continue;
     std::string text = c.values.at(name);
     if ((name == "sequence-parallel" || name == "flash-attn") && text.empty()) text = "on";
-    if (name == "system" && (text == "any" || text == "*")) text = join(hardware::list_system_presets(data), ",");
+    if (name == "system") text = expand_any_system(text, data);
     sim::set_train_axis(space, name, text);
   }
   if (space.systems.empty())

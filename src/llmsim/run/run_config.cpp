@@ -37,12 +37,6 @@ SettingInfo inference(SettingInfo i) {
   return i;
 }
 
-std::string join_list(const std::vector<std::string>& v) {
-  std::string out;
-  for (const auto& x : v) out += (out.empty() ? "" : ",") + x;
-  return out;
-}
-
 std::int64_t to_int(const std::string& v) {
   std::int64_t x = 0;
   std::from_chars(v.data(), v.data() + v.size(), x);
@@ -239,7 +233,7 @@ const std::vector<Setting>& table() {
        [](RunRequest& r, const std::string& v) { r.run.train.lora_targets = split_list(v); },
        [](const RunRequest& r) -> std::optional<std::string> {
          return r.run.train.lora_targets.empty() ? std::nullopt
-                                                 : std::optional<std::string>(join_list(r.run.train.lora_targets));
+                                                 : std::optional<std::string>(join(r.run.train.lora_targets, ","));
        }},
       {training(
            {"qlora", K::Flag, "QLoRA: NF4 base with double quantization + LoRA adapters (rank 64 unless --lora-rank)"}),
