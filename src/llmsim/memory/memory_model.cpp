@@ -64,19 +64,13 @@ Stage stage_of(std::int64_t index, std::int64_t pp, std::int64_t num_layers) {
                .last = index == pp - 1};
 }
 
-// Parameters one GPU of a stage holds, before ZeRO sharding, split into the parts that LoRA/QLoRA
-// and weight quantization treat differently.
-struct StageParams {
-  double linear = 0;         // inside linear projections (quantizable, LoRA-frozen)
-  double other = 0;          // norms, embeddings, LM head (kept in 16-bit)
-  double largest_layer = 0;  // the biggest layer of the stage (ZeRO-3 gathers whole layers)
-  double total() const { return linear + other; }
-};
+}  // namespace
 
-StageParams stage_params(const model::ModelSpec& m, const ParallelSpec& par, const Stage& st) {
+StageParams stage_params(const model::ModelSpec& m, const ParallelSpec& par, std::int64_t stage) {
+  const StageLayers st = stage_layers(stage, par.pp, m.num_layers);
   const double tp = static_cast<double>(par.tp);
   StageParams sp;
-  for (std::int64_t l = st.first_layer; l < st.first_layer + st.layers; ++l) {
+  for (std::int64_t l = st.first; l < st.first + st.count; ++l) {
     const auto lp = model::count_layer_params(m, l);
     // Replicated KV heads (inference with tp above the KV heads): each rank holds its head's whole K and V.
     double linear = static_cast<double>(lp.linear) / tp + model::replicated_kv_params(m, par.tp);
@@ -90,8 +84,8 @@ StageParams stage_params(const model::ModelSpec& m, const ParallelSpec& par, con
     sp.largest_layer = std::max(sp.largest_layer, linear + norms);
   }
   const auto pc = model::count_params(m);
-  if (st.first) sp.other += static_cast<double>(pc.embedding) / tp + static_cast<double>(pc.position_embedding);
-  if (st.last) {
+  if (stage == 0) sp.other += static_cast<double>(pc.embedding) / tp + static_cast<double>(pc.position_embedding);
+  if (stage == par.pp - 1) {
     sp.other += static_cast<double>(pc.final_norm);
     // Vocab-parallel LM head; a tied head on its own stage keeps a copy of the embedding (Megatron).
     if (pc.lm_head > 0)
@@ -102,7 +96,6 @@ StageParams stage_params(const model::ModelSpec& m, const ParallelSpec& par, con
   return sp;
 }
 
-// LoRA adapter parameters one GPU of the stage holds (src/llmsim/run/lora_adapters.h).
 double lora_params(const model::ModelSpec& m, const ParallelSpec& par, std::int64_t first, std::int64_t count,
                    const TrainSpec& t) {
   const LoraParams dense = lora_layer_params(m, false, t.lora_rank, t.lora_targets);
@@ -111,6 +104,8 @@ double lora_params(const model::ModelSpec& m, const ParallelSpec& par, std::int6
   for (std::int64_t l = first; l < first + count; ++l) n += (m.is_moe_layer(l) ? moe : dense).per_gpu(par.tp, par.ep);
   return n;
 }
+
+namespace {
 
 void add(std::vector<MemoryItem>& items, MemoryKind kind, double bytes, std::string note) {
   if (bytes > 0) items.push_back(MemoryItem{kind, std::string(name_of(kind)), bytes, std::move(note)});
@@ -171,7 +166,7 @@ StageMemory training_stage(const model::ModelSpec& m, const hardware::SystemSpec
   const auto& par = run.par;
   const auto& t = run.train;
   const FrameworkProfile& fw = framework_profile(t.framework);
-  const StageParams sp = stage_params(m, par, st);
+  const StageParams sp = stage_params(m, par, st.index);
   StageMemory out;
   out.params = sp.total();
   // Which parameters train: all of them, or only LoRA adapters on a frozen base.
@@ -213,7 +208,7 @@ StageMemory inference_stage(const model::ModelSpec& m, const hardware::SystemSpe
   const FrameworkProfile& fw = framework_profile(in.framework);
   const double tp = static_cast<double>(par.tp);
   const double beta = dtype_bytes(in.precision);
-  const StageParams sp = stage_params(m, par, st);
+  const StageParams sp = stage_params(m, par, st.index);
   StageMemory out;
   out.params = sp.total();
   const double wq = model::quantized_weight_bytes(in.weight_quant, in.precision);

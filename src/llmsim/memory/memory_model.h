@@ -74,6 +74,20 @@ struct MemoryResult {
   bool fits() const { return valid() && gpu_fits() && host_fits(); }
 };
 
+// Parameters one GPU of pipeline stage `stage` (of par.pp; stage_layout.h) holds before ZeRO sharding, split
+// into the parts that LoRA/QLoRA and weight quantization treat differently: the memory model's and the fast
+// estimator's one count (TP divides the projections, EP the experts, replicated KV heads stay whole).
+struct StageParams {
+  double linear = 0;         // inside linear projections (quantizable, LoRA-frozen)
+  double other = 0;          // norms, embeddings, LM head (kept in 16-bit)
+  double largest_layer = 0;  // the biggest layer of the stage (ZeRO-3 gathers whole layers)
+  double total() const { return linear + other; }
+};
+StageParams stage_params(const model::ModelSpec& m, const ParallelSpec& par, std::int64_t stage);
+// LoRA adapter parameters one GPU holds for layers [first, first + count) (src/llmsim/run/lora_adapters.h).
+double lora_params(const model::ModelSpec& m, const ParallelSpec& par, std::int64_t first, std::int64_t count,
+                   const TrainSpec& t);
+
 // What PyTorch's caching allocator holds beyond `tensors` bytes of live tensors at the peak (reserved minus
 // allocated: block rounding and cached blocks that cannot be reused), allocator_reserve_fraction of them (an
 // engineering default until measured, system [runtime] table), and its breakdown note. It grows with what the

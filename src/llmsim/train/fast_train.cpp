@@ -23,10 +23,7 @@ double dbl(std::int64_t v) { return static_cast<double>(v); }
 }  // namespace
 
 FastTrainEvaluator::FastTrainEvaluator(const model::ModelSpec& m, const hardware::SystemSpec& sys)
-    : m_(m), sys_(sys), compute_(sys), comm_(sys), pc_(model::count_params(m)) {
-  layer_params_.reserve(static_cast<std::size_t>(m.num_layers));
-  for (std::int64_t l = 0; l < m.num_layers; ++l) layer_params_.push_back(model::count_layer_params(m, l));
-}
+    : m_(m), sys_(sys), compute_(sys), comm_(sys) {}
 
 void FastTrainEvaluator::check_fixed_part(const RunSpec& run) {
   const auto& t = run.train;
@@ -45,8 +42,6 @@ void FastTrainEvaluator::check_fixed_part(const RunSpec& run) {
   base_quant_ = t.base_quant;
   attn_kernel_ = t.attn_kernel;
   fused_loss_ = t.fused_loss;
-  lora_dense_ = lora_layer_params(m_, false, t.lora_rank, t.lora_targets);
-  lora_moe_ = lora_layer_params(m_, true, t.lora_rank, t.lora_targets);
 }
 
 const FastTrainEvaluator::Costs& FastTrainEvaluator::costs(const RunSpec& run) {
@@ -100,36 +95,24 @@ FastTrainEvaluator::Affine FastTrainEvaluator::affine(Collective kind, const Com
 }
 
 const std::vector<FastTrainEvaluator::StageParams>& FastTrainEvaluator::stage_params(std::int64_t pp, std::int64_t tp,
-                                                                                     std::int64_t ep) {
+                                                                                     std::int64_t ep,
+                                                                                     const TrainSpec& t) {
   const std::uint64_t key =
       static_cast<std::uint64_t>(pp) | static_cast<std::uint64_t>(tp) << 20 | static_cast<std::uint64_t>(ep) << 40;
   if (const auto it = stage_params_cache_.find(key); it != stage_params_cache_.end()) return it->second;
-  // stage_params() of the memory model, per stage: the parameters a GPU of the stage holds.
+  // The memory model's count per stage (sim::stage_params), with its layer kinds and LoRA adapters.
+  const ParallelSpec par{.tp = tp, .pp = pp, .ep = ep};
   std::vector<StageParams> out(static_cast<std::size_t>(pp));
-  const double tpd = dbl(tp);
   for (std::int64_t s = 0; s < pp; ++s) {
     const StageLayers stage = stage_layers(s, pp, m_.num_layers);
     StageParams& sp = out[static_cast<std::size_t>(s)];
-    for (std::int64_t l = stage.first; l < stage.first + stage.count; ++l) {
-      const auto& lp = layer_params_[static_cast<std::size_t>(l)];
-      const bool moe = m_.is_moe_layer(l);
-      double linear = dbl(lp.linear) / tpd;
-      if (moe && ep > 1) linear = (dbl(lp.attention) + dbl(lp.mlp) / dbl(ep)) / tpd;
-      const double norms = dbl(lp.total() - lp.linear);
-      sp.linear += linear;
-      sp.other += norms;
-      sp.largest_layer = std::max(sp.largest_layer, linear + norms);
-      ++(moe ? sp.moe_layers : sp.dense_layers);
-      sp.lora += (moe ? lora_moe_ : lora_dense_).per_gpu(tp, ep);
-    }
-    if (s == 0) sp.other += dbl(pc_.embedding) / tpd + dbl(pc_.position_embedding);
-    if (s == pp - 1) {
-      sp.other += dbl(pc_.final_norm);
-      if (pc_.lm_head > 0)
-        sp.other += dbl(pc_.lm_head) / tpd;
-      else if (pp > 1)
-        sp.other += dbl(pc_.embedding) / tpd;
-    }
+    const sim::StageParams counted = sim::stage_params(m_, par, s);
+    sp.linear = counted.linear;
+    sp.other = counted.other;
+    sp.largest_layer = counted.largest_layer;
+    sp.lora = lora_params(m_, par, stage.first, stage.count, t);
+    for (std::int64_t l = stage.first; l < stage.first + stage.count; ++l)
+      ++(m_.is_moe_layer(l) ? sp.moe_layers : sp.dense_layers);
   }
   return stage_params_cache_.emplace(key, std::move(out)).first->second;
 }
@@ -170,7 +153,7 @@ FastMemory FastTrainEvaluator::memory(const RunSpec& run) {
 
   double best = -1;
   const std::int64_t L = m_.num_layers, pp = par.pp;
-  const auto& stages = stage_params(pp, par.tp, par.ep);
+  const auto& stages = stage_params(pp, par.tp, par.ep, t);
   for (std::int64_t s = 0; s < pp; ++s) {
     const StageLayers stage = stage_layers(s, pp, L);
     const StageParams& sp = stages[static_cast<std::size_t>(s)];

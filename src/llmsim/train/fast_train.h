@@ -16,8 +16,6 @@
 #include "llmsim/cost/compute_cost.h"
 #include "llmsim/hardware/system_spec.h"
 #include "llmsim/model/model_spec.h"
-#include "llmsim/model/param_count.h"
-#include "llmsim/run/lora_adapters.h"
 #include "llmsim/run/run_spec.h"
 
 namespace llmsim::sim {
@@ -104,16 +102,15 @@ class FastTrainEvaluator {
   const hardware::SystemSpec& sys_;
   ComputeCost compute_;
   CommCost comm_;
-  model::ParamCounts pc_;
-  std::vector<model::LayerParams> layer_params_;  // per layer
   std::unordered_map<std::uint64_t, Costs> cache_;
-  // A pipeline stage's parameters (stage_params' sums over its layers) per (pp, tp, ep): what memory()
-  // would otherwise add up layer by layer for every configuration of a search.
+  // A pipeline stage's parameters (the memory model's sim::stage_params), LoRA adapters and layer kinds per
+  // (pp, tp, ep): what memory() would otherwise count layer by layer for every configuration of a search.
+  // The LoRA settings are part of the fixed run settings (a change clears the cache).
   struct StageParams {
     double linear = 0, other = 0, largest_layer = 0, lora = 0;
     std::int64_t dense_layers = 0, moe_layers = 0;
   };
-  const std::vector<StageParams>& stage_params(std::int64_t pp, std::int64_t tp, std::int64_t ep);
+  const std::vector<StageParams>& stage_params(std::int64_t pp, std::int64_t tp, std::int64_t ep, const TrainSpec& t);
   std::unordered_map<std::uint64_t, std::vector<StageParams>> stage_params_cache_;
   // The run settings every cached cost shares (a change clears the cache).
   bool have_fixed_ = false;
@@ -125,8 +122,6 @@ class FastTrainEvaluator {
   model::WeightQuant base_quant_ = model::WeightQuant::None;
   AttentionKernel attn_kernel_ = AttentionKernel::Fa2;
   bool fused_loss_ = false;
-  LoraParams lora_dense_,
-      lora_moe_;  // LoRA adapter parameters of one dense / MoE layer (src/llmsim/run/lora_adapters.h)
 };
 
 }  // namespace llmsim::sim
