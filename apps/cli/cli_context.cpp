@@ -141,6 +141,14 @@ void add_common_options(CLI::App& app, CommonOptions& opts) {
 void check_outputs(const CLI::App& app, CommonOptions& opts, const std::vector<std::string>& inputs) {
   opts.json.wanted = app.count("--json") > 0;
   opts.csv.wanted = app.count("--csv") > 0;
+  // A file that cannot be written is said before the work, not after it.
+  for (const auto& [t, flag] : {std::pair{&opts.json, "--json"}, std::pair{&opts.csv, "--csv"}}) {
+    if (!t->wanted || t->to_stdout()) continue;
+    const std::filesystem::path dir = std::filesystem::path(t->path).parent_path();
+    if (!dir.empty() && !std::filesystem::is_directory(dir))
+      throw_input(Location{.file = t->path, .key = flag},
+                  fmt::format("cannot write the {} output there: no folder {}", flag, dir.string()));
+  }
   if (opts.json.to_stdout() && opts.csv.to_stdout())
     throw_usage("--csv", "--json and --csv both want stdout; send one of them to a file (--csv=FILE)");
   if (opts.json.wanted && !opts.json.to_stdout()) refuse_overwrite("--json", opts.json.path, inputs);
