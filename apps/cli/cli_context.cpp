@@ -17,6 +17,7 @@
 #include "llmsim/core/units.h"
 #include "llmsim/hardware/system_toml.h"
 #include "llmsim/memory/memory_model.h"
+#include "llmsim/report/html_report.h"
 #include "llmsim/report/report.h"
 #include "llmsim/run/run_spec.h"
 #include "llmsim/serve/request_stream.h"
@@ -131,6 +132,10 @@ void add_output_options(CLI::App& app, CommonOptions& opts) {
                  "stdout with '-' or no value")
       ->type_name("[FILE|-]")
       ->expected(0, 1);
+  app.add_option("--html", opts.html.path,
+                 "write the result as one self-contained HTML page with charts (docs/output-schema.md) to FILE, or "
+                 "to stdout with '-'")
+      ->type_name("FILE|-");
 }
 
 void add_common_options(CLI::App& app, CommonOptions& opts) {
@@ -141,20 +146,33 @@ void add_common_options(CLI::App& app, CommonOptions& opts) {
 void check_outputs(const CLI::App& app, CommonOptions& opts, const std::vector<std::string>& inputs) {
   opts.json.wanted = app.count("--json") > 0;
   opts.csv.wanted = app.count("--csv") > 0;
+  opts.html.wanted = app.count("--html") > 0;
+  const std::pair<OutputTarget*, const char*> outputs[] = {
+      {&opts.json, "--json"}, {&opts.csv, "--csv"}, {&opts.html, "--html"}};
+  if (opts.html.wanted && !report::html_available())
+    throw_usage("--html",
+                "this llmsim was built without Chart.js (Debian package libjs-chart.js), which HTML reports "
+                "inline: run tools/setup (or apt-get install libjs-chart.js), then configure and build again");
   // A file that cannot be written is said before the work, not after it.
-  for (const auto& [t, flag] : {std::pair{&opts.json, "--json"}, std::pair{&opts.csv, "--csv"}}) {
+  for (const auto& [t, flag] : outputs) {
     if (!t->wanted || t->to_stdout()) continue;
     const std::filesystem::path dir = std::filesystem::path(t->path).parent_path();
     if (!dir.empty() && !std::filesystem::is_directory(dir))
       throw_input(Location{.file = t->path, .key = flag},
                   fmt::format("cannot write the {} output there: no folder {}", flag, dir.string()));
+    refuse_overwrite(flag, t->path, inputs);
   }
-  if (opts.json.to_stdout() && opts.csv.to_stdout())
-    throw_usage("--csv", "--json and --csv both want stdout; send one of them to a file (--csv=FILE)");
-  if (opts.json.wanted && !opts.json.to_stdout()) refuse_overwrite("--json", opts.json.path, inputs);
-  if (opts.csv.wanted && !opts.csv.to_stdout()) refuse_overwrite("--csv", opts.csv.path, inputs);
-  if (opts.json.wanted && opts.csv.wanted && !opts.json.to_stdout() && opts.json.path == opts.csv.path)
-    throw_usage("--csv", fmt::format("--json and --csv both write {}; give them different files", opts.csv.path));
+  for (std::size_t i = 0; i < std::size(outputs); ++i)
+    for (std::size_t j = i + 1; j < std::size(outputs); ++j) {
+      const auto& [a, a_flag] = outputs[i];
+      const auto& [b, b_flag] = outputs[j];
+      if (!a->wanted || !b->wanted) continue;
+      if (a->to_stdout() && b->to_stdout())
+        throw_usage(b_flag, fmt::format("{} and {} both want stdout; send one of them to a file ({}=FILE)", a_flag,
+                                        b_flag, b_flag));
+      if (!a->to_stdout() && !b->to_stdout() && a->path == b->path)
+        throw_usage(b_flag, fmt::format("{} and {} both write {}; give them different files", a_flag, b_flag, b->path));
+    }
 }
 
 namespace {
@@ -175,7 +193,8 @@ void write_to(const OutputTarget& t, const char* flag, const char* what,
 void emit(const CommonOptions& opts, const nlohmann::json& doc, const std::function<void()>& table) {
   write_to(opts.json, "--json", "JSON", [&](std::ostream& o) { report::write_json(o, doc); });
   write_to(opts.csv, "--csv", "CSV", [&](std::ostream& o) { report::write_csv(o, doc); });
-  if (!opts.json.to_stdout() && !opts.csv.to_stdout()) table();
+  write_to(opts.html, "--html", "HTML report", [&](std::ostream& o) { report::write_html(o, doc); });
+  if (!opts.json.to_stdout() && !opts.csv.to_stdout() && !opts.html.to_stdout()) table();
 }
 
 namespace {

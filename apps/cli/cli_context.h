@@ -28,6 +28,7 @@ std::filesystem::path executable_dir(const char* argv0 = nullptr);
 struct CommonOptions {
   OutputTarget json;     // --json[=FILE]
   OutputTarget csv;      // --csv[=FILE]
+  OutputTarget html;     // --html FILE (or '-')
   std::string data_dir;  // --data-dir; empty = LLMSIM_DATA_DIR environment variable, else the build's data/
   std::string overlay;   // --overlay: a profile overlay applied to every system (commands that register it)
   std::string resolved_data_dir() const;
@@ -36,13 +37,14 @@ struct CommonOptions {
 };
 
 void add_common_options(CLI::App& app, CommonOptions& opts);
-// --json[=FILE] and --csv[=FILE] alone (commands that register their own --data-dir).
+// --json[=FILE], --csv[=FILE] and --html FILE alone (commands that register their own --data-dir).
 void add_output_options(CLI::App& app, CommonOptions& opts);
-// Checks the output options after parsing: at most one of them on stdout (usage error otherwise), and no
-// output file that is one of the command's `inputs`.
+// Checks the output options after parsing: at most one of them on stdout (usage error otherwise), each in
+// a folder that exists, no two on one file, no output file that is one of the command's `inputs`, and
+// --html only where this build has Chart.js.
 void check_outputs(const CLI::App& app, CommonOptions& opts, const std::vector<std::string>& inputs = {});
-// Prints a command's result: the JSON and CSV where they were asked for (files or stdout), and `table`
-// (the readable form) on stdout when neither took it. `doc` is the command's report (llmsim/report/report.h).
+// Prints a command's result: the JSON, CSV and HTML where they were asked for (files or stdout), and `table`
+// (the readable form) on stdout when none took it. `doc` is the command's report (llmsim/report/report.h).
 void emit(const CommonOptions& opts, const nlohmann::json& doc, const std::function<void()>& table);
 // Number checks for options: a finite number (NaN, inf and out-of-range text are refused with the value)
 // that is > 0, or >= 0. They replace CLI11's PositiveNumber / NonNegativeNumber, which accept NaN and inf.

@@ -507,10 +507,11 @@ Runner add_calibrate_command(CLI::App& app, int argc, char** argv) {
   return [cmd, sub, imp, refit, fit]() -> int {
     reject_extras(*sub);
     // calibrate's results are the files it writes; its stdout is a report for people.
-    if (sub->count("--json") > 0 || sub->count("--csv") > 0)
-      throw_usage(sub->count("--json") > 0 ? "--json" : "--csv",
-                  "calibrate writes its results as files (samples.csv, fingerprint.json, the profile TOML); its "
-                  "stdout is a text report");
+    for (const char* flag : {"--json", "--csv", "--html"})
+      if (sub->count(flag) > 0)
+        throw_usage(flag,
+                    "calibrate writes its results as files (samples.csv, fingerprint.json, the profile TOML); "
+                    "its stdout is a text report");
     if (imp->parsed()) return run_import(*cmd);
     if (fit->parsed()) return run_fit_runs(*cmd);
     if (refit->parsed()) return run_refit(*cmd);

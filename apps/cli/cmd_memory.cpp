@@ -13,6 +13,7 @@
 #include "llmsim/memory/memory_advice.h"
 #include "llmsim/model/presets.h"
 #include "llmsim/report/report.h"
+#include "llmsim/report/train_parts.h"
 #include "llmsim/run/feasibility.h"
 
 namespace llmsim::cli {
@@ -23,13 +24,6 @@ struct MemoryCommand {
   CommonOptions common;
   RunFlags flags;
 };
-
-nlohmann::json items_json(const std::vector<sim::MemoryItem>& items) {
-  auto a = nlohmann::json::array();
-  for (const auto& i : items)
-    a.push_back({{"name", i.name}, {"bytes", report::figure(i.bytes, "B")}, {"note", i.note}});
-  return a;
-}
 
 // The memory report (docs/output-schema.md, "memory").
 nlohmann::json to_json(const model::ModelSpec& m, const hardware::SystemSpec& sys, const sim::RunRequest& req,
@@ -43,10 +37,10 @@ nlohmann::json to_json(const model::ModelSpec& m, const hardware::SystemSpec& sy
   j["gpu"] = {{"capacity_bytes", figure(r.gpu_capacity_bytes, "B")},
               {"total_bytes", figure(r.gpu_bytes, "B")},
               {"peak_stage", r.peak_stage},
-              {"items", items_json(r.gpu)}};
+              {"items", report::memory_items(r.gpu)}};
   j["host"] = {{"capacity_bytes", figure(r.host_capacity_bytes, "B")},
                {"total_bytes", figure(r.host_bytes, "B")},
-               {"items", items_json(r.host)}};
+               {"items", report::memory_items(r.host)}};
   if (run.workload == sim::Workload::Inference)
     j["inference"] = {{"kv_bytes_per_token", figure(r.kv_bytes_per_token, "B")},
                       {"max_batch", r.max_batch},

@@ -15,6 +15,7 @@
 #include "llmsim/model/presets.h"
 #include "llmsim/report/chrome_trace.h"
 #include "llmsim/report/report.h"
+#include "llmsim/report/train_parts.h"
 #include "llmsim/train/train_sim.h"
 #include "measured_bands.h"
 
@@ -30,6 +31,7 @@ struct TrainCommand {
   std::string price;   // --price-per-gpu-hour as written (X, or sys=X)
   std::string trace;
   std::string bands;
+  bool schedule = false;  // --schedule: the scheduled step's spans in the document (on with --html)
 };
 
 nlohmann::json shares_json(const std::vector<sim::TimeShare>& v) {
@@ -51,7 +53,8 @@ nlohmann::json to_json(const model::ModelSpec& m, const hardware::SystemSpec& sy
                  {"gpu_capacity_bytes", figure(r.memory.gpu_capacity_bytes, "B")},
                  {"host_bytes", figure(r.memory.host_bytes, "B")},
                  {"timeline_peak_bytes", figure(r.memory_timeline_peak_bytes, "B")},
-                 {"peak_in_flight_micro_batches", r.peak_in_flight}};
+                 {"peak_in_flight_micro_batches", r.peak_in_flight},
+                 {"items", report::memory_items(r.memory.gpu)}};
   if (!r.valid()) return j;
   j["step_time_s"] = figure(r.step_time_s, "s");
   j["micro_batches"] = r.micro_batches;
@@ -151,6 +154,9 @@ Runner add_train_command(CLI::App& app) {
                   "report the time (and cost) to train this many tokens, e.g. 1e12, 300B or 2T");
   sub->add_option("--price-per-gpu-hour", cmd->price, "price of a GPU-hour, for the cost line: X, or sys=X");
   sub->add_option("--trace", cmd->trace, "write the scheduled step as a Chrome trace (Perfetto / chrome://tracing)");
+  sub->add_flag("--schedule", cmd->schedule,
+                "add the scheduled step to the result (busy spans per stage and stream; --html draws it, and implies "
+                "this)");
   add_bands_option(*sub, cmd->bands);
   return [cmd, sub]() -> int {
     reject_extras(*sub);
@@ -172,7 +178,8 @@ Runner add_train_command(CLI::App& app) {
     const sim::RunSpec run = sim::with_defaults(req.run);
     req.run = run;  // the report shows the run as simulated
     sim::TrainOptions opt;
-    opt.keep_trace = !cmd->trace.empty();
+    const bool schedule = cmd->schedule || cmd->common.html.wanted;
+    opt.keep_trace = !cmd->trace.empty() || schedule;
     opt.train_steps = cmd->steps;
     opt.train_tokens = tokens;
     opt.price_per_gpu_hour = price.empty() ? 0.0 : price.front();
@@ -190,6 +197,8 @@ Runner add_train_command(CLI::App& app) {
                                                {"samples_per_s", r.samples_per_s.value}};
     nlohmann::json doc = to_json(m, sys, req, run, r);
     if (r.valid()) doc["measured_bands"] = measured_bands_json(bands, workload, profile, figures);
+    // Spans closer than 1/2000 of the step are one: a chart 1000 px wide could not show the gap.
+    if (r.valid() && schedule) doc["schedule"] = report::schedule_spans(r.trace, r.step_time_s.value / 2000);
     emit(cmd->common, doc, [&] {
       print_table(m, sys, run, r);
       if (r.valid()) {
