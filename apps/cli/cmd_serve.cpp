@@ -19,6 +19,7 @@
 #include "llmsim/hardware/system_toml.h"
 #include "llmsim/memory/memory_model.h"
 #include "llmsim/model/presets.h"
+#include "llmsim/report/serve_parts.h"
 #include "llmsim/run/engine_profile.h"
 #include "llmsim/serve/request_stream.h"
 #include "llmsim/serve/serving_sim.h"
@@ -52,6 +53,7 @@ struct ServeCommand {
   double slo_ttft_ms = 0, slo_tpot_ms = 0;
   std::string trace;
   std::string per_request;
+  bool timeline = false;  // --timeline: latency quantiles and the engine's course in the document (on with --html)
   std::string bands;
 };
 
@@ -120,6 +122,9 @@ void add_serve_flags(CLI::App* sub, ServeCommand& c) {
       ->check(finite_positive());
   sub->add_option("--trace", cmd->trace, "write iterations and request lifetimes as a Chrome trace (Perfetto)");
   sub->add_option("--per-request", cmd->per_request, "write every request's metrics as CSV to this file");
+  sub->add_flag("--timeline", cmd->timeline,
+                "add each latency's quantiles 0-100 % and the batch, KV-cache use and queue over time (200 slices) to "
+                "the result (--html draws them, and implies this)");
 }
 
 // The engine: --engine, else --framework (an inference engine), else vLLM.
@@ -352,7 +357,8 @@ Runner add_serve_command(CLI::App& app) {
     cfg.concurrency = cmd->concurrency;
     cfg.slo_ttft_s = cmd->slo_ttft_ms * 1e-3;
     cfg.slo_tpot_s = cmd->slo_tpot_ms * 1e-3;
-    cfg.keep_trace = !cmd->trace.empty();
+    const bool timeline = cmd->timeline || cmd->common.html.wanted;
+    cfg.keep_trace = !cmd->trace.empty() || timeline;
     const auto t0 = std::chrono::steady_clock::now();
     auto last = t0;
     cfg.progress = [&](double done) {
@@ -392,6 +398,10 @@ Runner add_serve_command(CLI::App& app) {
                                                {"e2e_latency_ms", r.e2e.mean * 1e3}};
     nlohmann::json doc = serve_output::to_json(c, r);
     if (r.valid()) doc["measured_bands"] = measured_bands_json(bands, "serving", band_profile, figures);
+    if (r.valid() && timeline) {
+      doc["latency_quantiles"] = report::latency_quantiles(r.requests);
+      doc["timeline"] = report::serve_timeline(r, 200);
+    }
     emit(cmd->common, doc, [&] {
       serve_output::print_table(c, r);
       if (r.valid()) {

@@ -31,7 +31,7 @@ struct TrainCommand {
   std::string price;   // --price-per-gpu-hour as written (X, or sys=X)
   std::string trace;
   std::string bands;
-  bool schedule = false;  // --schedule: the scheduled step's spans in the document (on with --html)
+  bool schedule = false;  // --schedule: the scheduled step and its memory timeline in the document (on with --html)
 };
 
 nlohmann::json shares_json(const std::vector<sim::TimeShare>& v) {
@@ -155,8 +155,8 @@ Runner add_train_command(CLI::App& app) {
   sub->add_option("--price-per-gpu-hour", cmd->price, "price of a GPU-hour, for the cost line: X, or sys=X");
   sub->add_option("--trace", cmd->trace, "write the scheduled step as a Chrome trace (Perfetto / chrome://tracing)");
   sub->add_flag("--schedule", cmd->schedule,
-                "add the scheduled step to the result (busy spans per stage and stream; --html draws it, and implies "
-                "this)");
+                "add the scheduled step to the result (busy spans per stage and stream, and the peak stage's memory "
+                "over the step; --html draws them, and implies this)");
   add_bands_option(*sub, cmd->bands);
   return [cmd, sub]() -> int {
     reject_extras(*sub);
@@ -198,7 +198,10 @@ Runner add_train_command(CLI::App& app) {
     nlohmann::json doc = to_json(m, sys, req, run, r);
     if (r.valid()) doc["measured_bands"] = measured_bands_json(bands, workload, profile, figures);
     // Spans closer than 1/2000 of the step are one: a chart 1000 px wide could not show the gap.
-    if (r.valid() && schedule) doc["schedule"] = report::schedule_spans(r.trace, r.step_time_s.value / 2000);
+    if (r.valid() && schedule) {
+      doc["schedule"] = report::schedule_spans(r.trace, r.step_time_s.value / 2000);
+      doc["memory_timeline"] = report::memory_timeline(r.memory_timeline, r.memory.peak_stage);
+    }
     emit(cmd->common, doc, [&] {
       print_table(m, sys, run, r);
       if (r.valid()) {

@@ -245,6 +245,39 @@ TEST_CASE("1F1B pipeline bubble is (p-1)/(m+p-1) of the step for balanced stages
   }
 }
 
+TEST_CASE("the memory timeline: the stage's memory without activations plus one share per micro-batch in flight") {
+  const auto m = model::make_custom_model({.arch = "llama", .layers = 8, .hidden = 4096, .heads = 32, .vocab = 128},
+                                          Location{.key = "test"});
+  const auto sys = preset_system("dgx-a100-80gb");
+  auto run = pretrain(4, 1, 8, 2048);
+  run.par.pp = 4;
+  run.train.framework = sim::Framework::Megatron;
+  for (const auto schedule : {sim::PipelineSchedule::OneFOneB, sim::PipelineSchedule::GPipe}) {
+    run.train.schedule = schedule;
+    const auto r = sim::simulate_training(m, sys, run, {.keep_trace = true});
+    REQUIRE(r.valid());
+    // Every micro-batch's activations come once and go once: 1 + 2 x 8 points, back to the start at the end.
+    REQUIRE(r.memory_timeline.size() == 17);
+    double act = 0;
+    for (const auto& item : r.memory.gpu)
+      if (item.kind == sim::MemoryKind::Activations) act = item.bytes;
+    CHECK(r.memory_timeline.front().bytes == doctest::Approx(r.memory.gpu_bytes - act));
+    CHECK(r.memory_timeline.back().bytes == doctest::Approx(r.memory.gpu_bytes - act));
+    double peak = 0, last_time = 0;
+    for (const auto& p : r.memory_timeline) {
+      peak = std::max(peak, p.bytes);
+      CHECK(p.time_s >= last_time);
+      last_time = p.time_s;
+    }
+    CHECK(peak == doctest::Approx(r.memory_timeline_peak_bytes));
+    // Each step of the function is one micro-batch's share: the peak is the in-flight count's.
+    const double per_micro_batch = (r.memory_timeline[1].bytes - r.memory_timeline[0].bytes);
+    CHECK(peak == doctest::Approx(r.memory.gpu_bytes - act + per_micro_batch * static_cast<double>(r.peak_in_flight)));
+  }
+  // Without the trace there is no timeline.
+  CHECK(sim::simulate_training(m, sys, run).memory_timeline.empty());
+}
+
 TEST_CASE("ZeRO-3 moves 1.5x the bytes of data-parallel all-reduce (Rajbhandari et al. 2020 Sec. 7)") {
   const auto m = preset_model("llama2-7b");
   const auto sys = preset_system("a800-nvlink");

@@ -1,5 +1,6 @@
 #pragma once
-// Small order statistics shared by the simulator's validation and the calibration's fits.
+// Small order statistics shared by the simulator's validation, the calibration's fits, the serving
+// simulation's latency percentiles and the reports' latency distributions.
 #include <algorithm>
 #include <cstddef>
 #include <vector>
@@ -14,15 +15,20 @@ inline double median(std::vector<double> v) {
   return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-// The q-quantile (0 <= q <= 1) of the values, interpolating linearly between the closest ranks (as
-// numpy's default); 0 for none.
-inline double quantile(std::vector<double> v, double q) {
+// The q-quantile (0 <= q <= 1) of values already sorted ascending, interpolating linearly between the
+// closest ranks (as numpy's default); 0 for none.
+inline double quantile_sorted(const std::vector<double>& v, double q) {
   if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
   const double pos = std::clamp(q, 0.0, 1.0) * static_cast<double>(v.size() - 1);
   const auto lo = static_cast<std::size_t>(pos);
   const std::size_t hi = std::min(v.size() - 1, lo + 1);
   return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
+}
+
+// The same of values in any order.
+inline double quantile(std::vector<double> v, double q) {
+  std::sort(v.begin(), v.end());
+  return quantile_sorted(v, q);
 }
 
 }  // namespace llmsim

@@ -48,4 +48,10 @@ nlohmann::json schedule_spans(const std::vector<sim::TraceEvent>& trace, double 
   return out;
 }
 
+nlohmann::json memory_timeline(const std::vector<sim::TrainResult::MemoryPoint>& points, std::int64_t stage) {
+  auto out = nlohmann::json::array();
+  for (const auto& p : points) out.push_back({{"stage", stage}, {"time_s", p.time_s}, {"gpu_bytes", p.bytes}});
+  return out;
+}
+
 }  // namespace llmsim::report

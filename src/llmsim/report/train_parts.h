@@ -1,6 +1,8 @@
 #pragma once
 // Parts of the result documents that more than one command writes from the simulators' records: the
-// memory breakdown (memory, train) and the scheduled step (train --schedule, drawn by the HTML report).
+// memory breakdown (memory, train), the scheduled step and its memory timeline (train --schedule, drawn by
+// the HTML report).
+#include <cstdint>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -19,5 +21,9 @@ nlohmann::json memory_items(const std::vector<sim::MemoryItem>& items);
 // and a reader want the micro-batches and the gaps between them). The stream is the part of the track
 // after "stageN." (compute, tp_comm, pp_send, ...).
 nlohmann::json schedule_spans(const std::vector<sim::TraceEvent>& trace, double merge_gap_s);
+
+// The peak stage's memory over the step (TrainResult::memory_timeline): [{"stage", "time_s", "gpu_bytes"}],
+// one row where the value changes (it holds until the next row's time).
+nlohmann::json memory_timeline(const std::vector<sim::TrainResult::MemoryPoint>& points, std::int64_t stage);
 
 }  // namespace llmsim::report

@@ -1,5 +1,6 @@
 // What a finished serving run reports: per-request latencies, throughput with its interval, latency
 // percentiles, batch and KV occupancy, SLO attainment.
+#include "llmsim/core/stats.h"
 #include "llmsim/serve/serving_des.h"
 
 #include <cmath>
@@ -66,12 +67,7 @@ void Des::summarize(ServingResult& res) {
     std::sort(v.begin(), v.end());
     double sum = 0;
     for (const double x : v) sum += x;
-    const auto pct = [&](double p) {  // linear interpolation between closest ranks
-      const double pos = p * dbl(static_cast<std::int64_t>(v.size()) - 1);
-      const auto lo = static_cast<std::size_t>(std::floor(pos));
-      const std::size_t hi = std::min(v.size() - 1, lo + 1);
-      return v[lo] + (v[hi] - v[lo]) * (pos - std::floor(pos));
-    };
+    const auto pct = [&](double p) { return quantile_sorted(v, p); };
     st.mean = sum / dbl(static_cast<std::int64_t>(v.size()));
     st.p50 = pct(0.5);
     st.p90 = pct(0.9);

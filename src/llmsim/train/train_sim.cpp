@@ -241,6 +241,8 @@ TrainResult simulate_training(const model::ModelSpec& m, const hardware::SystemS
   // Micro-batches in flight per stage from the schedule (a model chunk counts 1/vp), and the memory
   // timeline's peak: the memory model's activations rescaled from its in-flight count to the schedule's.
   std::vector<double> in_flight(static_cast<std::size_t>(run.par.pp), 0.0);
+  const auto ps = static_cast<std::size_t>(std::clamp<std::int64_t>(r.memory.peak_stage, 0, run.par.pp - 1));
+  std::vector<std::pair<double, double>> peak_stage_events;  // (time, change of micro-batches in flight)
   for (std::size_t st = 0; st < tg.tasks.size(); ++st) {
     std::vector<std::pair<double, double>> ev;
     for (const auto& task : tg.tasks[st]) {
@@ -253,17 +255,28 @@ TrainResult simulate_training(const model::ModelSpec& m, const hardware::SystemS
     double cur = 0, peak = 0;
     for (const auto& [time, d] : ev) peak = std::max(peak, cur += d);
     in_flight[st] = peak;
+    if (st == ps) peak_stage_events = std::move(ev);
   }
   r.peak_in_flight = static_cast<std::int64_t>(std::ceil(*std::max_element(in_flight.begin(), in_flight.end()) - 1e-9));
   {
-    const auto ps = static_cast<std::size_t>(std::clamp<std::int64_t>(r.memory.peak_stage, 0, run.par.pp - 1));
     const double model_held =
         in_flight_factor(static_cast<std::int64_t>(ps), run.par.pp, run.par.vp, r.micro_batches, run.train.schedule);
     double act = 0;
     for (const auto& item : r.memory.gpu)
       if (item.kind == MemoryKind::Activations) act = item.bytes;
+    // The memory model holds `model_held` micro-batches' activations; each one in flight holds its share.
+    const double per_micro_batch = model_held > 0 ? act / model_held : 0.0;
+    const double without_activations = r.memory.gpu_bytes - act;
     r.memory_timeline_peak_bytes =
         r.memory.gpu_bytes + (model_held > 0 ? act * (in_flight[ps] / model_held - 1.0) : 0.0);
+    if (opt.keep_trace) {
+      double cur = 0;
+      r.memory_timeline.push_back({0.0, without_activations});
+      for (const auto& [time, d] : peak_stage_events) {
+        cur += d;
+        r.memory_timeline.push_back({time, without_activations + per_micro_batch * cur});
+      }
+    }
   }
 
   if (opt.keep_trace) {

@@ -64,6 +64,14 @@ struct TrainResult {
 
   std::size_t graph_nodes = 0;
   std::vector<TraceEvent> trace;  // when TrainOptions::keep_trace
+  // When TrainOptions::keep_trace: the peak stage's memory over the step, a step function that changes
+  // where a micro-batch's forward starts (its activations come) or its backward ends (they go); the
+  // largest value is memory_timeline_peak_bytes.
+  struct MemoryPoint {
+    double time_s = 0;
+    double bytes = 0;
+  };
+  std::vector<MemoryPoint> memory_timeline;
 
   // Totals for TrainOptions::train_tokens / train_steps (0 when neither was given).
   double total_steps = 0;

@@ -325,13 +325,27 @@
       if (isFigure(m.host_bytes) && m.host_bytes.value > 0) { names.push('host (offload)'); vals.push(m.host_bytes.value); }
       memoryAgainstCapacity(mrow, 'The memory model\u2019s peak and the schedule\u2019s', names, vals, cap,
         'The peak of the memory model and the peak with activations held as the schedule holds them.');
+      const MT = Array.isArray(doc.memory_timeline) ? doc.memory_timeline : [];
+      if (MT.length) {
+        const end = Math.max(isFigure(doc.step_time_s) ? doc.step_time_s.value : 0, MT[MT.length - 1].time_s);
+        const d = displayUnit('s', end);
+        const pts = MT.map((p) => ({ x: p.time_s * d.f, y: p.gpu_bytes / GiB }));
+        pts.push({ x: end * d.f, y: MT[MT.length - 1].gpu_bytes / GiB });
+        const datasets = [{ label: 'stage ' + MT[0].stage, data: pts, stepped: 'before', borderColor: colour(0), backgroundColor: 'rgba(0,114,178,0.2)', fill: true, pointRadius: 0, borderWidth: 2 }];
+        if (cap) datasets.push({ label: 'capacity', data: [{ x: 0, y: cap / GiB }, { x: end * d.f, y: cap / GiB }], borderColor: colour(3), borderDash: [6, 4], pointRadius: 0, fill: false });
+        chart(mrow, 'Memory of the peak stage over the step', 'Weights, gradients, optimizer states and buffers, plus the activations of the micro-batches in flight as the schedule holds them.', {
+          type: 'line',
+          data: { datasets: datasets },
+          options: { scales: { x: axis('time in the step (' + d.u + ')', { type: 'linear', min: 0, max: end * d.f }), y: axis('GiB per GPU', { beginAtZero: true }) } },
+        }, { width: 1120, height: 300 });
+      }
       if (m.items) table(ms, m.items, { columns: ['name', 'bytes', 'note'] });
       keyValueTable(ms, m, ['gpu_bytes', 'gpu_capacity_bytes', 'host_bytes', 'timeline_peak_bytes', 'peak_in_flight_micro_batches']);
     }
     ['by_phase', 'by_module', 'by_op_class'].forEach((k) => {
       if (doc[k]) { table(s, doc[k], { columns: ['name', 'seconds', 'fraction'] }); shown.add(k); }
     });
-    ['memory', 'schedule'].forEach((k) => shown.add(k));
+    ['memory', 'schedule', 'memory_timeline'].forEach((k) => shown.add(k));
   };
 
   function memoryAgainstCapacity(parent, heading, names, bytes, capacity, caption) {
@@ -409,37 +423,67 @@
     const s = section('Latency');
     const row = chartRow(s);
     const L = doc.latency_s || {};
+    const Q = Array.isArray(doc.latency_quantiles) ? doc.latency_quantiles : [];
     const points = [['p50', 0.5], ['p90', 0.9], ['p99', 0.99], ['max', 1]];
+    // A metric's distribution: every request's quantile when the document has them (--timeline, --html),
+    // else the points of it the summary gives.
+    function series(m) {
+      const key = m + '_s';
+      if (Q.length && Q.some((r) => finite(r[key]))) return Q.filter((r) => finite(r[key])).map((r) => ({ x: r[key] * 1000, y: r.quantile * 100 }));
+      if (!L[m]) return [];
+      return points.filter(([p]) => isFigure(L[m][p])).map(([p, q]) => ({ x: L[m][p].value * 1000, y: q * 100 }));
+    }
     function cdf(heading, metrics, caption) {
-      const ms = metrics.filter((m) => L[m] && points.some(([p]) => isFigure(L[m][p])));
+      const ms = metrics.filter((m) => series(m).length);
       if (!ms.length) return;
       chart(row, heading, caption, {
         type: 'line',
         data: {
           datasets: ms.map((m, i) => ({
-            label: m,
-            data: points.filter(([p]) => isFigure(L[m][p])).map(([p, q]) => ({ x: L[m][p].value * 1000, y: q * 100 })),
-            borderColor: colour(i), backgroundColor: colour(i), pointStyle: shape(i), pointRadius: 5, stepped: false,
+            label: m, data: series(m), borderColor: colour(i), backgroundColor: colour(i), pointStyle: shape(i),
+            pointRadius: series(m).length > 10 ? 0 : 5, borderWidth: 2,
           })),
         },
         options: { scales: { x: axis('latency (ms)', { type: 'linear', beginAtZero: true }), y: axis('requests at or below (%)', { min: 0, max: 100 }) } },
       });
     }
-    const note = 'Points of the distribution the simulation reports (p50, p90, p99, max) over the requests it served.';
-    cdf('TTFT and end-to-end latency', ['ttft', 'e2e', 'queue'], note);
+    const note = Q.length
+      ? 'The distribution over every request the simulation served (quantiles 0-100 %); ITL from its p50, p90, p99 and max.'
+      : 'Points of the distribution the simulation reports (p50, p90, p99, max) over the requests it served.';
+    cdf('TTFT, queueing and end-to-end latency', ['ttft', 'queue', 'e2e'], note);
     cdf('Time per output token and inter-token latency', ['tpot', 'itl'], note);
     const fr = ['kv_utilization', 'kv_peak_utilization', 'busy_fraction'].filter((k) => isFigure(doc[k]));
     if (fr.length) barChart(row, 'KV cache and GPU use', 'Mean and peak share of the KV-cache blocks in use, and the share of time an iteration ran.', fr, fr.map((k) => doc[k].value), 'fraction', { valueTitle: 'share' });
-    if (doc.goodput && typeof doc.goodput === 'object') {
-      const gp = Object.keys(doc.goodput).filter((k) => isFigure(doc.goodput[k]) && doc.goodput[k].unit === 'fraction');
-      if (gp.length) barChart(row, 'Requests meeting the SLOs', 'Share of requests within each service-level objective.', gp, gp.map((k) => doc.goodput[k].value), 'fraction', { valueTitle: 'share' });
+    if (doc.goodput && isFigure(doc.goodput.fraction)) {
+      barChart(row, 'Goodput against the SLOs', 'Share of the requests within every SLO given (' + fmtFigure(doc.goodput.requests_per_s) + ' of such requests).',
+        ['within the SLOs', 'missing them'], [doc.goodput.fraction.value, 1 - doc.goodput.fraction.value], 'fraction', { valueTitle: 'share of requests' });
+    }
+    const T = Array.isArray(doc.timeline) ? doc.timeline : [];
+    if (T.length) {
+      const ts = section('Over time');
+      const trow = chartRow(ts);
+      const end = T[T.length - 1].end_s;
+      const d = displayUnit('s', end);
+      const mid = (r) => ((r.start_s + r.end_s) / 2) * d.f;
+      const line = (label, key, i, scale) => ({ label: label, data: T.map((r) => ({ x: mid(r), y: r[key] * (scale || 1) })), borderColor: colour(i), backgroundColor: colour(i), pointRadius: 0, borderWidth: 2, stepped: 'middle' });
+      chart(trow, 'Batch and queue over time', 'Mean sequences per iteration, and requests waiting or running at each moment (' + T.length + ' slices of the run).', {
+        type: 'line',
+        data: { datasets: [line('batch (sequences per iteration)', 'batch', 0), line('running requests', 'running', 1), line('waiting requests', 'waiting', 3)] },
+        options: { scales: { x: axis('time (' + d.u + ')', { type: 'linear', min: 0, max: end * d.f }), y: axis('sequences / requests', { beginAtZero: true }) } },
+      });
+      chart(trow, 'KV-cache use over time', 'Share of a replica\u2019s KV-cache capacity held by the iterations of each slice.', {
+        type: 'line',
+        data: { datasets: [line('KV cache in use', 'kv_utilization', 2, 100)] },
+        options: { scales: { x: axis('time (' + d.u + ')', { type: 'linear', min: 0, max: end * d.f }), y: axis('KV cache in use (%)', { min: 0, max: 100 }) } },
+      });
     }
     for (const m of Object.keys(L)) {
       const sub = el('div', {}, [el('h3', { text: 'Latency: ' + m })]);
       s.appendChild(sub);
       keyValueTable(sub, L[m], Object.keys(L[m]));
     }
-    shown.add('latency_s');
+    ['latency_s', 'latency_quantiles', 'timeline', 'goodput'].forEach((k) => shown.add(k));
+    if (doc.goodput) { const g = section('Goodput'); keyValueTable(g, doc.goodput, Object.keys(doc.goodput)); }
   };
 
   // The configurations of a search: memory against throughput, the Pareto front apart.
