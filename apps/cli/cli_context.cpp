@@ -1,5 +1,6 @@
 #include "cli_context.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cmath>
@@ -245,9 +246,26 @@ sim::RunRequest build_request(const CLI::App& app, const RunFlags& flags) {
       continue;
     }
     if (app.get_option_no_throw(flag) == nullptr || app.count(flag) == 0) continue;  // not offered, or not given
+    // A command may have read the value itself (serve's --input-len in a distribution form).
+    if (flags.taken.count(s.name) > 0) continue;
     sim::apply_setting(req, s.name, flags.values.at(s.name), Location{.key = flag}, ErrorKind::Usage);
   }
   return req;
+}
+
+bool is_token_count(const std::string& value) {
+  return !value.empty() && std::all_of(value.begin(), value.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+void refuse_length_distributions(const RunFlags& flags, const std::string& command) {
+  for (const char* name : {"input-len", "output-len"}) {
+    const auto it = flags.values.find(name);  // empty: not given (every offered flag has an entry)
+    if (it == flags.values.end() || it->second.empty() || is_token_count(it->second)) continue;
+    throw_usage(std::string("--") + name,
+                fmt::format("{} simulates a batch of equal sequences: give a token count N, not '{}' (serve and plan "
+                            "serve take length distributions)",
+                            command, it->second));
+  }
 }
 
 void reject_extras(const CLI::App& app) {

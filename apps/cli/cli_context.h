@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 
 #include "llmsim/hardware/system_spec.h"
@@ -66,6 +67,7 @@ struct RunFlags {
   std::map<std::string, std::string> values;  // flag name (without --) -> text as given
   std::map<std::string, bool> flags;          // boolean flags that were set
   std::string config;                         // --config TOML
+  std::set<std::string> taken;                // flags a command read itself (build_request skips them)
 };
 
 // The workloads a command runs: its help lists only the settings that mean something for them
@@ -75,6 +77,13 @@ void add_run_flags(CLI::App& app, RunFlags& flags, RunKinds kinds);
 
 // The request these flags describe: the --config file's settings first, then the flags on top.
 sim::RunRequest build_request(const CLI::App& app, const RunFlags& flags);
+
+// Whether a --input-len / --output-len value is a plain token count (N) rather than one of the length
+// distributions serve and plan serve also take (uniform:, lognormal:, a length sample).
+bool is_token_count(const std::string& value);
+// For the commands that simulate a batch of equal sequences (infer, memory): a length distribution in
+// --input-len / --output-len is refused, saying which commands take one.
+void refuse_length_distributions(const RunFlags& flags, const std::string& command);
 
 // Rejects arguments CLI11 left over (unknown flags) with a did-you-mean from the command's options.
 void reject_extras(const CLI::App& app);

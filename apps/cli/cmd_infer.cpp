@@ -95,6 +95,7 @@ Runner add_infer_command(CLI::App& app) {
   return [cmd, sub]() -> int {
     reject_extras(*sub);
     check_outputs(*sub, cmd->common);
+    refuse_length_distributions(cmd->flags, "infer");
     sim::RunRequest req = build_request(*sub, cmd->flags);
     if (req.model.empty()) throw_usage("--model", "--model is required (a preset name or a config.json path)");
     if (req.system.empty()) throw_usage("--system", "--system is required (a preset name or a system TOML path)");

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <tuple>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -41,6 +42,8 @@ struct ServeCommand {
   std::int64_t burst = 0;
   std::string trace_file;
   std::string input_dist, output_dist;
+  // The flag that gave each distribution (--input-len in a length form, or --input-dist), for messages.
+  std::string input_dist_flag = "--input-dist", output_dist_flag = "--output-dist";
   std::uint64_t seed = 1;
   std::int64_t max_num_seqs = 0;
   std::int64_t max_batched_tokens = 0;
@@ -65,6 +68,20 @@ sim::Framework engine_framework(const std::string& name) {
   return f;
 }
 
+// --input-len and --output-len in a length form other than a plain N (uniform:, lognormal:, a sample) are
+// the stream's distributions, as in plan serve; a plain N stays the run's setting.
+void lengths_as_distributions(ServeCommand& c) {
+  for (auto [name, dist, dist_flag] : {std::tuple{"input-len", &c.input_dist, &c.input_dist_flag},
+                                       std::tuple{"output-len", &c.output_dist, &c.output_dist_flag}}) {
+    const auto it = c.flags.values.find(name);
+    if (it == c.flags.values.end() || it->second.empty() || is_token_count(it->second)) continue;  // empty: not given
+    if (!dist->empty()) throw_usage(*dist_flag, fmt::format("give --{} or {}, not both", name, *dist_flag));
+    *dist = it->second;
+    *dist_flag = std::string("--") + name;
+    c.flags.taken.insert(name);
+  }
+}
+
 // Registers the flags of `llmsim serve` on `sub`.
 void add_serve_flags(CLI::App* sub, ServeCommand& c) {
   const auto cmd = &c;
@@ -72,6 +89,9 @@ void add_serve_flags(CLI::App* sub, ServeCommand& c) {
   add_overlay_option(*sub, cmd->common);
   add_bands_option(*sub, cmd->bands);
   add_run_flags(*sub, cmd->flags, RunKinds::Inference);
+  // serve's lengths take the forms plan serve's take: a stream's lengths are a distribution.
+  sub->get_option("--input-len")->description(std::string("prompt tokens: ") + sim::kLengthForms);
+  sub->get_option("--output-len")->description(std::string("output tokens: ") + sim::kLengthForms);
   sub->add_option("--engine", cmd->engine, "serving engine (default vllm; or give --framework)")
       ->check(CLI::IsMember(kEngines));
   sub->add_option("--requests", cmd->requests,
@@ -91,8 +111,8 @@ void add_serve_flags(CLI::App* sub, ServeCommand& c) {
   sub->add_option("--burst", cmd->burst, "N requests all at t = 0 (the default arrival, with --requests)")
       ->check(finite_positive());
   sub->add_option("--trace-file", cmd->trace_file, "CSV of requests: arrival_s,input_tokens,output_tokens");
-  sub->add_option("--input-dist", cmd->input_dist, std::string("prompt lengths: ") + sim::kLengthForms);
-  sub->add_option("--output-dist", cmd->output_dist, std::string("output lengths: ") + sim::kLengthForms);
+  sub->add_option("--input-dist", cmd->input_dist, "the same as --input-len (kept for earlier scripts)");
+  sub->add_option("--output-dist", cmd->output_dist, "the same as --output-len (kept for earlier scripts)");
   // CLI11 reads "-1" into an unsigned seed as 2^64 - 1: a negative seed is refused instead.
   sub->add_option("--seed", cmd->seed, "seed of the arrival and length draws (default 1, 0 to 2^64 - 1)")
       ->check(CLI::Validator(
@@ -265,13 +285,13 @@ Stream request_stream(const CLI::App* sub, const ServeCommand& c, const sim::Run
   } else {
     spec.input = cmd->input_dist.empty()
                      ? sim::LengthDist{sim::LengthKind::Fixed, static_cast<double>(run.infer.input_len), 0}
-                     : sim::parse_length_dist(cmd->input_dist, "--input-dist", cmd->common.resolved_data_dir());
+                     : sim::parse_length_dist(cmd->input_dist, cmd->input_dist_flag, cmd->common.resolved_data_dir());
     spec.shared_prefix_tokens = cmd->shared_prefix;
     spec.prefix_groups = cmd->prefix_groups;
     spec.output =
         cmd->output_dist.empty()
             ? sim::LengthDist{sim::LengthKind::Fixed, static_cast<double>(run.infer.output_len), 0}
-            : sim::parse_length_dist(cmd->output_dist, "--output-dist", cmd->common.resolved_data_dir(), true);
+            : sim::parse_length_dist(cmd->output_dist, cmd->output_dist_flag, cmd->common.resolved_data_dir(), true);
     std::string arrivals;
     if (sub->count("--rate") > 0 && std::isinf(cmd->rate)) {
       // Offline throughput: an infinite rate sends every request at once, as a burst does.
@@ -331,6 +351,7 @@ Runner add_serve_command(CLI::App& app) {
   return [cmd, sub]() -> int {
     reject_extras(*sub);
     check_outputs(*sub, cmd->common, {cmd->trace_file});
+    lengths_as_distributions(*cmd);
     sim::RunRequest req = build_request(*sub, cmd->flags);
     if (req.model.empty()) throw_usage("--model", "--model is required (a preset name or a config.json path)");
     if (req.system.empty()) throw_usage("--system", "--system is required (a preset name or a system TOML path)");
