@@ -286,12 +286,16 @@ void reject_extras(const CLI::App& app) {
   if (name.rfind("no-", 0) == 0 && sim::find_setting(name) == nullptr) name = name.substr(3);
   if (const sim::SettingInfo* s = sim::find_setting(name); s != nullptr && s->scope != sim::SettingScope::Any) {
     const bool inference = s->scope == sim::SettingScope::Inference;
+    // The training framework and the inference engine are two settings: name the one this command takes.
+    const std::string counterpart = name == "framework" ? "; an inference engine is --engine"
+                                    : name == "engine"  ? "; a training framework is --framework"
+                                                        : "";
     throw_usage("--" + name,
-                fmt::format("{} setting, and {} simulates {} (use {} for {})",
+                fmt::format("{} setting, and {} simulates {} (use {} for {}){}",
                             inference ? "an inference" : "a training", command, inference ? "training" : "inference",
                             inference ? "`llmsim infer`, `llmsim serve` or `llmsim memory --workload inference`"
                                       : "`llmsim train` or `llmsim memory`",
-                            inference ? "inference" : "training"));
+                            inference ? "inference" : "training", counterpart));
   }
   throw_usage(bad, (looks_like_flag ? "unknown flag '" : "unexpected argument '") + bad + "'" +
                        did_you_mean(bad, names) + " (see " + command + " --help)");

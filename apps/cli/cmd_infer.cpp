@@ -100,7 +100,7 @@ Runner add_infer_command(CLI::App& app) {
     if (req.model.empty()) throw_usage("--model", "--model is required (a preset name or a config.json path)");
     if (req.system.empty()) throw_usage("--system", "--system is required (a preset name or a system TOML path)");
     req.run.workload = sim::Workload::Inference;
-    if (!req.was_given("framework")) req.run.infer.framework = sim::Framework::Hf;
+    if (!req.was_given("engine")) req.run.infer.framework = sim::Framework::Hf;
     const std::string data = cmd->common.resolved_data_dir();
     const model::ModelSpec m = model::resolve_model(req.model, data);
     sim::apply_checkpoint_format(req, m);

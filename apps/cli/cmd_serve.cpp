@@ -34,7 +34,6 @@ namespace {
 struct ServeCommand {
   CommonOptions common;
   RunFlags flags;
-  std::string engine;
   std::int64_t requests = 0;
   double rate = 0;
   std::string arrival = "poisson";
@@ -92,8 +91,6 @@ void add_serve_flags(CLI::App* sub, ServeCommand& c) {
   // serve's lengths take the forms plan serve's take: a stream's lengths are a distribution.
   sub->get_option("--input-len")->description(std::string("prompt tokens: ") + sim::kLengthForms);
   sub->get_option("--output-len")->description(std::string("output tokens: ") + sim::kLengthForms);
-  sub->add_option("--engine", cmd->engine, "serving engine (default vllm; or give --framework)")
-      ->check(CLI::IsMember(kEngines));
   sub->add_option("--requests", cmd->requests,
                   "requests to simulate (default 1000, at most 100,000,000: each one is simulated; with --trace-file: "
                   "the first N)")
@@ -147,21 +144,13 @@ void add_serve_flags(CLI::App* sub, ServeCommand& c) {
                 "the result (--html draws them, and implies this)");
 }
 
-// The engine: --engine, else --framework (an inference engine), else vLLM.
-std::string resolve_engine(const ServeCommand& c, const sim::RunRequest& req) {
-  const auto cmd = &c;
-  std::string engine = cmd->engine;
-  if (req.was_given("framework")) {
-    const sim::Framework f = req.run.infer.framework;
-    const std::string fw = sim::serving_engine_name(f);
-    if (std::find(kEngines.begin(), kEngines.end(), fw) == kEngines.end())
-      throw_usage("--framework", fmt::format("--framework {}: serve simulates inference engines ({}, or hf for static)",
-                                             sim::name_of(f), join(kEngines)));
-    if (!engine.empty() && engine != fw)
-      throw_usage("--engine", fmt::format("--engine {} contradicts --framework {}", engine, sim::name_of(f)));
-    engine = fw;
-  }
-  if (engine.empty()) engine = "vllm";
+// The engine: --engine (one serve simulates: not DeepSpeed-Inference, which only `infer` models), else vLLM.
+std::string resolve_engine(const sim::RunRequest& req) {
+  if (!req.was_given("engine")) return "vllm";
+  const std::string engine = sim::serving_engine_name(req.run.infer.framework);
+  if (std::find(kEngines.begin(), kEngines.end(), engine) == kEngines.end())
+    throw_usage("--engine", fmt::format("--engine {}: serve simulates {} (DeepSpeed-Inference runs in `llmsim infer`)",
+                                        sim::name_of(req.run.infer.framework), join(kEngines)));
   return engine;
 }
 
@@ -355,7 +344,7 @@ Runner add_serve_command(CLI::App& app) {
     sim::RunRequest req = build_request(*sub, cmd->flags);
     if (req.model.empty()) throw_usage("--model", "--model is required (a preset name or a config.json path)");
     if (req.system.empty()) throw_usage("--system", "--system is required (a preset name or a system TOML path)");
-    const std::string engine = resolve_engine(*cmd, req);
+    const std::string engine = resolve_engine(req);
     check_serve_flags(sub, *cmd, req);
     const std::string data = cmd->common.resolved_data_dir();
     const model::ModelSpec m = model::resolve_model(req.model, data);
@@ -392,8 +381,7 @@ Runner add_serve_command(CLI::App& app) {
     sim::ServingResult r = sim::simulate_serving(m, sys, run, cfg, requests);
     for (auto& n : s.notes) r.notes.push_back(std::move(n));
     sim::RunRequest shown = req;
-    shown.run = run;                                                  // the report shows the run as simulated
-    if (!cmd->engine.empty()) shown.given.emplace_back("framework");  // --engine names it
+    shown.run = run;  // the report shows the run as simulated
     serve_output::Context c{m.name,
                             sys.name,
                             s.description,

@@ -246,14 +246,20 @@ const std::vector<Setting>& table() {
        [](const RunRequest& r) -> std::optional<std::string> {
          return flag(r.run.train.finetune == FinetuneKind::Qlora);
        }},
-      {{"framework", K::Choice, "framework whose memory/time behaviour applies", framework_names()},
+      {training({"framework", K::Choice, "training framework whose memory/time behaviour applies",
+                 training_framework_names()}),
+       [](RunRequest& r, const std::string& v) { r.run.train.framework = to_enum<Framework>(v); },
+       [](const RunRequest& r) -> std::optional<std::string> { return std::string(name_of(r.run.train.framework)); }},
+      {inference({"engine", K::Choice,
+                  "inference engine whose batching, memory and time behaviour applies (hf: transformers generate, "
+                  "static batching; also 'static')",
+                  engine_names()}),
        [](RunRequest& r, const std::string& v) {
-         r.run.train.framework = r.run.infer.framework = to_enum<Framework>(v);
+         Framework f{};
+         parse_engine(v, f);  // validate_value admitted only engine names
+         r.run.infer.framework = f;
        },
-       [](const RunRequest& r) -> std::optional<std::string> {
-         return std::string(
-             name_of(r.run.workload == Workload::Inference ? r.run.infer.framework : r.run.train.framework));
-       }},
+       [](const RunRequest& r) -> std::optional<std::string> { return std::string(name_of(r.run.infer.framework)); }},
       {training({"pipeline-schedule", K::Choice, "pipeline schedule with pp > 1 (1f1b is interleaved when vp > 1)",
                  pipeline_schedule_names()}),
        [](RunRequest& r, const std::string& v) { r.run.train.schedule = to_enum<PipelineSchedule>(v); },
@@ -352,8 +358,15 @@ std::string checked_value(const SettingInfo& info, const std::string& value, con
         // Accept the measured-run schema's aliases (megatron-lm, nemo, train) where parse_name does.
         Framework f{};
         Workload w{};
-        if ((info.name == "framework" && parse_name(value, f)) || (info.name == "workload" && parse_name(value, w)))
-          return value;
+        if (info.name == "framework" && parse_name(value, f) && is_training_framework(f)) return value;
+        if (info.name == "engine" && parse_engine(value, f)) return value;
+        if (info.name == "workload" && parse_name(value, w)) return value;
+        // Training frameworks and inference engines are separate settings: say which one a name belongs to.
+        if (info.name == "framework" && parse_engine(value, f))
+          fail("'" + value +
+               "' is an inference engine: give it as --engine (infer, serve, memory --workload inference)");
+        if (info.name == "engine" && parse_name(value, f))
+          fail("'" + value + "' is a training framework: give it as --framework (train, search train, memory)");
         fail("must be one of " + join(info.choices) + did_you_mean(value, info.choices));
       }
       return value;

@@ -102,6 +102,28 @@ std::vector<std::string> inference_framework_names() {
   return out;
 }
 
+namespace {
+// Frameworks that also serve: transformers generate() and DeepSpeed-Inference, beside the engines.
+bool serves(Framework f) { return !is_training_framework(f) || f == Framework::Hf || f == Framework::DeepSpeed; }
+}  // namespace
+
+std::vector<std::string> engine_names() {
+  std::vector<std::string> out;
+  for (const auto& [f, name] : kFramework)
+    if (serves(f)) out.emplace_back(name);
+  return out;
+}
+
+bool parse_engine(std::string_view s, Framework& out) {
+  Framework f{};
+  if (s == "static")
+    f = Framework::Hf;
+  else if (!parse_name(s, f) || !serves(f))
+    return false;
+  out = f;
+  return true;
+}
+
 const std::vector<std::pair<std::string, std::string>>& framework_aliases() {
   static const std::vector<std::pair<std::string, std::string>> aliases = {
       {"megatron-lm", "megatron"}, {"nemo", "megatron"}};  // NeMo trains with Megatron-Core

@@ -46,6 +46,12 @@ bool is_training_framework(Framework f);
 std::vector<std::string> training_framework_names();
 // The inference engines' names (every framework that does not train), in enum order.
 std::vector<std::string> inference_framework_names();
+// What `--engine` names: the inference engines, hf (transformers generate(), static batching) and deepspeed
+// (DeepSpeed-Inference), in enum order of the framework each stands for.
+std::vector<std::string> engine_names();
+// An engine name (engine_names(), "static" for hf, or an alias parse_name takes); false for an unknown name
+// and for a framework that only trains (megatron, fsdp).
+bool parse_engine(std::string_view s, Framework& out);
 // Other spellings parse_name(Framework) accepts, and the name each stands for.
 const std::vector<std::pair<std::string, std::string>>& framework_aliases();
 // Parse a name; false when unknown (the caller reports the error with its location).
