@@ -48,8 +48,7 @@ std::string installed_data_dir() {
 }  // namespace
 
 std::string CommonOptions::resolved_data_dir() const {
-  if (!data_dir.empty()) return data_dir;
-  if (const char* env = std::getenv("LLMSIM_DATA_DIR"); env && *env) return env;
+  if (!data_dir.empty()) return data_dir;  // --data-dir, or LLMSIM_DATA_DIR (add_data_dir_option)
   static const std::string installed = installed_data_dir();
   if (!installed.empty()) return installed;
   return LLMSIM_DATA_DIR;  // the source tree's data/, for the executable in a build folder
@@ -141,7 +140,13 @@ void add_output_options(CLI::App& app, CommonOptions& opts) {
 
 void add_common_options(CLI::App& app, CommonOptions& opts) {
   add_output_options(app, opts);
-  app.add_option("--data-dir", opts.data_dir, "folder with models/ and hardware/ presets");
+  add_data_dir_option(app, opts.data_dir);
+}
+
+void add_data_dir_option(CLI::App& app, std::string& dir) {
+  app.add_option("--data-dir", dir, "folder with models/ and hardware/ presets (default: the installed or built data)")
+      ->envname("LLMSIM_DATA_DIR")
+      ->type_name("DIR");
 }
 
 void check_outputs(const CLI::App& app, CommonOptions& opts, const std::vector<std::string>& inputs) {

@@ -30,7 +30,7 @@ struct CommonOptions {
   OutputTarget json;     // --json[=FILE]
   OutputTarget csv;      // --csv[=FILE]
   OutputTarget html;     // --html FILE (or '-')
-  std::string data_dir;  // --data-dir; empty = LLMSIM_DATA_DIR environment variable, else the build's data/
+  std::string data_dir;  // --data-dir or LLMSIM_DATA_DIR; empty = the installed share/llmsim, else the build's data/
   std::string overlay;   // --overlay: a profile overlay applied to every system (commands that register it)
   std::string resolved_data_dir() const;
   // A system preset or TOML file with the --overlay (if any) applied.
@@ -38,6 +38,8 @@ struct CommonOptions {
 };
 
 void add_common_options(CLI::App& app, CommonOptions& opts);
+// --data-dir DIR, which the environment variable LLMSIM_DATA_DIR gives when the flag does not (CLI11 envname).
+void add_data_dir_option(CLI::App& app, std::string& dir);
 // --json[=FILE], --csv[=FILE] and --html FILE alone (commands that register their own --data-dir).
 void add_output_options(CLI::App& app, CommonOptions& opts);
 // Checks the output options after parsing: at most one of them on stdout (usage error otherwise), each in

@@ -479,13 +479,13 @@ Runner add_calibrate_command(CLI::App& app, int argc, char** argv) {
           v.resize(v.size() - suffix.size());
         return v;
       });
-  imp->add_option("--data-dir", cmd->common.data_dir, "folder with models/ and hardware/ presets");
+  add_data_dir_option(*imp, cmd->common.data_dir);
   CLI::App* refit = sub->add_subcommand(
       "refit", "fit a calibration folder's samples again with this build and rewrite its profile (no GPU needed)");
   refit->add_option("DIR", cmd->refit_dir, "folder holding samples.csv and fingerprint.json of a calibration")
       ->required();
   refit->add_option("--system", cmd->system, "preset or system TOML the calibration refined");
-  refit->add_option("--data-dir", cmd->common.data_dir, "folder with models/ and hardware/ presets");
+  add_data_dir_option(*refit, cmd->common.data_dir);
   CLI::App* fit = sub->add_subcommand(
       "fit-runs",
       "fit a mechanism's parameter (host_dispatch_us, collective_base_us, collective_host_us, deepspeed_hook_us, "
@@ -503,7 +503,7 @@ Runner add_calibrate_command(CLI::App& app, int argc, char** argv) {
       ->delimiter(',')
       ->check(finite_non_negative());
   fit->add_option("--out", cmd->out, "write the fit as a profile overlay TOML");
-  fit->add_option("--data-dir", cmd->common.data_dir, "folder with models/ and hardware/ presets");
+  add_data_dir_option(*fit, cmd->common.data_dir);
   return [cmd, sub, imp, refit, fit]() -> int {
     reject_extras(*sub);
     // calibrate's results are the files it writes; its stdout is a report for people.

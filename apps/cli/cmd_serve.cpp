@@ -46,10 +46,10 @@ struct ServeCommand {
   std::uint64_t seed = 1;
   std::int64_t max_num_seqs = 0;
   std::int64_t max_batched_tokens = 0;
-  bool chunked = false, no_chunked = false;
+  bool chunked = false, chunked_given = false;  // --chunked-prefill (true) / --no-chunked-prefill (false)
   std::int64_t shared_prefix = 0;
   std::int64_t prefix_groups = 1;
-  bool prefix_caching = false, no_prefix_caching = false;
+  bool prefix_caching = false, prefix_caching_given = false;  // --prefix-caching / --no-prefix-caching
   double gpu_mem_util = 0;
   std::int64_t kv_cache_blocks = 0;
   double slo_ttft_ms = 0, slo_tpot_ms = 0;
@@ -95,19 +95,26 @@ void add_serve_flags(CLI::App* sub, ServeCommand& c) {
                   "requests to simulate (default 1000, at most 100,000,000: each one is simulated; with --trace-file: "
                   "the first N)")
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{100000000}));
-  sub->add_option(
-         "--rate", cmd->rate,
-         "open loop: requests per second (Poisson unless --arrival constant); inf = offline, all --requests at "
-         "t = 0 (vLLM benchmark_throughput, trtllm-bench)")
-      ->check(rate_or_inf());
+  CLI::Option* rate =
+      sub->add_option("--rate", cmd->rate,
+                      "open loop: requests per second (Poisson unless --arrival constant); inf = offline, all "
+                      "--requests at t = 0 (vLLM benchmark_throughput, trtllm-bench)")
+          ->check(rate_or_inf());
   sub->add_option("--arrival", cmd->arrival, "open-loop arrivals with --rate")
-      ->check(CLI::IsMember({"poisson", "constant"}));
-  sub->add_option("--concurrency", cmd->concurrency,
-                  "closed loop: N clients, each sending its next request on completion")
-      ->check(finite_positive());
-  sub->add_option("--burst", cmd->burst, "N requests all at t = 0 (the default arrival, with --requests)")
-      ->check(finite_positive());
-  sub->add_option("--trace-file", cmd->trace_file, "CSV of requests: arrival_s,input_tokens,output_tokens");
+      ->check(CLI::IsMember({"poisson", "constant"}))
+      ->needs(rate);
+  CLI::Option* concurrency = sub->add_option("--concurrency", cmd->concurrency,
+                                             "closed loop: N clients, each sending its next request on completion")
+                                 ->check(finite_positive());
+  CLI::Option* burst =
+      sub->add_option("--burst", cmd->burst, "N requests all at t = 0 (the default arrival, with --requests)")
+          ->check(finite_positive());
+  CLI::Option* trace_file =
+      sub->add_option("--trace-file", cmd->trace_file, "CSV of requests: arrival_s,input_tokens,output_tokens");
+  // One arrival mode at most (default: a burst of --requests).
+  const std::vector<CLI::Option*> modes = {rate, concurrency, burst, trace_file};
+  for (std::size_t i = 0; i < modes.size(); ++i)
+    for (std::size_t j = i + 1; j < modes.size(); ++j) modes[i]->excludes(modes[j]);
   sub->add_option("--input-dist", cmd->input_dist, "the same as --input-len (kept for earlier scripts)");
   sub->add_option("--output-dist", cmd->output_dist, "the same as --output-len (kept for earlier scripts)");
   // CLI11 reads "-1" into an unsigned seed as 2^64 - 1: a negative seed is refused instead.
@@ -121,12 +128,13 @@ void add_serve_flags(CLI::App* sub, ServeCommand& c) {
       ->check(finite_positive());
   sub->add_option("--max-batched-tokens", cmd->max_batched_tokens, "engine: tokens per iteration at most")
       ->check(finite_positive());
-  sub->add_flag("--chunked-prefill", cmd->chunked, "engine: split long prompts across iterations");
-  sub->add_flag("--no-chunked-prefill", cmd->no_chunked, "engine: prompts prefill whole");
+  // --x turns an engine feature on, --no-x off (the last given wins); neither keeps the engine's default.
+  sub->add_flag("--chunked-prefill,!--no-chunked-prefill", cmd->chunked,
+                "engine: split long prompts across iterations (--no-chunked-prefill: prompts prefill whole)");
   add_shared_prefix_options(*sub, cmd->shared_prefix, cmd->prefix_groups);
-  sub->add_flag("--prefix-caching", cmd->prefix_caching,
-                "engine: reuse the cached KV of shared prompt prefixes (default: the engine's; vllm and trt-llm on)");
-  sub->add_flag("--no-prefix-caching", cmd->no_prefix_caching, "engine: compute every prompt whole");
+  sub->add_flag("--prefix-caching,!--no-prefix-caching", cmd->prefix_caching,
+                "engine: reuse the cached KV of shared prompt prefixes (default: the engine's; vllm and trt-llm on; "
+                "--no-prefix-caching: compute every prompt whole)");
   sub->add_option("--gpu-memory-utilization", cmd->gpu_mem_util, "engine: fraction of GPU memory it may use")
       ->check(finite_positive())  // refuses nan and inf, which a range alone lets through
       ->check(CLI::Range(0.01, 1.0));
@@ -157,19 +165,11 @@ std::string resolve_engine(const sim::RunRequest& req) {
 // The rules between the arrival, length and engine flags (usage errors naming the flag).
 void check_serve_flags(const CLI::App* sub, const ServeCommand& c, const sim::RunRequest& req) {
   const auto cmd = &c;
-  // Arrivals: one of --rate, --concurrency, --burst, --trace-file (default: a burst of --requests).
-  const int modes = (sub->count("--rate") > 0) + (cmd->concurrency > 0) + (cmd->burst > 0) + !cmd->trace_file.empty();
-  if (modes > 1) throw_usage("--rate", "give one of --rate, --concurrency, --burst, --trace-file");
   const std::vector<std::string> inputs = {cmd->trace_file, req.model, req.system, cmd->flags.config};
   refuse_overwrite("--per-request", cmd->per_request, inputs);
   refuse_overwrite("--trace", cmd->trace, inputs);
   if (sub->count("--rate") > 0 && !(cmd->rate > 0))
     throw_usage("--rate", fmt::format("--rate {}: must be > 0 requests per second", cmd->rate));
-  if (sub->count("--arrival") > 0 && sub->count("--rate") == 0) throw_usage("--arrival", "--arrival needs --rate");
-  if (cmd->chunked && cmd->no_chunked)
-    throw_usage("--chunked-prefill", "give --chunked-prefill or --no-chunked-prefill");
-  if (cmd->prefix_caching && cmd->no_prefix_caching)
-    throw_usage("--prefix-caching", "give --prefix-caching or --no-prefix-caching");
   if (!cmd->trace_file.empty() && (sub->count("--shared-prefix") > 0 || sub->count("--prefix-groups") > 0))
     throw_usage("--shared-prefix",
                 "--trace-file gives the prefixes (columns prefix_key,prefix_tokens); drop "
@@ -200,13 +200,12 @@ sim::EngineProfile engine_with_overrides(const ServeCommand& c, const std::strin
     profile.max_batched_tokens = cmd->max_batched_tokens;
     profile.batched_tokens_kv_fraction = 0;
   }
-  if (cmd->chunked) profile.chunked_prefill = true;
-  if (cmd->no_chunked) profile.chunked_prefill = false;
+  if (cmd->chunked_given) profile.chunked_prefill = cmd->chunked;
   if (cmd->gpu_mem_util > 0) profile.gpu_memory_utilization = cmd->gpu_mem_util;
   if (cmd->kv_cache_blocks > 0) profile.kv_cache_blocks = cmd->kv_cache_blocks;
-  if (cmd->prefix_caching) profile.prefix_caching = true;
-  if (cmd->no_prefix_caching) profile.prefix_caching = false;
-  if (cmd->prefix_caching && (profile.batching == sim::Batching::Static || profile.separate_prefill))
+  if (cmd->prefix_caching_given) profile.prefix_caching = cmd->prefix_caching;
+  if (cmd->prefix_caching_given && cmd->prefix_caching &&
+      (profile.batching == sim::Batching::Static || profile.separate_prefill))
     throw_usage(
         "--prefix-caching",
         fmt::format("the {} profile {}; prefix caching is modelled for engines that mix prefill and decode "
@@ -341,6 +340,8 @@ Runner add_serve_command(CLI::App& app) {
     reject_extras(*sub);
     check_outputs(*sub, cmd->common, {cmd->trace_file});
     lengths_as_distributions(*cmd);
+    cmd->chunked_given = sub->count("--chunked-prefill") > 0;  // either name of the flag
+    cmd->prefix_caching_given = sub->count("--prefix-caching") > 0;
     sim::RunRequest req = build_request(*sub, cmd->flags);
     if (req.model.empty()) throw_usage("--model", "--model is required (a preset name or a config.json path)");
     if (req.system.empty()) throw_usage("--system", "--system is required (a preset name or a system TOML path)");

@@ -238,7 +238,7 @@ Runner add_validate_command(CLI::App& app) {
                   "exit 1 when the mean absolute % error of the predicted rows (fits excluded) exceeds this")
       ->type_name("PERCENT")
       ->check(finite_non_negative());
-  sub->add_option("--data-dir", cmd->common.data_dir, "folder with models/ and hardware/ presets")->type_name("DIR");
+  add_data_dir_option(*sub, cmd->common.data_dir);
   add_overlay_option(*sub, cmd->common);
   sub->add_option("--write-bands", cmd->write_bands,
                   "write the measured / predicted bands of every regime of these rows (10th-90th percentile, at "

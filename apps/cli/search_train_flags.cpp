@@ -37,9 +37,8 @@ SigintGuard::~SigintGuard() { sigaction(SIGINT, &old, nullptr); }
 // ---- flags ------------------------------------------------------------------------------------------
 
 // Settings that make no sense for a training search (inference-only).
-bool inference_only(const std::string& name) {
-  return name == "batch" || name == "input-len" || name == "output-len" || name == "kv-dtype";
-}
+// Settings of inference runs only (the settings table's scope): a training search does not offer them.
+bool inference_only(const sim::SettingInfo& s) { return s.scope == sim::SettingScope::Inference; }
 
 bool is_axis(const std::string& name) {
   const auto& a = sim::train_axis_names();
@@ -51,9 +50,9 @@ void add_flags(CLI::App& app, SearchCommand& c) {
   app.add_option("--config", c.config,
                  "run-config TOML (flag names as keys) for the fixed settings; flags override it");
   for (const auto& s : sim::run_settings()) {
-    if (inference_only(s.name)) continue;
+    if (inference_only(s)) continue;
     const std::string flag = "--" + s.name;
-    if (s.name == "sequence-parallel" || s.name == "flash-attn") {
+    if (s.kind == sim::SettingKind::Flag && is_axis(s.name)) {  // an on/off axis
       app.add_option(flag, c.values[s.name], "axis: on, off, on,off or any (alone: on)")->expected(0, 1);
       app.add_flag_callback(
           "--no-" + s.name, [&c, n = s.name] { c.negated[n] = true; }, "axis fixed at off");
@@ -65,8 +64,6 @@ void add_flags(CLI::App& app, SearchCommand& c) {
         help = "axis: system presets or TOML paths, comma-separated, or any (every preset)";
       else if (s.name == "global-batch")
         help = "sequences per step: a number, or a range a-b (the largest multiple of micro-batch x dp in it)";
-      else if (s.name == "framework")
-        help = "axis: training frameworks {megatron,deepspeed,fsdp,hf}, comma-separated, or any";
       else if (!s.choices.empty() && s.name != "zero-stage")
         help = "axis: " + s.help + " {" + join(s.choices, ",") + "}, comma-separated, or any";
       else
@@ -147,7 +144,7 @@ Built build_problem(const CLI::App& app, SearchCommand& c) {
   sim::RunRequest req;
   if (!c.config.empty()) sim::apply_run_toml(req, c.config);
   for (const auto& s : sim::run_settings()) {
-    if (inference_only(s.name) || is_axis(s.name) || s.name == "sequence-parallel" || s.name == "flash-attn") continue;
+    if (inference_only(s) || is_axis(s.name)) continue;
     const std::string flag = "--" + s.name;
     if (s.kind == sim::SettingKind::Flag) {
       if (auto it = c.flags.find(s.name); it != c.flags.end())
@@ -192,10 +189,10 @@ Built build_problem(const CLI::App& app, SearchCommand& c) {
   if (!req.system.empty()) sim::set_train_axis(space, "system", req.system);
 
   const std::string data = c.common.resolved_data_dir();
-  // Axes from the command line, in the table's order.
-  for (const auto& name : std::vector<std::string>{
-           "system", "gpus", "tp", "pp", "cp", "ep", "vp", "framework", "zero-stage", "offload", "precision",
-           "flash-attn", "recompute", "sequence-parallel", "pipeline-schedule", "micro-batch", "dp", "global-batch"}) {
+  // Axes from the command line, in the settings table's order.
+  for (const auto& setting : sim::run_settings()) {
+    if (!is_axis(setting.name)) continue;
+    const std::string& name = setting.name;
     const std::string flag = "--" + name;
     if (c.negated.count(name)) {
       if (app.count(flag) > 0) throw_usage(flag, fmt::format("give {} or --no-{}, not both", flag, name));
@@ -204,7 +201,7 @@ Built build_problem(const CLI::App& app, SearchCommand& c) {
     }
     if (app.count(flag) == 0) continue;
     std::string text = c.values.at(name);
-    if ((name == "sequence-parallel" || name == "flash-attn") && text.empty()) text = "on";
+    if (setting.kind == sim::SettingKind::Flag && text.empty()) text = "on";
     if (name == "system") text = expand_any_system(text, data);
     sim::set_train_axis(space, name, text);
   }
