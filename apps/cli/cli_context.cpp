@@ -18,6 +18,7 @@
 #include "llmsim/core/units.h"
 #include "llmsim/hardware/system_toml.h"
 #include "llmsim/memory/memory_model.h"
+#include "llmsim/model/presets.h"
 #include "llmsim/report/html_report.h"
 #include "llmsim/report/report.h"
 #include "llmsim/run/run_spec.h"
@@ -271,6 +272,22 @@ void refuse_length_distributions(const RunFlags& flags, const std::string& comma
                             "serve take length distributions)",
                             command, it->second));
   }
+}
+
+ResolvedRun resolve_run(const CLI::App& app, const RunFlags& flags, const CommonOptions& common,
+                        const std::function<void(sim::RunRequest&)>& adjust) {
+  sim::RunRequest req = build_request(app, flags);
+  if (req.model.empty()) throw_usage("--model", "--model is required (a preset name or a config.json path)");
+  if (req.system.empty()) throw_usage("--system", "--system is required (a preset name or a system TOML path)");
+  if (adjust) adjust(req);
+  model::ModelSpec m = model::resolve_model(req.model, common.resolved_data_dir());
+  if (req.run.workload == sim::Workload::Inference) sim::apply_checkpoint_format(req, m);
+  hardware::SystemSpec sys = common.load_system(req.system);
+  auto& p = req.run.par;
+  if (!req.was_given("gpus")) p.gpus = p.tp * p.pp * p.cp * std::max<std::int64_t>(1, p.dp);
+  req.run = sim::with_defaults(req.run);
+  ResolvedRun out{.req = req, .model = std::move(m), .system = std::move(sys), .run = req.run};
+  return out;
 }
 
 void reject_extras(const CLI::App& app) {

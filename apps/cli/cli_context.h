@@ -10,6 +10,7 @@
 #include <string>
 
 #include "llmsim/hardware/system_spec.h"
+#include "llmsim/model/model_spec.h"
 #include "llmsim/run/run_config.h"
 
 namespace llmsim::cli {
@@ -89,6 +90,24 @@ void refuse_length_distributions(const RunFlags& flags, const std::string& comma
 
 // Rejects arguments CLI11 left over (unknown flags) with a did-you-mean from the command's options.
 void reject_extras(const CLI::App& app);
+
+// The run a simulating command was asked for, resolved: the request (its `run` as simulated, for the
+// report's header), the model and the system it runs on, and the run with its defaults filled.
+struct ResolvedRun {
+  sim::RunRequest req;
+  model::ModelSpec model;
+  hardware::SystemSpec system;
+  sim::RunSpec run;
+};
+
+// The preamble of train, infer, serve and memory, in one place: the request from the flags (build_request),
+// --model and --system required, `adjust` (the command's own rules on the request: its workload, its engine,
+// checks that should fail before anything loads), the model and the system loaded (the system with
+// --overlay), an inference run's weights in a pre-quantized checkpoint's own format unless --weight-quant
+// says otherwise (sim::apply_checkpoint_format), the GPU count the parallel sizes make unless --gpus gives
+// it, and the run's defaults (sim::with_defaults).
+ResolvedRun resolve_run(const CLI::App& app, const RunFlags& flags, const CommonOptions& common,
+                        const std::function<void(sim::RunRequest&)>& adjust = {});
 
 // One line describing a run's parallelism and settings, for table headers and JSON.
 std::string describe_run(const sim::RunSpec& r);

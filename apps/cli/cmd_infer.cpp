@@ -96,18 +96,14 @@ Runner add_infer_command(CLI::App& app) {
     reject_extras(*sub);
     check_outputs(*sub, cmd->common);
     refuse_length_distributions(cmd->flags, "infer");
-    sim::RunRequest req = build_request(*sub, cmd->flags);
-    if (req.model.empty()) throw_usage("--model", "--model is required (a preset name or a config.json path)");
-    if (req.system.empty()) throw_usage("--system", "--system is required (a preset name or a system TOML path)");
-    req.run.workload = sim::Workload::Inference;
-    if (!req.was_given("engine")) req.run.infer.framework = sim::Framework::Hf;
-    const std::string data = cmd->common.resolved_data_dir();
-    const model::ModelSpec m = model::resolve_model(req.model, data);
-    sim::apply_checkpoint_format(req, m);
-    const hardware::SystemSpec sys = cmd->common.load_system(req.system);
-    if (!req.was_given("gpus")) req.run.par.gpus = req.run.par.tp * req.run.par.pp;
-    const sim::RunSpec run = sim::with_defaults(req.run);
-    req.run = run;  // the report shows the run as simulated
+    ResolvedRun rr = resolve_run(*sub, cmd->flags, cmd->common, [](sim::RunRequest& req) {
+      req.run.workload = sim::Workload::Inference;
+      if (!req.was_given("engine")) req.run.infer.framework = sim::Framework::Hf;  // HF generate
+    });
+    const sim::RunRequest& req = rr.req;  // its run is the run as simulated, for the report
+    const model::ModelSpec& m = rr.model;
+    const hardware::SystemSpec& sys = rr.system;
+    const sim::RunSpec& run = rr.run;
     const sim::InferResult r = sim::simulate_inference(m, sys, run);
     if (!cmd->trace.empty() && r.valid()) {
       std::ofstream f(cmd->trace);

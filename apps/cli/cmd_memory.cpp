@@ -110,17 +110,11 @@ Runner add_memory_command(CLI::App& app) {
     reject_extras(*sub);
     check_outputs(*sub, cmd->common);
     refuse_length_distributions(cmd->flags, "memory");
-    sim::RunRequest req = build_request(*sub, cmd->flags);
-    if (req.model.empty()) throw_usage("--model", "--model is required (a preset name or a config.json path)");
-    if (req.system.empty()) throw_usage("--system", "--system is required (a preset name or a system TOML path)");
-    const std::string data = cmd->common.resolved_data_dir();
-    const model::ModelSpec m = model::resolve_model(req.model, data);
-    sim::apply_checkpoint_format(req, m);
-    const hardware::SystemSpec sys = hardware::resolve_system(req.system, data);
-    if (!req.was_given("gpus"))
-      req.run.par.gpus = req.run.par.tp * req.run.par.pp * req.run.par.cp * std::max<std::int64_t>(1, req.run.par.dp);
-    const sim::RunSpec run = sim::with_defaults(req.run);
-    req.run = run;  // the report shows the run as evaluated
+    ResolvedRun rr = resolve_run(*sub, cmd->flags, cmd->common);
+    const sim::RunRequest& req = rr.req;  // its run is the run as evaluated, for the report
+    const model::ModelSpec& m = rr.model;
+    const hardware::SystemSpec& sys = rr.system;
+    const sim::RunSpec& run = rr.run;
     sim::MemoryResult r = sim::evaluate_memory(m, sys, run);
     // What the framework, engine or GPU cannot run is infeasible here too, as in `train` and `infer`.
     if (r.valid()) r.problems = sim::run_problems(m, sys, run);

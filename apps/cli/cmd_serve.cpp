@@ -342,20 +342,18 @@ Runner add_serve_command(CLI::App& app) {
     lengths_as_distributions(*cmd);
     cmd->chunked_given = sub->count("--chunked-prefill") > 0;  // either name of the flag
     cmd->prefix_caching_given = sub->count("--prefix-caching") > 0;
-    sim::RunRequest req = build_request(*sub, cmd->flags);
-    if (req.model.empty()) throw_usage("--model", "--model is required (a preset name or a config.json path)");
-    if (req.system.empty()) throw_usage("--system", "--system is required (a preset name or a system TOML path)");
-    const std::string engine = resolve_engine(req);
-    check_serve_flags(sub, *cmd, req);
-    const std::string data = cmd->common.resolved_data_dir();
-    const model::ModelSpec m = model::resolve_model(req.model, data);
-    sim::apply_checkpoint_format(req, m);
-    const hardware::SystemSpec sys = cmd->common.load_system(req.system);
-    if (!req.was_given("gpus")) req.run.par.gpus = req.run.par.tp * req.run.par.pp;
-    req.run.workload = sim::Workload::Inference;
-    const sim::Framework fw = engine_framework(engine);
-    req.run.infer.framework = fw;
-    const sim::RunSpec run = sim::with_defaults(req.run);
+    std::string engine;
+    ResolvedRun rr = resolve_run(*sub, cmd->flags, cmd->common, [&](sim::RunRequest& r) {
+      engine = resolve_engine(r);
+      check_serve_flags(sub, *cmd, r);
+      r.run.workload = sim::Workload::Inference;
+      r.run.infer.framework = engine_framework(engine);
+    });
+    const sim::RunRequest& req = rr.req;
+    const model::ModelSpec& m = rr.model;
+    const hardware::SystemSpec& sys = rr.system;
+    const sim::RunSpec& run = rr.run;
+    const sim::Framework fw = run.infer.framework;
 
     const sim::EngineProfile profile =
         engine_with_overrides(*cmd, engine, fw, sys, req, run, sim::served_context(m.max_positions, run.infer));
@@ -381,8 +379,7 @@ Runner add_serve_command(CLI::App& app) {
     };
     sim::ServingResult r = sim::simulate_serving(m, sys, run, cfg, requests);
     for (auto& n : s.notes) r.notes.push_back(std::move(n));
-    sim::RunRequest shown = req;
-    shown.run = run;  // the report shows the run as simulated
+    sim::RunRequest shown = req;  // its run is the run as simulated (resolve_run)
     serve_output::Context c{m.name,
                             sys.name,
                             s.description,

@@ -161,22 +161,21 @@ Runner add_train_command(CLI::App& app) {
   return [cmd, sub]() -> int {
     reject_extras(*sub);
     check_outputs(*sub, cmd->common);
-    sim::RunRequest req = build_request(*sub, cmd->flags);
-    if (req.model.empty()) throw_usage("--model", "--model is required (a preset name or a config.json path)");
-    if (req.system.empty()) throw_usage("--system", "--system is required (a preset name or a system TOML path)");
-    if (req.run.workload == sim::Workload::Inference)
-      throw_usage("--workload",
-                  "llmsim train simulates pre-training and fine-tuning; use `llmsim memory` for inference");
-    const double tokens = cmd->tokens.empty() ? 0.0 : parse_tokens(cmd->tokens);
-    if (cmd->steps > 0 && tokens > 0) throw_usage("--steps", "give --steps or --tokens, not both");
-    const std::vector<double> price = parse_prices(cmd->price, {req.system});
-    const std::string data = cmd->common.resolved_data_dir();
-    const model::ModelSpec m = model::resolve_model(req.model, data);
-    const hardware::SystemSpec sys = cmd->common.load_system(req.system);
-    if (!req.was_given("gpus"))
-      req.run.par.gpus = req.run.par.tp * req.run.par.pp * req.run.par.cp * std::max<std::int64_t>(1, req.run.par.dp);
-    const sim::RunSpec run = sim::with_defaults(req.run);
-    req.run = run;  // the report shows the run as simulated
+    // The flags of train's own are checked before anything loads.
+    double tokens = 0;
+    std::vector<double> price;
+    ResolvedRun rr = resolve_run(*sub, cmd->flags, cmd->common, [&](sim::RunRequest& r) {
+      if (r.run.workload == sim::Workload::Inference)
+        throw_usage("--workload",
+                    "llmsim train simulates pre-training and fine-tuning; use `llmsim memory` for inference");
+      tokens = cmd->tokens.empty() ? 0.0 : parse_tokens(cmd->tokens);
+      if (cmd->steps > 0 && tokens > 0) throw_usage("--steps", "give --steps or --tokens, not both");
+      price = parse_prices(cmd->price, {r.system});
+    });
+    const sim::RunRequest& req = rr.req;  // its run is the run as simulated, for the report
+    const model::ModelSpec& m = rr.model;
+    const hardware::SystemSpec& sys = rr.system;
+    const sim::RunSpec& run = rr.run;
     sim::TrainOptions opt;
     const bool schedule = cmd->schedule || cmd->common.html.wanted;
     opt.keep_trace = !cmd->trace.empty() || schedule;
