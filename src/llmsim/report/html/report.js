@@ -610,16 +610,26 @@
         });
       },
     };
-    function scatterBy(key, heading) {
-      const cats = [];
-      for (const r of rows) if (!cats.includes(r[key])) cats.push(r[key]);
+    // One series per value of `key`; with `most`, the `most` values with the most rows and one series of
+    // the rest (a palette tells only so many apart).
+    function scatterBy(key, heading, most) {
+      const counts = new Map();
+      for (const r of rows) counts.set(r[key], (counts.get(r[key]) || 0) + 1);
+      let cats = Array.from(counts.keys());
+      const other = 'other (' + Math.max(0, cats.length - (most || cats.length)) + ')';
+      const cat = (r) => (!most || cats.includes(r[key]) ? r[key] : other);
+      if (most && cats.length > most) {
+        cats = cats.sort((a, b) => counts.get(b) - counts.get(a)).slice(0, most);
+        cats.push(other);
+      }
       const lo = Math.min.apply(null, rows.map((r) => Math.min(r.measured, r.predicted)));
       const hi = Math.max.apply(null, rows.map((r) => Math.max(r.measured, r.predicted)));
       const datasets = cats.map((c, i) => ({
-        label: String(c),
+        label: String(c) || '(none)',
         bands: true,
-        data: rows.filter((r) => r[key] === c).map((r) => ({ x: r.measured, y: r.predicted, low: r.low, high: r.high, id: r.run_id + ' ' + r.metric + ' (' + r.source + ')' })),
-        backgroundColor: colour(i), borderColor: colour(i), pointStyle: shape(i), pointRadius: 3,
+        data: rows.filter((r) => cat(r) === c).map((r) => ({ x: r.measured, y: r.predicted, low: r.low, high: r.high, id: r.run_id + ' ' + r.metric + ' (' + r.source + ')' })),
+        backgroundColor: c === other ? '#999999' : colour(i), borderColor: c === other ? '#999999' : colour(i),
+        pointStyle: shape(i), pointRadius: 3,
       }));
       datasets.push({ type: 'line', label: 'predicted = measured', data: [{ x: lo, y: lo }, { x: hi, y: hi }], borderColor: '#888', borderDash: [4, 4], pointRadius: 0, bands: false });
       chart(row, heading, 'Each row of the files on log axes in its own unit (seconds, tokens/s, GiB, ...); a vertical stroke is the row\u2019s band.', {
@@ -634,7 +644,8 @@
     }
     if (rows.length) {
       scatterBy('workload', 'Measured against predicted, by workload');
-      scatterBy('framework', 'Measured against predicted, by framework');
+      scatterBy('framework', 'Measured against predicted, by framework (the 7 with the most rows)', 7);
+      scatterBy('source', 'Measured against predicted, by source (the 7 with the most rows)', 7);
       const edges = [];
       for (let e = -100; e <= 200; e += 10) edges.push(e);
       const counts = edges.slice(0, -1).map(() => 0);
