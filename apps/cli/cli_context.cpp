@@ -282,6 +282,10 @@ ResolvedRun resolve_run(const CLI::App& app, const RunFlags& flags, const Common
   if (adjust) adjust(req);
   model::ModelSpec m = model::resolve_model(req.model, common.resolved_data_dir());
   if (req.run.workload == sim::Workload::Inference) sim::apply_checkpoint_format(req, m);
+  auto& spec = req.run.infer.speculative;
+  if (spec.method == sim::SpecMethod::Draft && !spec.draft_model.empty())
+    spec.draft =
+        std::make_shared<const model::ModelSpec>(model::resolve_model(spec.draft_model, common.resolved_data_dir()));
   hardware::SystemSpec sys = common.load_system(req.system);
   auto& p = req.run.par;
   if (!req.was_given("gpus")) p.gpus = p.tp * p.pp * p.cp * std::max<std::int64_t>(1, p.dp);

@@ -62,6 +62,10 @@ void print_table(const model::ModelSpec& m, const hardware::SystemSpec& sys, con
                            ms(r.ttft_s.high));
   std::cout << fmt::format("{:<26} {}  [{} .. {}]\n", "decode per token (TPOT)", ms(r.tpot_s.value), ms(r.tpot_s.low),
                            ms(r.tpot_s.high));
+  if (const auto& sp = run.infer.speculative; sp.on())
+    std::cout << fmt::format("{:<26} {} drafts {} tokens a step, alpha {:.2f}: {:.2f} tokens per verify step\n",
+                             "speculative decoding", sim::name_of(sp.method), sp.tokens, sp.acceptance,
+                             r.tokens_per_step);
   std::cout << fmt::format("{:<26} {}\n", "end to end", ms(r.e2e_s.value));
   std::cout << fmt::format("{:<26} {:.1f} tokens/s ({:.1f} per GPU)  [{:.1f} .. {:.1f}]\n", "output throughput",
                            r.output_tokens_per_s.value, r.output_tokens_per_s.value / static_cast<double>(run.par.gpus),
@@ -142,6 +146,11 @@ Runner add_infer_command(CLI::App& app) {
                               {"launches", static_cast<std::int64_t>(std::llround(c.launches))}};
       };
       doc["iteration"] = {{"prefill", split(r.prefill)}, {"decode", split(r.decode_mid)}};
+      if (const auto& sp = run.infer.speculative; sp.on())
+        doc["speculative"] = {{"method", sim::name_of(sp.method)},
+                              {"draft_tokens", sp.tokens},
+                              {"acceptance", sp.acceptance},
+                              {"tokens_per_step", r.tokens_per_step}};
       doc["measured_bands"] = measured_bands_json(bands, "inference", profile, figures);
     }
     emit(cmd->common, doc, [&] {

@@ -119,6 +119,15 @@ nlohmann::json to_json(const Context& c, const sim::ServingResult& r) {
                        {"query_tokens", r.prefix_query_tokens},
                        {"hit_tokens", r.prefix_hit_tokens},
                        {"hit_rate", figure(r.prefix_hit_rate, "fraction")}};
+  if (const auto& sp = c.run.infer.speculative; sp.on())
+    j["speculative"] = {
+        {"method", sim::name_of(sp.method)},
+        {"draft_tokens", sp.tokens},
+        {"acceptance", sp.acceptance},
+        {"expected_tokens_per_step", sim::expected_tokens_per_step(sp.tokens, sp.acceptance)},
+        {"verify_steps", r.spec_steps},
+        {"tokens_per_step",
+         r.spec_steps > 0 ? static_cast<double>(r.spec_tokens_emitted) / static_cast<double>(r.spec_steps) : 0.0}};
   if (r.slo_given)
     j["goodput"] = {{"fraction", figure(r.slo_fraction, "fraction")},
                     {"requests_per_s", figure(r.goodput_rps, "requests/s")}};
@@ -191,6 +200,13 @@ void print_table(const Context& c, const sim::ServingResult& r) {
   std::cout << fmt::format("{:<18} {:.1f}% mean, {:.1f}% peak of {} tokens\n", "KV cache use", 100 * r.kv_utilization,
                            100 * r.kv_peak_utilization, r.kv_capacity_tokens);
   std::cout << fmt::format("{:<18} {}\n", "preemptions", r.preemptions);
+  if (const auto& sp = c.run.infer.speculative; sp.on() && r.spec_steps > 0)
+    std::cout << fmt::format(
+        "{:<18} {} drafts {} tokens a step, alpha {:.2f}: {:.2f} tokens per verify step "
+        "({:.2f} expected)\n",
+        "speculative", sim::name_of(sp.method), sp.tokens, sp.acceptance,
+        static_cast<double>(r.spec_tokens_emitted) / static_cast<double>(r.spec_steps),
+        sim::expected_tokens_per_step(sp.tokens, sp.acceptance));
   if (r.prefix_caching)
     std::cout << fmt::format("{:<18} {:.1f}% of prompt tokens found cached ({} of {})\n", "prefix cache",
                              100 * r.prefix_hit_rate, r.prefix_hit_tokens, r.prefix_query_tokens);

@@ -1,6 +1,9 @@
 #include "llmsim/infer/engine_iteration.h"
 
+#include <algorithm>
+
 #include "llmsim/cost/host_dispatch.h"
+#include "llmsim/infer/speculative.h"
 
 namespace llmsim::sim {
 
@@ -29,17 +32,41 @@ EngineIterationCost::EngineIterationCost(const model::ModelSpec& m, const hardwa
       graph_max_batch_(engine.cuda_graphs ? engine.cuda_graph_max_batch : 0) {
   if (graph_max_batch_ > 0)
     graph_ = std::make_shared<IterationCostModel>(m, sys, par, infer, engine_iteration_options(engine, sys, true));
+  if (infer.speculative.on()) {
+    drafter_model_ = std::make_shared<const model::ModelSpec>(drafter_model(m, infer.speculative));
+    InferSpec plain = infer;
+    plain.speculative = {};
+    // The drafter runs inside the engine's step (vLLM's and TensorRT-LLM's model runners propose the drafts
+    // on the GPU between scheduling and verification): its forward passes, without the per-iteration
+    // scheduling, sampling and detokenising work the step already pays once.
+    EngineProfile inside = engine;
+    inside.iteration_overhead_s = 0;
+    inside.iteration_overhead_per_seq_s = 0;
+    drafter_ = std::make_shared<const EngineIterationCost>(*drafter_model_, sys, par, plain, inside);
+  }
 }
 
 bool EngineIterationCost::replays_graph(const std::vector<SequenceWork>& batch) const {
   if (!graph_ || batch.empty() || static_cast<std::int64_t>(batch.size()) > graph_max_batch_) return false;
   for (const auto& s : batch)
-    if (s.new_tokens != 1 || s.context <= 0) return false;
+    if (s.new_tokens != 1 + s.draft_tokens || s.context <= 0) return false;  // decode (or verify) steps only
   return true;
 }
 
 IterationCost EngineIterationCost::iteration(const std::vector<SequenceWork>& batch) const {
-  return replays_graph(batch) ? graph_->iteration(batch) : eager_->iteration(batch);
+  IterationCost c = replays_graph(batch) ? graph_->iteration(batch) : eager_->iteration(batch);
+  if (!drafter_) return c;
+  // The drafter proposes each sequence's draft tokens one step after another before the verify pass.
+  std::int64_t steps = 0;
+  for (const auto& w : batch) steps = std::max(steps, w.draft_tokens);
+  std::vector<SequenceWork> draft;
+  for (std::int64_t j = 0; j < steps; ++j) {
+    draft.clear();
+    for (const auto& w : batch)
+      if (w.draft_tokens > j) draft.push_back({1, w.context + j, 0});
+    c += drafter_->iteration(draft);
+  }
+  return c;
 }
 
 IterationCost EngineIterationCost::uniform(std::int64_t batch, std::int64_t new_tokens, std::int64_t context) const {

@@ -4,6 +4,10 @@
 // kernel); every other iteration (prefill or mixed work, larger batches, engines without graphs) runs
 // its kernels as issued, from Python eager PyTorch at the host's dispatch rate or from a C++ runtime
 // (EngineProfile::python_dispatch). One rule for `llmsim infer` and `llmsim serve`.
+// With speculative decoding (InferSpec::speculative) a sequence's verify step (1 + k positions, its
+// SequenceWork::draft_tokens = k) follows k steps of the drafter (speculative.h) over the same sequences, one
+// draft token each; a batch of verify steps alone replays a graph as a decode batch does (vLLM V1 and
+// TensorRT-LLM capture uniform speculative decode batches).
 #include <memory>
 #include <vector>
 
@@ -31,6 +35,9 @@ class EngineIterationCost {
  private:
   std::shared_ptr<const IterationCostModel> eager_, graph_;  // graph_: null when the engine never replays
   std::int64_t graph_max_batch_ = 0;
+  // Speculative decoding: the drafter's model (kept alive for its cost models) and iteration cost.
+  std::shared_ptr<const model::ModelSpec> drafter_model_;
+  std::shared_ptr<const EngineIterationCost> drafter_;
 };
 
 }  // namespace llmsim::sim

@@ -20,13 +20,14 @@ struct InferResult {
   std::string engine;
   std::int64_t replicas = 1;           // gpus / (tp * pp), each running the same batch
   Interval ttft_s;                     // prefill of the batch (time to first token)
-  Interval tpot_s;                     // mean decode iteration (time per output token after the first)
+  Interval tpot_s;                     // time per output token after the first (a decode iteration / tokens_per_step)
   Interval e2e_s;                      // prefill + every decode iteration
   Interval output_tokens_per_s;        // all replicas
   Interval total_tokens_per_s;         // prompt + output tokens, all replicas
   IterationCost prefill;               // the prefill iteration
   IterationCost decode_mid;            // the decode iteration half-way through the output
   std::vector<double> decode_steps_s;  // every decode iteration in order (best estimate, seconds), for traces
+  double tokens_per_step = 1;          // tokens a decode iteration emits per sequence (speculative decoding: E)
   bool valid() const { return problems.empty(); }
 };
 

@@ -9,6 +9,18 @@
 
 namespace llmsim::sim {
 
+IterationCost& IterationCost::operator+=(const IterationCost& o) {
+  time_s += o.time_s;
+  linear_s += o.linear_s;
+  attention_s += o.attention_s;
+  comm_s += o.comm_s;
+  other_s += o.other_s;
+  host_wait_s += o.host_wait_s;
+  launches += o.launches;
+  collective_calls += o.collective_calls;
+  return *this;
+}
+
 // Model of one engine iteration (docs/serving.md):
 //  * Layer GEMMs, norms, RoPE, activations and residuals come from the operator inventory over all T
 //    tokens of the iteration (prefill chunks and decode steps batched together), costed like training

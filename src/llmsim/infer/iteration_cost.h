@@ -26,6 +26,9 @@ inline constexpr double kCudaGraphKernelFloor_s = 1.5e-6;
 struct SequenceWork {
   std::int64_t new_tokens = 1;  // tokens computed this iteration: a prefill chunk, or 1 for a decode step
   std::int64_t context = 0;     // tokens already in its KV cache before this iteration
+  // Speculative decoding: the draft tokens this step verifies (new_tokens = 1 + draft_tokens), which the
+  // drafter proposed one after another before it (EngineIterationCost prices both).
+  std::int64_t draft_tokens = 0;
 };
 
 struct IterationOptions {
@@ -55,6 +58,8 @@ struct IterationCost {
   Interval host_wait_s;         // the GPU idle behind the host issuing the kernels (eager, host-bound iterations)
   double launches = 0;          // kernels the forward pass launches
   double collective_calls = 0;  // of which collective calls (each costs eager code collective_host beyond its launch)
+
+  IterationCost& operator+=(const IterationCost& o);  // one iteration after another
 };
 
 class IterationCostModel {

@@ -167,6 +167,33 @@ std::vector<std::string> inference_problems(const model::ModelSpec& m, const har
   if ((in.kv_dtype == DType::FP8 || in.kv_dtype == DType::FP4) && sys.gpu.peak(in.kv_dtype) <= 0)
     why.push_back(fmt::format("an {0} KV cache needs {0} support, which {1} lacks in its profile",
                               dtype_name(in.kv_dtype), sys.gpu.name));
+  for (auto& p : speculative_problems(m, in.speculative)) why.push_back(std::move(p));
+  return why;
+}
+
+std::vector<std::string> speculative_problems(const model::ModelSpec& m, const SpeculativeSpec& s) {
+  std::vector<std::string> why;
+  if (!s.on()) return why;
+  const std::string method(name_of(s.method));
+  if (s.tokens <= 0)
+    why.push_back(fmt::format("--speculative {} needs the draft tokens per step (--spec-tokens K)", method));
+  if (s.acceptance < 0)
+    why.push_back(
+        fmt::format("--speculative {} needs the acceptance rate (--spec-acceptance, 0 to 1; published "
+                    "values in docs/serving.md)",
+                    method));
+  if (s.method == SpecMethod::Draft && !s.draft)
+    why.push_back("--speculative draft needs the draft model (--draft-model NAME or config.json path)");
+  if (s.method == SpecMethod::Mtp && m.mtp_layers <= 0)
+    why.push_back(
+        fmt::format("{} has no multi-token prediction module (num_nextn_predict_layers) for --speculative "
+                    "mtp",
+                    m.name));
+  if (s.method == SpecMethod::Draft && s.draft && s.draft->vocab != m.vocab)
+    why.push_back(
+        fmt::format("the draft model {} has a vocabulary of {} tokens and {} of {}: a drafter must share "
+                    "the target's tokenizer",
+                    s.draft->name, s.draft->vocab, m.name, m.vocab));
   return why;
 }
 

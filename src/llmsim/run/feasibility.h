@@ -24,9 +24,13 @@ std::vector<std::string> structural_problems(const RunSpec& run, const model::Mo
 std::vector<std::string> training_problems(const model::ModelSpec& m, const hardware::SystemSpec& sys,
                                            const RunSpec& run);
 
+// Why speculative decoding cannot run as given: a method without its draft tokens, acceptance or draft model,
+// MTP on a model without an MTP module, a draft model with another vocabulary.
+std::vector<std::string> speculative_problems(const model::ModelSpec& m, const SpeculativeSpec& s);
+
 // Problems specific to inference, beyond structural_problems (which every caller adds: GPUs not a
 // multiple of tp*pp, heads not divisible, …): context beyond the model's maximum, a precision, KV type
-// or attention kernel the GPU lacks.
+// or attention kernel the GPU lacks, speculative decoding that cannot run.
 std::vector<std::string> inference_problems(const model::ModelSpec& m, const hardware::SystemSpec& sys,
                                             const RunSpec& run);
 

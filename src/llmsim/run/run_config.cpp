@@ -1,5 +1,7 @@
 #include "llmsim/run/run_config.h"
 
+#include "llmsim/core/strings.h"
+
 #include <algorithm>
 #include <charconv>
 #include <functional>
@@ -321,6 +323,42 @@ const std::vector<Setting>& table() {
          return r.run.infer.max_model_len > 0 ? std::optional<std::string>(std::to_string(r.run.infer.max_model_len))
                                               : std::nullopt;
        }},
+      {inference({"speculative", K::Choice,
+                  "speculative decoding's drafter: a draft model (--draft-model), an EAGLE head or the model's MTP "
+                  "module (docs/serving.md)",
+                  spec_method_names()}),
+       [](RunRequest& r, const std::string& v) { r.run.infer.speculative.method = to_enum<SpecMethod>(v); },
+       [](const RunRequest& r) -> std::optional<std::string> {
+         return std::string(name_of(r.run.infer.speculative.method));
+       }},
+      {inference({"spec-tokens",
+                  K::PositiveInt,
+                  "speculative decoding: draft tokens per step (k; default 1 for mtp)",
+                  {},
+                  16,
+                  "a verify step of more than 17 positions is outside the published configurations"}),
+       [](RunRequest& r, const std::string& v) { r.run.infer.speculative.tokens = to_int(v); },
+       [](const RunRequest& r) -> std::optional<std::string> {
+         return r.run.infer.speculative.tokens > 0
+                    ? std::optional<std::string>(std::to_string(r.run.infer.speculative.tokens))
+                    : std::nullopt;
+       }},
+      {inference({"spec-acceptance", K::Fraction,
+                  "speculative decoding: probability a draft token is accepted given its predecessors were (alpha; "
+                  "default 0.85 for mtp)"}),
+       [](RunRequest& r, const std::string& v) { r.run.infer.speculative.acceptance = std::stod(v); },
+       [](const RunRequest& r) -> std::optional<std::string> {
+         return r.run.infer.speculative.acceptance >= 0
+                    ? std::optional<std::string>(fmt::format("{}", r.run.infer.speculative.acceptance))
+                    : std::nullopt;
+       }},
+      {inference({"draft-model", K::Text, "speculative decoding: the draft model (preset name or config.json path)"}),
+       [](RunRequest& r, const std::string& v) { r.run.infer.speculative.draft_model = v; },
+       [](const RunRequest& r) -> std::optional<std::string> {
+         return r.run.infer.speculative.draft_model.empty()
+                    ? std::nullopt
+                    : std::optional<std::string>(r.run.infer.speculative.draft_model);
+       }},
   };
   return settings;
 }
@@ -373,6 +411,11 @@ std::string checked_value(const SettingInfo& info, const std::string& value, con
     case SettingKind::Release:
       if (!parse_version(value)) fail("must be a release number such as 0.6.3 or v2.0");
       return value;
+    case SettingKind::Fraction: {
+      const std::optional<double> x = parse_finite(value);
+      if (!x || *x < 0 || *x > 1) fail("must be a number from 0 to 1");
+      return value;
+    }
     case SettingKind::List:
       for (const auto& item : split_list(value))
         if (std::find(info.choices.begin(), info.choices.end(), item) == info.choices.end())

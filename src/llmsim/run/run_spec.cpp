@@ -1,5 +1,8 @@
 #include "llmsim/run/run_spec.h"
 
+#include <algorithm>
+#include <cmath>
+
 #include <array>
 #include <utility>
 
@@ -21,6 +24,8 @@ constexpr Names<FinetuneKind, 3> kFinetune{
     {{FinetuneKind::Full, "full"}, {FinetuneKind::Lora, "lora"}, {FinetuneKind::Qlora, "qlora"}}};
 constexpr Names<Optimizer, 3> kOptimizer{
     {{Optimizer::Adam, "adam"}, {Optimizer::Adam8bit, "adam8bit"}, {Optimizer::Sgd, "sgd"}}};
+constexpr Names<SpecMethod, 4> kSpecMethod{
+    {{SpecMethod::None, "none"}, {SpecMethod::Draft, "draft"}, {SpecMethod::Eagle, "eagle"}, {SpecMethod::Mtp, "mtp"}}};
 constexpr Names<PipelineSchedule, 2> kSchedule{
     {{PipelineSchedule::OneFOneB, "1f1b"}, {PipelineSchedule::GPipe, "gpipe"}}};
 constexpr Names<Framework, 10> kFramework{{{Framework::Megatron, "megatron"},
@@ -63,6 +68,7 @@ std::string_view name_of(Offload v) { return lookup(kOffload, v); }
 std::string_view name_of(FinetuneKind v) { return lookup(kFinetune, v); }
 std::string_view name_of(Optimizer v) { return lookup(kOptimizer, v); }
 std::string_view name_of(PipelineSchedule v) { return lookup(kSchedule, v); }
+std::string_view name_of(SpecMethod v) { return lookup(kSpecMethod, v); }
 std::string_view name_of(Framework v) { return lookup(kFramework, v); }
 std::vector<std::string> workload_names() { return names(kWorkload); }
 std::vector<std::string> recompute_names() { return names(kRecompute); }
@@ -70,6 +76,7 @@ std::vector<std::string> offload_names() { return names(kOffload); }
 std::vector<std::string> finetune_names() { return names(kFinetune); }
 std::vector<std::string> optimizer_names() { return names(kOptimizer); }
 std::vector<std::string> pipeline_schedule_names() { return names(kSchedule); }
+std::vector<std::string> spec_method_names() { return names(kSpecMethod); }
 std::vector<std::string> framework_names() { return names(kFramework); }
 bool parse_name(std::string_view s, Workload& out) {
   // The measured-run schema spells fine-tuning as a workload; "train" is the CLI's word for pretrain.
@@ -84,6 +91,14 @@ bool parse_name(std::string_view s, Offload& out) { return parse(kOffload, s, ou
 bool parse_name(std::string_view s, FinetuneKind& out) { return parse(kFinetune, s, out); }
 bool parse_name(std::string_view s, Optimizer& out) { return parse(kOptimizer, s, out); }
 bool parse_name(std::string_view s, PipelineSchedule& out) { return parse(kSchedule, s, out); }
+bool parse_name(std::string_view s, SpecMethod& out) { return parse(kSpecMethod, s, out); }
+
+double expected_tokens_per_step(std::int64_t k, double alpha) {
+  if (k <= 0) return 1;
+  const double a = std::clamp(alpha, 0.0, 1.0);
+  if (a >= 1) return static_cast<double>(k + 1);
+  return (1 - std::pow(a, static_cast<double>(k + 1))) / (1 - a);
+}
 bool is_training_framework(Framework f) {
   return f == Framework::Megatron || f == Framework::DeepSpeed || f == Framework::Fsdp || f == Framework::Hf;
 }
@@ -143,6 +158,13 @@ RunSpec with_defaults(RunSpec run) {
   const std::int64_t model_parallel = p.tp * p.pp * p.cp;
   if (p.dp <= 0) p.dp = model_parallel > 0 && p.gpus % model_parallel == 0 ? p.gpus / model_parallel : 1;
   if (run.train.global_batch <= 0) run.train.global_batch = run.train.micro_batch * p.dp;
+  // DeepSeek-V3 predicts one extra token with its one MTP module, whose second-token acceptance was 85-90 %
+  // (DeepSeek-V3 technical report, arXiv:2412.19437, Sec. 5.4.3): the low end is the default.
+  auto& spec = run.infer.speculative;
+  if (spec.method == SpecMethod::Mtp) {
+    if (spec.tokens <= 0) spec.tokens = 1;
+    if (spec.acceptance < 0) spec.acceptance = 0.85;
+  }
   return run;
 }
 

@@ -3,6 +3,7 @@
 // built at the edge from CLI flags, a run TOML or a measured-run row. Evaluators take it with the
 // model and system specs and return results.
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,6 +22,9 @@ enum class FinetuneKind { Full, Lora, Qlora };
 enum class Optimizer { Adam, Adam8bit, Sgd };  // Adam = AdamW with fp32 master weights
 // Pipeline schedule: GPipe (all forwards, then all backwards) or 1F1B (interleaved when vp > 1).
 enum class PipelineSchedule { OneFOneB, GPipe };
+// Speculative decoding's drafter: a smaller model (draft), an EAGLE head, or a model's own multi-token
+// prediction module (MTP, DeepSeek-V3).
+enum class SpecMethod { None, Draft, Eagle, Mtp };
 // Training frameworks, and inference engines (continuous batching, paged or token-granular KV cache).
 enum class Framework { Megatron, DeepSpeed, Fsdp, Hf, Vllm, Tgi, LightLlm, TrtLlm, FasterTransformer, LmDeploy };
 
@@ -32,6 +36,7 @@ std::string_view name_of(FinetuneKind v);
 std::string_view name_of(Optimizer v);
 std::string_view name_of(PipelineSchedule v);
 std::string_view name_of(Framework v);
+std::string_view name_of(SpecMethod v);
 std::vector<std::string> workload_names();
 std::vector<std::string> recompute_names();
 std::vector<std::string> offload_names();
@@ -39,6 +44,7 @@ std::vector<std::string> finetune_names();
 std::vector<std::string> optimizer_names();
 std::vector<std::string> pipeline_schedule_names();
 std::vector<std::string> framework_names();
+std::vector<std::string> spec_method_names();
 // Whether a framework trains (Megatron, DeepSpeed, FSDP, HF) rather than serves (the engines).
 bool is_training_framework(Framework f);
 // The training frameworks' names, in enum order: they come first in Framework, so a name's index is
@@ -62,6 +68,7 @@ bool parse_name(std::string_view s, FinetuneKind& out);
 bool parse_name(std::string_view s, Optimizer& out);
 bool parse_name(std::string_view s, PipelineSchedule& out);
 bool parse_name(std::string_view s, Framework& out);
+bool parse_name(std::string_view s, SpecMethod& out);
 
 struct ParallelSpec {
   std::int64_t gpus = 1;           // total GPUs
@@ -124,6 +131,26 @@ struct TrainSpec {
   PipelineSchedule schedule = PipelineSchedule::OneFOneB;  // with pp > 1
 };
 
+// Speculative decoding (Leviathan et al. 2023, arXiv:2211.17192; vLLM --speculative-config, TensorRT-LLM,
+// SGLang): a cheap drafter proposes `tokens` tokens one after another; the target model verifies them in
+// one forward pass over 1 + tokens positions and keeps the longest accepted prefix plus one token of its
+// own. `acceptance` is the probability a draft token is accepted given that its predecessors were (the
+// paper's alpha; docs/serving.md lists published values).
+struct SpeculativeSpec {
+  SpecMethod method = SpecMethod::None;
+  std::int64_t tokens = 0;  // draft tokens per step (k); 0: the method's default (MTP: 1)
+  double acceptance = -1;   // alpha in [0, 1]; < 0: the method's default (MTP: 0.85), or none
+  std::string draft_model;  // SpecMethod::Draft: the drafter's preset name or config path
+  // SpecMethod::Draft: the draft model, resolved where files are read (the CLI); an EAGLE head or an MTP
+  // module is built from the target's own dimensions (infer/speculative.h).
+  std::shared_ptr<const model::ModelSpec> draft;
+  bool on() const { return method != SpecMethod::None; }
+};
+
+// Expected tokens one verify step emits with k draft tokens at acceptance alpha:
+// (1 - alpha^(k+1)) / (1 - alpha) (Leviathan et al. 2023, Eq. 1); k + 1 at alpha = 1.
+double expected_tokens_per_step(std::int64_t k, double alpha);
+
 struct InferSpec {
   std::int64_t batch = 1;         // concurrent sequences
   std::int64_t input_len = 512;   // prompt tokens per sequence
@@ -139,6 +166,7 @@ struct InferSpec {
   // The context the engine serves (vLLM --max-model-len, TGI --max-total-tokens); 0: the model's own.
   // Longer requests are refused; vLLM V0 sizes its token budget and memory profiling from it.
   std::int64_t max_model_len = 0;
+  SpeculativeSpec speculative;  // decode steps with a drafter (none by default)
 };
 
 // The context an engine serves: the run's max_model_len when set (never beyond the model's), else the

@@ -30,8 +30,14 @@ bool Des::plan_mixed(Replica& r) {
       }
     }
     if (self_preempted) break;
-    r.work.push_back({id, n, q.computed});
-    budget_left -= n;
+    // A decode step verifies its draft tokens too (their KV slots are the lookahead vLLM allocates).
+    std::int64_t draft = 0;
+    if (n == 1 && q.generated > 0) {
+      draft = draft_tokens(q, budget_left);
+      while (draft > 0 && !allocate(r, q, 1 + draft)) --draft;
+    }
+    r.work.push_back({id, n + draft, q.computed, draft});
+    budget_left -= n + draft;
     ++i;
   }
   // vLLM admits nothing in a step that preempted; if that left the step empty, the next step (at the same

@@ -2,6 +2,7 @@
 // start and end (admission decisions are the policies of admission_*.cpp).
 #include "llmsim/serve/serving_des.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -12,6 +13,11 @@ namespace llmsim::sim::des {
 
 std::vector<std::string> Des::feasibility() const {
   std::vector<std::string> why;
+  if (s_.spec_tokens > 0 && (e_.batching != Batching::Continuous || e_.separate_prefill))
+    why.push_back(
+        fmt::format("speculative decoding is modelled for engines that mix prefill and decode in one "
+                    "iteration (vllm from 0.8.0, trt-llm, lmdeploy), not the {} profile",
+                    e_.name));
   const std::int64_t cap = s_.kv_capacity_tokens;
   if (cap <= 0) {
     why.push_back("no memory is left for the KV cache");
@@ -108,7 +114,7 @@ bool Des::plan(Replica& r) {
 void Des::start(Replica& r, std::int64_t index, double t) {
   batch_buf_.clear();
   for (const auto& w : r.work) {
-    batch_buf_.push_back({w.n, w.ctx});
+    batch_buf_.push_back({w.n, w.ctx, w.draft});
     Seq& q = seqs_[static_cast<std::size_t>(w.seq)];
     if (q.scheduled < 0) q.scheduled = t;
   }
@@ -132,6 +138,18 @@ void Des::complete(std::int64_t id, double t) {
   if (s_.closed_loop && next_closed_ < static_cast<std::int64_t>(reqs_.size()))
     released_.emplace_back(t, next_closed_++);
   if (s_.progress && done_ % 1000 == 0) s_.progress(dbl(done_) / dbl(static_cast<std::int64_t>(reqs_.size())));
+}
+
+std::int64_t Des::draft_tokens(const Seq& q, std::int64_t budget_left) const {
+  if (s_.spec_tokens <= 0) return 0;
+  return std::max<std::int64_t>(0, std::min({s_.spec_tokens, q.output - q.generated - 1, budget_left - 1}));
+}
+
+std::int64_t Des::accepted(std::int64_t draft) {
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  std::int64_t j = 0;
+  while (j < draft && u(spec_rng_) < s_.spec_acceptance) ++j;
+  return j;
 }
 
 void Des::token_sampled(Seq& q, double t) {
@@ -174,11 +192,17 @@ void Des::finish(Replica& r, std::int64_t index) {
   } else {
     for (const auto& w : r.work) {
       Seq& q = seqs_[static_cast<std::size_t>(w.seq)];
-      q.computed += w.n;
+      // A verify step keeps the accepted draft tokens' KV and emits them with one token of its own.
+      const std::int64_t kept = w.draft > 0 ? accepted(w.draft) : 0;
+      q.computed += w.n - (w.draft - kept);
       donate_prefix(r, q);
       if (q.computed < q.total()) continue;  // a prefill chunk: no token yet
-      ++q.generated;
-      token_sampled(q, t);
+      for (std::int64_t k = 0; k <= kept && q.generated < q.output; ++k) {
+        ++q.generated;
+        token_sampled(q, t);
+        if (w.draft > 0) ++spec_emitted_;
+      }
+      if (w.draft > 0) ++spec_steps_;
       if (q.generated >= q.output) {
         free_seq(r, q);
         remove_running(r, w.seq);

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <deque>
 #include <limits>
+#include <random>
 #include <string>
 #include <utility>
 #include <vector>
@@ -43,8 +44,9 @@ struct Seq {
 
 struct Work {
   std::int64_t seq = 0;
-  std::int64_t n = 0;    // tokens computed this iteration
-  std::int64_t ctx = 0;  // tokens in its cache before
+  std::int64_t n = 0;      // tokens computed this iteration
+  std::int64_t ctx = 0;    // tokens in its cache before
+  std::int64_t draft = 0;  // speculative decoding: draft tokens this step verifies (n = 1 + draft)
 };
 
 struct Replica {
@@ -67,7 +69,7 @@ struct Replica {
 class Des {
  public:
   Des(const std::vector<Request>& reqs, const ServingSetup& s, const IterationTimeFn& cost)
-      : reqs_(reqs), s_(s), e_(s.engine), cost_(cost) {}
+      : reqs_(reqs), s_(s), e_(s.engine), cost_(cost), spec_rng_(s.spec_seed) {}
 
   ServingResult run();
 
@@ -107,6 +109,10 @@ class Des {
   void start(Replica& r, std::int64_t index, double t);
   void finish(Replica& r, std::int64_t index);
   void token_sampled(Seq& q, double t);  // first-token time and the inter-token gap
+  // Speculative decoding: the draft tokens a decode step of `q` verifies (none past its last output token,
+  // nor beyond the token budget left), and how many of `draft` the target accepts (drawn).
+  std::int64_t draft_tokens(const Seq& q, std::int64_t budget_left) const;
+  std::int64_t accepted(std::int64_t draft);
   void complete(std::int64_t id, double t);
   void free_seq(Replica& r, Seq& q);
   bool allocate(Replica& r, Seq& q, std::int64_t new_tokens);
@@ -132,6 +138,8 @@ class Des {
   std::int64_t iterations_ = 0, preemptions_ = 0;
   std::int64_t prefix_query_tokens_ = 0, prefix_hit_tokens_ = 0;  // prompt tokens admitted / found cached
   TokenGaps gaps_;                                                // every request's inter-token gaps
+  std::mt19937_64 spec_rng_;                                      // speculative decoding's acceptance draws
+  std::int64_t spec_steps_ = 0, spec_emitted_ = 0;                // verify steps and the tokens they emitted
   std::vector<IterationRecord> trace_;
 };
 

@@ -40,6 +40,8 @@ void Des::summarize(ServingResult& res) {
   res.completed = n;
   res.duration_s = std::max(1e-12, last_finish - first_arrival);
   res.iterations = iterations_;
+  res.spec_steps = spec_steps_;
+  res.spec_tokens_emitted = spec_emitted_;
   res.preemptions = preemptions_;
   res.prefix_query_tokens = prefix_query_tokens_;
   res.prefix_hit_tokens = prefix_hit_tokens_;

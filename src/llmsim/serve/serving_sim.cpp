@@ -206,6 +206,10 @@ ServingResult simulate_serving(const model::ModelSpec& m, const hardware::System
   setup.slo_ttft_s = cfg.slo_ttft_s;
   setup.slo_tpot_s = cfg.slo_tpot_s;
   setup.keep_trace = cfg.keep_trace;
+  if (const auto& sp = run.infer.speculative; sp.on()) {
+    setup.spec_tokens = sp.tokens;
+    setup.spec_acceptance = sp.acceptance;
+  }
   setup.progress = cfg.progress;
   ServingResult out = run_serving(kept, setup, cost);
   out.rejected = rejected;

@@ -52,6 +52,12 @@ struct ServingSetup {
   double slo_tpot_s = 0;         // goodput: TPOT bound (0 = none)
   bool keep_trace = false;       // record every iteration and request lifetime
   std::function<void(double fraction_done)> progress;  // called now and then (may be empty)
+  // Speculative decoding (run/run_spec.h): each decode step of a sequence verifies up to `spec_tokens`
+  // draft tokens and keeps 1 + the accepted ones, each accepted with probability `spec_acceptance` given
+  // its predecessors were, drawn from a generator seeded with `spec_seed` (0 tokens: no speculation).
+  std::int64_t spec_tokens = 0;
+  double spec_acceptance = 0;
+  std::uint64_t spec_seed = 1;
 };
 
 struct RequestMetrics {
@@ -128,6 +134,8 @@ struct ServingResult {
   bool prefix_caching = false;
   std::int64_t prefix_query_tokens = 0, prefix_hit_tokens = 0;
   double prefix_hit_rate = 0;
+  // Speculative decoding: verify steps of sequences and the tokens they emitted (accepted drafts + one each).
+  std::int64_t spec_steps = 0, spec_tokens_emitted = 0;
   bool slo_given = false;
   double slo_fraction = 0;             // requests meeting every SLO given
   double goodput_rps = 0;              // such requests per second
