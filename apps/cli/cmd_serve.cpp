@@ -118,7 +118,7 @@ void add_serve_flags(CLI::App* sub, ServeCommand& c) {
   sub->add_option("--input-dist", cmd->input_dist, "the same as --input-len (kept for earlier scripts)");
   sub->add_option("--output-dist", cmd->output_dist, "the same as --output-len (kept for earlier scripts)");
   // CLI11 reads "-1" into an unsigned seed as 2^64 - 1: a negative seed is refused instead.
-  sub->add_option("--seed", cmd->seed, "seed of the arrival and length draws (default 1, 0 to 2^64 - 1)")
+  sub->add_option("--seed", cmd->seed, "seed of the arrival, length and speculative acceptance draws (default 1, 0 to 2^64 - 1)")
       ->check(CLI::Validator(
           [](std::string& v) {
             return !v.empty() && v[0] == '-' ? "must be zero or a positive integer, got " + v : std::string();
@@ -368,6 +368,7 @@ Runner add_serve_command(CLI::App& app) {
     cfg.slo_tpot_s = cmd->slo_tpot_ms * 1e-3;
     const bool timeline = cmd->timeline || cmd->common.html.wanted;
     cfg.keep_trace = !cmd->trace.empty() || timeline;
+    cfg.seed = cmd->seed;
     const auto t0 = std::chrono::steady_clock::now();
     auto last = t0;
     cfg.progress = [&](double done) {

@@ -209,6 +209,7 @@ ServingResult simulate_serving(const model::ModelSpec& m, const hardware::System
   if (const auto& sp = run.infer.speculative; sp.on()) {
     setup.spec_tokens = sp.tokens;
     setup.spec_acceptance = sp.acceptance;
+    setup.spec_seed = cfg.seed;
   }
   setup.progress = cfg.progress;
   ServingResult out = run_serving(kept, setup, cost);

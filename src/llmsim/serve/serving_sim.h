@@ -155,6 +155,7 @@ struct ServingConfig {
   double slo_ttft_s = 0, slo_tpot_s = 0;
   bool keep_trace = false;
   std::function<void(double)> progress;
+  std::uint64_t seed = 1;  // speculative decoding's acceptance draws (the stream's seed)
 };
 
 // Full model: replicas = gpus / (tp*pp); per replica KV capacity = GPU memory x gpu_memory_utilization
