@@ -118,7 +118,8 @@ void add_serve_flags(CLI::App* sub, ServeCommand& c) {
   sub->add_option("--input-dist", cmd->input_dist, "the same as --input-len (kept for earlier scripts)");
   sub->add_option("--output-dist", cmd->output_dist, "the same as --output-len (kept for earlier scripts)");
   // CLI11 reads "-1" into an unsigned seed as 2^64 - 1: a negative seed is refused instead.
-  sub->add_option("--seed", cmd->seed, "seed of the arrival, length and speculative acceptance draws (default 1, 0 to 2^64 - 1)")
+  sub->add_option("--seed", cmd->seed,
+                  "seed of the arrival, length and speculative acceptance draws (default 1, 0 to 2^64 - 1)")
       ->check(CLI::Validator(
           [](std::string& v) {
             return !v.empty() && v[0] == '-' ? "must be zero or a positive integer, got " + v : std::string();
