@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -23,6 +24,7 @@
 #include "llmsim/report/serve_parts.h"
 #include "llmsim/run/engine_profile.h"
 #include "llmsim/serve/request_stream.h"
+#include "llmsim/serve/serving_disagg.h"
 #include "llmsim/serve/serving_sim.h"
 #include "measured_bands.h"
 #include "serve_output.h"
@@ -44,6 +46,8 @@ struct ServeCommand {
   // The flag that gave each distribution (--input-len in a length form, or --input-dist), for messages.
   std::string input_dist_flag = "--input-dist", output_dist_flag = "--output-dist";
   std::uint64_t seed = 1;
+  // Disaggregated serving: prefill and decode pools (0 replicas: aggregated).
+  std::int64_t prefill_replicas = 0, decode_replicas = 0, prefill_tp = 0, decode_tp = 0;
   std::int64_t max_num_seqs = 0;
   std::int64_t max_batched_tokens = 0;
   bool chunked = false, chunked_given = false;  // --chunked-prefill (true) / --no-chunked-prefill (false)
@@ -111,6 +115,22 @@ void add_serve_flags(CLI::App* sub, ServeCommand& c) {
           ->check(finite_positive());
   CLI::Option* trace_file =
       sub->add_option("--trace-file", cmd->trace_file, "CSV of requests: arrival_s,input_tokens,output_tokens");
+  CLI::Option* prefill_pool =
+      sub->add_option("--prefill-replicas", cmd->prefill_replicas,
+                      "disaggregated serving: replicas that only prefill (with --decode-replicas; docs/serving.md)")
+          ->check(CLI::Range(std::int64_t{1}, std::int64_t{4096}));
+  CLI::Option* decode_pool =
+      sub->add_option("--decode-replicas", cmd->decode_replicas,
+                      "disaggregated serving: replicas that only decode, receiving each prompt's KV")
+          ->check(CLI::Range(std::int64_t{1}, std::int64_t{4096}));
+  prefill_pool->needs(decode_pool);
+  decode_pool->needs(prefill_pool);
+  sub->add_option("--prefill-tp", cmd->prefill_tp, "tensor-parallel size of a prefill replica (default --tp)")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1024}))
+      ->needs(prefill_pool);
+  sub->add_option("--decode-tp", cmd->decode_tp, "tensor-parallel size of a decode replica (default --tp)")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1024}))
+      ->needs(decode_pool);
   // One arrival mode at most (default: a burst of --requests).
   const std::vector<CLI::Option*> modes = {rate, concurrency, burst, trace_file};
   for (std::size_t i = 0; i < modes.size(); ++i)
@@ -379,15 +399,24 @@ Runner add_serve_command(CLI::App& app) {
       last = now;
       std::cerr << fmt::format("llmsim: serve: {:.0f}% of {} requests done\n", 100 * done, requests.size());
     };
-    sim::ServingResult r = sim::simulate_serving(m, sys, run, cfg, requests);
+    std::optional<sim::DisaggregatedResult> pd;
+    if (cmd->prefill_replicas > 0) {
+      const sim::DisaggregatedPools pools{.prefill_replicas = cmd->prefill_replicas,
+                                          .prefill_tp = cmd->prefill_tp > 0 ? cmd->prefill_tp : run.par.tp,
+                                          .decode_replicas = cmd->decode_replicas,
+                                          .decode_tp = cmd->decode_tp > 0 ? cmd->decode_tp : run.par.tp};
+      pd = sim::simulate_disaggregated(m, sys, run, cfg, pools, requests);
+    }
+    sim::ServingResult r = pd ? pd->whole : sim::simulate_serving(m, sys, run, cfg, requests);
     for (auto& n : s.notes) r.notes.push_back(std::move(n));
-    sim::RunRequest shown = req;  // its run is the run as simulated (resolve_run)
+    sim::RunRequest shown = req;          // its run is the run as simulated (resolve_run)
+    if (pd) shown.run.par.gpus = r.gpus;  // both pools
     serve_output::Context c{m.name,
                             sys.name,
                             s.description,
-                            run,
+                            shown.run,
                             shown,
-                            describe_run(run),
+                            describe_run(shown.run),
                             sys.efficiency.calibrated,
                             sys.gpu.memory_bytes,
                             std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
@@ -407,6 +436,7 @@ Runner add_serve_command(CLI::App& app) {
                                                {"e2e_latency_ms", r.e2e.mean * 1e3}};
     nlohmann::json doc = serve_output::to_json(c, r);
     if (r.valid()) doc["measured_bands"] = measured_bands_json(bands, "serving", band_profile, figures);
+    if (pd) doc["disaggregated"] = serve_output::disaggregated_json(*pd, cmd->prefill_replicas, cmd->decode_replicas);
     if (r.valid() && timeline) {
       doc["latency_quantiles"] = report::latency_quantiles(r.requests);
       doc["timeline"] = report::serve_timeline(r, 200);

@@ -134,6 +134,26 @@ nlohmann::json to_json(const Context& c, const sim::ServingResult& r) {
   return j;
 }
 
+nlohmann::json disaggregated_json(const sim::DisaggregatedResult& pd, std::int64_t prefill_replicas,
+                                  std::int64_t decode_replicas) {
+  using report::figure;
+  const auto pool = [](const sim::ServingResult& p, std::int64_t replicas) {
+    return nlohmann::json{{"replicas", replicas},
+                          {"gpus", p.gpus},
+                          {"iterations", p.iterations},
+                          {"mean_batch", p.mean_batch},
+                          {"busy_fraction", figure(p.busy_fraction, "fraction")},
+                          {"kv_utilization", figure(p.kv_utilization, "fraction")},
+                          {"kv_capacity_tokens_per_replica", p.kv_capacity_tokens}};
+  };
+  return {{"link", pd.link},
+          {"link_bandwidth", figure(pd.link_Bps, "B/s")},
+          {"kv_bytes_per_request", figure(pd.kv_bytes_mean, "B")},
+          {"kv_transfer_s", figure(pd.transfer_s_mean, "s")},
+          {"prefill", pool(pd.prefill, prefill_replicas)},
+          {"decode", pool(pd.decode, decode_replicas)}};
+}
+
 void print_table(const Context& c, const sim::ServingResult& r) {
   const auto& p = c.run.par;
   std::cout << fmt::format("llmsim serve: {} on {}\n", c.model, c.system);

@@ -8,6 +8,7 @@
 
 #include "llmsim/run/run_config.h"
 #include "llmsim/run/run_spec.h"
+#include "llmsim/serve/serving_disagg.h"
 #include "llmsim/serve/serving_sim.h"
 
 namespace llmsim::cli::serve_output {
@@ -29,6 +30,9 @@ struct Context {
 
 // The serve report (llmsim/report/report.h conventions).
 nlohmann::json to_json(const Context& c, const sim::ServingResult& r);
+// The pools of a disaggregated run: their sizes, the KV link and transfers, each pool's occupancy.
+nlohmann::json disaggregated_json(const sim::DisaggregatedResult& pd, std::int64_t prefill_replicas,
+                                  std::int64_t decode_replicas);
 void print_table(const Context& c, const sim::ServingResult& r);
 // Iterations and request lifetimes as a Chrome trace (Perfetto).
 void write_trace(const std::string& path, const sim::ServingResult& r);

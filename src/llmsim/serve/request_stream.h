@@ -27,6 +27,10 @@ struct Request {
   // with prefix caching reuses their KV instead of recomputing it. -1: the request shares nothing.
   std::int64_t prefix_key = -1;
   std::int64_t prefix_tokens = 0;  // 0..input_tokens + output_tokens
+  // Disaggregated serving's decode pool: the prompt's KV arrives with the request from the prefill pool,
+  // with the token the prefill sampled (serving_disagg.h). 0: the engine computes everything.
+  std::int64_t kv_ready_tokens = 0;
+  std::int64_t generated_tokens = 0;
 };
 
 enum class LengthKind { Fixed, Uniform, LogNormal, Sample };

@@ -230,6 +230,9 @@ ServingResult Des::run() {
     seqs_[i].prompt = reqs_[i].input_tokens;
     seqs_[i].output = reqs_[i].output_tokens;
     seqs_[i].prefix_key = reqs_[i].prefix_key;
+    // KV transferred from a prefill pool counts as computed; its blocks are allocated at admission.
+    seqs_[i].computed = std::clamp<std::int64_t>(reqs_[i].kv_ready_tokens, 0, reqs_[i].input_tokens);
+    seqs_[i].generated = std::clamp<std::int64_t>(reqs_[i].generated_tokens, 0, reqs_[i].output_tokens);
     seqs_[i].prefix_tokens =
         std::clamp<std::int64_t>(reqs_[i].prefix_tokens, 0, reqs_[i].input_tokens + reqs_[i].output_tokens);
     shares = shares || (reqs_[i].prefix_key >= 0 && reqs_[i].prefix_tokens > 0);

@@ -3,7 +3,26 @@
 #include "llmsim/core/stats.h"
 #include "llmsim/serve/serving_des.h"
 
+#include <algorithm>
 #include <cmath>
+
+namespace llmsim::sim {
+
+LatencyStats latency_stats(std::vector<double> v) {
+  LatencyStats st;
+  if (v.empty()) return st;
+  std::sort(v.begin(), v.end());
+  double sum = 0;
+  for (const double x : v) sum += x;
+  st.mean = sum / static_cast<double>(v.size());
+  st.p50 = quantile_sorted(v, 0.5);
+  st.p90 = quantile_sorted(v, 0.9);
+  st.p99 = quantile_sorted(v, 0.99);
+  st.max = v.back();
+  return st;
+}
+
+}  // namespace llmsim::sim
 
 namespace llmsim::sim::des {
 
@@ -64,18 +83,7 @@ void Des::summarize(ServingResult& res) {
     v.reserve(res.requests.size());
     for (const auto& m : res.requests)
       if (!tpot || m.output_tokens > 1) v.push_back(field(m));
-    LatencyStats st;
-    if (v.empty()) return st;
-    std::sort(v.begin(), v.end());
-    double sum = 0;
-    for (const double x : v) sum += x;
-    const auto pct = [&](double p) { return quantile_sorted(v, p); };
-    st.mean = sum / dbl(static_cast<std::int64_t>(v.size()));
-    st.p50 = pct(0.5);
-    st.p90 = pct(0.9);
-    st.p99 = pct(0.99);
-    st.max = v.back();
-    return st;
+    return latency_stats(std::move(v));
   };
   res.ttft = stats([](const RequestMetrics& m) { return m.ttft_s; }, false);
   res.tpot = stats([](const RequestMetrics& m) { return m.tpot_s; }, true);

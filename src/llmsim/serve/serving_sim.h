@@ -82,6 +82,10 @@ struct LatencyStats {
   double mean = 0, p50 = 0, p90 = 0, p99 = 0, max = 0;  // seconds
 };
 
+// Mean, p50, p90, p99 and max of `values` (seconds), the percentiles interpolated between the closest
+// ranks (llmsim::quantile_sorted): the one rule of every latency statistic a serving run reports.
+LatencyStats latency_stats(std::vector<double> values);
+
 struct IterationRecord {  // one engine iteration (trace)
   std::int64_t replica = 0;
   double start_s = 0, end_s = 0;
