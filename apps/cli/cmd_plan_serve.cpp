@@ -38,6 +38,7 @@ struct PlanServeCommand {
   std::string kv_dtypes = "bf16";
   std::string max_num_seqs = "default";
   std::string chunked = "default";
+  std::string pd_ratios;  // --disaggregated P:D,... (empty: aggregated serving only)
   std::string precision = "bf16";
   std::string input = "512";
   std::string output = "128";
@@ -48,6 +49,11 @@ struct PlanServeCommand {
   std::string price;     // --price-per-gpu-hour as written (X, or sys=X,sys2=Y)
   CommonOptions common;  // --json, --csv, --data-dir
 };
+
+// How a candidate serves: aggregated, or its prefill and decode pools ("2P+1D").
+std::string layout(const sim::ServePlanCandidate& k) {
+  return k.prefill_replicas > 0 ? fmt::format("{}P+{}D", k.prefill_replicas, k.decode_replicas) : "aggregated";
+}
 
 // The plan report (docs/output-schema.md, "plan serve"): the question as an object (model, rate, SLOs,
 // lengths, what was considered) and every evaluated candidate, feasible first.
@@ -76,6 +82,9 @@ nlohmann::json plan_json(const model::ModelSpec& m, const std::vector<hardware::
   j["candidates"] = nlohmann::json::array();
   for (const auto& k : plan.candidates)
     j["candidates"].push_back({{"system", k.system},
+                               {"layout", layout(k)},
+                               {"prefill_replicas", k.prefill_replicas},
+                               {"decode_replicas", k.decode_replicas},
                                {"engine", sim::serving_engine_name(k.engine)},
                                {"tp", k.tp},
                                {"pp", k.pp},
@@ -166,6 +175,20 @@ sim::ServePlanSpec plan_spec(const PlanServeCommand& c, const std::vector<std::s
       throw_usage("--kv-dtype", fmt::format("--kv-dtype = '{}': must be a list of bf16, fp16, fp8, fp4", c.kv_dtypes));
     spec.kv_dtypes.push_back(d);
   }
+  for (const auto& r : split(c.pd_ratios)) {
+    const auto colon = r.find(':');
+    std::int64_t p = 0, d = 0;
+    const auto num = [](std::string_view t, std::int64_t& out) {
+      const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), out);
+      return ec == std::errc() && end == t.data() + t.size() && out >= 1 && out <= 64;
+    };
+    if (colon == std::string::npos || !num(std::string_view(r).substr(0, colon), p) ||
+        !num(std::string_view(r).substr(colon + 1), d))
+      throw_usage("--disaggregated", fmt::format("--disaggregated = '{}': must be a comma-separated list of P:D "
+                                                 "replica ratios, each from 1 to 64 (e.g. 1:1,2:1)",
+                                                 c.pd_ratios));
+    spec.pd_ratios.emplace_back(p, d);
+  }
   spec.chunked_prefill.clear();
   for (const auto& k : split(c.chunked)) {
     if (k == "default")
@@ -196,9 +219,12 @@ void print_table(const PlanServeCommand& c, const model::ModelSpec& m, const sim
   if (plan.found()) {
     const auto& b = plan.candidates.front();
     std::cout << fmt::format(
-        "\nanswer: {} GPUs of {}: {} replicas of TP{} on {}{}; p99 TTFT {:.0f} ms, p99 TPOT {:.1f} ms, "
+        "\nanswer: {} GPUs of {}: {} of TP{} on {}{}; p99 TTFT {:.0f} ms, p99 TPOT {:.1f} ms, "
         "{:.0f} output tokens/s{}\n",
-        b.gpus, b.system, b.replicas, b.tp, sim::name_of(b.engine),
+        b.gpus, b.system,
+        b.prefill_replicas > 0 ? fmt::format("{} prefill + {} decode replicas", b.prefill_replicas, b.decode_replicas)
+                               : fmt::format("{} replicas", b.replicas),
+        b.tp, sim::name_of(b.engine),
         b.weight_quant != model::WeightQuant::None
             ? fmt::format(" ({} weights)", model::weight_quant_name(b.weight_quant))
             : "",
@@ -207,7 +233,7 @@ void print_table(const PlanServeCommand& c, const model::ModelSpec& m, const sim
   } else {
     std::cout << fmt::format("\nno candidate meets the SLOs within {} GPUs\n", c.max_gpus);
   }
-  std::cout << fmt::format("\n{:<16} {:<9} {:>3} {:>3} {:>5} {:>5} {:>5} {:>5} {:>8} {:>5} {:>11} {:>11} {:>11}  {}\n",
+  std::cout << fmt::format("\n{:<16} {:<9} {:>3} {:>3} {:>5} {:>5} {:>5} {:>5} {:>10} {:>5} {:>11} {:>11} {:>11}  {}\n",
                            "system", "engine", "tp", "pp", "quant", "kv", "seqs", "chunk", "replicas", "GPUs",
                            "p99 TTFT", "p99 TPOT", "out tok/s", "result (* = GPUs vs p99 TTFT Pareto front)");
   for (const auto& k : plan.candidates) {
@@ -215,11 +241,13 @@ void print_table(const PlanServeCommand& c, const model::ModelSpec& m, const sim
         fmt::format("{:<16} {:<9} {:>3} {:>3} {:>5} {:>5} {:>5} {:>5}", k.system, sim::serving_engine_name(k.engine),
                     k.tp, k.pp, model::weight_quant_name(k.weight_quant), dtype_name(k.kv_dtype), k.max_num_seqs,
                     k.chunked_prefill ? "on" : "off");
+    const std::string replicas = k.prefill_replicas > 0 ? layout(k) : std::to_string(k.replicas);
     if (k.feasible)
-      std::cout << fmt::format("{} {:>8} {:>5} {:>8.0f} ms {:>8.1f} ms {:>11.0f}  meets{}\n", head, k.replicas, k.gpus,
+      std::cout << fmt::format("{} {:>10} {:>5} {:>8.0f} ms {:>8.1f} ms {:>11.0f}  meets{}\n", head, replicas, k.gpus,
                                k.ttft_p99_s * 1e3, k.tpot_p99_s * 1e3, k.output_tokens_per_s, k.pareto ? " *" : "");
     else
-      std::cout << fmt::format("{} {:>8} {:>5} {:>11} {:>11} {:>11}  {}\n", head, "-", "-", "-", "-", "-", k.why);
+      std::cout << fmt::format("{} {:>10} {:>5} {:>11} {:>11} {:>11}  {}\n", head,
+                               k.prefill_replicas > 0 ? layout(k) : "-", "-", "-", "-", "-", k.why);
   }
 }
 
@@ -268,6 +296,8 @@ Runner add_plan_serve_subcommand(CLI::App& plan_top) {
   sub->add_option("--kv-dtype", cmd->kv_dtypes, "KV-cache types to consider, e.g. bf16,fp8");
   sub->add_option("--max-num-seqs", cmd->max_num_seqs, "engine sequence limits to consider, e.g. default,64,256");
   sub->add_option("--chunked-prefill", cmd->chunked, "chunked prefill settings to consider: default,on,off");
+  sub->add_option("--disaggregated", cmd->pd_ratios,
+                  "also plan disaggregated serving: prefill:decode replica ratios, e.g. 1:1,2:1 (docs/serving.md)");
   sub->add_option("--input-len", cmd->input, std::string("prompt tokens: ") + sim::kLengthForms);
   sub->add_option("--output-len", cmd->output, std::string("output tokens: ") + sim::kLengthForms);
   add_shared_prefix_options(*sub, cmd->shared_prefix, cmd->prefix_groups);

@@ -1,10 +1,13 @@
 #include "llmsim/search/plan_serve.h"
 
 #include <algorithm>
+#include <functional>
+#include <utility>
 
 #include <fmt/format.h>
 
 #include "llmsim/core/error.h"
+#include "llmsim/serve/serving_disagg.h"
 #include "llmsim/serve/serving_sim.h"
 
 namespace llmsim::sim {
@@ -71,6 +74,75 @@ Outcome evaluate(const model::ModelSpec& m, const hardware::SystemSpec& sys, con
   return o;
 }
 
+// The whole stream on P prefill and D decode replicas of the candidate's TP (pools of an engine that mixes
+// prefill and decode), requests_per_replica per replica.
+Outcome evaluate_pd(const model::ModelSpec& m, const hardware::SystemSpec& sys, const ServePlanSpec& spec,
+                    const Choice& ch, std::int64_t prefill, std::int64_t decode) {
+  RunSpec run;
+  run.workload = Workload::Inference;
+  run.par.tp = ch.tp;
+  run.par.gpus = ch.tp;
+  run.infer.precision = spec.precision;
+  run.infer.weight_quant = ch.quant;
+  run.infer.kv_dtype = ch.kv;
+  run.infer.framework = ch.engine;
+  StreamSpec s;
+  s.kind = ArrivalKind::Poisson;
+  s.rate = spec.rate;
+  s.requests = spec.requests_per_replica * (prefill + decode);
+  s.input = spec.input;
+  s.output = spec.output;
+  s.shared_prefix_tokens = spec.shared_prefix_tokens;
+  s.prefix_groups = spec.prefix_groups;
+  s.seed = spec.seed;
+  ServingConfig cfg;
+  cfg.engine = ch.profile;
+  Outcome o;
+  try {
+    const DisaggregatedResult r = simulate_disaggregated(
+        m, sys, run, cfg,
+        {.prefill_replicas = prefill, .prefill_tp = ch.tp, .decode_replicas = decode, .decode_tp = ch.tp},
+        generate_requests(s));
+    if (!r.valid()) {
+      o.why = r.whole.problems.front();
+      return o;
+    }
+    o.ran = true;
+    o.ttft_p99 = r.whole.ttft.p99;
+    o.tpot_p99 = r.whole.tpot.p99;
+    o.out_tps = r.whole.output_tokens_per_s.value;
+    o.meets = o.ttft_p99 <= spec.slo_ttft_p99_s && (spec.slo_tpot_p99_s <= 0 || o.tpot_p99 <= spec.slo_tpot_p99_s);
+  } catch (const Error& e) {
+    o.why = e.what();
+  }
+  return o;
+}
+
+// The smallest n in 1..max_n for which `at(n)` meets the SLOs: doubling, then bisection (more replicas
+// never raise a replica's load). Returns 0 and the last outcome when none does or a run fails.
+std::pair<std::int64_t, Outcome> fewest(std::int64_t max_n, const std::function<Outcome(std::int64_t)>& at) {
+  std::int64_t lo = 0, hi = 1;
+  Outcome at_hi = at(hi);
+  if (!at_hi.ran) return {0, at_hi};
+  while (!at_hi.meets && hi < max_n) {
+    lo = hi;
+    hi = std::min(max_n, hi * 2);
+    at_hi = at(hi);
+  }
+  if (!at_hi.meets) return {0, at_hi};
+  while (hi - lo > 1) {
+    const std::int64_t mid = (lo + hi) / 2;
+    const Outcome o = at(mid);
+    if (o.meets) {
+      hi = mid;
+      at_hi = o;
+    } else {
+      lo = mid;
+    }
+  }
+  return {hi, at_hi};
+}
+
 }  // namespace
 
 ServePlan plan_serving(const model::ModelSpec& m, const std::vector<hardware::SystemSpec>& systems,
@@ -107,53 +179,58 @@ ServePlan plan_serving(const model::ModelSpec& m, const std::vector<hardware::Sy
     const Choice& ch = choices[i];
     const hardware::SystemSpec& sys = *choice_sys[i];
     const double price = choice_price[i];
+    const ServePlanCandidate base{
+        sys.name, ch.engine, ch.tp, ch.quant, ch.pp, ch.kv, ch.profile.max_num_seqs, ch.profile.chunked_prefill};
+    const std::int64_t per_replica = ch.tp * ch.pp;  // GPUs per replica
+    // Aggregated: replicas of the candidate, each at its share of the rate.
     {
-      {
-        {
-          ServePlanCandidate c{
-              sys.name, ch.engine, ch.tp, ch.quant, ch.pp, ch.kv, ch.profile.max_num_seqs, ch.profile.chunked_prefill};
-          const std::int64_t tp = ch.tp * ch.pp;  // GPUs per replica
-          const std::int64_t max_replicas = spec.max_gpus / tp;
-          // Doubling until the SLOs are met (or the GPU cap), then bisection for the smallest count.
-          std::int64_t lo = 0, hi = 1;
-          Outcome at_hi = evaluate(m, sys, spec, ch, hi);
-          if (!at_hi.ran) {
-            c.why = at_hi.why;
-            plan.candidates.push_back(c);
-            continue;
-          }
-          while (!at_hi.meets && hi < max_replicas) {
-            lo = hi;
-            hi = std::min(max_replicas, hi * 2);
-            at_hi = evaluate(m, sys, spec, ch, hi);
-          }
-          if (!at_hi.meets) {
-            c.why =
-                fmt::format("misses the SLOs even with {} replicas ({} GPUs): p99 TTFT {:.0f} ms, p99 TPOT {:.1f} ms",
-                            hi, hi * tp, at_hi.ttft_p99 * 1e3, at_hi.tpot_p99 * 1e3);
-            plan.candidates.push_back(c);
-            continue;
-          }
-          while (hi - lo > 1) {
-            const std::int64_t mid = (lo + hi) / 2;
-            const Outcome o = evaluate(m, sys, spec, ch, mid);
-            if (o.meets) {
-              hi = mid;
-              at_hi = o;
-            } else {
-              lo = mid;
-            }
-          }
-          c.feasible = true;
-          c.replicas = hi;
-          c.gpus = hi * tp;
-          c.ttft_p99_s = at_hi.ttft_p99;
-          c.tpot_p99_s = at_hi.tpot_p99;
-          c.output_tokens_per_s = at_hi.out_tps;
-          c.cost_per_hour = price * static_cast<double>(c.gpus);
-          plan.candidates.push_back(c);
-        }
+      ServePlanCandidate c = base;
+      const auto [n, o] = fewest(spec.max_gpus / per_replica,
+                                 [&](std::int64_t replicas) { return evaluate(m, sys, spec, ch, replicas); });
+      if (n == 0) {
+        c.why = o.ran ? fmt::format(
+                            "misses the SLOs even with {} replicas ({} GPUs): p99 TTFT {:.0f} ms, p99 TPOT "
+                            "{:.1f} ms",
+                            spec.max_gpus / per_replica, spec.max_gpus / per_replica * per_replica, o.ttft_p99 * 1e3,
+                            o.tpot_p99 * 1e3)
+                      : o.why;
+      } else {
+        c.feasible = true;
+        c.replicas = n;
+        c.gpus = n * per_replica;
+        c.ttft_p99_s = o.ttft_p99;
+        c.tpot_p99_s = o.tpot_p99;
+        c.output_tokens_per_s = o.out_tps;
+        c.cost_per_hour = price * static_cast<double>(c.gpus);
       }
+      plan.candidates.push_back(c);
+    }
+    // Disaggregated: P x n prefill and D x n decode replicas (engines that mix prefill and decode, pp 1).
+    if (ch.pp != 1 || ch.profile.batching != Batching::Continuous || ch.profile.separate_prefill) continue;
+    for (const auto& [p, d] : spec.pd_ratios) {
+      ServePlanCandidate c = base;
+      const std::int64_t per_unit = (p + d) * ch.tp;
+      const auto [n, o] =
+          fewest(spec.max_gpus / per_unit, [&](std::int64_t k) { return evaluate_pd(m, sys, spec, ch, p * k, d * k); });
+      c.prefill_replicas = p * std::max<std::int64_t>(1, n);
+      c.decode_replicas = d * std::max<std::int64_t>(1, n);
+      if (spec.max_gpus < per_unit) {
+        c.why = fmt::format("{}P+{}D of TP{} needs {} GPUs, more than {}", p, d, ch.tp, per_unit, spec.max_gpus);
+      } else if (n == 0) {
+        c.why = o.ran ? fmt::format("misses the SLOs even with {}P+{}D: p99 TTFT {:.0f} ms, p99 TPOT {:.1f} ms",
+                                    p * (spec.max_gpus / per_unit), d * (spec.max_gpus / per_unit), o.ttft_p99 * 1e3,
+                                    o.tpot_p99 * 1e3)
+                      : o.why;
+      } else {
+        c.feasible = true;
+        c.replicas = (p + d) * n;
+        c.gpus = (p + d) * n * ch.tp;
+        c.ttft_p99_s = o.ttft_p99;
+        c.tpot_p99_s = o.tpot_p99;
+        c.output_tokens_per_s = o.out_tps;
+        c.cost_per_hour = price * static_cast<double>(c.gpus);
+      }
+      plan.candidates.push_back(c);
     }
   }
   // The GPUs vs p99-TTFT Pareto front of the feasible candidates.

@@ -6,6 +6,7 @@
 // replica's load). Deterministic: fixed seeds, candidates in enumeration order.
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "llmsim/hardware/system_spec.h"
@@ -36,6 +37,10 @@ struct ServePlanSpec {
   std::int64_t max_gpus = 64;               // per candidate
   std::int64_t requests_per_replica = 400;  // simulated requests per replica (Poisson, seeded)
   std::uint64_t seed = 1;
+  // Disaggregated layouts to try beside aggregated serving, as prefill:decode replica ratios (1:1, 2:1, ...):
+  // each candidate of an engine that mixes prefill and decode also runs as P x n prefill and D x n decode
+  // replicas of its TP, n the fewest that meets the SLOs (serve/serving_disagg.h). Empty: aggregated only.
+  std::vector<std::pair<std::int64_t, std::int64_t>> pd_ratios;
   // Price of a GPU-hour per system, in the order of plan_serving's `systems` (empty = no prices: the cost
   // column is 0).
   std::vector<double> price_per_gpu_hour;
@@ -48,12 +53,14 @@ struct ServePlanCandidate {
   model::WeightQuant weight_quant = model::WeightQuant::None;
   std::int64_t pp = 1;
   DType kv_dtype = DType::BF16;
-  std::int64_t max_num_seqs = 0;  // as simulated (the engine default resolved)
-  bool chunked_prefill = false;   // as simulated
-  bool pareto = false;            // on the GPUs vs p99 TTFT front of the feasible candidates
-  bool feasible = false;          // some replica count within max_gpus meets the SLOs
-  std::string why;                // when not feasible
-  std::int64_t replicas = 0;
+  std::int64_t max_num_seqs = 0;      // as simulated (the engine default resolved)
+  bool chunked_prefill = false;       // as simulated
+  bool pareto = false;                // on the GPUs vs p99 TTFT front of the feasible candidates
+  bool feasible = false;              // some replica count within max_gpus meets the SLOs
+  std::string why;                    // when not feasible
+  std::int64_t replicas = 0;          // aggregated: replicas; disaggregated: prefill + decode replicas
+  std::int64_t prefill_replicas = 0;  // disaggregated: the pools (0: aggregated serving)
+  std::int64_t decode_replicas = 0;
   std::int64_t gpus = 0;
   double ttft_p99_s = 0, tpot_p99_s = 0;  // at that replica count
   double output_tokens_per_s = 0;         // all replicas
