@@ -124,6 +124,7 @@ IterationCost IterationCostModel::iteration(const std::vector<SequenceWork>& bat
   // Expert parallelism: experts spread over `ep` ranks next to the TP group; dispatch and combine are
   // all-to-alls (each rank still computes its share of the routed tokens, so expert GEMM time is unchanged).
   const CommGroup ep = make_group(static_cast<int>(par_.ep), static_cast<int>(par_.tp), domain);
+  const double imbalance = par_.ep > 1 ? std::max(1.0, in_.expert_imbalance) : 1.0;
 
   model::InventoryParams p;
   p.micro_batch = 1;
@@ -159,7 +160,9 @@ IterationCost IterationCostModel::iteration(const std::vector<SequenceWork>& bat
       c.launches += forward_launches(op, norm_kernels) * times;
       c.collective_calls += forward_collective_calls(op) * times;
       if (op.kind == model::OpKind::TpComm || op.kind == model::OpKind::MoeComm) {
-        c.comm_s += comm_.collective(op.collective, op.comm_bytes, op.kind == model::OpKind::TpComm ? tp : ep) * times;
+        // The busiest expert-parallel rank sends and receives `imbalance` times the mean's routed tokens.
+        const double bytes = op.kind == model::OpKind::MoeComm ? op.comm_bytes * imbalance : op.comm_bytes;
+        c.comm_s += comm_.collective(op.collective, bytes, op.kind == model::OpKind::TpComm ? tp : ep) * times;
         continue;
       }
       if (op.kind == model::OpKind::Gemm) {
@@ -171,9 +174,17 @@ IterationCost IterationCostModel::iteration(const std::vector<SequenceWork>& bat
           weight_bytes = packed_weight_bytes;
         }
         // With expert parallelism a rank reads only its own experts' weights (num_experts / ep of the
-        // active ones), while computing the same number of routed tokens.
-        if (par_.ep > 1 && op.routed_expert) bytes -= weight_bytes * (1.0 - 1.0 / dbl(par_.ep));
-        c.linear_s += compute_.gemm(op.m, op.n, op.k, op.batch, op.fwd_flops, bytes, gemm_dtype) * times;
+        // active ones), while computing the same number of routed tokens on average; the busiest rank
+        // computes `imbalance` times as many, and the iteration waits for it.
+        std::int64_t rows = op.m;
+        double flops = op.fwd_flops;
+        if (par_.ep > 1 && op.routed_expert) {
+          bytes -= weight_bytes * (1.0 - 1.0 / dbl(par_.ep));
+          bytes = weight_bytes / dbl(par_.ep) + (bytes - weight_bytes / dbl(par_.ep)) * imbalance;
+          rows = static_cast<std::int64_t>(std::ceil(dbl(op.m) * imbalance));
+          flops *= imbalance;
+        }
+        c.linear_s += compute_.gemm(rows, op.n, op.k, op.batch, flops, bytes, gemm_dtype) * times;
         packed_weight_bytes = -1;
         continue;
       }

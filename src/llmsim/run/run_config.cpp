@@ -323,6 +323,13 @@ const std::vector<Setting>& table() {
          return r.run.infer.max_model_len > 0 ? std::optional<std::string>(std::to_string(r.run.infer.max_model_len))
                                               : std::nullopt;
        }},
+      {inference({"expert-imbalance", K::Ratio,
+                  "expert parallelism: routed tokens on the busiest rank over the mean (1 = balanced; vLLM's and "
+                  "SGLang's load balancers log the inverse as balancedness)"}),
+       [](RunRequest& r, const std::string& v) { r.run.infer.expert_imbalance = std::stod(v); },
+       [](const RunRequest& r) -> std::optional<std::string> {
+         return fmt::format("{}", r.run.infer.expert_imbalance);
+       }},
       {inference({"speculative", K::Choice,
                   "speculative decoding's drafter: a draft model (--draft-model), an EAGLE head or the model's MTP "
                   "module (docs/serving.md)",
@@ -414,6 +421,11 @@ std::string checked_value(const SettingInfo& info, const std::string& value, con
     case SettingKind::Fraction: {
       const std::optional<double> x = parse_finite(value);
       if (!x || *x < 0 || *x > 1) fail("must be a number from 0 to 1");
+      return value;
+    }
+    case SettingKind::Ratio: {
+      const std::optional<double> x = parse_finite(value);
+      if (!x || *x < 1 || *x > 1e6) fail("must be a number from 1 to 1e6 (a ratio to the mean)");
       return value;
     }
     case SettingKind::List:

@@ -25,7 +25,7 @@ struct RunRequest {
 // unless --weight-quant says otherwise: the request's inference weight format becomes the model's.
 void apply_checkpoint_format(RunRequest& req, const model::ModelSpec& m);
 
-enum class SettingKind { Text, PositiveInt, NonNegativeInt, Flag, Choice, List, Release, Fraction };
+enum class SettingKind { Text, PositiveInt, NonNegativeInt, Flag, Choice, List, Release, Fraction, Ratio };
 
 // What a setting means something for: every run, training and fine-tuning runs, or inference and serving.
 enum class SettingScope { Any, Training, Inference };

@@ -167,6 +167,9 @@ struct InferSpec {
   // Longer requests are refused; vLLM V0 sizes its token budget and memory profiling from it.
   std::int64_t max_model_len = 0;
   SpeculativeSpec speculative;  // decode steps with a drafter (none by default)
+  // Expert parallelism: routed tokens on the busiest expert-parallel rank over the mean (1 = balanced). The
+  // iteration waits for that rank's expert GEMMs and its dispatch / combine traffic.
+  double expert_imbalance = 1;
 };
 
 // The context an engine serves: the run's max_model_len when set (never beyond the model's), else the
