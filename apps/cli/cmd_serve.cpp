@@ -439,7 +439,8 @@ Runner add_serve_command(CLI::App& app) {
     if (pd) doc["disaggregated"] = serve_output::disaggregated_json(*pd, cmd->prefill_replicas, cmd->decode_replicas);
     if (r.valid() && timeline) {
       doc["latency_quantiles"] = report::latency_quantiles(r.requests);
-      doc["timeline"] = report::serve_timeline(r, 200);
+      // Disaggregated: the decode pool's course, where the replies are generated.
+      doc["timeline"] = report::serve_timeline(pd ? pd->decode : r, 200);
     }
     emit(cmd->common, doc, [&] {
       serve_output::print_table(c, r);
