@@ -32,39 +32,31 @@ InferResult simulate_inference(const model::ModelSpec& m, const hardware::System
   r.prefill = model.uniform(in.batch, in.input_len, 0);
   r.ttft_s = r.prefill.time_s;
   Interval decode;
+  // Each decode step verifies up to `draft` draft tokens and emits E tokens per sequence on average
+  // (expected_tokens_per_step; without speculation no draft and E = 1): the batch moves E positions a step,
+  // its last step verifying only what is left to generate and counting for the tokens it has left to emit.
   const auto& spec = in.speculative;
-  if (spec.on()) {
-    // Each step verifies k draft tokens and emits E of them on average (expected_tokens_per_step): the batch
-    // moves E positions a step, its last step verifying only what is left to generate.
-    const double per_step = expected_tokens_per_step(spec.tokens, spec.acceptance);
-    r.tokens_per_step = per_step;
-    const double mid = static_cast<double>(std::max<std::int64_t>(1, in.output_len / 2));
-    bool mid_set = false;
-    for (double done = 1; done < static_cast<double>(in.output_len); done += per_step) {
-      const auto at = static_cast<std::int64_t>(done);
-      const std::int64_t k = std::min(spec.tokens, in.output_len - at - 1);
-      const IterationCost step = model.iteration(
-          std::vector<SequenceWork>(static_cast<std::size_t>(in.batch), SequenceWork{1 + k, in.input_len + at - 1, k}));
-      const double share = std::min(per_step, static_cast<double>(in.output_len) - done) / per_step;
-      decode += step.time_s * share;  // the last step counts for the tokens it has left to emit
-      r.decode_steps_s.push_back(step.time_s.value * share);
-      if (!mid_set && done + per_step > mid) {
-        r.decode_mid = step;
-        mid_set = true;
-      }
-    }
-  } else {
-    for (std::int64_t i = 1; i < in.output_len; ++i) {
-      const IterationCost step = model.uniform(in.batch, 1, in.input_len + i - 1);
-      decode += step.time_s;
-      r.decode_steps_s.push_back(step.time_s.value);
-      if (i == std::max<std::int64_t>(1, in.output_len / 2)) r.decode_mid = step;
+  const std::int64_t draft = spec.on() ? spec.tokens : 0;
+  const double per_step = spec.on() ? expected_tokens_per_step(spec.tokens, spec.acceptance) : 1.0;
+  r.tokens_per_step = per_step;
+  const double mid = static_cast<double>(std::max<std::int64_t>(1, in.output_len / 2));
+  bool mid_set = false;
+  for (double done = 1; done < static_cast<double>(in.output_len); done += per_step) {
+    const auto at = static_cast<std::int64_t>(done);
+    const std::int64_t k = std::min(draft, in.output_len - at - 1);
+    const IterationCost step = model.iteration(
+        std::vector<SequenceWork>(static_cast<std::size_t>(in.batch), SequenceWork{1 + k, in.input_len + at - 1, k}));
+    const double share = std::min(per_step, static_cast<double>(in.output_len) - done) / per_step;
+    decode += step.time_s * share;
+    r.decode_steps_s.push_back(step.time_s.value * share);
+    if (!mid_set && done + per_step > mid) {  // the step half-way through the output
+      r.decode_mid = step;
+      mid_set = true;
     }
   }
   if (in.output_len <= 1)
-    r.decode_mid = model.iteration(std::vector<SequenceWork>(
-        static_cast<std::size_t>(in.batch),
-        SequenceWork{1 + (spec.on() ? spec.tokens : 0), in.input_len, spec.on() ? spec.tokens : 0}));
+    r.decode_mid = model.iteration(
+        std::vector<SequenceWork>(static_cast<std::size_t>(in.batch), SequenceWork{1 + draft, in.input_len, draft}));
   const double steps = dbl(std::max<std::int64_t>(1, in.output_len - 1));
   r.tpot_s = in.output_len > 1 ? decode * (1.0 / steps) : r.decode_mid.time_s;
   r.e2e_s = r.ttft_s + decode;
