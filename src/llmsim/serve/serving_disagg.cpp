@@ -1,8 +1,6 @@
 #include "llmsim/serve/serving_disagg.h"
 
 #include <algorithm>
-#include <limits>
-#include <numeric>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -51,13 +49,14 @@ DisaggregatedResult simulate_disaggregated(const model::ModelSpec& m, const hard
   // Prefill pool: every request's reply is its first token.
   std::vector<Request> first = requests;
   for (auto& q : first) q.output_tokens = 1;
-  ServingConfig pcfg = cfg;
-  pcfg.slo_tpot_s = 0;
-  out.prefill = simulate_serving(m, sys, pool_run(run, pools.prefill_replicas, pools.prefill_tp), pcfg, first);
-  if (!out.prefill.valid()) {
-    for (const auto& p : out.prefill.problems) whole.problems.push_back("prefill pool: " + p);
-    return out;
-  }
+  // One pool's run; its problems are the whole run's, named by pool.
+  const auto run_pool = [&](const char* name, std::int64_t replicas, std::int64_t tp, const std::vector<Request>& reqs,
+                            ServingResult& into) {
+    into = simulate_serving(m, sys, pool_run(run, replicas, tp), cfg, reqs);
+    for (const auto& p : into.problems) whole.problems.push_back(std::string(name) + " pool: " + p);
+    return into.valid();
+  };
+  if (!run_pool("prefill", pools.prefill_replicas, pools.prefill_tp, first, out.prefill)) return out;
   // The KV of the whole model for a prompt: the per-GPU bytes of its tensor-parallel shard times the shards.
   const double kv_per_token = out.prefill.kv_bytes_per_token * static_cast<double>(pools.prefill_tp);
 
@@ -98,67 +97,26 @@ DisaggregatedResult simulate_disaggregated(const model::ModelSpec& m, const hard
   if (!handoffs.empty()) {
     out.kv_bytes_mean = kv_bytes / static_cast<double>(handoffs.size());
     out.transfer_s_mean = transfer_s / static_cast<double>(handoffs.size());
-    ServingConfig dcfg = cfg;
-    dcfg.slo_ttft_s = 0;
-    out.decode = simulate_serving(m, sys, pool_run(run, pools.decode_replicas, pools.decode_tp), dcfg, rest);
-    if (!out.decode.valid()) {
-      for (const auto& p : out.decode.problems) whole.problems.push_back("decode pool: " + p);
-      return out;
-    }
+    if (!run_pool("decode", pools.decode_replicas, pools.decode_tp, rest, out.decode)) return out;
   }
 
   // Each request from arrival to its last token.
   std::vector<RequestMetrics> merged = out.prefill.requests;  // in id order, as the prefill pool served them
-  for (const auto& d : out.decode.requests) {
+  for (const auto& d : out.decode.requests) {  // summarize_requests derives e2e, TPOT and the SLOs from these
     auto& w = merged[handoffs[static_cast<std::size_t>(d.id)].first];
     w.output_tokens = d.output_tokens;
     w.finish_s = d.finish_s;
     w.preemptions += d.preemptions;
   }
-  double first_arrival = std::numeric_limits<double>::infinity(), last_finish = 0;
-  std::vector<double> ttft, tpot, e2e, queue;
-  std::int64_t good = 0;
-  for (auto& w : merged) {
-    w.e2e_s = w.finish_s - w.arrival_s;
-    w.tpot_s = w.output_tokens > 1 ? (w.finish_s - w.first_token_s) / static_cast<double>(w.output_tokens - 1) : 0;
-    w.meets_slo = (cfg.slo_ttft_s <= 0 || w.ttft_s <= cfg.slo_ttft_s) &&
-                  (cfg.slo_tpot_s <= 0 || w.output_tokens <= 1 || w.tpot_s <= cfg.slo_tpot_s);
-    good += w.meets_slo ? 1 : 0;
-    ttft.push_back(w.ttft_s);
-    if (w.output_tokens > 1) tpot.push_back(w.tpot_s);
-    e2e.push_back(w.e2e_s);
-    queue.push_back(w.queue_s);
-    first_arrival = std::min(first_arrival, w.arrival_s);
-    last_finish = std::max(last_finish, w.finish_s);
-    whole.input_tokens += w.input_tokens;
-    whole.output_tokens += w.output_tokens;
-  }
-  whole.requests = merged;
-  whole.completed = static_cast<std::int64_t>(merged.size());
+  whole.requests = std::move(merged);
   whole.rejected = out.prefill.rejected;
   whole.replicas = pools.prefill_replicas + pools.decode_replicas;
   whole.gpus = gpus;
-  whole.duration_s = std::max(1e-12, last_finish - first_arrival);
-  whole.ttft = latency_stats(ttft);
-  whole.tpot = latency_stats(tpot);
-  whole.e2e = latency_stats(e2e);
-  whole.queue = latency_stats(queue);
-  whole.itl = out.decode.itl;  // the gaps after the second token are the decode pool's
   // Bands: the wider of the two pools' time ratios.
   whole.time_ratio_low = std::min(out.prefill.time_ratio_low, handoffs.empty() ? 1.0 : out.decode.time_ratio_low);
   whole.time_ratio_high = std::max(out.prefill.time_ratio_high, handoffs.empty() ? 1.0 : out.decode.time_ratio_high);
-  const auto rate = [&](double amount) {
-    return Interval{amount / whole.duration_s, amount / (whole.duration_s * whole.time_ratio_high),
-                    amount / (whole.duration_s * whole.time_ratio_low)};
-  };
-  whole.requests_per_s = rate(static_cast<double>(whole.completed));
-  whole.input_tokens_per_s = rate(static_cast<double>(whole.input_tokens));
-  whole.output_tokens_per_s = rate(static_cast<double>(whole.output_tokens));
-  whole.output_tokens_per_s_per_gpu = whole.output_tokens_per_s * (1.0 / static_cast<double>(gpus));
-  whole.requests_per_s_per_gpu = whole.requests_per_s * (1.0 / static_cast<double>(gpus));
-  whole.slo_given = cfg.slo_ttft_s > 0 || cfg.slo_tpot_s > 0;
-  whole.slo_fraction = merged.empty() ? 0 : static_cast<double>(good) / static_cast<double>(merged.size());
-  whole.goodput_rps = static_cast<double>(good) / whole.duration_s;
+  summarize_requests(whole, cfg.slo_ttft_s, cfg.slo_tpot_s);
+  whole.itl = out.decode.itl;  // the gaps after the second token are the decode pool's
   // Occupancy and KV sizing are each pool's: the decode pool's, where the replies are generated.
   const ServingResult& dec = handoffs.empty() ? out.prefill : out.decode;
   whole.mean_batch = dec.mean_batch;

@@ -148,6 +148,13 @@ struct ServingResult {
   bool valid() const { return problems.empty(); }
 };
 
+// A run's request-level figures from each request's times: a request's end-to-end latency, TPOT and SLO
+// attainment (from arrival_s, first_token_s, finish_s, ttft_s, output_tokens), and the run's tokens,
+// duration (first arrival to last finish), rates with the band res.time_ratio_low/high give, their per-GPU
+// shares (res.gpus), latency statistics and goodput. The one rule for the event loop's summary and for
+// disaggregated serving's whole run.
+void summarize_requests(ServingResult& res, double slo_ttft_s, double slo_tpot_s);
+
 // The core DES over `requests` (ids 0..n-1 in arrival order). Requests that can never run (KV capacity,
 // a prompt over a non-chunking token budget) make a result with problems; `cost` prices iterations.
 ServingResult run_serving(const std::vector<Request>& requests, const ServingSetup& setup, const IterationTimeFn& cost);
