@@ -32,8 +32,8 @@ struct Choice {
   EngineProfile profile;  // with the candidate's overrides applied
 };
 
-Outcome evaluate(const model::ModelSpec& m, const hardware::SystemSpec& sys, const ServePlanSpec& spec,
-                 const Choice& ch, std::int64_t replicas) {
+// One replica of the candidate (its GPUs, formats and engine).
+RunSpec candidate_run(const ServePlanSpec& spec, const Choice& ch) {
   RunSpec run;
   run.workload = Workload::Inference;
   run.par.gpus = ch.tp * ch.pp;
@@ -45,77 +45,70 @@ Outcome evaluate(const model::ModelSpec& m, const hardware::SystemSpec& sys, con
   run.infer.framework = ch.engine;
   run.infer.input_len = static_cast<std::int64_t>(spec.input.mean()) + spec.shared_prefix_tokens;
   run.infer.output_len = static_cast<std::int64_t>(spec.output.mean());
+  return run;
+}
+
+// The planned stream's requests: Poisson at `rate`, `requests` of them, the plan's lengths and prefixes.
+std::vector<Request> candidate_stream(const ServePlanSpec& spec, double rate, std::int64_t requests) {
   StreamSpec s;
   s.kind = ArrivalKind::Poisson;
-  s.rate = spec.rate / static_cast<double>(replicas);
-  s.requests = spec.requests_per_replica;
+  s.rate = rate;
+  s.requests = requests;
   s.input = spec.input;
   s.output = spec.output;
   s.shared_prefix_tokens = spec.shared_prefix_tokens;
   s.prefix_groups = spec.prefix_groups;
   s.seed = spec.seed;
+  return generate_requests(s);
+}
+
+// What a simulated run says of the SLOs; `out_tps_scale` turns its output rate into all replicas'.
+Outcome outcome_of(const ServePlanSpec& spec, const ServingResult& r, double out_tps_scale) {
+  Outcome o;
+  if (!r.valid()) {
+    o.why = r.problems.front();
+    return o;
+  }
+  o.ran = true;
+  o.ttft_p99 = r.ttft.p99;
+  o.tpot_p99 = r.tpot.p99;
+  o.out_tps = r.output_tokens_per_s.value * out_tps_scale;
+  o.meets = o.ttft_p99 <= spec.slo_ttft_p99_s && (spec.slo_tpot_p99_s <= 0 || o.tpot_p99 <= spec.slo_tpot_p99_s);
+  return o;
+}
+
+Outcome evaluate(const model::ModelSpec& m, const hardware::SystemSpec& sys, const ServePlanSpec& spec,
+                 const Choice& ch, std::int64_t replicas) {
   ServingConfig cfg;
   cfg.engine = ch.profile;
-  Outcome o;
   try {
-    const ServingResult r = simulate_serving(m, sys, run, cfg, generate_requests(s));
-    if (!r.valid()) {
-      o.why = r.problems.front();
-      return o;
-    }
-    o.ran = true;
-    o.ttft_p99 = r.ttft.p99;
-    o.tpot_p99 = r.tpot.p99;
-    o.out_tps = r.output_tokens_per_s.value * static_cast<double>(replicas);
-    o.meets = o.ttft_p99 <= spec.slo_ttft_p99_s && (spec.slo_tpot_p99_s <= 0 || o.tpot_p99 <= spec.slo_tpot_p99_s);
+    const auto requests = candidate_stream(spec, spec.rate / static_cast<double>(replicas), spec.requests_per_replica);
+    return outcome_of(spec, simulate_serving(m, sys, candidate_run(spec, ch), cfg, requests),
+                      static_cast<double>(replicas));
   } catch (const Error& e) {
+    Outcome o;
     o.why = e.what();
+    return o;
   }
-  return o;
 }
 
 // The whole stream on P prefill and D decode replicas of the candidate's TP (pools of an engine that mixes
 // prefill and decode), requests_per_replica per replica.
 Outcome evaluate_pd(const model::ModelSpec& m, const hardware::SystemSpec& sys, const ServePlanSpec& spec,
                     const Choice& ch, std::int64_t prefill, std::int64_t decode) {
-  RunSpec run;
-  run.workload = Workload::Inference;
-  run.par.tp = ch.tp;
-  run.par.gpus = ch.tp;
-  run.infer.precision = spec.precision;
-  run.infer.weight_quant = ch.quant;
-  run.infer.kv_dtype = ch.kv;
-  run.infer.framework = ch.engine;
-  StreamSpec s;
-  s.kind = ArrivalKind::Poisson;
-  s.rate = spec.rate;
-  s.requests = spec.requests_per_replica * (prefill + decode);
-  s.input = spec.input;
-  s.output = spec.output;
-  s.shared_prefix_tokens = spec.shared_prefix_tokens;
-  s.prefix_groups = spec.prefix_groups;
-  s.seed = spec.seed;
   ServingConfig cfg;
   cfg.engine = ch.profile;
-  Outcome o;
   try {
+    const auto requests = candidate_stream(spec, spec.rate, spec.requests_per_replica * (prefill + decode));
     const DisaggregatedResult r = simulate_disaggregated(
-        m, sys, run, cfg,
-        {.prefill_replicas = prefill, .prefill_tp = ch.tp, .decode_replicas = decode, .decode_tp = ch.tp},
-        generate_requests(s));
-    if (!r.valid()) {
-      o.why = r.whole.problems.front();
-      return o;
-    }
-    o.ran = true;
-    o.ttft_p99 = r.whole.ttft.p99;
-    o.tpot_p99 = r.whole.tpot.p99;
-    o.out_tps = r.whole.output_tokens_per_s.value;
-    o.meets = o.ttft_p99 <= spec.slo_ttft_p99_s && (spec.slo_tpot_p99_s <= 0 || o.tpot_p99 <= spec.slo_tpot_p99_s);
+        m, sys, candidate_run(spec, ch), cfg,
+        {.prefill_replicas = prefill, .prefill_tp = ch.tp, .decode_replicas = decode, .decode_tp = ch.tp}, requests);
+    return outcome_of(spec, r.whole, 1.0);
   } catch (const Error& e) {
+    Outcome o;
     o.why = e.what();
+    return o;
   }
-  return o;
 }
 
 // The smallest n in 1..max_n for which `at(n)` meets the SLOs: doubling, then bisection (more replicas
