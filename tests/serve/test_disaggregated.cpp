@@ -13,6 +13,20 @@ using llmsim::test::preset_model;
 using llmsim::test::preset_system;
 using llmsim::test::simple_cost;
 
+namespace {
+sim::RunSpec vllm_inference() {
+  sim::RunSpec run;
+  run.workload = sim::Workload::Inference;
+  run.infer.framework = sim::Framework::Vllm;
+  return run;
+}
+sim::ServingConfig vllm_config() {
+  sim::ServingConfig cfg;
+  cfg.engine = sim::engine_profile(sim::Framework::Vllm);
+  return cfg;
+}
+}  // namespace
+
 TEST_CASE("a request whose prompt's KV arrived decodes at once (hand-checked)") {
   // 40 prompt tokens already computed elsewhere, its first token sampled there; 3 to generate. Two decode
   // steps of one token (1.1 ms each) sample tokens 2 and 3: done at 2.2 ms, nothing prefilled here.
@@ -32,11 +46,8 @@ TEST_CASE("a request whose prompt's KV arrived decodes at once (hand-checked)") 
 TEST_CASE("disaggregated: TTFT from the prefill pool, the KV transfer, the rest from the decode pool") {
   const auto m = preset_model("llama3-8b");
   const auto sys = preset_system("dgx-h100");
-  sim::RunSpec run;
-  run.workload = sim::Workload::Inference;
-  run.infer.framework = sim::Framework::Vllm;
-  sim::ServingConfig cfg;
-  cfg.engine = sim::engine_profile(sim::Framework::Vllm);
+  const sim::RunSpec run = vllm_inference();
+  sim::ServingConfig cfg = vllm_config();
   std::vector<sim::Request> reqs;
   for (std::int64_t i = 0; i < 40; ++i)
     reqs.push_back({.id = i,
@@ -76,11 +87,8 @@ TEST_CASE("disaggregated: TTFT from the prefill pool, the KV transfer, the rest 
 TEST_CASE("disaggregated pools beyond one fast domain move the KV over the NICs") {
   const auto m = preset_model("llama3-8b");
   const auto sys = preset_system("dgx-h100");
-  sim::RunSpec run;
-  run.workload = sim::Workload::Inference;
-  run.infer.framework = sim::Framework::Vllm;
-  sim::ServingConfig cfg;
-  cfg.engine = sim::engine_profile(sim::Framework::Vllm);
+  const sim::RunSpec run = vllm_inference();
+  sim::ServingConfig cfg = vllm_config();
   const std::vector<sim::Request> reqs{{.id = 0, .arrival_s = 0, .input_tokens = 512, .output_tokens = 8}};
   const auto pd = sim::simulate_disaggregated(
       m, sys, run, cfg, {.prefill_replicas = 8, .prefill_tp = 1, .decode_replicas = 4, .decode_tp = 2}, reqs);
