@@ -27,6 +27,10 @@ DisaggregatedResult simulate_disaggregated(const model::ModelSpec& m, const hard
   auto& whole = out.whole;
   whole.engine = cfg.engine.name;
   whole.profile = cfg.engine;
+  // Both pools, whatever the outcome (an infeasible run's header names its GPUs too).
+  const std::int64_t gpus = pools.prefill_replicas * pools.prefill_tp + pools.decode_replicas * pools.decode_tp;
+  whole.replicas = pools.prefill_replicas + pools.decode_replicas;
+  whole.gpus = gpus;
   if (cfg.closed_loop) {
     whole.problems.push_back(
         "disaggregated serving is simulated pool after pool: give an open-loop stream (--rate, --burst or "
@@ -34,7 +38,6 @@ DisaggregatedResult simulate_disaggregated(const model::ModelSpec& m, const hard
     return out;
   }
   // The link: both pools inside one fast domain (NVLink / NVSwitch), or across it over the NICs.
-  const std::int64_t gpus = pools.prefill_replicas * pools.prefill_tp + pools.decode_replicas * pools.decode_tp;
   const bool inside = gpus <= hardware::fast_domain_gpus(sys);
   const double per_gpu = inside ? sys.node.fabric_bandwidth_Bps : hardware::nic_share_per_gpu_Bps(sys);
   out.link_Bps = per_gpu * static_cast<double>(std::min(pools.prefill_tp, pools.decode_tp));
@@ -110,8 +113,6 @@ DisaggregatedResult simulate_disaggregated(const model::ModelSpec& m, const hard
   }
   whole.requests = std::move(merged);
   whole.rejected = out.prefill.rejected;
-  whole.replicas = pools.prefill_replicas + pools.decode_replicas;
-  whole.gpus = gpus;
   // Bands: the wider of the two pools' time ratios.
   whole.time_ratio_low = std::min(out.prefill.time_ratio_low, handoffs.empty() ? 1.0 : out.decode.time_ratio_low);
   whole.time_ratio_high = std::max(out.prefill.time_ratio_high, handoffs.empty() ? 1.0 : out.decode.time_ratio_high);
