@@ -137,6 +137,25 @@ TEST_SUITE("measured_runs") {
     CHECK(runs[2].run.train.base_quant == model::WeightQuant::None);
   }
 
+  TEST_CASE("a time set by the unstated batch is unsupported with the reason, not predicted at a default") {
+    const auto runs = load("unstated_batch.csv");
+    REQUIRE(runs.size() == 7);
+    for (const auto& r : runs) CHECK_MESSAGE(r.error.empty(), r.error);
+    const auto unsupported_for = [](const sim::MeasuredRun& r, const std::string& what) {
+      return r.unsupported.find(what) != std::string::npos;
+    };
+    // A step time with neither batch column: its scale is unknown.
+    CHECK(unsupported_for(runs[0], "states neither global_batch nor micro_batch"));
+    // A rate or a memory figure of the same run stays predicted, and so does a step time with a micro-batch.
+    CHECK(runs[1].unsupported.empty());
+    CHECK(runs[2].unsupported.empty());
+    CHECK(runs[3].unsupported.empty());
+    // With pp > 1 the micro-batches per step set the bubble: any time or rate needs global_batch.
+    CHECK(unsupported_for(runs[4], "with pp 4 the pipeline bubble"));
+    CHECK(runs[5].unsupported.empty());
+    CHECK(runs[6].unsupported.empty());
+  }
+
   TEST_CASE("model and system paths are relative to the CSV's folder") {
     const auto runs = load("relative_paths.csv");
     REQUIRE(runs.size() == 1);

@@ -74,6 +74,26 @@ class RowMapper {
     apply_run_facts();
     map_memory_measure();
     if (out_.workload == "serving") map_offline();
+    if (out_.run.workload != Workload::Inference) check_batch_stated();
+  }
+
+  // A training row's time depends on how many sequences a step holds, so a default cannot stand in for
+  // it where that is the quantity measured: a step time scales with the batch, and with pipeline
+  // parallelism the bubble, (pp - 1) / (micro-batches + pp - 1) of the step under 1F1B, is set by the
+  // micro-batches per step. Such rows are unsupported with the reason, not predicted at an arbitrary batch.
+  void check_batch_stated() {
+    if (!out_.unsupported.empty() || out_.metric == "fits" || out_.metric == "peak_mem_gib") return;
+    const bool global = row_.stated("global_batch");
+    if (out_.metric == "step_time_s" && !global && !row_.stated("micro_batch")) {
+      out_.unsupported =
+          "step_time_s scales with the sequences per step, and the row states neither global_batch nor micro_batch";
+      return;
+    }
+    if (out_.run.par.pp > 1 && !global)
+      out_.unsupported = fmt::format(
+          "with pp {} the pipeline bubble depends on the micro-batches per step (global_batch / (micro_batch x dp)), "
+          "and the row does not state global_batch",
+          out_.run.par.pp);
   }
 
   // Facts without a schema column that describe the run itself (source_facts.h).
