@@ -212,7 +212,7 @@ sim::EngineProfile engine_with_overrides(const ServeCommand& c, const std::strin
                                          const hardware::SystemSpec& sys, const sim::RunRequest& req,
                                          const sim::RunSpec& run, std::int64_t max_model_len) {
   const auto cmd = &c;
-  sim::EngineProfile profile = sim::serving_profile(fw, sys, run.infer.engine_version, max_model_len);
+  sim::EngineProfile profile = sim::serving_profile(fw, sys, run.infer.engine_version, max_model_len, run.par.tp);
   if (cmd->max_num_seqs > 0)
     profile.max_num_seqs = cmd->max_num_seqs;
   else if (fw == sim::Framework::Hf && req.was_given("batch"))

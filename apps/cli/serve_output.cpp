@@ -41,6 +41,7 @@ nlohmann::json engine_json(const sim::EngineProfile& e) {
           {"iteration_overhead_s", e.iteration_overhead_s},
           {"iteration_overhead_per_seq_s", e.iteration_overhead_per_seq_s},
           {"kv_share_of_device", e.kv_share_of_device},
+          {"prefill_first", e.prefill_first},
           {"kv_cache_blocks", e.kv_cache_blocks},
           {"prefix_caching", e.prefix_caching},
           {"cuda_graphs", e.cuda_graphs},
@@ -57,6 +58,7 @@ std::string describe_engine(const sim::EngineProfile& e) {
   if (e.batched_tokens_kv_fraction > 0) s += fmt::format(" (or {:.3g} of the KV cache)", e.batched_tokens_kv_fraction);
   if (e.chunked_prefill) s += ", chunked prefill";
   if (e.separate_prefill) s += ", prefill in its own iterations";
+  if (e.prefill_first) s += ", prefill batches first (decode waits), new-token-ratio admission";
   if (e.reserve_full_output) s += ", KV reserved to completion";
   if (e.lightllm_admission) s += ", peak-KV admission";
   if (e.prefix_caching) s += ", prefix caching";
@@ -171,6 +173,12 @@ void print_table(const Context& c, const sim::ServingResult& r) {
       std::cout << fmt::format(
           "KV cache: {} tokens per replica ({} GiB per GPU: {} blocks of {} tokens as configured)\n",
           r.kv_capacity_tokens, gib(r.kv_budget_bytes), r.profile.kv_cache_blocks, r.profile.kv_block_tokens);
+    else if (const double f = r.static_memory_fraction; f > 0)
+      std::cout << fmt::format(
+          "KV cache: {} tokens per replica ({} GiB per GPU: {} GiB x {:.3f} static share (the rest reserved for "
+          "activations and CUDA graphs) - weights {} - runtime {})\n",
+          r.kv_capacity_tokens, gib(r.kv_budget_bytes), gib(c.gpu_memory), f, gib(r.weight_bytes),
+          gib(r.runtime_bytes));
     else if (r.profile.kv_share_of_device)  // a share of the device, whatever the weights take
       std::cout << fmt::format("KV cache: {} tokens per replica ({} GiB per GPU: {} GiB x {:.2f} of the device)\n",
                                r.kv_capacity_tokens, gib(r.kv_budget_bytes), gib(c.gpu_memory), util);

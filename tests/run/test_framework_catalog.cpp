@@ -124,7 +124,7 @@ TEST_CASE("each mapping class") {
   CHECK(entry("huggingface").inference == Framework::Hf);
   CHECK(entry("deepspeed-inference").inference == Framework::DeepSpeed);
   CHECK(entry("megatron-lm").inference == Framework::Megatron);
-  CHECK(entry("sglang").inference == Framework::Vllm);
+  CHECK(entry("sglang").inference == Framework::Sglang);
   CHECK(entry("deepspeed-fastgen").inference == Framework::Vllm);
   CHECK(entry("text-generation-inference").inference == Framework::Tgi);
   CHECK(entry("lightllm").inference == Framework::LightLlm);
@@ -266,8 +266,8 @@ TEST_CASE("the training frameworks come first in Framework, and the aliases pars
 }
 
 TEST_CASE("serving engines: static (hf) and the inference engines, by one list") {
-  CHECK(serving_engine_names() ==
-        std::vector<std::string>{"static", "vllm", "tgi", "lightllm", "trt-llm", "fastertransformer", "lmdeploy"});
+  CHECK(serving_engine_names() == std::vector<std::string>{"static", "vllm", "tgi", "lightllm", "trt-llm",
+                                                           "fastertransformer", "lmdeploy", "sglang"});
   for (const std::string& name : serving_engine_names()) {
     Framework f{};
     REQUIRE(parse_serving_engine(name, f));

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 
+#include "llmsim/core/units.h"
 #include "llmsim/run/framework_profile.h"
 
 namespace llmsim::sim {
@@ -302,6 +304,56 @@ EngineProfile lmdeploy_profile() {
   return p;
 }
 
+// SGLang (sgl-project/sglang, python/sglang/srt): the scheduler (managers/scheduler.py get_next_batch_to_run)
+// forms a prefill batch whenever it can (new prompts FCFS, or the next chunk of a chunked one) and decodes the
+// running batch only when none can be formed; prefill and decode share an iteration only with
+// --enable-mixed-chunk (off by default, server_args.py). A prefill batch holds at most chunked_prefill_size
+// tokens (PrefillAdder.rem_chunk_tokens; the prompt that overflows it is truncated and continues first in the
+// next prefill batch). Admission (schedule_policy.py PrefillAdder.add_one_req) needs the prompt plus its
+// output (clipped at 4096, CLIP_MAX_NEW_TOKENS_ESTIMATION) below the free and evictable KV tokens minus every
+// running request's remaining output times new_token_ratio, which starts at 0.7 (SGLANG_INIT_NEW_TOKEN_RATIO),
+// falls by (0.7 - 0.098) / 600 per decode step to 0.098 (x 0.14, SGLANG_MIN_NEW_TOKEN_RATIO_FACTOR; 600
+// SGLANG_NEW_TOKEN_RATIO_DECAY_STEPS) and is reset when the scheduler idles (NewTokenRatioTracker). A decode
+// that finds no slot retracts requests, fewest output tokens and longest prompt first, until 20 tokens per
+// remaining request are free (ScheduleBatch.retract_decode, RETRACT_DECODE_STEPS), sends them back to the
+// waiting queue to be recomputed and sets the ratio to (decoded + 20 x remaining) / their max_new_tokens.
+// KV is token-granular (page_size 1) with RadixAttention prefix reuse on (disable_radix_cache False); decode
+// replays CUDA graphs up to cuda_graph_max_bs; the device tier sets chunked_prefill_size, cuda_graph_max_bs
+// and mem_fraction_static (server_args.py _handle_gpu_memory_settings; serving_profile() applies them).
+// The request pool is min(clamp(KV tokens / context x 512, 2048, 4096), KV tokens / 2)
+// (model_runner _resolve_max_num_reqs; applied with the KV capacity by simulate_serving).
+EngineProfile sglang_profile() {
+  EngineProfile p;
+  p.name = "sglang";
+  p.batching = Batching::Continuous;
+  p.prefill_first = true;
+  p.max_num_seqs = 4096;        // the request pool's ceiling; simulate_serving lowers it with the KV capacity
+  p.max_batched_tokens = 8192;  // chunked_prefill_size of the 60-160 GiB tier (A100-80GB, H100, H200)
+  p.chunked_prefill = true;
+  p.kv_block_tokens = 1;  // page_size 1: token-granular KV pool
+  // mem_fraction_static = (device - reserve) / device for the weights and the KV pool; reserve of the same
+  // tier: 9.5 GiB + 0.5 GiB per rank of tp x pp (serving_profile sets each tier's).
+  p.static_reserve_bytes = 9.5 * units::GiB;
+  p.static_reserve_per_rank_bytes = 0.5 * units::GiB;
+  p.gpu_memory_utilization = 1.0;  // unused with a static reserve
+  // SGLang v0.4's overlap scheduler (on by default; LMSYS blog 2024-12-04, "zero-overhead batch scheduler")
+  // prepares the next batch on the CPU while the GPU runs the current one.
+  p.iteration_overhead_s = 0;
+  p.cuda_graphs = true;
+  p.cuda_graph_max_batch = 256;  // tp < 4 on the 60-160 GiB tier (512 at tp >= 4: serving_profile)
+  p.decode_split_kv = true;      // FlashInfer decode splits the keys
+  p.fp8_weight_only = true;      // Marlin W8A16 kernels for fp8 checkpoints on Ampere (sgl-kernel, from vLLM)
+  p.prefix_caching = true;       // RadixAttention, on unless --disable-radix-cache
+  p.source =
+      "sgl-project/sglang python/sglang/srt: managers/scheduler.py get_next_batch_to_run (prefill batches first, "
+      "enable_mixed_chunk False), managers/schedule_policy.py PrefillAdder (chunked_prefill_size budget, "
+      "new_token_ratio 0.7 -> 0.098 over 600 decode steps, outputs clipped at 4096), schedule_batch.py "
+      "retract_decode (20 steps per request), server_args.py _handle_gpu_memory_settings (chunked_prefill_size, "
+      "cuda_graph_max_bs, mem_fraction_static by device memory), page_size 1, RadixAttention on; overlap "
+      "scheduler (LMSYS blog 2024-12-04)";
+  return p;
+}
+
 }  // namespace
 
 EngineProfile static_engine_profile() { return static_profile(); }
@@ -392,6 +444,13 @@ EngineProfile released_profile(Framework f, const std::optional<Version>& releas
   return p;
 }
 
+double static_memory_fraction(const EngineProfile& e, double device_bytes, std::int64_t ranks) {
+  if (e.static_reserve_bytes <= 0 || device_bytes <= 0) return 0;
+  const double reserve =
+      e.static_reserve_bytes + e.static_reserve_per_rank_bytes * static_cast<double>(std::max<std::int64_t>(1, ranks));
+  return std::round((device_bytes - reserve) / device_bytes * 1000.0) / 1000.0;
+}
+
 KvWindow kv_window(const model::ModelSpec& m, const EngineProfile& e) {
   KvWindow w;
   w.layers = std::max<std::int64_t>(1, m.num_layers);
@@ -422,10 +481,11 @@ double KvWindow::tokens_held(double tokens) const {
 }
 
 const EngineProfile& engine_profile(Framework f) {
-  static const std::array<EngineProfile, 8> profiles{static_profile(),   vllm_profile(),
+  static const std::array<EngineProfile, 9> profiles{static_profile(),   vllm_profile(),
                                                      tgi_profile(),      lightllm_profile(),
                                                      trtllm_profile(),   fastertransformer_profile(),
-                                                     lmdeploy_profile(), deepspeed_inference_profile()};
+                                                     lmdeploy_profile(), deepspeed_inference_profile(),
+                                                     sglang_profile()};
   switch (f) {
     case Framework::DeepSpeed: return profiles[7];
     case Framework::Vllm: return profiles[1];
@@ -434,6 +494,7 @@ const EngineProfile& engine_profile(Framework f) {
     case Framework::TrtLlm: return profiles[4];
     case Framework::FasterTransformer: return profiles[5];
     case Framework::LmDeploy: return profiles[6];
+    case Framework::Sglang: return profiles[8];
     default: return profiles[0];  // Hf and the training frameworks: HF generate()
   }
 }

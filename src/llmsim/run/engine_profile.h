@@ -105,7 +105,22 @@ struct EngineProfile {
   // With cuda_graphs: largest decode batch that replays a captured graph (larger batches, and iterations
   // with prefill work, run eagerly in the serving simulator; the floor is kCudaGraphKernelFloor_s).
   std::int64_t cuda_graph_max_batch = 0;
+  // SGLang's scheduler (src/llmsim/serve/admission_sglang.cpp): a prefill batch (new prompts, or the next chunk
+  // of a chunked one) runs whenever one can be formed and the running batch decodes only when none can;
+  // admission reserves the running requests' remaining output times a decaying new-token ratio; a decode
+  // without room retracts requests for recomputation.
+  bool prefill_first = false;
+  // SGLang's mem_fraction_static: the weights and the KV pool share the device minus a reserve of
+  // static_reserve_bytes + static_reserve_per_rank_bytes x tp x pp (activations, CUDA graphs and the runtime
+  // live in the reserve); 0: the KV cache is sized by the fields above.
+  double static_reserve_bytes = 0;
+  double static_reserve_per_rank_bytes = 0;
 };
+
+// SGLang's mem_fraction_static for a device of `device_bytes` and `ranks` = tp x pp GPUs per replica:
+// (device - reserve) / device rounded to 3 decimals, as server_args.py computes it; 0 when the profile has no
+// static reserve.
+double static_memory_fraction(const EngineProfile& e, double device_bytes, std::int64_t ranks);
 
 // The profile of an engine by name; Framework::Hf gives the static (HF generate) profile.
 const EngineProfile& engine_profile(Framework f);

@@ -490,15 +490,14 @@ std::vector<FrameworkEntry> inference_engines() {
   c.push_back(FrameworkEntry{
       .name = "sglang",
       .aliases = {"sgl", "sglang-runtime", "sgl-project"},
-      .inference = Framework::Vllm,
+      .inference = Framework::Sglang,
       .inference_mapping =
-          "vllm profile (continuous batching, chunked prefill, token-granular paged KV, CUDA-graph decode, fused "
-          "FlashInfer/Triton kernels); SGLang runs prefill batches apart from decode unless --enable-mixed-chunk and "
-          "reuses cached prefixes (RadixAttention), neither of which the vllm profile models",
+          "sglang profile (prefill batches first and apart from decode, chunked prefill by device, new-token-ratio "
+          "admission with retraction, token-granular KV with RadixAttention reuse, CUDA-graph decode; "
+          "src/llmsim/run/engine_profile.cpp)",
       .unsupported_reason = engine_only("sglang"),
-      .source = "sgl-project/sglang python/sglang/srt/server_args.py ServerArgs: chunked_prefill_size (set by GPU "
-                "memory when None), enable_mixed_chunk: bool = False, page_size: int = 1, cuda_graph_max_bs, "
-                "schedule_policy 'fcfs'"});
+      .source = "the CLI's own profile name: src/llmsim/run/engine_profile.cpp sglang_profile() (sgl-project/sglang "
+                "server_args.py, managers/scheduler.py, managers/schedule_policy.py)"});
 
   c.push_back(FrameworkEntry{
       .name = "lmdeploy",

@@ -218,7 +218,7 @@ FrameworkProfile engine(Framework f, std::string name) {
 }  // namespace
 
 const FrameworkProfile& framework_profile(Framework f) {
-  static const std::array<FrameworkProfile, 10> profiles{megatron(),
+  static const std::array<FrameworkProfile, 11> profiles{megatron(),
                                                          deepspeed(),
                                                          fsdp(),
                                                          hf(),
@@ -227,7 +227,8 @@ const FrameworkProfile& framework_profile(Framework f) {
                                                          engine(Framework::LightLlm, "lightllm"),
                                                          engine(Framework::TrtLlm, "trt-llm"),
                                                          engine(Framework::FasterTransformer, "fastertransformer"),
-                                                         engine(Framework::LmDeploy, "lmdeploy")};
+                                                         engine(Framework::LmDeploy, "lmdeploy"),
+                                                         engine(Framework::Sglang, "sglang")};
   for (const auto& p : profiles)
     if (p.framework == f) return p;
   return profiles[1];

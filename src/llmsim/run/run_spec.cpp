@@ -28,7 +28,7 @@ constexpr Names<SpecMethod, 4> kSpecMethod{
     {{SpecMethod::None, "none"}, {SpecMethod::Draft, "draft"}, {SpecMethod::Eagle, "eagle"}, {SpecMethod::Mtp, "mtp"}}};
 constexpr Names<PipelineSchedule, 2> kSchedule{
     {{PipelineSchedule::OneFOneB, "1f1b"}, {PipelineSchedule::GPipe, "gpipe"}}};
-constexpr Names<Framework, 10> kFramework{{{Framework::Megatron, "megatron"},
+constexpr Names<Framework, 11> kFramework{{{Framework::Megatron, "megatron"},
                                            {Framework::DeepSpeed, "deepspeed"},
                                            {Framework::Fsdp, "fsdp"},
                                            {Framework::Hf, "hf"},
@@ -37,7 +37,8 @@ constexpr Names<Framework, 10> kFramework{{{Framework::Megatron, "megatron"},
                                            {Framework::LightLlm, "lightllm"},
                                            {Framework::TrtLlm, "trt-llm"},
                                            {Framework::FasterTransformer, "fastertransformer"},
-                                           {Framework::LmDeploy, "lmdeploy"}}};
+                                           {Framework::LmDeploy, "lmdeploy"},
+                                           {Framework::Sglang, "sglang"}}};
 
 template <typename E, std::size_t N>
 std::string_view lookup(const Names<E, N>& table, E v) {

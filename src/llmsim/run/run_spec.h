@@ -26,7 +26,19 @@ enum class PipelineSchedule { OneFOneB, GPipe };
 // prediction module (MTP, DeepSeek-V3).
 enum class SpecMethod { None, Draft, Eagle, Mtp };
 // Training frameworks, and inference engines (continuous batching, paged or token-granular KV cache).
-enum class Framework { Megatron, DeepSpeed, Fsdp, Hf, Vllm, Tgi, LightLlm, TrtLlm, FasterTransformer, LmDeploy };
+enum class Framework {
+  Megatron,
+  DeepSpeed,
+  Fsdp,
+  Hf,
+  Vllm,
+  Tgi,
+  LightLlm,
+  TrtLlm,
+  FasterTransformer,
+  LmDeploy,
+  Sglang
+};
 
 // Names as used on the CLI, in run TOML files and in measured-run CSVs.
 std::string_view name_of(Workload v);

@@ -160,7 +160,7 @@ ServePlan plan_serving(const model::ModelSpec& m, const std::vector<hardware::Sy
                   if (m.num_heads % tp != 0 || model::kv_heads_per_rank(m, tp) == 0 ||
                       tp > hardware::fast_domain_gpus(sys))
                     continue;
-                  Choice ch{e, tp, pp, q, kv, serving_profile(e, sys)};
+                  Choice ch{e, tp, pp, q, kv, serving_profile(e, sys, {}, 0, tp)};
                   if (seqs > 0) ch.profile.max_num_seqs = seqs;
                   if (chunk >= 0) ch.profile.chunked_prefill = chunk == 1;
                   choices.push_back(ch);

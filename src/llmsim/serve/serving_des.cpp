@@ -13,7 +13,7 @@ namespace llmsim::sim::des {
 
 std::vector<std::string> Des::feasibility() const {
   std::vector<std::string> why;
-  if (s_.spec_tokens > 0 && (e_.batching != Batching::Continuous || e_.separate_prefill))
+  if (s_.spec_tokens > 0 && (e_.batching != Batching::Continuous || e_.separate_prefill || e_.prefill_first))
     why.push_back(
         fmt::format("speculative decoding is modelled for engines that mix prefill and decode in one "
                     "iteration (vllm from 0.8.0, trt-llm, lmdeploy), not the {} profile",
@@ -107,6 +107,7 @@ void Des::preempt(Replica& r, std::int64_t id) {
 bool Des::plan(Replica& r) {
   r.work.clear();
   if (e_.batching == Batching::Static) return plan_static(r);
+  if (e_.prefill_first) return plan_prefill_first(r);
   if (e_.separate_prefill) return plan_separate(r);
   return plan_mixed(r);
 }

@@ -1,8 +1,8 @@
 #pragma once
 // The serving event loop's state (internal to src/llmsim/serve): sequences, per-replica queues and KV
 // blocks, and the discrete-event simulator Des. Its admission policies live one per file
-// (admission_mixed.cpp: vLLM, TensorRT-LLM; admission_separate.cpp: TGI, LightLLM; admission_static.cpp:
-// HF generate), the event loop in serving_des.cpp, the metrics in serving_metrics.cpp.
+// (admission_mixed.cpp: vLLM, TensorRT-LLM; admission_separate.cpp: TGI, LightLLM; admission_sglang.cpp:
+// SGLang; admission_static.cpp: HF generate), the event loop in serving_des.cpp, the metrics in serving_metrics.cpp.
 #include <algorithm>
 #include <cstdint>
 #include <deque>
@@ -54,7 +54,11 @@ struct Replica {
   std::vector<std::int64_t> running;  // admission order
   std::int64_t total_blocks = 0, free_blocks = 0, reserved_blocks = 0;
   std::int64_t since_prefill = 0;  // TGI/LightLLM: decode steps since the last prefill
-  PrefixCache cache;               // prefix caching: blocks kept for reuse (neither free nor a sequence's own)
+  // SGLang: the share of the running requests' remaining output its admission reserves, and the request
+  // whose prompt is being prefilled in chunks (-1: none).
+  double new_token_ratio = -1;  // -1: not started (the initial ratio)
+  std::int64_t chunked = -1;
+  PrefixCache cache;  // prefix caching: blocks kept for reuse (neither free nor a sequence's own)
   // Static batching: the batch in flight.
   std::vector<std::int64_t> batch;
   std::int64_t pad_in = 0, max_out = 0, step = 0;
@@ -106,6 +110,9 @@ class Des {
   bool plan_separate(Replica& r);
   bool tgi_take(Replica& r, std::vector<std::int64_t>& out, bool has_min, std::int64_t min_size);
   bool lightllm_take(Replica& r, std::vector<std::int64_t>& out);
+  bool plan_prefill_first(Replica& r);  // SGLang (admission_sglang.cpp)
+  bool sglang_prefill(Replica& r);
+  bool sglang_decode(Replica& r);
   void start(Replica& r, std::int64_t index, double t);
   void finish(Replica& r, std::int64_t index);
   void token_sampled(Seq& q, double t);  // first-token time and the inter-token gap

@@ -130,6 +130,7 @@ DisaggregatedResult simulate_disaggregated(const model::ModelSpec& m, const hard
   whole.workspace_bytes = dec.workspace_bytes;
   whole.runtime_bytes = dec.runtime_bytes;
   whole.kv_budget_bytes = dec.kv_budget_bytes;
+  whole.static_memory_fraction = dec.static_memory_fraction;
   whole.kv_capacity_tokens = dec.kv_capacity_tokens;
   whole.iterations = out.prefill.iterations + out.decode.iterations;
   whole.preemptions = out.prefill.preemptions + out.decode.preemptions;

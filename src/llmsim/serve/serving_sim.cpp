@@ -26,8 +26,31 @@ IterationTimeFn exact_time(std::function<double(const std::vector<SequenceWork>&
 }
 
 EngineProfile serving_profile(Framework f, const hardware::SystemSpec& sys, const std::optional<Version>& release,
-                              std::int64_t max_model_len) {
+                              std::int64_t max_model_len, std::int64_t tp) {
   EngineProfile p = released_profile(f, release, max_model_len);
+  if (f == Framework::Sglang) {
+    // server_args.py _handle_gpu_memory_settings, by the device's memory: chunked_prefill_size, the decode
+    // CUDA-graph batch limit (its first value for tp < 4) and the mem_fraction_static reserve (GiB, + per
+    // rank of tp x pp).
+    struct Tier {
+      double below_GiB;
+      std::int64_t chunk, graph_small_tp, graph_large_tp;
+      double reserve_GiB, per_rank_GiB;
+    };
+    static constexpr Tier kTiers[] = {{20, 2048, 8, 8, 2.8, 0.1},       {35, 2048, 24, 80, 2.8, 0.1},
+                                      {60, 4096, 32, 160, 9.5, 0.5},    {90, 8192, 256, 512, 9.5, 0.5},
+                                      {100, 8192, 256, 512, 12.0, 0.5}, {160, 8192, 256, 512, 12.0, 0.5},
+                                      {1e9, 16384, 512, 512, 32.0, 0.0}};
+    const double GiB = sys.gpu.memory_bytes / units::GiB;
+    for (const Tier& t : kTiers) {
+      if (GiB >= t.below_GiB) continue;
+      p.max_batched_tokens = t.chunk;
+      p.cuda_graph_max_batch = tp < 4 ? t.graph_small_tp : t.graph_large_tp;
+      p.static_reserve_bytes = t.reserve_GiB * units::GiB;
+      p.static_reserve_per_rank_bytes = t.per_rank_GiB * units::GiB;
+      break;
+    }
+  }
   if (f == Framework::LmDeploy && (!release || *release >= Version{0, 6, 0})) {
     // lmdeploy/utils.py get_max_batch_size, by device name as LMDeploy matches it: from 0.10.0 A100/A800
     // 384 and H100/H800/H200/L20Y 1024; 0.6.0-0.9.x A100/A800 256 and H100/H800 512; any other GPU 128.
@@ -162,7 +185,13 @@ ServingResult simulate_serving(const model::ModelSpec& m, const hardware::System
     // Sized as the engine sizes it: a configured count of blocks or a share of the device, whatever the
     // weights take; a fraction of the memory left after them; or a fraction of the device minus them.
     const bool fixed = e.kv_cache_blocks > 0 || e.kv_share_of_device;
-    if (e.kv_cache_blocks > 0)
+    if (e.static_reserve_bytes > 0 && e.kv_cache_blocks <= 0) {
+      // SGLang: mem_fraction_static (rounded to 3 decimals as server_args.py rounds it) of the device holds the
+      // weights and the KV pool; the pool is what the free memory after loading exceeds the rest by
+      // (model_runner profile_max_num_token), so the CUDA context comes off it too.
+      res.static_memory_fraction = static_memory_fraction(e, mem, per_replica);
+      res.kv_budget_bytes = res.static_memory_fraction * mem - res.weight_bytes - res.runtime_bytes;
+    } else if (e.kv_cache_blocks > 0)
       res.kv_budget_bytes =
           dbl(e.kv_cache_blocks) * dbl(std::max<std::int64_t>(1, e.kv_block_tokens)) * res.kv_bytes_per_token;
     else if (e.kv_share_of_device)
@@ -197,6 +226,14 @@ ServingResult simulate_serving(const model::ModelSpec& m, const hardware::System
   if (!res.problems.empty()) return res;
 
   setup.engine = e;
+  if (e.prefill_first) {
+    // SGLang's request pool (model_runner _resolve_max_num_reqs): clamp(KV tokens / context x 512, 2048, 4096),
+    // and never above half the KV tokens; a configured limit (--max-num-seqs) stays under both.
+    const std::int64_t ctx = std::max<std::int64_t>(1, context > 0 ? context : m.max_positions);
+    const std::int64_t pool =
+        std::clamp<std::int64_t>(static_cast<std::int64_t>(dbl(cap) / dbl(ctx) * 512.0), 2048, 4096);
+    setup.engine.max_num_seqs = std::max<std::int64_t>(1, std::min({e.max_num_seqs, pool, cap / 2}));
+  }
   setup.replicas = replicas;
   setup.gpus_per_replica = per_replica;
   setup.kv_capacity_tokens = cap;
@@ -220,6 +257,7 @@ ServingResult simulate_serving(const model::ModelSpec& m, const hardware::System
   out.workspace_bytes = res.workspace_bytes;
   out.runtime_bytes = res.runtime_bytes;
   out.kv_budget_bytes = res.kv_budget_bytes;
+  out.static_memory_fraction = res.static_memory_fraction;
   return out;
 }
 

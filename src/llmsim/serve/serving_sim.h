@@ -29,9 +29,10 @@ using IterationTimeFn = std::function<Interval(const std::vector<SequenceWork>& 
 IterationTimeFn exact_time(std::function<double(const std::vector<SequenceWork>&)> seconds);
 
 // The engine with its defaults resolved for a system: vLLM's batch defaults depend on the GPU (>= 70 GiB
-// and not an A100: max_num_seqs 1024, max_num_batched_tokens 8192; vllm/engine/arg_utils.py).
+// and not an A100: max_num_seqs 1024, max_num_batched_tokens 8192; vllm/engine/arg_utils.py); LMDeploy's batch
+// limit on its name; SGLang's prefill chunk, CUDA-graph batch and memory reserve on its memory and `tp`.
 EngineProfile serving_profile(Framework f, const hardware::SystemSpec& sys, const std::optional<Version>& release = {},
-                              std::int64_t max_model_len = 0);
+                              std::int64_t max_model_len = 0, std::int64_t tp = 1);
 
 struct ServingSetup {
   EngineProfile engine;                 // scheduler rules and limits
@@ -104,10 +105,11 @@ struct ServingResult {
   std::int64_t gpus = 1;
   // KV sizing per replica (GPU of the replica's peak stage) — filled by simulate_serving.
   double kv_bytes_per_token = 0;
-  double weight_bytes = 0;     // per GPU
-  double workspace_bytes = 0;  // activation / workspace peak reserved per GPU
-  double runtime_bytes = 0;    // CUDA context (+ allocator reserve for static) per GPU
-  double kv_budget_bytes = 0;  // per GPU, for the KV cache
+  double weight_bytes = 0;            // per GPU
+  double workspace_bytes = 0;         // activation / workspace peak reserved per GPU
+  double runtime_bytes = 0;           // CUDA context (+ allocator reserve for static) per GPU
+  double kv_budget_bytes = 0;         // per GPU, for the KV cache
+  double static_memory_fraction = 0;  // SGLang: the device share for weights and KV (0: not sized that way)
   std::int64_t kv_capacity_tokens = 0;
 
   std::vector<RequestMetrics> requests;  // in id order

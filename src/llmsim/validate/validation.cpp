@@ -187,7 +187,7 @@ void predict_serving(ValidationRow& row, const MeasuredRun& mr, const hardware::
   }
   ServingConfig cfg;
   cfg.engine = serving_profile(mr.run.infer.framework, sys, mr.run.infer.engine_version,
-                               served_context(mr.model.max_positions, mr.run.infer));
+                               served_context(mr.model.max_positions, mr.run.infer), mr.run.par.tp);
   if (mr.engine_max_num_seqs > 0) cfg.engine.max_num_seqs = mr.engine_max_num_seqs;
   if (mr.engine_kv_blocks > 0) cfg.engine.kv_cache_blocks = mr.engine_kv_blocks;
   if (mr.offline) {
