@@ -288,7 +288,8 @@ Runner add_plan_serve_subcommand(CLI::App& plan_top) {
   sub->add_option("--slo-ttft", cmd->slo_ttft_ms, "p99 time to first token bound, ms")->check(finite_positive());
   sub->add_option("--slo-tpot", cmd->slo_tpot_ms, "p99 time per output token bound, ms (0 = none)")
       ->check(finite_non_negative());
-  sub->add_option("--engine", cmd->engines, "engines to consider: vllm,tgi,lightllm,trt-llm,static");
+  sub->add_option("--engine", cmd->engines,
+                  "engines to consider, comma-separated: " + llmsim::join(sim::serving_engine_names(), ","));
   sub->add_option("--tp", cmd->tps, "tensor-parallel sizes per replica to consider, e.g. 1,2,4,8");
   sub->add_option("--weight-quant", cmd->weight_quants, "weight formats to consider, e.g. none,int4");
   sub->add_option("--precision", cmd->precision, "compute precision (bf16, fp16, fp8)");
