@@ -130,6 +130,15 @@ nlohmann::json to_json(const Context& c, const sim::ServingResult& r) {
         {"verify_steps", r.spec_steps},
         {"tokens_per_step",
          r.spec_steps > 0 ? static_cast<double>(r.spec_tokens_emitted) / static_cast<double>(r.spec_steps) : 0.0}};
+  if (r.adapter_bytes > 0)
+    j["lora"] = {
+        {"rank", c.run.infer.adapter_rank},
+        {"targets", c.run.infer.adapter_targets.empty() ? sim::lora_target_names() : c.run.infer.adapter_targets},
+        {"max_loras", r.profile.max_loras},
+        {"adapter_bytes_per_gpu", figure(r.adapter_bytes, "B")},
+        {"copy_s", figure(r.adapter_copy_s, "s")},
+        {"loads", r.adapter_loads},
+        {"load_wait_s", figure(r.adapter_load_s, "s")}};
   if (r.slo_given)
     j["goodput"] = {{"fraction", figure(r.slo_fraction, "fraction")},
                     {"requests_per_s", figure(r.goodput_rps, "requests/s")}};
@@ -239,6 +248,12 @@ void print_table(const Context& c, const sim::ServingResult& r) {
     std::cout << fmt::format("{:<18} {:.1f}% of prompt tokens found cached ({} of {})\n", "prefix cache",
                              100 * r.prefix_hit_rate, r.prefix_hit_tokens, r.prefix_query_tokens);
   std::cout << fmt::format("{:<18} {:.1f}% of replica time in iterations\n", "busy", 100 * r.busy_fraction);
+  if (r.adapter_bytes > 0)
+    std::cout << fmt::format(
+        "{:<18} {} GPU slot(s) of {:.1f} MiB per GPU (rank {}, taken from the KV cache); {} copies into a slot, {:.2f} "
+        "ms each, {:.3f} s waited\n",
+        "LoRA adapters", r.profile.max_loras, r.adapter_bytes / units::MiB, c.run.infer.adapter_rank, r.adapter_loads,
+        r.adapter_copy_s * 1e3, r.adapter_load_s);
   if (r.slo_given) {
     std::string slo;
     if (c.slo_ttft_ms > 0) slo += fmt::format("TTFT <= {:g} ms", c.slo_ttft_ms);

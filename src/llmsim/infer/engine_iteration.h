@@ -31,6 +31,7 @@ class EngineIterationCost {
 
   double kv_bytes_per_token() const { return eager_->kv_bytes_per_token(); }
   double weight_bytes_per_gpu() const { return eager_->weight_bytes_per_gpu(); }
+  double adapter_bytes_per_gpu() const { return eager_->adapter_bytes_per_gpu(); }
 
  private:
   std::shared_ptr<const IterationCostModel> eager_, graph_;  // graph_: null when the engine never replays

@@ -6,6 +6,7 @@
 #include "llmsim/cost/host_dispatch.h"
 #include "llmsim/memory/memory_model.h"
 #include "llmsim/model/operators.h"
+#include "llmsim/run/lora_adapters.h"
 
 namespace llmsim::sim {
 
@@ -55,6 +56,24 @@ namespace {
 
 double dbl(std::int64_t v) { return static_cast<double>(v); }
 
+// One LoRA adapter's matrices on one GPU under vLLM's default sharding: column-parallel projections keep A
+// whole and shard B's output over TP, row-parallel ones (o, down) shard A's input and keep B whole; routed
+// experts' adapters spread over the expert-parallel ranks like the experts.
+struct LoraShard {
+  double d_in = 0, d_out = 0;  // A is d_in x r, B is r x d_out
+  double sets = 1;             // A/B pairs of the layer on this GPU
+};
+LoraShard lora_shard(const LoraAdapter& a, const ParallelSpec& par) {
+  const double tp = dbl(std::max<std::int64_t>(1, par.tp));
+  const std::string_view t = a.target;
+  const bool row_parallel = t == "o" || t == "down";
+  LoraShard s;
+  s.d_in = row_parallel ? a.d_in / tp : a.d_in;
+  s.d_out = row_parallel ? a.d_out : a.d_out / tp;
+  s.sets = a.routed ? a.pairs / dbl(std::max<std::int64_t>(1, par.ep)) : a.pairs;
+  return s;
+}
+
 hardware::SystemSpec with_floor(hardware::SystemSpec s, double floor) {
   // A replayed graph has no host call per kernel: the GEMM call floor falls to the kernel floor too.
   if (floor >= 0) s.efficiency.kernel_launch_s = s.efficiency.gemm_call_s = floor;
@@ -98,6 +117,59 @@ IterationCostModel::IterationCostModel(const model::ModelSpec& m, const hardware
   weight_bytes_ = (linear * model::quantized_weight_bytes(infer.weight_quant, activation_dtype(infer.precision)) +
                    other * dtype_bytes(activation_dtype(infer.precision))) /
                   pp;
+  if (infer.adapter_rank > 0) {
+    double params = 0;
+    for (std::int64_t l = 0; l < m.num_layers; ++l)
+      for (const LoraAdapter& a : lora_adapters(m, m.is_moe_layer(l), infer.adapter_targets)) {
+        const LoraShard s = lora_shard(a, par);
+        params += dbl(infer.adapter_rank) * (s.d_in + s.d_out) * s.sets;
+      }
+    adapter_bytes_ = params * dtype_bytes(activation_dtype(infer.precision)) / pp;
+  }
+}
+
+// Multi-LoRA serving as vLLM's punica kernels and S-LoRA run it (Chen et al., "Punica", 2023: SGMV; Sheng et
+// al., "S-LoRA", 2023): the base model's GEMMs batch every request, and per adapted projection two more
+// kernels take the tokens through their own adapter, a shrink x A (d_in -> r) into an fp32 buffer and an
+// expand (r -> d_out) added onto the projection's output. Each reads the A or B of every distinct adapter in
+// the batch once, so decode pays mostly for those reads. vLLM's default sharding (not fully_sharded_loras):
+// column-parallel projections (q, k, v, gate, up) keep A whole and shard B's output, row-parallel ones (o,
+// down) shard A's input and keep B whole. One shrink and one expand per LoRA module (vLLM merges q, k, v and
+// gate, up into one module each: QKVParallelLinearWithLoRA, MergedColumnParallelLinearWithLoRA).
+void IterationCostModel::add_lora(IterationCost& c, double rows, double distinct) const {
+  const DType act = activation_dtype(in_.precision);
+  const double a = dtype_bytes(act), r = dbl(in_.adapter_rank);
+  const auto add_layers = [&](bool moe, double layers) {
+    if (layers <= 0) return;
+    bool qkv = false, gate_up = false;
+    double modules = 0;
+    for (const LoraAdapter& ad : lora_adapters(m_, moe, in_.adapter_targets)) {
+      const LoraShard s = lora_shard(ad, par_);
+      const std::string_view t = ad.target;
+      const bool merged_qkv = t == "q" || t == "k" || t == "v", merged_gu = t == "gate" || t == "up";
+      if ((merged_qkv && !qkv) || (merged_gu && !gate_up) || (!merged_qkv && !merged_gu)) modules += 1;
+      qkv = qkv || merged_qkv;
+      gate_up = gate_up || merged_gu;
+      // Routed experts: each expert-parallel rank takes its share of the tokens' top-k rows, and reads the
+      // adapters of the experts they reach.
+      const double m_rows = std::max(1.0, std::ceil(rows * ad.rows_per_token / (ad.routed ? dbl(par_.ep) : 1.0)));
+      const double sets = distinct * std::min(s.sets, m_rows);
+      const auto mr = static_cast<std::int64_t>(m_rows);
+      const auto rk = static_cast<std::int64_t>(r);
+      const Interval shrink = compute_.gemm(mr, rk, static_cast<std::int64_t>(s.d_in), 1, 2.0 * m_rows * r * s.d_in,
+                                            m_rows * s.d_in * a + sets * r * s.d_in * a + m_rows * r * 4.0, act);
+      const Interval expand =
+          compute_.gemm(mr, static_cast<std::int64_t>(s.d_out), rk, 1, 2.0 * m_rows * r * s.d_out,
+                        m_rows * r * 4.0 + sets * r * s.d_out * a + 2.0 * m_rows * s.d_out * a, act);
+      c.linear_s += (shrink + expand) * layers;
+    }
+    c.launches += 2.0 * modules * layers;
+  };
+  // Every layer of the replica, its pipeline stages one after another (as the base model's GEMMs above).
+  std::int64_t dense = 0, moe = 0;
+  for (std::int64_t l = 0; l < m_.num_layers; ++l) (m_.is_moe_layer(l) ? moe : dense) += 1;
+  add_layers(false, dbl(dense));
+  add_layers(true, dbl(moe));
 }
 
 IterationCost IterationCostModel::uniform(std::int64_t batch, std::int64_t new_tokens, std::int64_t context) const {
@@ -204,6 +276,18 @@ IterationCost IterationCostModel::iteration(const std::vector<SequenceWork>& bat
   if (dense_layers > 0) add_ops(model::layer_ops(m_, p, first_dense).ops, dbl(dense_layers));
   if (moe_layers > 0) add_ops(model::layer_ops(m_, p, first_moe).ops, dbl(moe_layers));
   add_ops(model::embedding_ops(m_, p).ops, 1.0);
+  if (in_.adapter_rank > 0) {
+    double rows = 0;
+    std::vector<std::int64_t> adapters;
+    for (const auto& s : batch)
+      if (s.adapter >= 0 && s.new_tokens > 0) {
+        rows += dbl(s.new_tokens);
+        adapters.push_back(s.adapter);
+      }
+    std::sort(adapters.begin(), adapters.end());
+    const auto distinct = std::unique(adapters.begin(), adapters.end()) - adapters.begin();
+    if (rows > 0) add_lora(c, rows, static_cast<double>(distinct));
+  }
   model::InventoryParams h = p;
   h.q_len = S;  // one sampled token per sequence
   add_ops(model::head_ops(m_, h).ops, 1.0);

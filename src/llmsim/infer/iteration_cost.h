@@ -29,6 +29,8 @@ struct SequenceWork {
   // Speculative decoding: the draft tokens this step verifies (new_tokens = 1 + draft_tokens), which the
   // drafter proposed one after another before it (EngineIterationCost prices both).
   std::int64_t draft_tokens = 0;
+  // Multi-LoRA serving: the LoRA adapter of the sequence's request (-1: the base model alone).
+  std::int64_t adapter = -1;
 };
 
 struct IterationOptions {
@@ -74,6 +76,8 @@ class IterationCostModel {
 
   double kv_bytes_per_token() const { return kv_bytes_per_token_; }  // per GPU, all its layers
   double weight_bytes_per_gpu() const { return weight_bytes_; }      // as stored (packed when quantized)
+  // One LoRA adapter's A and B matrices on one GPU, all its layers (InferSpec::adapter_rank; 0 without).
+  double adapter_bytes_per_gpu() const { return adapter_bytes_; }
 
  private:
   const model::ModelSpec& m_;  // must outlive the model (as the system copy below does by value)
@@ -86,6 +90,9 @@ class IterationCostModel {
   double kv_bytes_per_token_ = 0;
   double windowed_layers_ = 0;  // layers attending through the model's sliding window (ModelSpec::windowed_layers)
   double weight_bytes_ = 0;
+  double adapter_bytes_ = 0;
+  // The batched LoRA GEMMs of an iteration (S-LoRA / Punica): `rows` tokens through adapters, `distinct` of them.
+  void add_lora(IterationCost& c, double rows, double distinct) const;
 };
 
 }  // namespace llmsim::sim

@@ -110,6 +110,10 @@ EngineProfile vllm_profile() {
   // by default"); full 16-token blocks are hashed with their prefix, freed blocks evicted LRU
   // (vllm/v1/core/block_pool.py free_block_queue).
   p.prefix_caching = true;
+  // EngineArgs.max_loras = 1 (LoRAConfig): one adapter per step unless --max-loras raises it; the V1 scheduler
+  // skips a waiting request whose adapter would exceed it and goes on with the next (scheduler.py:
+  // scheduled_loras, skipped_waiting_requests).
+  p.max_loras = 1;
   p.source =
       "vLLM engine/arg_utils.py get_batch_defaults (max_num_seqs 256, max_num_batched_tokens 2048; 1024/8192 on "
       ">= 70 GiB non-A100 GPUs), V1 scheduler (chunked prefill, running first, preempt newest by recompute), "
@@ -344,6 +348,10 @@ EngineProfile sglang_profile() {
   p.decode_split_kv = true;      // FlashInfer decode splits the keys
   p.fp8_weight_only = true;      // Marlin W8A16 kernels for fp8 checkpoints on Ampere (sgl-kernel, from vLLM)
   p.prefix_caching = true;       // RadixAttention, on unless --disable-radix-cache
+  // --max-loras-per-batch 8 (server_args.py); a waiting request whose adapter would make the batch's adapters
+  // exceed it ends the prefill batch (Scheduler.get_new_batch_prefill: batch_is_full, break).
+  p.max_loras = 8;
+  p.lora_skips_waiting = false;
   p.source =
       "sgl-project/sglang python/sglang/srt: managers/scheduler.py get_next_batch_to_run (prefill batches first, "
       "enable_mixed_chunk False), managers/schedule_policy.py PrefillAdder (chunked_prefill_size budget, "

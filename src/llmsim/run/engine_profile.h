@@ -115,6 +115,13 @@ struct EngineProfile {
   // live in the reserve); 0: the KV cache is sized by the fields above.
   double static_reserve_bytes = 0;
   double static_reserve_per_rank_bytes = 0;
+  // Multi-LoRA serving: distinct LoRA adapters one iteration may run (vLLM --max-loras, SGLang
+  // --max-loras-per-batch), each with a GPU slot of its own reserved beside the weights; 0: the profile does
+  // not model multi-LoRA serving.
+  std::int64_t max_loras = 0;
+  // What a request whose adapter would exceed max_loras does: vLLM V1 skips it for this step and looks at the
+  // next waiting request; SGLang stops admitting (the batch counts as full).
+  bool lora_skips_waiting = true;
 };
 
 // SGLang's mem_fraction_static for a device of `device_bytes` and `ranks` = tp x pp GPUs per replica:

@@ -182,6 +182,10 @@ struct InferSpec {
   // Expert parallelism: routed tokens on the busiest expert-parallel rank over the mean (1 = balanced). The
   // iteration waits for that rank's expert GEMMs and its dispatch / combine traffic.
   double expert_imbalance = 1;
+  // Multi-LoRA serving: the rank of the requests' LoRA adapters (0: the base model alone) and the projections
+  // they adapt (empty: every linear projection; sim::lora_target_names()).
+  std::int64_t adapter_rank = 0;
+  std::vector<std::string> adapter_targets;
 };
 
 // The context an engine serves: the run's max_model_len when set (never beyond the model's), else the

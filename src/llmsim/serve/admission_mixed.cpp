@@ -8,6 +8,7 @@ namespace llmsim::sim::des {
 bool Des::plan_mixed(Replica& r) {
   std::int64_t budget_left = budget();
   bool preempted = false;
+  std::vector<std::int64_t> loras;  // multi-LoRA: the adapters this step runs (vLLM V1 scheduled_loras)
   for (std::size_t i = 0; i < r.running.size() && budget_left > 0;) {
     const std::int64_t id = r.running[i];
     Seq& q = seqs_[static_cast<std::size_t>(id)];
@@ -38,15 +39,26 @@ bool Des::plan_mixed(Replica& r) {
     }
     r.work.push_back({id, n + draft, q.computed, draft});
     budget_left -= n + draft;
+    if (lora_) lora_admits(loras, q.adapter);
     ++i;
   }
   // vLLM admits nothing in a step that preempted; if that left the step empty, the next step (at the same
   // instant) admits from the waiting queue, which is what falling through does.
   if (preempted && !r.work.empty()) return true;
-  while (!r.waiting.empty() && budget_left > 0) {
+  // A waiting request whose adapter would exceed max_loras is skipped for this step and the next one looked at
+  // (vLLM V1: skipped_waiting_requests); without adapters the loop takes the queue's front every time.
+  std::size_t wi = 0;
+  while (wi < r.waiting.size() && budget_left > 0) {
     if (static_cast<std::int64_t>(r.running.size()) >= e_.max_num_seqs) break;
-    const std::int64_t id = r.waiting.front();
+    const std::int64_t id = r.waiting[wi];
     Seq& q = seqs_[static_cast<std::size_t>(id)];
+    if (lora_) {
+      std::vector<std::int64_t> trial = loras;
+      if (!lora_admits(trial, q.adapter)) {
+        ++wi;
+        continue;
+      }
+    }
     // With prefix caching the cached blocks of its prefix count as computed (vLLM V1 schedules only the
     // tokens after the cache hit).
     const std::int64_t hit = attach_prefix(r, q);
@@ -75,8 +87,12 @@ bool Des::plan_mixed(Replica& r) {
     }
     q.reserved = res;
     r.reserved_blocks += res;
-    r.waiting.pop_front();
+    if (wi == 0)
+      r.waiting.pop_front();
+    else
+      r.waiting.erase(r.waiting.begin() + static_cast<std::ptrdiff_t>(wi));
     r.running.push_back(id);
+    if (lora_) lora_admits(loras, q.adapter);
     r.work.push_back({id, n, q.computed});
     budget_left -= n;
     if (caching()) {  // every admission queries the cache (vLLM's prefix cache hit rate: hits / queries)

@@ -38,10 +38,12 @@ bool Des::sglang_prefill(Replica& r) {
   const bool chunk = r.chunked >= 0;
   if (r.waiting.empty() && !chunk) return false;
   std::int64_t decoding = 0;
-  double offset = 0;  // rem_total_token_offset: the running requests' remaining output x the ratio
+  double offset = 0;                // rem_total_token_offset: the running requests' remaining output x the ratio
+  std::vector<std::int64_t> loras;  // multi-LoRA: the running batch's adapters and the new ones'
   for (const std::int64_t id : r.running) {
-    if (id == r.chunked) continue;
     const Seq& q = seqs_[static_cast<std::size_t>(id)];
+    if (lora_) lora_admits(loras, q.adapter);
+    if (id == r.chunked) continue;
     ++decoding;
     offset += dbl(std::min(q.output - q.generated, kClipNewTokens)) * r.new_token_ratio;
   }
@@ -74,6 +76,8 @@ bool Des::sglang_prefill(Replica& r) {
   while (!r.waiting.empty() && chunk_left > 0 && decoding + fresh < e_.max_num_seqs) {
     const std::int64_t id = r.waiting.front();
     Seq& q = seqs_[static_cast<std::size_t>(id)];
+    // More adapters than --max-loras-per-batch: the batch is full (get_new_batch_prefill breaks).
+    if (lora_ && !lora_admits(loras, q.adapter)) break;
     const std::int64_t hit = attach_prefix(r, q);  // RadixAttention: the matched prefix is not recomputed
     const std::int64_t ext = q.total() - q.computed;
     const std::int64_t est = std::min(q.output - q.generated, kClipNewTokens);

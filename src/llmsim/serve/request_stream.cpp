@@ -214,7 +214,25 @@ std::vector<Request> generate_requests(const StreamSpec& spec) {
     }
     out.push_back(r);
   }
+  assign_adapters(out, spec.adapters, spec.adapter_zipf, spec.seed);
   return out;
+}
+
+void assign_adapters(std::vector<Request>& requests, std::int64_t adapters, double zipf_s, std::uint64_t seed) {
+  if (adapters <= 0) return;
+  // The cumulative popularity of adapters 0..n-1, drawn by inverse CDF.
+  std::vector<double> cdf(static_cast<std::size_t>(adapters));
+  double sum = 0;
+  for (std::int64_t i = 0; i < adapters; ++i) {
+    sum += zipf_s > 0 ? 1.0 / std::pow(static_cast<double>(i + 1), zipf_s) : 1.0;
+    cdf[static_cast<std::size_t>(i)] = sum;
+  }
+  Rng draw(seed * 0xD1B54A32D192ED03ULL + 7);
+  for (auto& r : requests) {
+    const double u = draw.uniform() * sum;
+    const auto it = std::upper_bound(cdf.begin(), cdf.end(), u);
+    r.adapter = std::min<std::int64_t>(adapters - 1, it - cdf.begin());
+  }
 }
 
 TraceFile read_trace_csv(const std::string& path) {

@@ -31,6 +31,8 @@ struct Request {
   // with the token the prefill sampled (serving_disagg.h). 0: the engine computes everything.
   std::int64_t kv_ready_tokens = 0;
   std::int64_t generated_tokens = 0;
+  // Multi-LoRA serving: the LoRA adapter the request runs with, 0..adapters-1 (-1: the base model alone).
+  std::int64_t adapter = -1;
 };
 
 enum class LengthKind { Fixed, Uniform, LogNormal, Sample };
@@ -85,7 +87,17 @@ struct StreamSpec {
   // distribution gives the tokens after it; the prompt is capped at kMaxRequestTokens.
   std::int64_t shared_prefix_tokens = 0;
   std::int64_t prefix_groups = 1;
+  // Multi-LoRA serving: every request runs with one of `adapters` LoRA adapters (0: none), drawn by
+  // assign_adapters.
+  std::int64_t adapters = 0;
+  double adapter_zipf = 0;
 };
+
+// Gives each request one of `adapters` LoRA adapters: uniformly (zipf_s = 0) or by popularity, adapter i drawn
+// with probability proportional to 1 / (i + 1)^zipf_s (S-LoRA's evaluation draws adapters from a power law;
+// Sheng et al. 2023). Its own generator (from `seed`), so the arrivals and lengths of a stream stay as they
+// were. adapters <= 0 leaves every request on the base model.
+void assign_adapters(std::vector<Request>& requests, std::int64_t adapters, double zipf_s, std::uint64_t seed);
 
 // The seeded generator and the transforms the streams use (public for tests).
 class Rng {

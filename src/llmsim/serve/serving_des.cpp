@@ -18,6 +18,12 @@ std::vector<std::string> Des::feasibility() const {
         fmt::format("speculative decoding is modelled for engines that mix prefill and decode in one "
                     "iteration (vllm from 0.8.0, trt-llm, lmdeploy), not the {} profile",
                     e_.name));
+  const bool adapters = std::any_of(reqs_.begin(), reqs_.end(), [](const Request& q) { return q.adapter >= 0; });
+  if (adapters && (e_.max_loras <= 0 || e_.batching != Batching::Continuous || e_.separate_prefill))
+    why.push_back(
+        fmt::format("multi-LoRA serving is modelled for vllm from 0.8.0 (--max-loras) and sglang "
+                    "(--max-loras-per-batch), not the {} profile",
+                    e_.name));
   const std::int64_t cap = s_.kv_capacity_tokens;
   if (cap <= 0) {
     why.push_back("no memory is left for the KV cache");
@@ -112,14 +118,54 @@ bool Des::plan(Replica& r) {
   return plan_mixed(r);
 }
 
+bool Des::lora_admits(std::vector<std::int64_t>& scheduled, std::int64_t adapter) const {
+  if (adapter < 0 || std::find(scheduled.begin(), scheduled.end(), adapter) != scheduled.end()) return true;
+  if (static_cast<std::int64_t>(scheduled.size()) >= e_.max_loras) return false;
+  scheduled.push_back(adapter);
+  return true;
+}
+
+double Des::load_adapters(Replica& r) {
+  std::vector<std::int64_t> used;
+  for (const auto& w : r.work) {
+    const std::int64_t a = seqs_[static_cast<std::size_t>(w.seq)].adapter;
+    if (a >= 0 && std::find(used.begin(), used.end(), a) == used.end()) used.push_back(a);
+  }
+  std::int64_t loads = 0;
+  for (const std::int64_t a : used) {
+    const auto it = std::find(r.resident.begin(), r.resident.end(), a);
+    if (it != r.resident.end()) {
+      r.resident.erase(it);  // most recently used: to the back
+    } else {
+      ++loads;
+      if (static_cast<std::int64_t>(r.resident.size()) >= std::max<std::int64_t>(1, e_.max_loras)) {
+        // The least recently used slot whose adapter this iteration does not run.
+        const auto victim = std::find_if(r.resident.begin(), r.resident.end(), [&](std::int64_t x) {
+          return std::find(used.begin(), used.end(), x) == used.end();
+        });
+        if (victim != r.resident.end()) r.resident.erase(victim);
+      }
+    }
+    r.resident.push_back(a);
+  }
+  adapter_loads_ += loads;
+  return dbl(loads) * s_.adapter_load_s;
+}
+
 void Des::start(Replica& r, std::int64_t index, double t) {
   batch_buf_.clear();
   for (const auto& w : r.work) {
-    batch_buf_.push_back({w.n, w.ctx, w.draft});
     Seq& q = seqs_[static_cast<std::size_t>(w.seq)];
+    batch_buf_.push_back({w.n, w.ctx, w.draft, q.adapter});
     if (q.scheduled < 0) q.scheduled = t;
   }
   r.cost = cost_(batch_buf_);
+  if (lora_) {
+    // The adapter copies run before the forward pass (vLLM's set_active_adapters, SGLang's LoRA memory pool).
+    const double wait = load_adapters(r);
+    r.cost = r.cost + Interval::exact(wait);
+    adapter_wait_s_ += wait;
+  }
   r.busy = true;
   r.start = t;
   r.end = t + std::max(0.0, r.cost.value);
@@ -231,6 +277,8 @@ ServingResult Des::run() {
     seqs_[i].prompt = reqs_[i].input_tokens;
     seqs_[i].output = reqs_[i].output_tokens;
     seqs_[i].prefix_key = reqs_[i].prefix_key;
+    seqs_[i].adapter = reqs_[i].adapter;
+    lora_ = lora_ || reqs_[i].adapter >= 0;
     // KV transferred from a prefill pool counts as computed; its blocks are allocated at admission.
     seqs_[i].computed = std::clamp<std::int64_t>(reqs_[i].kv_ready_tokens, 0, reqs_[i].input_tokens);
     seqs_[i].generated = std::clamp<std::int64_t>(reqs_[i].generated_tokens, 0, reqs_[i].output_tokens);

@@ -39,6 +39,7 @@ struct Seq {
   double arrival = 0, scheduled = -1, first_token = -1, finish = -1;
   double last_token = -1;  // when its latest token was sampled (inter-token gaps)
   std::int64_t preemptions = 0;
+  std::int64_t adapter = -1;  // multi-LoRA serving: its LoRA adapter (-1: none)
   std::int64_t total() const { return prompt + generated; }
 };
 
@@ -58,7 +59,8 @@ struct Replica {
   // whose prompt is being prefilled in chunks (-1: none).
   double new_token_ratio = -1;  // -1: not started (the initial ratio)
   std::int64_t chunked = -1;
-  PrefixCache cache;  // prefix caching: blocks kept for reuse (neither free nor a sequence's own)
+  PrefixCache cache;                   // prefix caching: blocks kept for reuse (neither free nor a sequence's own)
+  std::vector<std::int64_t> resident;  // multi-LoRA: adapters in GPU slots, least recently used first
   // Static batching: the batch in flight.
   std::vector<std::int64_t> batch;
   std::int64_t pad_in = 0, max_out = 0, step = 0;
@@ -121,6 +123,12 @@ class Des {
   std::int64_t draft_tokens(const Seq& q, std::int64_t budget_left) const;
   std::int64_t accepted(std::int64_t draft);
   void complete(std::int64_t id, double t);
+  // Multi-LoRA: whether a sequence with `adapter` may join an iteration that already runs `scheduled` (distinct
+  // adapters, at most EngineProfile::max_loras), adding it to them when it may.
+  bool lora_admits(std::vector<std::int64_t>& scheduled, std::int64_t adapter) const;
+  // The adapters of the planned iteration not in a GPU slot are copied in (the least recently used others
+  // evicted); returns the seconds the iteration waits for them.
+  double load_adapters(Replica& r);
   void free_seq(Replica& r, Seq& q);
   bool allocate(Replica& r, Seq& q, std::int64_t new_tokens);
   void preempt(Replica& r, std::int64_t id);
@@ -147,6 +155,9 @@ class Des {
   TokenGaps gaps_;                                                // every request's inter-token gaps
   std::mt19937_64 spec_rng_;                                      // speculative decoding's acceptance draws
   std::int64_t spec_steps_ = 0, spec_emitted_ = 0;                // verify steps and the tokens they emitted
+  std::int64_t adapter_loads_ = 0;                                // multi-LoRA: adapters copied into GPU slots
+  double adapter_wait_s_ = 0;
+  bool lora_ = false;  // some request runs with a LoRA adapter
   std::vector<IterationRecord> trace_;
 };
 

@@ -131,6 +131,10 @@ DisaggregatedResult simulate_disaggregated(const model::ModelSpec& m, const hard
   whole.runtime_bytes = dec.runtime_bytes;
   whole.kv_budget_bytes = dec.kv_budget_bytes;
   whole.static_memory_fraction = dec.static_memory_fraction;
+  whole.adapter_bytes = dec.adapter_bytes;
+  whole.adapter_copy_s = dec.adapter_copy_s;
+  whole.adapter_loads = out.prefill.adapter_loads + out.decode.adapter_loads;
+  whole.adapter_load_s = out.prefill.adapter_load_s + out.decode.adapter_load_s;
   whole.kv_capacity_tokens = dec.kv_capacity_tokens;
   whole.iterations = out.prefill.iterations + out.decode.iterations;
   whole.preemptions = out.prefill.preemptions + out.decode.preemptions;

@@ -93,6 +93,8 @@ void Des::summarize(ServingResult& res) {
   res.iterations = iterations_;
   res.spec_steps = spec_steps_;
   res.spec_tokens_emitted = spec_emitted_;
+  res.adapter_loads = adapter_loads_;
+  res.adapter_load_s = adapter_wait_s_;
   res.preemptions = preemptions_;
   res.prefix_query_tokens = prefix_query_tokens_;
   res.prefix_hit_tokens = prefix_hit_tokens_;

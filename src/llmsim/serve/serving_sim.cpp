@@ -13,6 +13,7 @@
 #include "llmsim/core/error.h"
 #include "llmsim/core/strings.h"
 #include "llmsim/core/units.h"
+#include "llmsim/cost/comm_cost.h"
 #include "llmsim/infer/engine_iteration.h"
 #include "llmsim/infer/infer_sim.h"
 #include "llmsim/memory/memory_model.h"
@@ -210,6 +211,15 @@ ServingResult simulate_serving(const model::ModelSpec& m, const hardware::System
                                 : fmt::format("{:.2f} of the device", e.gpu_memory_utilization),
           std::max(0.0, rest) / units::GiB));
   }
+  // Multi-LoRA serving: vLLM preallocates max_loras adapter slots at the adapters' rank on every GPU
+  // (LoRAModelManager's stacked lora_a / lora_b buffers), SGLang max_loras_per_batch (its LoRA memory pool):
+  // the KV cache gets what they leave.
+  const bool adapters = std::any_of(kept.begin(), kept.end(), [](const Request& q) { return q.adapter >= 0; });
+  if (adapters && !is_static && e.max_loras > 0) {
+    res.adapter_bytes = engine_cost->adapter_bytes_per_gpu();
+    res.adapter_copy_s = CommCost(sys).host_copy(res.adapter_bytes).value;
+    res.kv_budget_bytes -= dbl(e.max_loras) * res.adapter_bytes;
+  }
   const std::int64_t block = std::max<std::int64_t>(1, e.kv_block_tokens);
   std::int64_t cap = 0;
   if (res.kv_budget_bytes > 0 && res.kv_bytes_per_token > 0)
@@ -249,6 +259,7 @@ ServingResult simulate_serving(const model::ModelSpec& m, const hardware::System
     setup.spec_seed = cfg.seed;
   }
   setup.progress = cfg.progress;
+  setup.adapter_load_s = res.adapter_copy_s;
   ServingResult out = run_serving(kept, setup, cost);
   out.rejected = rejected;
   if (rejected > 0) out.notes.push_back(rejection);
@@ -258,6 +269,8 @@ ServingResult simulate_serving(const model::ModelSpec& m, const hardware::System
   out.runtime_bytes = res.runtime_bytes;
   out.kv_budget_bytes = res.kv_budget_bytes;
   out.static_memory_fraction = res.static_memory_fraction;
+  out.adapter_bytes = res.adapter_bytes;
+  out.adapter_copy_s = res.adapter_copy_s;
   return out;
 }
 

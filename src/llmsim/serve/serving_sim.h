@@ -59,6 +59,9 @@ struct ServingSetup {
   std::int64_t spec_tokens = 0;
   double spec_acceptance = 0;
   std::uint64_t spec_seed = 1;
+  // Multi-LoRA serving: seconds to copy one adapter from host memory into a GPU slot (the iteration that first
+  // runs an adapter no slot holds waits for it; EngineProfile::max_loras slots, least recently used evicted).
+  double adapter_load_s = 0;
 };
 
 struct RequestMetrics {
@@ -142,6 +145,11 @@ struct ServingResult {
   double prefix_hit_rate = 0;
   // Speculative decoding: verify steps of sequences and the tokens they emitted (accepted drafts + one each).
   std::int64_t spec_steps = 0, spec_tokens_emitted = 0;
+  // Multi-LoRA serving: adapters copied into GPU slots, and the seconds the iterations waited for them.
+  std::int64_t adapter_loads = 0;
+  double adapter_load_s = 0;
+  double adapter_bytes = 0;   // one adapter on one GPU (0: no adapters)
+  double adapter_copy_s = 0;  // copying it from host memory into a slot
   bool slo_given = false;
   double slo_fraction = 0;             // requests meeting every SLO given
   double goodput_rps = 0;              // such requests per second
