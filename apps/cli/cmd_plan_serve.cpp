@@ -50,6 +50,11 @@ struct PlanServeCommand {
   CommonOptions common;  // --json, --csv, --data-dir
 };
 
+// A candidate's tensor parallelism: a replica's, or the prefill and decode pools' ("4/2").
+std::string tp_text(const sim::ServePlanCandidate& k) {
+  return k.prefill_replicas > 0 && k.decode_tp != k.tp ? fmt::format("{}/{}", k.tp, k.decode_tp) : std::to_string(k.tp);
+}
+
 // How a candidate serves: aggregated, or its prefill and decode pools ("2P+1D").
 std::string layout(const sim::ServePlanCandidate& k) {
   return k.prefill_replicas > 0 ? fmt::format("{}P+{}D", k.prefill_replicas, k.decode_replicas) : "aggregated";
@@ -87,6 +92,7 @@ nlohmann::json plan_json(const model::ModelSpec& m, const std::vector<hardware::
                                {"decode_replicas", k.decode_replicas},
                                {"engine", sim::serving_engine_name(k.engine)},
                                {"tp", k.tp},
+                               {"decode_tp", k.decode_tp},
                                {"pp", k.pp},
                                {"weight_quant", model::weight_quant_name(k.weight_quant)},
                                {"kv_dtype", dtype_name(k.kv_dtype)},
@@ -219,12 +225,13 @@ void print_table(const PlanServeCommand& c, const model::ModelSpec& m, const sim
   if (plan.found()) {
     const auto& b = plan.candidates.front();
     std::cout << fmt::format(
-        "\nanswer: {} GPUs of {}: {} of TP{} on {}{}; p99 TTFT {:.0f} ms, p99 TPOT {:.1f} ms, "
+        "\nanswer: {} GPUs of {}: {} on {}{}; p99 TTFT {:.0f} ms, p99 TPOT {:.1f} ms, "
         "{:.0f} output tokens/s{}\n",
         b.gpus, b.system,
-        b.prefill_replicas > 0 ? fmt::format("{} prefill + {} decode replicas", b.prefill_replicas, b.decode_replicas)
-                               : fmt::format("{} replicas", b.replicas),
-        b.tp, sim::name_of(b.engine),
+        b.prefill_replicas > 0 ? fmt::format("{} prefill replicas of TP{} + {} decode replicas of TP{}",
+                                             b.prefill_replicas, b.tp, b.decode_replicas, b.decode_tp)
+                               : fmt::format("{} replicas of TP{}", b.replicas, b.tp),
+        sim::name_of(b.engine),
         b.weight_quant != model::WeightQuant::None
             ? fmt::format(" ({} weights)", model::weight_quant_name(b.weight_quant))
             : "",
@@ -233,13 +240,13 @@ void print_table(const PlanServeCommand& c, const model::ModelSpec& m, const sim
   } else {
     std::cout << fmt::format("\nno candidate meets the SLOs within {} GPUs\n", c.max_gpus);
   }
-  std::cout << fmt::format("\n{:<16} {:<9} {:>3} {:>3} {:>5} {:>5} {:>5} {:>5} {:>10} {:>5} {:>11} {:>11} {:>11}  {}\n",
+  std::cout << fmt::format("\n{:<16} {:<9} {:>5} {:>3} {:>5} {:>5} {:>5} {:>5} {:>10} {:>5} {:>11} {:>11} {:>11}  {}\n",
                            "system", "engine", "tp", "pp", "quant", "kv", "seqs", "chunk", "replicas", "GPUs",
                            "p99 TTFT", "p99 TPOT", "out tok/s", "result (* = GPUs vs p99 TTFT Pareto front)");
   for (const auto& k : plan.candidates) {
     const std::string head =
-        fmt::format("{:<16} {:<9} {:>3} {:>3} {:>5} {:>5} {:>5} {:>5}", k.system, sim::serving_engine_name(k.engine),
-                    k.tp, k.pp, model::weight_quant_name(k.weight_quant), dtype_name(k.kv_dtype), k.max_num_seqs,
+        fmt::format("{:<16} {:<9} {:>5} {:>3} {:>5} {:>5} {:>5} {:>5}", k.system, sim::serving_engine_name(k.engine),
+                    tp_text(k), k.pp, model::weight_quant_name(k.weight_quant), dtype_name(k.kv_dtype), k.max_num_seqs,
                     k.chunked_prefill ? "on" : "off");
     const std::string replicas = k.prefill_replicas > 0 ? layout(k) : std::to_string(k.replicas);
     if (k.feasible)

@@ -92,23 +92,29 @@ Outcome evaluate(const model::ModelSpec& m, const hardware::SystemSpec& sys, con
   }
 }
 
-// The whole stream on P prefill and D decode replicas of the candidate's TP (pools of an engine that mixes
-// prefill and decode), requests_per_replica per replica.
+// The whole stream on P prefill replicas of the candidate's TP and D decode replicas of `decode_tp` (pools of an
+// engine that mixes prefill and decode), requests_per_replica per replica.
 Outcome evaluate_pd(const model::ModelSpec& m, const hardware::SystemSpec& sys, const ServePlanSpec& spec,
-                    const Choice& ch, std::int64_t prefill, std::int64_t decode) {
+                    const Choice& ch, std::int64_t prefill, std::int64_t decode, std::int64_t decode_tp) {
   ServingConfig cfg;
   cfg.engine = ch.profile;
   try {
     const auto requests = candidate_stream(spec, spec.rate, spec.requests_per_replica * (prefill + decode));
     const DisaggregatedResult r = simulate_disaggregated(
         m, sys, candidate_run(spec, ch), cfg,
-        {.prefill_replicas = prefill, .prefill_tp = ch.tp, .decode_replicas = decode, .decode_tp = ch.tp}, requests);
+        {.prefill_replicas = prefill, .prefill_tp = ch.tp, .decode_replicas = decode, .decode_tp = decode_tp},
+        requests);
     return outcome_of(spec, r.whole, 1.0);
   } catch (const Error& e) {
     Outcome o;
     o.why = e.what();
     return o;
   }
+}
+
+// Whether a replica of `tp` GPUs can hold the model's attention heads and stay inside one fast domain.
+bool tp_fits(const model::ModelSpec& m, const hardware::SystemSpec& sys, std::int64_t tp) {
+  return m.num_heads % tp == 0 && model::kv_heads_per_rank(m, tp) > 0 && tp <= hardware::fast_domain_gpus(sys);
 }
 
 // The smallest n in 1..max_n for which `at(n)` meets the SLOs: doubling, then bisection (more replicas
@@ -156,10 +162,7 @@ ServePlan plan_serving(const model::ModelSpec& m, const std::vector<hardware::Sy
             for (DType kv : spec.kv_dtypes)
               for (std::int64_t seqs : spec.max_num_seqs)
                 for (int chunk : spec.chunked_prefill) {
-                  if (tp * pp > spec.max_gpus || pp > m.num_layers) continue;
-                  if (m.num_heads % tp != 0 || model::kv_heads_per_rank(m, tp) == 0 ||
-                      tp > hardware::fast_domain_gpus(sys))
-                    continue;
+                  if (tp * pp > spec.max_gpus || pp > m.num_layers || !tp_fits(m, sys, tp)) continue;
                   Choice ch{e, tp, pp, q, kv, serving_profile(e, sys, {}, 0, tp)};
                   if (seqs > 0) ch.profile.max_num_seqs = seqs;
                   if (chunk >= 0) ch.profile.chunked_prefill = chunk == 1;
@@ -200,31 +203,35 @@ ServePlan plan_serving(const model::ModelSpec& m, const std::vector<hardware::Sy
     }
     // Disaggregated: P x n prefill and D x n decode replicas (engines that mix prefill and decode, pp 1).
     if (ch.pp != 1 || ch.profile.batching != Batching::Continuous || ch.profile.separate_prefill) continue;
-    for (const auto& [p, d] : spec.pd_ratios) {
-      ServePlanCandidate c = base;
-      const std::int64_t per_unit = (p + d) * ch.tp;
-      const auto [n, o] =
-          fewest(spec.max_gpus / per_unit, [&](std::int64_t k) { return evaluate_pd(m, sys, spec, ch, p * k, d * k); });
-      c.prefill_replicas = p * std::max<std::int64_t>(1, n);
-      c.decode_replicas = d * std::max<std::int64_t>(1, n);
-      if (spec.max_gpus < per_unit) {
-        c.why = fmt::format("{}P+{}D of TP{} needs {} GPUs, more than {}", p, d, ch.tp, per_unit, spec.max_gpus);
-      } else if (n == 0) {
-        c.why = o.ran ? fmt::format("misses the SLOs even with {}P+{}D: p99 TTFT {:.0f} ms, p99 TPOT {:.1f} ms",
-                                    p * (spec.max_gpus / per_unit), d * (spec.max_gpus / per_unit), o.ttft_p99 * 1e3,
-                                    o.tpot_p99 * 1e3)
-                      : o.why;
-      } else {
-        c.feasible = true;
-        c.replicas = (p + d) * n;
-        c.gpus = (p + d) * n * ch.tp;
-        c.ttft_p99_s = o.ttft_p99;
-        c.tpot_p99_s = o.tpot_p99;
-        c.output_tokens_per_s = o.out_tps;
-        c.cost_per_hour = price * static_cast<double>(c.gpus);
+    for (const auto& [p, d] : spec.pd_ratios)
+      for (const std::int64_t dtp : spec.tps) {
+        if (!tp_fits(m, sys, dtp)) continue;
+        ServePlanCandidate c = base;
+        c.decode_tp = dtp;
+        const std::int64_t per_unit = p * ch.tp + d * dtp;
+        const auto [n, o] = fewest(spec.max_gpus / per_unit,
+                                   [&](std::int64_t k) { return evaluate_pd(m, sys, spec, ch, p * k, d * k, dtp); });
+        c.prefill_replicas = p * std::max<std::int64_t>(1, n);
+        c.decode_replicas = d * std::max<std::int64_t>(1, n);
+        if (spec.max_gpus < per_unit) {
+          c.why = fmt::format("{}P of TP{} + {}D of TP{} needs {} GPUs, more than {}", p, ch.tp, d, dtp, per_unit,
+                              spec.max_gpus);
+        } else if (n == 0) {
+          c.why = o.ran ? fmt::format("misses the SLOs even with {}P+{}D: p99 TTFT {:.0f} ms, p99 TPOT {:.1f} ms",
+                                      p * (spec.max_gpus / per_unit), d * (spec.max_gpus / per_unit), o.ttft_p99 * 1e3,
+                                      o.tpot_p99 * 1e3)
+                        : o.why;
+        } else {
+          c.feasible = true;
+          c.replicas = (p + d) * n;
+          c.gpus = per_unit * n;
+          c.ttft_p99_s = o.ttft_p99;
+          c.tpot_p99_s = o.tpot_p99;
+          c.output_tokens_per_s = o.out_tps;
+          c.cost_per_hour = price * static_cast<double>(c.gpus);
+        }
+        plan.candidates.push_back(c);
       }
-      plan.candidates.push_back(c);
-    }
   }
   // The GPUs vs p99-TTFT Pareto front of the feasible candidates.
   for (auto& a : plan.candidates) {

@@ -38,8 +38,9 @@ struct ServePlanSpec {
   std::int64_t requests_per_replica = 400;  // simulated requests per replica (Poisson, seeded)
   std::uint64_t seed = 1;
   // Disaggregated layouts to try beside aggregated serving, as prefill:decode replica ratios (1:1, 2:1, ...):
-  // each candidate of an engine that mixes prefill and decode also runs as P x n prefill and D x n decode
-  // replicas of its TP, n the fewest that meets the SLOs (serve/serving_disagg.h). Empty: aggregated only.
+  // each candidate of an engine that mixes prefill and decode also runs as P x n prefill replicas of its TP and
+  // D x n decode replicas of every TP in `tps` (each pool its own parallelism), n the fewest that meets the
+  // SLOs (serve/serving_disagg.h). Empty: aggregated only.
   std::vector<std::pair<std::int64_t, std::int64_t>> pd_ratios;
   // Price of a GPU-hour per system, in the order of plan_serving's `systems` (empty = no prices: the cost
   // column is 0).
@@ -49,7 +50,7 @@ struct ServePlanSpec {
 struct ServePlanCandidate {
   std::string system;
   Framework engine = Framework::Vllm;
-  std::int64_t tp = 1;
+  std::int64_t tp = 1;  // aggregated: a replica's; disaggregated: a prefill replica's
   model::WeightQuant weight_quant = model::WeightQuant::None;
   std::int64_t pp = 1;
   DType kv_dtype = DType::BF16;
@@ -61,6 +62,7 @@ struct ServePlanCandidate {
   std::int64_t replicas = 0;          // aggregated: replicas; disaggregated: prefill + decode replicas
   std::int64_t prefill_replicas = 0;  // disaggregated: the pools (0: aggregated serving)
   std::int64_t decode_replicas = 0;
+  std::int64_t decode_tp = 0;  // disaggregated: a decode replica's tensor-parallel size
   std::int64_t gpus = 0;
   double ttft_p99_s = 0, tpot_p99_s = 0;  // at that replica count
   double output_tokens_per_s = 0;         // all replicas
