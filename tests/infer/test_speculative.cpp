@@ -106,10 +106,10 @@ TEST_CASE("expert imbalance: the busiest expert-parallel rank's tokens set the i
   par.tp = 1;
   par.ep = 8;
   par.gpus = 8;
-  sim::InferSpec even;
-  sim::InferSpec skewed = even;
-  skewed.expert_imbalance = 2.0;
-  const sim::IterationCostModel a(m, sys, par, even), b(m, sys, par, skewed);
+  const sim::InferSpec in;
+  sim::ParallelSpec skewed_par = par;
+  skewed_par.expert_imbalance = 2.0;
+  const sim::IterationCostModel a(m, sys, par, in), b(m, sys, skewed_par, in);
   const auto prefill_a = a.uniform(8, 512, 0), prefill_b = b.uniform(8, 512, 0);
   // The routed tokens double on the busiest rank: its expert GEMMs take nearly twice as long at 4k tokens
   // (compute-bound), and so do the dispatch / combine bytes; attention and dense layers are unchanged.
@@ -118,6 +118,7 @@ TEST_CASE("expert imbalance: the busiest expert-parallel rank's tokens set the i
   CHECK(prefill_b.attention_s.value == doctest::Approx(prefill_a.attention_s.value));
   // Without expert parallelism every rank holds every expert: the imbalance among experts does not wait.
   par.ep = 1;
-  const sim::IterationCostModel c(m, sys, par, even), d(m, sys, par, skewed);
+  skewed_par.ep = 1;
+  const sim::IterationCostModel c(m, sys, par, in), d(m, sys, skewed_par, in);
   CHECK(d.uniform(8, 512, 0).time_s.value == doctest::Approx(c.uniform(8, 512, 0).time_s.value));
 }

@@ -17,6 +17,7 @@
 #include "llmsim/train/fast_train.h"
 #include "llmsim/train/step_terms.h"
 #include "llmsim/train/train_layer_cost.h"
+#include "llmsim/train/train_sim.h"
 #include "memory/memory_test_util.h"
 
 using namespace llmsim;
@@ -254,4 +255,59 @@ TEST_CASE("QLoRA with context parallelism: both sides train the same adapters; C
   REQUIRE(full.valid());
   CHECK(item(mem, "activations") == doctest::Approx(item(full, "activations") / 2).epsilon(0.02));
   CHECK(layer_trainable(m, sys, no_cp, 0) == doctest::Approx(layer_trainable(m, sys, run, 0)));
+}
+
+TEST_CASE("expert imbalance: one rule for the training step, the fast estimator and the inference iteration") {
+  // The rule by hand: a routed-expert GEMM of 100 rows, 1,000 FLOPs and 500 bytes of which 300 are weights, at 2x.
+  model::Operator g;
+  g.kind = model::OpKind::Gemm;
+  g.routed_expert = true;
+  g.m = 100;
+  g.fwd_flops = 1000;
+  g.fwd_bytes = 500;
+  const auto busy = model::on_busiest_expert_rank(g, 2.0, 300);
+  CHECK(busy.m == 200);
+  CHECK(busy.fwd_flops == 2000);
+  CHECK(busy.fwd_bytes == 300 + 200 * 2);
+  model::Operator a2a;
+  a2a.kind = model::OpKind::MoeComm;
+  a2a.comm_bytes = 1e6;
+  CHECK(model::on_busiest_expert_rank(a2a, 2.0, 0).comm_bytes == 2e6);
+  g.routed_expert = false;  // attention, dense MLPs, the router: every rank the same
+  CHECK(model::on_busiest_expert_rank(g, 2.0, 300).fwd_flops == 1000);
+  CHECK(model::on_busiest_expert_rank(a2a, 0.5, 0).comm_bytes == 1e6);  // below 1: balanced
+
+  // A training step with expert parallelism waits for the busiest rank; the fast estimator prices the same.
+  const auto m = preset_model("mixtral-8x7b");
+  const auto sys = preset_system("dgx-h100");
+  sim::RunSpec r;
+  r.workload = sim::Workload::Pretrain;
+  r.par.gpus = 64;
+  r.par.pp = 4;
+  r.par.ep = 8;
+  r.train.micro_batch = 1;
+  r.train.global_batch = 256;
+  r.train.seq_len = 4096;
+  r.train.recompute = sim::Recompute::Full;
+  r.train.zero_stage = 1;
+  r.train.framework = sim::Framework::Megatron;
+  r = sim::with_defaults(r);
+  sim::RunSpec skewed = r;
+  skewed.par.expert_imbalance = 2.0;
+  const auto even = sim::simulate_training(m, sys, r), busy_step = sim::simulate_training(m, sys, skewed);
+  REQUIRE(even.valid());
+  REQUIRE(busy_step.valid());
+  // Mixtral's experts hold most of its FLOPs: twice their rows on the busiest rank lengthen the step by well
+  // over a third, and the model FLOPs per step (and so the tokens) stay the same.
+  CHECK(busy_step.step_time_s.value > 1.35 * even.step_time_s.value);
+  CHECK(busy_step.step_time_s.value < 2.0 * even.step_time_s.value);
+  sim::FastTrainEvaluator fe(m, sys);
+  const double fe_even = fe.estimate(r).step_time_s, fe_busy = fe.estimate(skewed).step_time_s;
+  CHECK(fe_busy / fe_even == doctest::Approx(busy_step.step_time_s.value / even.step_time_s.value).epsilon(0.05));
+  // Without expert parallelism every rank holds every expert: nothing waits.
+  sim::RunSpec dense = r, dense_skewed = r;
+  dense.par.ep = dense_skewed.par.ep = 1;
+  dense_skewed.par.expert_imbalance = 2.0;
+  CHECK(sim::simulate_training(m, sys, dense_skewed).step_time_s.value ==
+        doctest::Approx(sim::simulate_training(m, sys, dense).step_time_s.value));
 }

@@ -196,7 +196,7 @@ IterationCost IterationCostModel::iteration(const std::vector<SequenceWork>& bat
   // Expert parallelism: experts spread over `ep` ranks next to the TP group; dispatch and combine are
   // all-to-alls (each rank still computes its share of the routed tokens, so expert GEMM time is unchanged).
   const CommGroup ep = make_group(static_cast<int>(par_.ep), static_cast<int>(par_.tp), domain);
-  const double imbalance = par_.ep > 1 ? std::max(1.0, in_.expert_imbalance) : 1.0;
+  const double imbalance = par_.ep > 1 ? std::max(1.0, par_.expert_imbalance) : 1.0;
 
   model::InventoryParams p;
   p.micro_batch = 1;
@@ -233,7 +233,7 @@ IterationCost IterationCostModel::iteration(const std::vector<SequenceWork>& bat
       c.collective_calls += forward_collective_calls(op) * times;
       if (op.kind == model::OpKind::TpComm || op.kind == model::OpKind::MoeComm) {
         // The busiest expert-parallel rank sends and receives `imbalance` times the mean's routed tokens.
-        const double bytes = op.kind == model::OpKind::MoeComm ? op.comm_bytes * imbalance : op.comm_bytes;
+        const double bytes = model::on_busiest_expert_rank(op, imbalance, 0).comm_bytes;
         c.comm_s += comm_.collective(op.collective, bytes, op.kind == model::OpKind::TpComm ? tp : ep) * times;
         continue;
       }
@@ -251,10 +251,12 @@ IterationCost IterationCostModel::iteration(const std::vector<SequenceWork>& bat
         std::int64_t rows = op.m;
         double flops = op.fwd_flops;
         if (par_.ep > 1 && op.routed_expert) {
-          bytes -= weight_bytes * (1.0 - 1.0 / dbl(par_.ep));
-          bytes = weight_bytes / dbl(par_.ep) + (bytes - weight_bytes / dbl(par_.ep)) * imbalance;
-          rows = static_cast<std::int64_t>(std::ceil(dbl(op.m) * imbalance));
-          flops *= imbalance;
+          model::Operator busiest = op;
+          busiest.fwd_bytes = bytes - weight_bytes * (1.0 - 1.0 / dbl(par_.ep));
+          busiest = model::on_busiest_expert_rank(busiest, imbalance, weight_bytes / dbl(par_.ep));
+          rows = busiest.m;
+          flops = busiest.fwd_flops;
+          bytes = busiest.fwd_bytes;
         }
         c.linear_s += compute_.gemm(rows, op.n, op.k, op.batch, flops, bytes, gemm_dtype) * times;
         packed_weight_bytes = -1;

@@ -127,4 +127,28 @@ LayerInventory layer_ops(const ModelSpec& m, const InventoryParams& p, std::int6
 
 bool is_attention_core(const Operator& op) { return op.role == OpRole::AttentionCore; }
 
+Operator on_busiest_expert_rank(Operator op, double imbalance, double weight_bytes) {
+  const double f = std::max(1.0, imbalance);
+  if (f == 1.0) return op;
+  if (op.kind == OpKind::MoeComm) {
+    op.comm_bytes *= f;
+    return op;
+  }
+  if (op.kind != OpKind::Gemm || !op.routed_expert) return op;
+  // The weights are read once whatever the rows; everything else moves with them. Backward reads them again
+  // for the activation gradient; a trained expert's weight gradient writes their size as well.
+  const auto rest = [f](double total, double fixed) {
+    const double w = std::min(total, fixed);
+    return w + (total - w) * f;
+  };
+  op.m = static_cast<std::int64_t>(std::ceil(static_cast<double>(op.m) * f));
+  op.fwd_bytes = rest(op.fwd_bytes, weight_bytes);
+  op.bwd_bytes = rest(op.bwd_bytes, weight_bytes * (op.bwd_weight_flops > 0 ? 2.0 : 1.0));
+  op.bwd_weight_bytes = rest(op.bwd_weight_bytes, weight_bytes);
+  op.fwd_flops *= f;
+  op.bwd_flops *= f;
+  op.bwd_weight_flops *= f;
+  return op;
+}
+
 }  // namespace llmsim::model

@@ -89,6 +89,13 @@ struct Operator {
 // repeats and what the simulators cost from sequence lengths instead of the inventory's shapes.
 bool is_attention_core(const Operator& op);
 
+// Expert parallelism with uneven routing: the busiest expert-parallel rank computes `imbalance` (max / mean,
+// >= 1) times the mean rank's routed rows, and the step or iteration waits for it; it sends and receives that
+// much more in dispatch and combine. A routed-expert GEMM keeps its weights (`weight_bytes` of its forward
+// bytes, as the caller reads them) and scales its rows, FLOPs and activation bytes; an expert-parallel
+// all-to-all scales its bytes; every other operator comes back unchanged.
+Operator on_busiest_expert_rank(Operator op, double imbalance, double weight_bytes);
+
 // What the inventory is computed for.
 // Memory-bound glue that unfused eager code runs around the kernels this inventory assumes by default
 // (one fused kernel per norm, RoPE and gated activation, residual stream in the activation dtype: the

@@ -112,6 +112,11 @@ const std::vector<Setting>& table() {
       {training({"vp", K::PositiveInt, "virtual pipeline stages per GPU (interleaved 1F1B)", {}, kMaxGpus, kWhyGpus}),
        [](RunRequest& r, const std::string& v) { r.run.par.vp = to_int(v); },
        [](const RunRequest& r) -> std::optional<std::string> { return std::to_string(r.run.par.vp); }},
+      {{"expert-imbalance", K::Ratio,
+        "expert parallelism: routed tokens on the busiest rank over the mean (1 = balanced; training and inference; "
+        "vLLM's and SGLang's load balancers log the inverse as balancedness)"},
+       [](RunRequest& r, const std::string& v) { r.run.par.expert_imbalance = std::stod(v); },
+       [](const RunRequest& r) -> std::optional<std::string> { return fmt::format("{}", r.run.par.expert_imbalance); }},
       {training({"sequence-parallel", K::Flag, "Megatron sequence parallelism"}),
        [](RunRequest& r, const std::string& v) { r.run.par.sequence_parallel = v == "true"; },
        [](const RunRequest& r) -> std::optional<std::string> { return flag(r.run.par.sequence_parallel); }},
@@ -322,13 +327,6 @@ const std::vector<Setting>& table() {
        [](const RunRequest& r) -> std::optional<std::string> {
          return r.run.infer.max_model_len > 0 ? std::optional<std::string>(std::to_string(r.run.infer.max_model_len))
                                               : std::nullopt;
-       }},
-      {inference({"expert-imbalance", K::Ratio,
-                  "expert parallelism: routed tokens on the busiest rank over the mean (1 = balanced; vLLM's and "
-                  "SGLang's load balancers log the inverse as balancedness)"}),
-       [](RunRequest& r, const std::string& v) { r.run.infer.expert_imbalance = std::stod(v); },
-       [](const RunRequest& r) -> std::optional<std::string> {
-         return fmt::format("{}", r.run.infer.expert_imbalance);
        }},
       {inference({"speculative", K::Choice,
                   "speculative decoding's drafter: a draft model (--draft-model), an EAGLE head or the model's MTP "

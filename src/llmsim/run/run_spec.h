@@ -91,6 +91,10 @@ struct ParallelSpec {
   std::int64_t ep = 1;             // expert parallel (within dp)
   std::int64_t vp = 1;             // virtual pipeline stages per GPU (interleaved 1F1B)
   bool sequence_parallel = false;  // Megatron sequence parallelism (needs tp > 1 to matter)
+  // Expert parallelism: routed tokens on the busiest expert-parallel rank over the mean (1 = balanced). A
+  // training step and an inference iteration wait for that rank's expert GEMMs and its dispatch / combine
+  // traffic (model::on_busiest_expert_rank, the one rule).
+  double expert_imbalance = 1;
 };
 
 // QLoRA's adapter rank when a run does not give one: r = 64 on every linear layer (Dettmers et al. 2023,
@@ -179,9 +183,6 @@ struct InferSpec {
   // Longer requests are refused; vLLM V0 sizes its token budget and memory profiling from it.
   std::int64_t max_model_len = 0;
   SpeculativeSpec speculative;  // decode steps with a drafter (none by default)
-  // Expert parallelism: routed tokens on the busiest expert-parallel rank over the mean (1 = balanced). The
-  // iteration waits for that rank's expert GEMMs and its dispatch / combine traffic.
-  double expert_imbalance = 1;
   // Multi-LoRA serving: the rank of the requests' LoRA adapters (0: the base model alone) and the projections
   // they adapt (empty: every linear projection; sim::lora_target_names()).
   std::int64_t adapter_rank = 0;

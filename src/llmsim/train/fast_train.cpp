@@ -29,7 +29,7 @@ void FastTrainEvaluator::check_fixed_part(const RunSpec& run) {
   const auto& t = run.train;
   if (have_fixed_ && workload_ == run.workload && seq_len_ == t.seq_len && finetune_ == t.finetune &&
       lora_rank_ == t.lora_rank && lora_targets_ == t.lora_targets && base_quant_ == t.base_quant &&
-      attn_kernel_ == t.attn_kernel && fused_loss_ == t.fused_loss)
+      attn_kernel_ == t.attn_kernel && fused_loss_ == t.fused_loss && expert_imbalance_ == run.par.expert_imbalance)
     return;
   cache_.clear();
   stage_params_cache_.clear();
@@ -42,6 +42,7 @@ void FastTrainEvaluator::check_fixed_part(const RunSpec& run) {
   base_quant_ = t.base_quant;
   attn_kernel_ = t.attn_kernel;
   fused_loss_ = t.fused_loss;
+  expert_imbalance_ = run.par.expert_imbalance;
 }
 
 const FastTrainEvaluator::Costs& FastTrainEvaluator::costs(const RunSpec& run) {

@@ -122,6 +122,7 @@ class FastTrainEvaluator {
   model::WeightQuant base_quant_ = model::WeightQuant::None;
   AttentionKernel attn_kernel_ = AttentionKernel::Fa2;
   bool fused_loss_ = false;
+  double expert_imbalance_ = 1;
 };
 
 }  // namespace llmsim::sim

@@ -45,8 +45,14 @@ class Builder {
   void add_ops(const std::vector<Operator>& ops, bool frozen, double attention_scale,
                const std::vector<double>& rerun) {
     const DType prec = in_.run.train.precision;
+    const auto& par = in_.run.par;
+    const double imbalance = par.ep > 1 ? std::max(1.0, par.expert_imbalance) : 1.0;
     for (std::size_t i = 0; i < ops.size(); ++i) {
       Operator op = ops[i];
+      // Expert parallelism: the step waits for the rank with the most routed tokens.
+      if (imbalance > 1.0)
+        op = model::on_busiest_expert_rank(op, imbalance,
+                                           dbl(op.weight_params) * dtype_bytes(layer_weight_dtype(in_.run)));
       if (attention_scale != 1.0 && is_attention_core(op)) {
         op.fwd_flops *= attention_scale;
         op.fwd_bytes *= attention_scale;
