@@ -112,6 +112,17 @@ Outcome evaluate_pd(const model::ModelSpec& m, const hardware::SystemSpec& sys, 
   }
 }
 
+// A candidate that meets the SLOs with `replicas` replicas on `gpus` GPUs, as the run `o` measured it.
+void meets(ServePlanCandidate& c, const Outcome& o, std::int64_t replicas, std::int64_t gpus, double price) {
+  c.feasible = true;
+  c.replicas = replicas;
+  c.gpus = gpus;
+  c.ttft_p99_s = o.ttft_p99;
+  c.tpot_p99_s = o.tpot_p99;
+  c.output_tokens_per_s = o.out_tps;
+  c.cost_per_hour = price * static_cast<double>(gpus);
+}
+
 // Whether a replica of `tp` GPUs can hold the model's attention heads and stay inside one fast domain.
 bool tp_fits(const model::ModelSpec& m, const hardware::SystemSpec& sys, std::int64_t tp) {
   return m.num_heads % tp == 0 && model::kv_heads_per_rank(m, tp) > 0 && tp <= hardware::fast_domain_gpus(sys);
@@ -191,13 +202,7 @@ ServePlan plan_serving(const model::ModelSpec& m, const std::vector<hardware::Sy
                             o.tpot_p99 * 1e3)
                       : o.why;
       } else {
-        c.feasible = true;
-        c.replicas = n;
-        c.gpus = n * per_replica;
-        c.ttft_p99_s = o.ttft_p99;
-        c.tpot_p99_s = o.tpot_p99;
-        c.output_tokens_per_s = o.out_tps;
-        c.cost_per_hour = price * static_cast<double>(c.gpus);
+        meets(c, o, n, n * per_replica, price);
       }
       plan.candidates.push_back(c);
     }
@@ -222,13 +227,7 @@ ServePlan plan_serving(const model::ModelSpec& m, const std::vector<hardware::Sy
                                       o.tpot_p99 * 1e3)
                         : o.why;
         } else {
-          c.feasible = true;
-          c.replicas = (p + d) * n;
-          c.gpus = per_unit * n;
-          c.ttft_p99_s = o.ttft_p99;
-          c.tpot_p99_s = o.tpot_p99;
-          c.output_tokens_per_s = o.out_tps;
-          c.cost_per_hour = price * static_cast<double>(c.gpus);
+          meets(c, o, (p + d) * n, per_unit * n, price);
         }
         plan.candidates.push_back(c);
       }
