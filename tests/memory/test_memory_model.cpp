@@ -184,6 +184,36 @@ TEST_CASE("LoRA freezes the base: adapters only in gradients and optimizer state
   CHECK(lt::item(res, "gradients") == doctest::Approx(4194304.0 * 2));  // deepspeed: bf16 gradients
 }
 
+TEST_CASE("LoRA on a frozen 16-bit base keeps only its targeted projections' inputs for backward") {
+  const auto m = lt::preset_model("llama2-7b");  // hidden 4096, ffn 11008, 32 layers
+  const auto sys = lt::preset_system("a800-nvlink");
+  auto r = train_run(1);
+  r.workload = sim::Workload::Finetune;
+  r.train.finetune = sim::FinetuneKind::Lora;
+  r.train.lora_rank = 8;
+  r.train.seq_len = 512;
+  r.train.recompute = sim::Recompute::None;
+  r.train.framework = sim::Framework::DeepSpeed;
+  const double all = lt::item(sim::evaluate_memory(m, sys, r), "activations");
+  r.train.lora_targets = {"q", "v"};
+  const double qv = lt::item(sim::evaluate_memory(m, sys, r), "activations");
+  // q and v read the attention norm's output, FlashAttention keeps its output: what goes is the MLP norm's
+  // output (4096), the down projection's input (11008) and the contiguous copy of the attention output that
+  // HF's o_proj keeps for its weight gradient (4096), 2 B each, per token, 512 tokens, 32 layers.
+  CHECK(all - qv == doctest::Approx((4096.0 + 11008.0 + 4096.0) * 2 * 512 * 32));
+  // Full fine-tuning keeps every input, as LoRA on all projections does.
+  r.train.lora_targets = {};
+  r.train.lora_rank = 0;
+  r.train.finetune = sim::FinetuneKind::Full;
+  CHECK(lt::item(sim::evaluate_memory(m, sys, r), "activations") == doctest::Approx(all));
+  // A 4-bit base through bitsandbytes before 0.43.2 kept every input (QLoRA): no change for its targets.
+  r.train.finetune = sim::FinetuneKind::Qlora;
+  r.train.lora_rank = 8;
+  const double q_all = lt::item(sim::evaluate_memory(m, sys, r), "activations");
+  r.train.lora_targets = {"q", "v"};
+  CHECK(lt::item(sim::evaluate_memory(m, sys, r), "activations") == doctest::Approx(q_all));
+}
+
 TEST_CASE("QLoRA (Dettmers et al. 2023): NF4 + double quantization at 4.127 bits; a 65B model trains in < 48 GB") {
   const auto sys = lt::preset_system("l40s-pcie");
   auto r = train_run(1);

@@ -3,8 +3,41 @@
 #include <algorithm>
 
 #include "llmsim/core/dtype.h"
+#include "llmsim/run/framework_profile.h"
 
 namespace llmsim::sim {
+
+KeptInputs kept_projection_inputs(const RunSpec& run) {
+  const auto& t = run.train;
+  KeptInputs k;
+  if (run.workload != Workload::Finetune || t.finetune != FinetuneKind::Lora ||
+      t.base_quant != model::WeightQuant::None || t.lora_targets.empty())
+    return k;
+  const auto has = [&](const char* name) {
+    return std::find(t.lora_targets.begin(), t.lora_targets.end(), name) != t.lora_targets.end();
+  };
+  k.qkv = has("q") || has("k") || has("v");
+  k.out = has("o");
+  k.gate_up = has("gate") || has("up");
+  k.down = has("down");
+  return k;
+}
+
+ActivationParams training_activation_params(const RunSpec& run) {
+  const auto& t = run.train;
+  const auto& par = run.par;
+  const FrameworkProfile& fw = framework_profile(t.framework);
+  return ActivationParams{.micro_batch = t.micro_batch,
+                          .seq_len = t.seq_len,
+                          .tp = par.tp,
+                          .cp = par.cp,
+                          .sequence_parallel = par.sequence_parallel,
+                          .flash_attn = t.flash_attn,
+                          .act_bytes = dtype_bytes(activation_dtype(t.precision)),
+                          .glue = training_glue(fw, t),
+                          .selective = fw.selective,
+                          .kept = kept_projection_inputs(run)};
+}
 
 LayerActivations layer_activations(const model::ModelSpec& m, const ActivationParams& p, std::int64_t layer_index) {
   const double beta = p.act_bytes;
@@ -31,8 +64,11 @@ LayerActivations layer_activations(const model::ModelSpec& m, const ActivationPa
   const double resid = glue.stream_bytes(beta);
   const double eager_norm = glue.norm_kernels(m.norm) > 1 ? 4.0 : 0.0;
   const bool casts = glue.casts_inputs(beta);
-  const double attn_inputs = casts ? model::attention_input_projections(m) : 1.0;
-  const double mlp_inputs = casts ? model::mlp_input_projections(m) : 1.0;
+  const KeptInputs& kept = p.kept;
+  const double attn_inputs = !kept.qkv ? 0.0 : casts ? model::attention_input_projections(m) : 1.0;
+  const double mlp_inputs = !kept.gate_up ? 0.0 : casts ? model::mlp_input_projections(m) : 1.0;
+  // FlashAttention keeps its output for backward; an unfused chain's output only the output projection needs.
+  const double context = p.flash_attn || kept.out ? 1.0 : 0.0;
 
   LayerActivations a;
   // Attention block. Replicated over TP: the norm input, the QKV GEMM input and the residual dropout mask.
@@ -44,10 +80,10 @@ LayerActivations layer_activations(const model::ModelSpec& m, const ActivationPa
   if (m.qk_norm)
     a.split += beta * tokens * (q_dim / t + kv_dim_per_rank) +
                4.0 * tokens * (heads_per_rank + kv_dim_per_rank / static_cast<double>(m.head_dim));
-  a.split += beta * tokens * (q_dim / t + kv_dim_per_rank)                 // Q, K after RoPE
-             + beta * tokens * v_dim_per_rank                              // V
-             + beta * tokens * o_dim / t                                   // context = out-projection input
-             + (glue.attn_output_copy ? beta * tokens * o_dim / t : 0.0);  // + its contiguous copy
+  a.split += beta * tokens * (q_dim / t + kv_dim_per_rank)                             // Q, K after RoPE
+             + beta * tokens * v_dim_per_rank                                          // V
+             + context * beta * tokens * o_dim / t                                     // context = out-projection input
+             + (glue.attn_output_copy && kept.out ? beta * tokens * o_dim / t : 0.0);  // + its contiguous copy
   // MLA's latents, whole on every rank: q_a's and kv_a's outputs (their norms' inputs) and the normed
   // latents q_b_proj and kv_b_proj read.
   if (m.mla.enabled())
@@ -71,14 +107,15 @@ LayerActivations layer_activations(const model::ModelSpec& m, const ActivationPa
   const auto mlp_intermediates = [&](double ffn, double toks) {
     // Gated (SwiGLU): gate output, up output, act(gate), and their product (down input) = 4 tensors;
     // plain (GELU): activation input and output = 2 tensors (Korthikanti's 8sbh + 8sbh at ffn = 4h).
-    const double tensors = m.mlp == model::MlpKind::Gated ? 4.0 : 2.0;
+    // The down projection's input (the product, or the activation's output) only when backward needs it.
+    const double tensors = (m.mlp == model::MlpKind::Gated ? 3.0 : 1.0) + (kept.down ? 1.0 : 0.0);
     return tensors * beta * toks * ffn / t;
   };
   if (m.is_moe_layer(layer_index)) {
     const double k = static_cast<double>(m.moe.experts_per_token);
     const double routed = tokens * k;                                  // token copies sent to experts
     a.split += 4.0 * tokens * static_cast<double>(m.moe.num_experts);  // fp32 router logits / probs
-    a.split += beta * routed * h;                                      // dispatched expert inputs
+    a.split += (kept.gate_up ? beta : 0.0) * routed * h;               // dispatched expert inputs
     a.split += mlp_intermediates(static_cast<double>(m.moe.expert_ffn), routed);
     if (m.moe.shared_expert_ffn > 0) a.split += mlp_intermediates(static_cast<double>(m.moe.shared_expert_ffn), tokens);
   } else {

@@ -18,6 +18,21 @@ struct LayerActivations {
   double total() const { return replicated + split + quadratic; }
 };
 
+// Which projections' inputs a layer keeps for backward. Autograd keeps a matmul's input only for its weight's
+// gradient (PyTorch derivatives.yaml: mm saves `self` only when mat2 requires grad), so under LoRA a frozen
+// 16-bit projection's input is kept only when an adapter on it reads it (PEFT's lora_A(dropout(x))) or another
+// operator keeps it anyway (FlashAttention its output, the activation function its input). Full training keeps
+// every one; so did a bitsandbytes 4-bit base before 0.43.2 (MatMul4Bit saved its input A until PR #1270,
+// 2024-07-16) and AutoGPTQ's QuantLinear, which QLoRA and LoRA on an int4 base run here.
+struct KeptInputs {
+  bool qkv = true;      // the QKV projections' input (the attention norm's output)
+  bool out = true;      // the output projection's input (the attention's output; FlashAttention keeps it anyway)
+  bool gate_up = true;  // the MLP's first GEMMs' input (the MLP norm's output)
+  bool down = true;     // the down projection's input (act(gate) x up, or the activation's output)
+};
+// The rule for a training run: LoRA on a 16-bit base keeps its targeted projections' inputs only.
+KeptInputs kept_projection_inputs(const RunSpec& run);
+
 struct ActivationParams {
   std::int64_t micro_batch = 1;
   std::int64_t seq_len = 2048;
@@ -29,7 +44,11 @@ struct ActivationParams {
   model::EagerGlue glue;  // what eager model code saves beyond the fused kernels' tensors (default: fused)
   // What selective recomputation keeps (the framework's policy, src/llmsim/model/op_checkpoint.h).
   model::SelectivePolicy selective = model::SelectivePolicy::AttentionCore;
+  KeptInputs kept;  // which projection inputs backward needs (all, unless LoRA freezes a 16-bit base)
 };
+
+// The activation parameters of a training run (the memory model's and the fast estimator's one source).
+ActivationParams training_activation_params(const RunSpec& run);
 
 // Everything a layer stores with no recomputation (sequence parallelism divides `replicated` by tp).
 LayerActivations layer_activations(const model::ModelSpec& m, const ActivationParams& p, std::int64_t layer_index);

@@ -165,7 +165,6 @@ StageMemory training_stage(const model::ModelSpec& m, const hardware::SystemSpec
                            const Stage& st) {
   const auto& par = run.par;
   const auto& t = run.train;
-  const FrameworkProfile& fw = framework_profile(t.framework);
   const StageParams sp = stage_params(m, par, st.index);
   StageMemory out;
   out.params = sp.total();
@@ -179,15 +178,7 @@ StageMemory training_stage(const model::ModelSpec& m, const hardware::SystemSpec
                  .other = sp.other,
                  .largest_layer = sp.largest_layer,
                  .trainable = lora ? lora_params(m, par, st.first_layer, st.layers, t) : sp.total()};
-  const ActivationParams ap{.micro_batch = t.micro_batch,
-                            .seq_len = t.seq_len,
-                            .tp = par.tp,
-                            .cp = par.cp,
-                            .sequence_parallel = par.sequence_parallel,
-                            .flash_attn = t.flash_attn,
-                            .act_bytes = dtype_bytes(activation_dtype(t.precision)),
-                            .glue = training_glue(fw, t),
-                            .selective = fw.selective};
+  const ActivationParams ap = training_activation_params(run);
   for (std::int64_t l = st.first_layer; l < st.first_layer + st.layers; ++l) {
     const double stored = stored_layer_bytes(m, ap, l, t.recompute);
     in.per_mb += stored;

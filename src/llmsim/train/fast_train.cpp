@@ -122,21 +122,11 @@ FastMemory FastTrainEvaluator::memory(const RunSpec& run) {
   check_fixed_part(run);
   const auto& par = run.par;
   const auto& t = run.train;
-  const FrameworkProfile& fw = framework_profile(t.framework);
   FastMemory out;
   out.gpu_capacity_bytes = sys_.gpu.memory_bytes;
   out.host_capacity_bytes = sys_.node.host_memory_bytes;
-  const double act_bytes = dtype_bytes(activation_dtype(t.precision));
   const bool lora = t.finetune != FinetuneKind::Full;
-  const ActivationParams ap{.micro_batch = t.micro_batch,
-                            .seq_len = t.seq_len,
-                            .tp = par.tp,
-                            .cp = par.cp,
-                            .sequence_parallel = par.sequence_parallel,
-                            .flash_attn = t.flash_attn,
-                            .act_bytes = act_bytes,
-                            .glue = training_glue(fw, t),
-                            .selective = fw.selective};
+  const ActivationParams ap = training_activation_params(run);
   // Per layer kind (layer_activations depends on the layer only through is_moe_layer).
   double stored[2] = {0, 0}, working[2] = {0, 0};
   for (int k = 0; k < 2; ++k) {
