@@ -71,6 +71,18 @@ TEST_CASE("sglang: a prompt over the chunk budget is truncated and its next chun
   CHECK(r.iterations == 4);
 }
 
+TEST_CASE("sglang without chunked prefill: a prompt over the budget runs whole, alone in its batch") {
+  // Budget 128, chunking off. A(300, 2) and B(20, 2) at 0: A alone [0, 31.0] (1 + 30.0 ms), then B's prefill
+  // [31.0, 34.0] while A waits, then both decode [34.0, 35.2].
+  auto s = sglang(10000, 128);
+  s.engine.chunked_prefill = false;
+  const auto r = sim::run_serving({req(0, 0, 300, 2), req(1, 0, 20, 2)}, s, simple_cost());
+  REQUIRE(r.valid());
+  CHECK(r.requests[0].ttft_s == doctest::Approx(31.0 * ms));
+  CHECK(r.requests[1].ttft_s == doctest::Approx(34.0 * ms));
+  CHECK(r.requests[0].e2e_s == doctest::Approx(35.2 * ms));
+}
+
 TEST_CASE("sglang: admission reserves the new request's whole output and the running ones' at the ratio") {
   // 120 KV tokens; A(50, 20) and B(50, 20) at 0. A: 50 + 20 = 70 < 120, admitted. B: 120 free and allocated -
   // 70 reserved = 50 <= 70: not admitted. While A decodes, B needs 70 < (71 - g) - (20 - g) x ratio, which no

@@ -88,8 +88,14 @@ bool Des::sglang_prefill(Replica& r) {
       detach_prefix(r, q);
       break;
     }
-    const bool whole = ext <= chunk_left;
-    const std::int64_t n = whole ? ext : chunk_left;  // a prompt longer than the budget left is truncated
+    // A prompt longer than the budget left is truncated (chunked prefill); with chunking off
+    // (--chunked-prefill-size -1) it runs whole, alone in its batch if need be.
+    const bool whole = ext <= chunk_left || (!e_.chunked_prefill && r.work.empty());
+    if (!whole && !e_.chunked_prefill) {
+      detach_prefix(r, q);
+      break;
+    }
+    const std::int64_t n = whole ? ext : chunk_left;
     if (!take(q, n)) {
       detach_prefix(r, q);
       break;

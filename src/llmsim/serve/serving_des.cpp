@@ -41,8 +41,8 @@ std::vector<std::string> Des::feasibility() const {
       ++count;
       if (need > worst_need) worst = static_cast<std::int64_t>(i), worst_need = need;
     }
-    // Without chunking a prompt must fit the budget.
-    if (e_.batching == Batching::Continuous && !e_.chunked_prefill) {
+    // Without chunking a prompt must fit the budget (SGLang runs a longer one alone in its prefill batch).
+    if (e_.batching == Batching::Continuous && !e_.chunked_prefill && !e_.prefill_first) {
       if (q.input_tokens > budget()) {
         ++long_count;
         if (long_prompt < 0 || q.input_tokens > reqs_[static_cast<std::size_t>(long_prompt)].input_tokens)
