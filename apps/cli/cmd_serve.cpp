@@ -186,7 +186,8 @@ void add_serve_flags(CLI::App* sub, ServeCommand& c) {
   sub->add_flag("--prefix-caching,!--no-prefix-caching", cmd->prefix_caching,
                 "engine: reuse the cached KV of shared prompt prefixes (default: the engine's; vllm and trt-llm on; "
                 "--no-prefix-caching: compute every prompt whole)");
-  sub->add_option("--gpu-memory-utilization", cmd->gpu_mem_util, "engine: fraction of GPU memory it may use")
+  sub->add_option("--gpu-memory-utilization", cmd->gpu_mem_util,
+                  "engine: fraction of GPU memory it may use (SGLang: --mem-fraction-static, weights and KV together)")
       ->check(finite_positive())  // refuses nan and inf, which a range alone lets through
       ->check(CLI::Range(0.01, 1.0));
   sub->add_option("--kv-cache-blocks", cmd->kv_cache_blocks,
@@ -252,7 +253,10 @@ sim::EngineProfile engine_with_overrides(const ServeCommand& c, const std::strin
     profile.batched_tokens_kv_fraction = 0;
   }
   if (cmd->chunked_given) profile.chunked_prefill = cmd->chunked;
-  if (cmd->gpu_mem_util > 0) profile.gpu_memory_utilization = cmd->gpu_mem_util;
+  if (cmd->gpu_mem_util > 0) {
+    profile.gpu_memory_utilization = cmd->gpu_mem_util;
+    if (profile.static_reserve_bytes > 0) profile.static_fraction = cmd->gpu_mem_util;  // SGLang --mem-fraction-static
+  }
   if (cmd->kv_cache_blocks > 0) profile.kv_cache_blocks = cmd->kv_cache_blocks;
   if (cmd->prefix_caching_given) profile.prefix_caching = cmd->prefix_caching;
   if (cmd->max_loras > 0) profile.max_loras = cmd->max_loras;

@@ -149,6 +149,10 @@ TEST_CASE("sglang: device tiers of server_args.py and the static memory share") 
   CHECK(sim::static_memory_fraction(sim::serving_profile(Framework::Sglang, h200), h200.gpu.memory_bytes, 2) ==
         doctest::Approx(0.907));
   CHECK(sim::static_memory_fraction(sim::engine_profile(Framework::Vllm), h100.gpu.memory_bytes, 1) == 0);
+  // --mem-fraction-static as given replaces the tier's reserve.
+  auto given = p1;
+  given.static_fraction = 0.8;
+  CHECK(sim::static_memory_fraction(given, h100.gpu.memory_bytes, 8) == 0.8);
 }
 
 TEST_CASE("sglang full model: KV from the static share, the request pool, and prefill-first against vLLM") {

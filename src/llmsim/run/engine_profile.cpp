@@ -453,6 +453,7 @@ EngineProfile released_profile(Framework f, const std::optional<Version>& releas
 }
 
 double static_memory_fraction(const EngineProfile& e, double device_bytes, std::int64_t ranks) {
+  if (e.static_fraction > 0) return e.static_fraction;
   if (e.static_reserve_bytes <= 0 || device_bytes <= 0) return 0;
   const double reserve =
       e.static_reserve_bytes + e.static_reserve_per_rank_bytes * static_cast<double>(std::max<std::int64_t>(1, ranks));

@@ -115,6 +115,7 @@ struct EngineProfile {
   // live in the reserve); 0: the KV cache is sized by the fields above.
   double static_reserve_bytes = 0;
   double static_reserve_per_rank_bytes = 0;
+  double static_fraction = 0;  // SGLang --mem-fraction-static as given (0: from the reserve above)
   // Multi-LoRA serving: distinct LoRA adapters one iteration may run (vLLM --max-loras, SGLang
   // --max-loras-per-batch), each with a GPU slot of its own reserved beside the weights; 0: the profile does
   // not model multi-LoRA serving.

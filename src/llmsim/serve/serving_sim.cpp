@@ -186,7 +186,7 @@ ServingResult simulate_serving(const model::ModelSpec& m, const hardware::System
     // Sized as the engine sizes it: a configured count of blocks or a share of the device, whatever the
     // weights take; a fraction of the memory left after them; or a fraction of the device minus them.
     const bool fixed = e.kv_cache_blocks > 0 || e.kv_share_of_device;
-    if (e.static_reserve_bytes > 0 && e.kv_cache_blocks <= 0) {
+    if ((e.static_reserve_bytes > 0 || e.static_fraction > 0) && e.kv_cache_blocks <= 0) {
       // SGLang: mem_fraction_static (rounded to 3 decimals as server_args.py rounds it) of the device holds the
       // weights and the KV pool; the pool is what the free memory after loading exceeds the rest by
       // (model_runner profile_max_num_token), so the CUDA context comes off it too.
