@@ -351,7 +351,6 @@ EngineProfile sglang_profile() {
   // --max-loras-per-batch 8 (server_args.py); a waiting request whose adapter would make the batch's adapters
   // exceed it ends the prefill batch (Scheduler.get_new_batch_prefill: batch_is_full, break).
   p.max_loras = 8;
-  p.lora_skips_waiting = false;
   p.source =
       "sgl-project/sglang python/sglang/srt: managers/scheduler.py get_next_batch_to_run (prefill batches first, "
       "enable_mixed_chunk False), managers/schedule_policy.py PrefillAdder (chunked_prefill_size budget, "

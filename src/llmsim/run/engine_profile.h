@@ -118,11 +118,9 @@ struct EngineProfile {
   double static_fraction = 0;  // SGLang --mem-fraction-static as given (0: from the reserve above)
   // Multi-LoRA serving: distinct LoRA adapters one iteration may run (vLLM --max-loras, SGLang
   // --max-loras-per-batch), each with a GPU slot of its own reserved beside the weights; 0: the profile does
-  // not model multi-LoRA serving.
+  // not model multi-LoRA serving. A waiting request whose adapter would exceed it is skipped for the step by
+  // vLLM V1 (admission_mixed.cpp) and ends SGLang's prefill batch (admission_sglang.cpp).
   std::int64_t max_loras = 0;
-  // What a request whose adapter would exceed max_loras does: vLLM V1 skips it for this step and looks at the
-  // next waiting request; SGLang stops admitting (the batch counts as full).
-  bool lora_skips_waiting = true;
 };
 
 // SGLang's mem_fraction_static for a device of `device_bytes` and `ranks` = tp x pp GPUs per replica:
