@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -104,6 +105,47 @@ void add_shared_prefix_options(CLI::App& app, std::int64_t& tokens, std::int64_t
   app.add_option("--prefix-groups", groups,
                  "different shared prefixes, request i taking prefix i mod G (default 1; needs --shared-prefix)")
       ->check(CLI::Range(std::int64_t{1}, sim::kMaxRequestTokens));
+}
+
+void add_adapter_options(CLI::App& app, AdapterFlags& f) {
+  CLI::Option* adapters =
+      app.add_option("--adapters", f.adapters,
+                     "multi-LoRA serving: every request runs with one of N LoRA adapters (vllm, sglang; "
+                     "docs/serving.md)")
+          ->check(CLI::Range(std::int64_t{1}, std::int64_t{1'000'000}));
+  app.add_option("--adapter-popularity", f.popularity,
+                 "how requests pick their adapter: uniform, or zipf:S (adapter i with weight 1/(i+1)^S, S > 0)")
+      ->needs(adapters);
+  app.add_option("--adapter-rank", f.rank, "the adapters' LoRA rank (default 16, vLLM's max_lora_rank)")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{65536}))
+      ->needs(adapters);
+  app.add_option(
+         "--adapter-targets", f.targets,
+         "projections the adapters adapt, comma-separated (default all): " + join(sim::lora_target_names(), ","))
+      ->delimiter(',')
+      ->check(CLI::IsMember(sim::lora_target_names()))
+      ->needs(adapters);
+  app.add_option("--max-loras", f.max_loras,
+                 "engine: distinct adapters per iteration, each with a GPU slot (vLLM --max-loras, default 1; SGLang "
+                 "--max-loras-per-batch, default 8)")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{100'000}))
+      ->needs(adapters);
+}
+
+double AdapterFlags::zipf() const {
+  if (popularity == "uniform") return 0;
+  double s = 0;
+  if (popularity.starts_with("zipf:")) {
+    const std::string v = popularity.substr(5);
+    const char* end = v.data() + v.size();
+    if (std::from_chars(v.data(), end, s).ptr == end && std::isfinite(s) && s > 0) return s;
+  }
+  throw_usage("--adapter-popularity",
+              fmt::format("--adapter-popularity {}: expected uniform or zipf:S with S a number > 0", popularity));
+}
+
+std::string AdapterFlags::describe() const {
+  return fmt::format(", {} LoRA adapter{} ({}) of rank {}", adapters, adapters == 1 ? "" : "s", popularity, rank);
 }
 
 void refuse_overwrite(const std::string& flag, const std::string& output, const std::vector<std::string>& inputs) {

@@ -62,6 +62,19 @@ CLI::Validator rate_or_inf();
 // shared prompt prefix before every prompt (0 to 2^24), one of G different prefixes (1 to 2^24).
 void add_shared_prefix_options(CLI::App& app, std::int64_t& tokens, std::int64_t& groups);
 
+// Multi-LoRA serving's flags (serve and plan serve): adapters, their popularity, rank and projections, and the
+// engine's adapters per iteration.
+struct AdapterFlags {
+  std::int64_t adapters = 0;
+  std::string popularity = "uniform";
+  std::int64_t rank = 16;
+  std::vector<std::string> targets;
+  std::int64_t max_loras = 0;
+  double zipf() const;           // --adapter-popularity: 0 for uniform, S for zipf:S (a usage error otherwise)
+  std::string describe() const;  // ", 8 LoRA adapters (zipf:1) of rank 16"
+};
+void add_adapter_options(CLI::App& app, AdapterFlags& flags);
+
 // --overlay FILE (hardware::apply_efficiency_overlay), for the commands that predict time.
 void add_overlay_option(CLI::App& app, CommonOptions& opts);
 

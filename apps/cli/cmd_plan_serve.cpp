@@ -44,6 +44,7 @@ struct PlanServeCommand {
   std::string output = "128";
   std::int64_t shared_prefix = 0;
   std::int64_t prefix_groups = 1;
+  AdapterFlags lora;  // multi-LoRA serving
   std::int64_t max_gpus = 64;
   std::int64_t requests = 400;
   std::string price;     // --price-per-gpu-hour as written (X, or sys=X,sys2=Y)
@@ -74,6 +75,7 @@ nlohmann::json plan_json(const model::ModelSpec& m, const std::vector<hardware::
                    {"output_len", spec.output.describe()},
                    {"shared_prefix_tokens", spec.shared_prefix_tokens},
                    {"prefix_groups", spec.prefix_groups},
+                   {"adapters", spec.adapters},
                    {"precision", dtype_name(spec.precision)},
                    {"max_gpus", spec.max_gpus},
                    {"requests_per_replica", spec.requests_per_replica},
@@ -131,6 +133,11 @@ sim::ServePlanSpec plan_spec(const PlanServeCommand& c, const std::vector<std::s
     throw_usage("--prefix-groups", "--prefix-groups needs --shared-prefix N (the tokens each group shares)");
   spec.shared_prefix_tokens = c.shared_prefix;
   spec.prefix_groups = c.prefix_groups;
+  spec.adapters = c.lora.adapters;
+  spec.adapter_zipf = c.lora.adapters > 0 ? c.lora.zipf() : 0.0;
+  spec.adapter_rank = c.lora.rank;
+  spec.adapter_targets = c.lora.targets;
+  spec.max_loras = c.lora.max_loras;
   spec.max_gpus = c.max_gpus;
   spec.requests_per_replica = c.requests;
   spec.price_per_gpu_hour = parse_prices(c.price, systems);
@@ -218,10 +225,10 @@ void print_table(const PlanServeCommand& c, const model::ModelSpec& m, const sim
           ? fmt::format(" after a shared prefix of {} tokens ({} group{})", spec.shared_prefix_tokens,
                         spec.prefix_groups, spec.prefix_groups == 1 ? "" : "s")
           : std::string();
-  std::cout << fmt::format("llmsim plan serve: {} at {} requests/s, p99 TTFT <= {} ms{}, input {}{}, output {}\n",
-                           m.name, c.rate, c.slo_ttft_ms,
-                           c.slo_tpot_ms > 0 ? fmt::format(", p99 TPOT <= {} ms", c.slo_tpot_ms) : "",
-                           spec.input.describe(), prefix, spec.output.describe());
+  std::cout << fmt::format(
+      "llmsim plan serve: {} at {} requests/s, p99 TTFT <= {} ms{}, input {}{}, output {}{}\n", m.name, c.rate,
+      c.slo_ttft_ms, c.slo_tpot_ms > 0 ? fmt::format(", p99 TPOT <= {} ms", c.slo_tpot_ms) : "", spec.input.describe(),
+      prefix, spec.output.describe(), spec.adapters > 0 ? c.lora.describe() : std::string());
   if (plan.found()) {
     const auto& b = plan.candidates.front();
     std::cout << fmt::format(
@@ -309,6 +316,7 @@ Runner add_plan_serve_subcommand(CLI::App& plan_top) {
   sub->add_option("--input-len", cmd->input, std::string("prompt tokens: ") + sim::kLengthForms);
   sub->add_option("--output-len", cmd->output, std::string("output tokens: ") + sim::kLengthForms);
   add_shared_prefix_options(*sub, cmd->shared_prefix, cmd->prefix_groups);
+  add_adapter_options(*sub, cmd->lora);
   sub->add_option("--max-gpus", cmd->max_gpus, "GPUs at most per candidate")->check(finite_positive());
   sub->add_option("--requests", cmd->requests, "simulated requests per replica (default 400, at most 1,000,000)")
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1000000}));

@@ -54,13 +54,7 @@ struct ServeCommand {
   bool chunked = false, chunked_given = false;  // --chunked-prefill (true) / --no-chunked-prefill (false)
   std::int64_t shared_prefix = 0;
   std::int64_t prefix_groups = 1;
-  // Multi-LoRA serving: adapters the requests use, how popular each is, their rank and projections, and the
-  // engine's adapters per iteration.
-  std::int64_t adapters = 0;
-  std::string adapter_popularity = "uniform";
-  std::int64_t adapter_rank = 16;
-  std::vector<std::string> adapter_targets;
-  std::int64_t max_loras = 0;
+  AdapterFlags lora;                                          // multi-LoRA serving
   bool prefix_caching = false, prefix_caching_given = false;  // --prefix-caching / --no-prefix-caching
   double gpu_mem_util = 0;
   std::int64_t kv_cache_blocks = 0;
@@ -161,28 +155,7 @@ void add_serve_flags(CLI::App* sub, ServeCommand& c) {
   sub->add_flag("--chunked-prefill,!--no-chunked-prefill", cmd->chunked,
                 "engine: split long prompts across iterations (--no-chunked-prefill: prompts prefill whole)");
   add_shared_prefix_options(*sub, cmd->shared_prefix, cmd->prefix_groups);
-  CLI::Option* adapters =
-      sub->add_option("--adapters", cmd->adapters,
-                      "multi-LoRA serving: every request runs with one of N LoRA adapters (vllm, sglang; "
-                      "docs/serving.md)")
-          ->check(CLI::Range(std::int64_t{1}, std::int64_t{1'000'000}));
-  sub->add_option("--adapter-popularity", cmd->adapter_popularity,
-                  "how requests pick their adapter: uniform, or zipf:S (adapter i with weight 1/(i+1)^S, S > 0)")
-      ->needs(adapters);
-  sub->add_option("--adapter-rank", cmd->adapter_rank, "the adapters' LoRA rank (default 16, vLLM's max_lora_rank)")
-      ->check(CLI::Range(std::int64_t{1}, std::int64_t{65536}))
-      ->needs(adapters);
-  sub->add_option(
-         "--adapter-targets", cmd->adapter_targets,
-         "projections the adapters adapt, comma-separated (default all): " + join(sim::lora_target_names(), ","))
-      ->delimiter(',')
-      ->check(CLI::IsMember(sim::lora_target_names()))
-      ->needs(adapters);
-  sub->add_option("--max-loras", cmd->max_loras,
-                  "engine: distinct adapters per iteration, each with a GPU slot (vLLM --max-loras, default 1; SGLang "
-                  "--max-loras-per-batch, default 8)")
-      ->check(CLI::Range(std::int64_t{1}, std::int64_t{100'000}))
-      ->needs(adapters);
+  add_adapter_options(*sub, cmd->lora);
   sub->add_flag("--prefix-caching,!--no-prefix-caching", cmd->prefix_caching,
                 "engine: reuse the cached KV of shared prompt prefixes (default: the engine's; vllm and trt-llm on; "
                 "--no-prefix-caching: compute every prompt whole)");
@@ -259,7 +232,7 @@ sim::EngineProfile engine_with_overrides(const ServeCommand& c, const std::strin
   }
   if (cmd->kv_cache_blocks > 0) profile.kv_cache_blocks = cmd->kv_cache_blocks;
   if (cmd->prefix_caching_given) profile.prefix_caching = cmd->prefix_caching;
-  if (cmd->max_loras > 0) profile.max_loras = cmd->max_loras;
+  if (cmd->lora.max_loras > 0) profile.max_loras = cmd->lora.max_loras;
   if (cmd->prefix_caching_given && cmd->prefix_caching &&
       (profile.batching == sim::Batching::Static || profile.separate_prefill))
     throw_usage(
@@ -278,24 +251,6 @@ sim::EngineProfile engine_with_overrides(const ServeCommand& c, const std::strin
                                                  engine));
 
   return profile;
-}
-
-// --adapter-popularity: 0 for uniform, S for zipf:S (a usage error names the flag otherwise).
-double adapter_zipf(const std::string& text) {
-  if (text == "uniform") return 0;
-  double s = 0;
-  if (text.starts_with("zipf:")) {
-    const std::string v = text.substr(5);
-    const char* end = v.data() + v.size();
-    if (std::from_chars(v.data(), end, s).ptr == end && std::isfinite(s) && s > 0) return s;
-  }
-  throw_usage("--adapter-popularity",
-              fmt::format("--adapter-popularity {}: expected uniform or zipf:S with S a number > 0", text));
-}
-
-std::string adapters_text(const ServeCommand& c) {
-  return fmt::format(", {} LoRA adapter{} ({}) of rank {}", c.adapters, c.adapters == 1 ? "" : "s",
-                     c.adapter_popularity, c.adapter_rank);
 }
 
 // The requests to serve (a trace file or a generated stream), how to describe them, and notes.
@@ -320,8 +275,8 @@ Stream request_stream(const CLI::App* sub, const ServeCommand& c, const sim::Run
   const std::string ctx_owner = sim::context_is_engines(m.max_positions, run.infer)
                                     ? std::string("the engine's (--max-model-len)")
                                     : m.name + "'s";
-  spec.adapters = cmd->adapters;
-  spec.adapter_zipf = adapter_zipf(cmd->adapter_popularity);
+  spec.adapters = cmd->lora.adapters;
+  spec.adapter_zipf = cmd->lora.zipf();
   if (!cmd->trace_file.empty()) {
     sim::TraceFile tf = sim::read_trace_csv(cmd->trace_file);
     sim::assign_adapters(tf.requests, spec.adapters, spec.adapter_zipf, spec.seed);
@@ -347,7 +302,7 @@ Stream request_stream(const CLI::App* sub, const ServeCommand& c, const sim::Run
     }
     requests = std::move(tf.requests);
     stream = fmt::format("trace {} ({} requests)", cmd->trace_file, requests.size());
-    if (spec.adapters > 0) stream += adapters_text(*cmd);
+    if (spec.adapters > 0) stream += cmd->lora.describe();
   } else {
     spec.input = cmd->input_dist.empty()
                      ? sim::LengthDist{sim::LengthKind::Fixed, static_cast<double>(run.infer.input_len), 0}
@@ -398,9 +353,9 @@ Stream request_stream(const CLI::App* sub, const ServeCommand& c, const sim::Run
             ? fmt::format(" after a shared prefix of {} tokens ({} group{})", spec.shared_prefix_tokens,
                           spec.prefix_groups, spec.prefix_groups == 1 ? "" : "s")
             : std::string();
-    stream =
-        fmt::format("{} requests, {}, input {}{}, output {}{}, seed {}", spec.requests, arrivals, spec.input.describe(),
-                    prefix, spec.output.describe(), spec.adapters > 0 ? adapters_text(*cmd) : std::string(), spec.seed);
+    stream = fmt::format("{} requests, {}, input {}{}, output {}{}, seed {}", spec.requests, arrivals,
+                         spec.input.describe(), prefix, spec.output.describe(),
+                         spec.adapters > 0 ? cmd->lora.describe() : std::string(), spec.seed);
   }
 
   return out;
@@ -428,10 +383,10 @@ Runner add_serve_command(CLI::App& app) {
       r.run.workload = sim::Workload::Inference;
       r.run.infer.framework = engine_framework(engine);
     });
-    if (cmd->adapters > 0)
+    if (cmd->lora.adapters > 0)
       for (sim::RunSpec* r : {&rr.run, &rr.req.run}) {
-        r->infer.adapter_rank = cmd->adapter_rank;
-        r->infer.adapter_targets = cmd->adapter_targets;
+        r->infer.adapter_rank = cmd->lora.rank;
+        r->infer.adapter_targets = cmd->lora.targets;
       }
     const sim::RunRequest& req = rr.req;
     const model::ModelSpec& m = rr.model;

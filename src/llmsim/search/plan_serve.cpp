@@ -45,6 +45,10 @@ RunSpec candidate_run(const ServePlanSpec& spec, const Choice& ch) {
   run.infer.framework = ch.engine;
   run.infer.input_len = static_cast<std::int64_t>(spec.input.mean()) + spec.shared_prefix_tokens;
   run.infer.output_len = static_cast<std::int64_t>(spec.output.mean());
+  if (spec.adapters > 0) {
+    run.infer.adapter_rank = spec.adapter_rank;
+    run.infer.adapter_targets = spec.adapter_targets;
+  }
   return run;
 }
 
@@ -58,6 +62,8 @@ std::vector<Request> candidate_stream(const ServePlanSpec& spec, double rate, st
   s.output = spec.output;
   s.shared_prefix_tokens = spec.shared_prefix_tokens;
   s.prefix_groups = spec.prefix_groups;
+  s.adapters = spec.adapters;
+  s.adapter_zipf = spec.adapter_zipf;
   s.seed = spec.seed;
   return generate_requests(s);
 }
@@ -176,6 +182,8 @@ ServePlan plan_serving(const model::ModelSpec& m, const std::vector<hardware::Sy
                   if (tp * pp > spec.max_gpus || pp > m.num_layers || !tp_fits(m, sys, tp)) continue;
                   Choice ch{e, tp, pp, q, kv, serving_profile(e, sys, {}, 0, tp)};
                   if (seqs > 0) ch.profile.max_num_seqs = seqs;
+                  // An engine without multi-LoRA keeps 0 slots: its candidates come back infeasible with the reason.
+                  if (spec.max_loras > 0 && ch.profile.max_loras > 0) ch.profile.max_loras = spec.max_loras;
                   if (chunk >= 0) ch.profile.chunked_prefill = chunk == 1;
                   choices.push_back(ch);
                   choice_sys.push_back(&sys);

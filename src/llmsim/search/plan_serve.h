@@ -26,6 +26,14 @@ struct ServePlanSpec {
   // profiles do (EngineProfile::prefix_caching).
   std::int64_t shared_prefix_tokens = 0;
   std::int64_t prefix_groups = 1;
+  // Multi-LoRA serving (StreamSpec::adapters): every request runs with one of `adapters` adapters of
+  // `adapter_rank` on `adapter_targets` (empty: every projection); `max_loras` per iteration (0: the engine's
+  // default). Engines that do not model it come back infeasible with the reason.
+  std::int64_t adapters = 0;
+  double adapter_zipf = 0;
+  std::int64_t adapter_rank = 16;
+  std::vector<std::string> adapter_targets;
+  std::int64_t max_loras = 0;
   std::vector<Framework> engines = {Framework::Vllm, Framework::Tgi, Framework::LightLlm, Framework::TrtLlm};
   std::vector<std::int64_t> tps = {1, 2, 4, 8};
   std::vector<model::WeightQuant> weight_quants = {model::WeightQuant::None};
