@@ -52,12 +52,9 @@ bool Des::plan_mixed(Replica& r) {
     if (static_cast<std::int64_t>(r.running.size()) >= e_.max_num_seqs) break;
     const std::int64_t id = r.waiting[wi];
     Seq& q = seqs_[static_cast<std::size_t>(id)];
-    if (lora_) {
-      std::vector<std::int64_t> trial = loras;
-      if (!lora_admits(trial, q.adapter)) {
-        ++wi;
-        continue;
-      }
+    if (lora_ && !lora_fits(loras, q.adapter)) {
+      ++wi;
+      continue;
     }
     // With prefix caching the cached blocks of its prefix count as computed (vLLM V1 schedules only the
     // tokens after the cache hit).

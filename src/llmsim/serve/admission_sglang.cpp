@@ -148,13 +148,8 @@ bool Des::sglang_decode(Replica& r) {
       first = false;
       const std::int64_t victim = order.back();
       order.pop_back();
-      Seq& q = seqs_[static_cast<std::size_t>(victim)];
-      free_seq(r, q);
-      q.computed = 0;
-      ++q.preemptions;
-      ++preemptions_;
       remove_running(r, victim);
-      r.waiting.push_back(victim);  // _extend_requests_to_queue: back to the waiting queue
+      preempt(r, victim, /*to_back=*/true);  // _extend_requests_to_queue: back to the waiting queue
     }
     std::int64_t decoded = 0, max_new = 0;
     for (const std::int64_t id : order) {
@@ -174,13 +169,8 @@ bool Des::sglang_decode(Replica& r) {
     if (!allocate(r, q, 1) && r.chunked >= 0) {
       // The one request left cannot decode beside a prompt half prefilled (SGLang asserts here): the chunked
       // request goes back to the waiting queue so that the other can finish.
-      Seq& c = seqs_[static_cast<std::size_t>(r.chunked)];
-      free_seq(r, c);
-      c.computed = 0;
-      ++c.preemptions;
-      ++preemptions_;
       remove_running(r, r.chunked);
-      r.waiting.push_front(r.chunked);
+      preempt(r, r.chunked);
       r.chunked = -1;
       if (allocate(r, q, 1)) {
         r.work.push_back({id, 1, q.computed});

@@ -18,8 +18,7 @@ std::vector<std::string> Des::feasibility() const {
         fmt::format("speculative decoding is modelled for engines that mix prefill and decode in one "
                     "iteration (vllm from 0.8.0, trt-llm, lmdeploy), not the {} profile",
                     e_.name));
-  const bool adapters = std::any_of(reqs_.begin(), reqs_.end(), [](const Request& q) { return q.adapter >= 0; });
-  if (adapters && (e_.max_loras <= 0 || e_.batching != Batching::Continuous || e_.separate_prefill))
+  if (lora_ && (e_.max_loras <= 0 || e_.batching != Batching::Continuous || e_.separate_prefill))
     why.push_back(
         fmt::format("multi-LoRA serving is modelled for vllm from 0.8.0 (--max-loras) and sglang "
                     "(--max-loras-per-batch), not the {} profile",
@@ -101,13 +100,16 @@ void Des::remove_running(Replica& r, std::int64_t id) {
   if (it != r.running.end()) r.running.erase(it);
 }
 
-void Des::preempt(Replica& r, std::int64_t id) {
+void Des::preempt(Replica& r, std::int64_t id, bool to_back) {
   Seq& q = seqs_[static_cast<std::size_t>(id)];
   free_seq(r, q);
   q.computed = 0;
   ++q.preemptions;
   ++preemptions_;
-  r.waiting.push_front(id);
+  if (to_back)
+    r.waiting.push_back(id);
+  else
+    r.waiting.push_front(id);
 }
 
 bool Des::plan(Replica& r) {
@@ -118,10 +120,15 @@ bool Des::plan(Replica& r) {
   return plan_mixed(r);
 }
 
+bool Des::lora_fits(const std::vector<std::int64_t>& scheduled, std::int64_t adapter) const {
+  return adapter < 0 || std::find(scheduled.begin(), scheduled.end(), adapter) != scheduled.end() ||
+         static_cast<std::int64_t>(scheduled.size()) < e_.max_loras;
+}
+
 bool Des::lora_admits(std::vector<std::int64_t>& scheduled, std::int64_t adapter) const {
-  if (adapter < 0 || std::find(scheduled.begin(), scheduled.end(), adapter) != scheduled.end()) return true;
-  if (static_cast<std::int64_t>(scheduled.size()) >= e_.max_loras) return false;
-  scheduled.push_back(adapter);
+  if (!lora_fits(scheduled, adapter)) return false;
+  if (adapter >= 0 && std::find(scheduled.begin(), scheduled.end(), adapter) == scheduled.end())
+    scheduled.push_back(adapter);
   return true;
 }
 
@@ -278,7 +285,6 @@ ServingResult Des::run() {
     seqs_[i].output = reqs_[i].output_tokens;
     seqs_[i].prefix_key = reqs_[i].prefix_key;
     seqs_[i].adapter = reqs_[i].adapter;
-    lora_ = lora_ || reqs_[i].adapter >= 0;
     // KV transferred from a prefill pool counts as computed; its blocks are allocated at admission.
     seqs_[i].computed = std::clamp<std::int64_t>(reqs_[i].kv_ready_tokens, 0, reqs_[i].input_tokens);
     seqs_[i].generated = std::clamp<std::int64_t>(reqs_[i].generated_tokens, 0, reqs_[i].output_tokens);

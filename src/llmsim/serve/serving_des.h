@@ -75,7 +75,12 @@ struct Replica {
 class Des {
  public:
   Des(const std::vector<Request>& reqs, const ServingSetup& s, const IterationTimeFn& cost)
-      : reqs_(reqs), s_(s), e_(s.engine), cost_(cost), spec_rng_(s.spec_seed) {}
+      : reqs_(reqs),
+        s_(s),
+        e_(s.engine),
+        cost_(cost),
+        spec_rng_(s.spec_seed),
+        lora_(std::any_of(reqs.begin(), reqs.end(), [](const Request& q) { return q.adapter >= 0; })) {}
 
   ServingResult run();
 
@@ -126,12 +131,16 @@ class Des {
   // Multi-LoRA: whether a sequence with `adapter` may join an iteration that already runs `scheduled` (distinct
   // adapters, at most EngineProfile::max_loras), adding it to them when it may.
   bool lora_admits(std::vector<std::int64_t>& scheduled, std::int64_t adapter) const;
+  // Whether it may, without adding it.
+  bool lora_fits(const std::vector<std::int64_t>& scheduled, std::int64_t adapter) const;
   // The adapters of the planned iteration not in a GPU slot are copied in (the least recently used others
   // evicted); returns the seconds the iteration waits for them.
   double load_adapters(Replica& r);
   void free_seq(Replica& r, Seq& q);
   bool allocate(Replica& r, Seq& q, std::int64_t new_tokens);
-  void preempt(Replica& r, std::int64_t id);
+  // A running sequence (already out of `running`) loses its KV and waits to be recomputed: at the front of the
+  // waiting queue (vLLM, the engines that preempt), or at its back (SGLang's retraction).
+  void preempt(Replica& r, std::int64_t id, bool to_back = false);
   void remove_running(Replica& r, std::int64_t id);
   // The per-request metrics, throughput and latency percentiles of a finished run (serving_metrics.cpp).
   void summarize(ServingResult& res);
@@ -157,7 +166,7 @@ class Des {
   std::int64_t spec_steps_ = 0, spec_emitted_ = 0;                // verify steps and the tokens they emitted
   std::int64_t adapter_loads_ = 0;                                // multi-LoRA: adapters copied into GPU slots
   double adapter_wait_s_ = 0;
-  bool lora_ = false;  // some request runs with a LoRA adapter
+  const bool lora_;  // some request runs with a LoRA adapter
   std::vector<IterationRecord> trace_;
 };
 
