@@ -6,7 +6,6 @@
 #include "llmsim/cost/host_dispatch.h"
 #include "llmsim/memory/memory_model.h"
 #include "llmsim/model/operators.h"
-#include "llmsim/run/lora_adapters.h"
 
 namespace llmsim::sim {
 
@@ -65,8 +64,7 @@ struct LoraShard {
 };
 LoraShard lora_shard(const LoraAdapter& a, const ParallelSpec& par) {
   const double tp = dbl(std::max<std::int64_t>(1, par.tp));
-  const std::string_view t = a.target;
-  const bool row_parallel = t == "o" || t == "down";
+  const bool row_parallel = a.slot == LoraSlot::Out || a.slot == LoraSlot::Down;
   LoraShard s;
   s.d_in = row_parallel ? a.d_in / tp : a.d_in;
   s.d_out = row_parallel ? a.d_out : a.d_out / tp;
@@ -117,12 +115,19 @@ IterationCostModel::IterationCostModel(const model::ModelSpec& m, const hardware
   weight_bytes_ = (linear * model::quantized_weight_bytes(infer.weight_quant, activation_dtype(infer.precision)) +
                    other * dtype_bytes(activation_dtype(infer.precision))) /
                   pp;
+  for (std::int64_t l = 0; l < m.num_layers; ++l) {
+    Layers& kind = m.is_moe_layer(l) ? moe_layers_ : dense_layers_;
+    if (kind.count++ == 0) kind.first = l;
+  }
   if (infer.adapter_rank > 0) {
+    lora_dense_ = lora_adapters(m, false, infer.adapter_targets);
+    lora_moe_ = lora_adapters(m, true, infer.adapter_targets);
     double params = 0;
-    for (std::int64_t l = 0; l < m.num_layers; ++l)
-      for (const LoraAdapter& a : lora_adapters(m, m.is_moe_layer(l), infer.adapter_targets)) {
+    for (const auto& [adapters, layers] :
+         {std::pair{&lora_dense_, dense_layers_.count}, {&lora_moe_, moe_layers_.count}})
+      for (const LoraAdapter& a : *adapters) {
         const LoraShard s = lora_shard(a, par);
-        params += dbl(infer.adapter_rank) * (s.d_in + s.d_out) * s.sets;
+        params += dbl(infer.adapter_rank) * (s.d_in + s.d_out) * s.sets * dbl(layers);
       }
     adapter_bytes_ = params * dtype_bytes(activation_dtype(infer.precision)) / pp;
   }
@@ -139,14 +144,13 @@ IterationCostModel::IterationCostModel(const model::ModelSpec& m, const hardware
 void IterationCostModel::add_lora(IterationCost& c, double rows, double distinct) const {
   const DType act = activation_dtype(in_.precision);
   const double a = dtype_bytes(act), r = dbl(in_.adapter_rank);
-  const auto add_layers = [&](bool moe, double layers) {
+  const auto add_layers = [&](const std::vector<LoraAdapter>& adapters, double layers) {
     if (layers <= 0) return;
     bool qkv = false, gate_up = false;
     double modules = 0;
-    for (const LoraAdapter& ad : lora_adapters(m_, moe, in_.adapter_targets)) {
+    for (const LoraAdapter& ad : adapters) {
       const LoraShard s = lora_shard(ad, par_);
-      const std::string_view t = ad.target;
-      const bool merged_qkv = t == "q" || t == "k" || t == "v", merged_gu = t == "gate" || t == "up";
+      const bool merged_qkv = ad.slot == LoraSlot::Qkv, merged_gu = ad.slot == LoraSlot::GateUp;
       if ((merged_qkv && !qkv) || (merged_gu && !gate_up) || (!merged_qkv && !merged_gu)) modules += 1;
       qkv = qkv || merged_qkv;
       gate_up = gate_up || merged_gu;
@@ -166,10 +170,8 @@ void IterationCostModel::add_lora(IterationCost& c, double rows, double distinct
     c.launches += 2.0 * modules * layers;
   };
   // Every layer of the replica, its pipeline stages one after another (as the base model's GEMMs above).
-  std::int64_t dense = 0, moe = 0;
-  for (std::int64_t l = 0; l < m_.num_layers; ++l) (m_.is_moe_layer(l) ? moe : dense) += 1;
-  add_layers(false, dbl(dense));
-  add_layers(true, dbl(moe));
+  add_layers(lora_dense_, dbl(dense_layers_.count));
+  add_layers(lora_moe_, dbl(moe_layers_.count));
 }
 
 IterationCost IterationCostModel::uniform(std::int64_t batch, std::int64_t new_tokens, std::int64_t context) const {
@@ -265,18 +267,8 @@ IterationCost IterationCostModel::iteration(const std::vector<SequenceWork>& bat
       c.other_s += compute_.forward(op, act, norm_kernels) * times;
     }
   };
-  std::int64_t dense_layers = 0, moe_layers = 0, first_dense = -1, first_moe = -1;
-  for (std::int64_t l = 0; l < m_.num_layers; ++l) {
-    if (m_.is_moe_layer(l)) {
-      ++moe_layers;
-      if (first_moe < 0) first_moe = l;
-    } else {
-      ++dense_layers;
-      if (first_dense < 0) first_dense = l;
-    }
-  }
-  if (dense_layers > 0) add_ops(model::layer_ops(m_, p, first_dense).ops, dbl(dense_layers));
-  if (moe_layers > 0) add_ops(model::layer_ops(m_, p, first_moe).ops, dbl(moe_layers));
+  for (const Layers& k : {dense_layers_, moe_layers_})
+    if (k.count > 0) add_ops(model::layer_ops(m_, p, k.first).ops, dbl(k.count));
   add_ops(model::embedding_ops(m_, p).ops, 1.0);
   if (in_.adapter_rank > 0) {
     double rows = 0;

@@ -14,6 +14,7 @@
 #include "llmsim/cost/compute_cost.h"
 #include "llmsim/hardware/system_spec.h"
 #include "llmsim/model/model_spec.h"
+#include "llmsim/run/lora_adapters.h"
 #include "llmsim/run/run_spec.h"
 
 namespace llmsim::sim {
@@ -91,6 +92,12 @@ class IterationCostModel {
   double windowed_layers_ = 0;  // layers attending through the model's sliding window (ModelSpec::windowed_layers)
   double weight_bytes_ = 0;
   double adapter_bytes_ = 0;
+  // The model's dense and MoE layers: how many, and the first of each (whose operators stand for all).
+  struct Layers {
+    std::int64_t count = 0, first = -1;
+  };
+  Layers dense_layers_, moe_layers_;
+  std::vector<LoraAdapter> lora_dense_, lora_moe_;  // a layer's adapters (InferSpec::adapter_rank > 0)
   // The batched LoRA GEMMs of an iteration (S-LoRA / Punica): `rows` tokens through adapters, `distinct` of them.
   void add_lora(IterationCost& c, double rows, double distinct) const;
 };

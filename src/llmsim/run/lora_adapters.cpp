@@ -12,22 +12,37 @@ std::vector<LoraAdapter> lora_adapters(const model::ModelSpec& m, bool moe_layer
   const double h = static_cast<double>(m.hidden), q = static_cast<double>(m.q_dim()),
                kv = static_cast<double>(m.kv_dim());
   std::vector<LoraAdapter> out;
-  if (wants("q")) out.push_back({.target = "q", .d_in = h, .d_out = q});
-  if (wants("k")) out.push_back({.target = "k", .d_in = h, .d_out = kv});
-  if (wants("v")) out.push_back({.target = "v", .d_in = h, .d_out = kv});
-  if (wants("o")) out.push_back({.target = "o", .d_in = q, .d_out = h});
+  if (wants("q")) out.push_back({.target = "q", .slot = LoraSlot::Qkv, .d_in = h, .d_out = q});
+  if (wants("k")) out.push_back({.target = "k", .slot = LoraSlot::Qkv, .d_in = h, .d_out = kv});
+  if (wants("v")) out.push_back({.target = "v", .slot = LoraSlot::Qkv, .d_in = h, .d_out = kv});
+  if (wants("o")) out.push_back({.target = "o", .slot = LoraSlot::Out, .d_in = q, .d_out = h});
   // One MLP's projections: `pairs` copies, each token passing through `rows` of them.
   const auto mlp = [&](double ffn, double pairs, double rows, bool routed) {
     if (ffn <= 0) return;
     if (m.mlp == model::MlpKind::Gated && wants("gate"))
-      out.push_back(
-          {.target = "gate", .d_in = h, .d_out = ffn, .pairs = pairs, .rows_per_token = rows, .routed = routed});
+      out.push_back({.target = "gate",
+                     .slot = LoraSlot::GateUp,
+                     .d_in = h,
+                     .d_out = ffn,
+                     .pairs = pairs,
+                     .rows_per_token = rows,
+                     .routed = routed});
     if (wants("up"))
-      out.push_back(
-          {.target = "up", .d_in = h, .d_out = ffn, .pairs = pairs, .rows_per_token = rows, .routed = routed});
+      out.push_back({.target = "up",
+                     .slot = LoraSlot::GateUp,
+                     .d_in = h,
+                     .d_out = ffn,
+                     .pairs = pairs,
+                     .rows_per_token = rows,
+                     .routed = routed});
     if (wants("down"))
-      out.push_back(
-          {.target = "down", .d_in = ffn, .d_out = h, .pairs = pairs, .rows_per_token = rows, .routed = routed});
+      out.push_back({.target = "down",
+                     .slot = LoraSlot::Down,
+                     .d_in = ffn,
+                     .d_out = h,
+                     .pairs = pairs,
+                     .rows_per_token = rows,
+                     .routed = routed});
   };
   if (moe_layer) {
     mlp(static_cast<double>(m.moe.expert_ffn), static_cast<double>(m.moe.num_experts),

@@ -11,8 +11,13 @@
 
 namespace llmsim::sim {
 
+// Where a projection sits: q, k and v read one input (the fused QKV projection), gate and up another (the MLP's
+// first GEMMs); o and down read the tensor-parallel-sharded dimension (row-parallel projections).
+enum class LoraSlot { Qkv, Out, GateUp, Down };
+
 struct LoraAdapter {
-  const char* target = "";     // "q", "k", "v", "o", "gate", "up", "down"
+  const char* target = "";  // "q", "k", "v", "o", "gate", "up", "down"
+  LoraSlot slot = LoraSlot::Qkv;
   double d_in = 0, d_out = 0;  // the projection's dimensions before tensor-parallel sharding
   double pairs = 1;            // A/B pairs in the layer: one per expert on the routed experts, else 1
   double rows_per_token = 1;   // rows each token sends through them together (top_k on the routed experts)
