@@ -382,12 +382,11 @@ Runner add_serve_command(CLI::App& app) {
       check_serve_flags(sub, *cmd, r);
       r.run.workload = sim::Workload::Inference;
       r.run.infer.framework = engine_framework(engine);
-    });
-    if (cmd->lora.adapters > 0)
-      for (sim::RunSpec* r : {&rr.run, &rr.req.run}) {
-        r->infer.adapter_rank = cmd->lora.rank;
-        r->infer.adapter_targets = cmd->lora.targets;
+      if (cmd->lora.adapters > 0) {  // the adapters' rank and projections, for the iteration cost and the report
+        r.run.infer.adapter_rank = cmd->lora.rank;
+        r.run.infer.adapter_targets = cmd->lora.targets;
       }
+    });
     const sim::RunRequest& req = rr.req;
     const model::ModelSpec& m = rr.model;
     const hardware::SystemSpec& sys = rr.system;

@@ -47,12 +47,12 @@ class Builder {
     const DType prec = in_.run.train.precision;
     const auto& par = in_.run.par;
     const double imbalance = par.ep > 1 ? std::max(1.0, par.expert_imbalance) : 1.0;
+    const double weight_bytes_per_param = dtype_bytes(layer_weight_dtype(in_.run));
     for (std::size_t i = 0; i < ops.size(); ++i) {
       Operator op = ops[i];
       // Expert parallelism: the step waits for the rank with the most routed tokens.
       if (imbalance > 1.0)
-        op = model::on_busiest_expert_rank(op, imbalance,
-                                           dbl(op.weight_params) * dtype_bytes(layer_weight_dtype(in_.run)));
+        op = model::on_busiest_expert_rank(op, imbalance, dbl(op.weight_params) * weight_bytes_per_param);
       if (attention_scale != 1.0 && is_attention_core(op)) {
         op.fwd_flops *= attention_scale;
         op.fwd_bytes *= attention_scale;

@@ -10,6 +10,7 @@
 #include "llmsim/model/presets.h"
 #include "llmsim/run/framework_catalog.h"
 #include "llmsim/validate/measured_row.h"
+#include "llmsim/validate/validation.h"
 
 namespace llmsim::sim::measured {
 
@@ -82,7 +83,7 @@ class RowMapper {
   // parallelism the bubble, (pp - 1) / (micro-batches + pp - 1) of the step under 1F1B, is set by the
   // micro-batches per step. Such rows are unsupported with the reason, not predicted at an arbitrary batch.
   void check_batch_stated() {
-    if (!out_.unsupported.empty() || out_.metric == "fits" || out_.metric == "peak_mem_gib") return;
+    if (!out_.unsupported.empty() || out_.metric == "fits" || metric_kind(out_.metric) == MetricKind::Memory) return;
     const bool global = row_.stated("global_batch");
     if (out_.metric == "step_time_s" && !global && !row_.stated("micro_batch")) {
       out_.unsupported =
