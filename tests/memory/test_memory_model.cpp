@@ -106,6 +106,69 @@ TEST_CASE("optimizer offload moves optimizer states to host memory, per node") {
   CHECK_FALSE(sim::evaluate_memory(m, sys, r).valid());  // offload needs ZeRO
 }
 
+TEST_CASE("DeepSpeed's step casts a (sub-)group's gradients to fp32 once backward has freed the activations") {
+  // stage_1_and_2.py step() / stage3.py _prepare_fp32_grad_for_sub_group: flatten(grads).to(fp32), 2 + 4 B
+  // per parameter of one group (stages 1-2) or one sub-group of <= sub_group_size = 1e9 (stage 3).
+  const auto m = lt::preset_model("llama2-7b");
+  const auto sys = lt::preset_system("a800-nvlink");
+  auto r = train_run(1);
+  r.train.framework = sim::Framework::DeepSpeed;
+  r.train.seq_len = 256;
+  r.train.recompute = sim::Recompute::Full;
+  const auto freed = [](const sim::MemoryResult& res) {
+    return lt::item(res, "activations") + lt::item(res, "logits_and_loss") + lt::item(res, "recompute_working_set") +
+           lt::item(res, "amp_weight_copies");
+  };
+  r.train.zero_stage = 3;
+  const auto z3 = sim::evaluate_memory(m, sys, r);
+  REQUIRE(static_cast<double>(z3.params_total) > 1e9);  // 6.74e9 parameters: the sub-group bounds the copy
+  CHECK(lt::item(z3, "optimizer_step_copy") == doctest::Approx(6.0 * 1e9 - freed(z3)));
+  CHECK(lt::item(z3, "optimizer_step_copy") > 5.5e9);  // 256 tokens free little
+  r.par.gpus = r.par.dp = 8;
+  r.train.zero_stage = 2;
+  const auto z2 = sim::evaluate_memory(m, sys, r);
+  CHECK(lt::item(z2, "optimizer_step_copy") ==
+        doctest::Approx(6.0 * static_cast<double>(z2.params_total) / 8 - freed(z2)));
+  // Stage 0 keeps no such copy; with the optimizer on the host the copy is made there.
+  r.train.zero_stage = 0;
+  CHECK(lt::item(sim::evaluate_memory(m, sys, r), "optimizer_step_copy") == 0.0);
+  r.train.zero_stage = 2;
+  r.train.offload = sim::Offload::Optimizer;
+  CHECK(lt::item(sim::evaluate_memory(m, sys, r), "optimizer_step_copy") == 0.0);
+  r.train.offload = sim::Offload::None;
+  // Long sequences free more activations than the copy needs: the backward's peak stands.
+  r.train.seq_len = 16384;
+  r.train.recompute = sim::Recompute::None;
+  const auto longer = sim::evaluate_memory(m, sys, r);
+  REQUIRE(freed(longer) > 6.0 * static_cast<double>(longer.params_total) / 8);
+  CHECK(lt::item(longer, "optimizer_step_copy") == 0.0);
+  // Megatron's distributed optimizer keeps its fp32 gradients in the gradient buffer all along.
+  r.train.framework = sim::Framework::Megatron;
+  r.train.zero_stage = 1;
+  r.train.seq_len = 256;
+  CHECK(lt::item(sim::evaluate_memory(m, sys, r), "optimizer_step_copy") == 0.0);
+}
+
+TEST_CASE("DeepSpeed ZeRO-1/2 allocate their whole reduce bucket at every backward, one GPU and LoRA alike") {
+  // stage_1_and_2.py backward(): with contiguous_gradients (the default) buf_0 = torch.empty(reduce_bucket_size)
+  // in the 16-bit dtype, and buf_1 as well when overlap_comm double-buffers; DeepSpeed's default bucket is
+  // 5e8 elements, 1e9 bytes, whatever the trainable parameters (here LoRA's few million) and the dp degree.
+  const auto m = lt::preset_model("llama2-7b");
+  const auto sys = lt::preset_system("a800-nvlink");
+  auto r = train_run(1);
+  r.train.framework = sim::Framework::DeepSpeed;
+  r.train.finetune = sim::FinetuneKind::Lora;
+  r.train.lora_rank = 16;
+  r.train.zero_stage = 2;
+  CHECK(lt::item(sim::evaluate_memory(m, sys, r), "comm_buckets") == doctest::Approx(5e8 * 2));
+  r.train.overlap_grad_reduce = true;
+  CHECK(lt::item(sim::evaluate_memory(m, sys, r), "comm_buckets") == doctest::Approx(2 * 5e8 * 2));
+  // Stage 3's bucket is not counted: transformers' DeepSpeed integration sets its reduce_bucket_size to
+  // hidden^2 ("auto"), 34 MB for this model.
+  r.train.zero_stage = 3;
+  CHECK(lt::item(sim::evaluate_memory(m, sys, r), "comm_buckets") == 0.0);
+}
+
 TEST_CASE("recomputation and FlashAttention shrink activations in the expected order") {
   const auto m = lt::preset_model("llama2-13b");
   const auto sys = lt::preset_system("a800-nvlink");

@@ -104,7 +104,7 @@ TEST_CASE("the host rate's band bounds the span's band, the fast edge with the f
 }
 
 TEST_CASE(
-    "DeepSpeed's ZeRO hooks: stage 3 fetches and releases each module every pass, stages 1-3 hook each gradient") {
+    "DeepSpeed's ZeRO hooks: stage 3 fetches and releases each module every pass, stages 1-3 copy each gradient") {
   // transformers' Llama layer holds 9 modules with parameters: q, k, v, o, gate, up, down and two RMSNorms.
   auto sys = preset_system("a800-nvlink");
   sys.efficiency.host_dispatch_s = 0;
@@ -114,22 +114,36 @@ TEST_CASE(
   run.train.zero_stage = 3;
   const auto z3 = dense_layer(sys, run);
   CHECK(z3.param_modules == 9);
-  CHECK(z3.fwd_hooks == 18);      // fetch + release of each module
-  CHECK(z3.bwd_hooks == 18 + 9);  // fetch + release, and one gradient hook per trainable weight
+  CHECK(z3.fwd_hooks == 18);  // fetch + release of each module
+  CHECK(z3.bwd_hooks == 18);
   CHECK(z3.fwd.value == doctest::Approx(18e-3));
-  CHECK(z3.bwd.value == doctest::Approx(27e-3));
+  CHECK(z3.bwd.value == doctest::Approx(18e-3));
+  // Stage 2 fetches nothing: the coordinator's rate does not apply, the layer takes the GPU's own time.
   run.train.zero_stage = 2;
   const auto z2 = dense_layer(sys, run);
   CHECK(z2.fwd_hooks == 0);
-  CHECK(z2.bwd_hooks == 9);
-  CHECK(z2.bwd.value == doctest::Approx(9e-3));
+  CHECK(z2.bwd_hooks == 0);
   auto no_hooks = sys;
   no_hooks.efficiency.deepspeed_hook_s = 0;
-  CHECK(z2.fwd.value == doctest::Approx(dense_layer(no_hooks, run).fwd.value));  // the GPU's own time
+  CHECK(z2.fwd.value == doctest::Approx(dense_layer(no_hooks, run).fwd.value));
+  CHECK(z2.bwd.value == doctest::Approx(dense_layer(no_hooks, run).bwd.value));
+  // Its gradient hooks each copy one gradient into the reduction bucket: 9 more backward launches than
+  // without ZeRO, priced at the eager launch rate (1 ms here: the layer is host bound).
+  auto launch_bound = no_hooks;
+  launch_bound.efficiency.host_dispatch_s = 1e-3;
+  launch_bound.efficiency.host_dispatch_low_s = launch_bound.efficiency.host_dispatch_high_s = 1e-3;
+  const auto z2l = dense_layer(launch_bound, run);
+  run.train.zero_stage = 0;
+  const auto z0l = dense_layer(launch_bound, run);
+  CHECK(z2l.bwd_launches == z0l.bwd_launches + 9);
+  CHECK(z2l.bwd.value == doctest::Approx(z2l.bwd_launches * 1e-3));
+  CHECK(z2l.fwd_launches == z0l.fwd_launches);
   // Megatron has no such hooks, whatever the rate.
   auto meg = llama_pretrain(sim::Framework::Megatron);
   meg.train.zero_stage = 1;
   CHECK(dense_layer(sys, meg).bwd.value == doctest::Approx(dense_layer(no_hooks, meg).bwd.value));
+  CHECK(dense_layer(launch_bound, meg).bwd_launches ==
+        dense_layer(launch_bound, llama_pretrain(sim::Framework::Megatron)).bwd_launches);
 }
 
 TEST_CASE("a Megatron TP2 layer makes 2 collective calls forward and 2 backward; eager code pays each") {

@@ -522,6 +522,33 @@ TEST_SUITE("measured_runs") {
     CHECK(thirteen.lengths->name == "sharegpt");
   }
 
+  TEST_CASE("source facts for one fine-tuning method: each method's script apart") {
+    const auto runs = load("facts/facts_per_method.csv");
+    REQUIRE(runs.size() == 4);
+    const auto by_id = [&](const std::string& id) -> const sim::MeasuredRun& {
+      for (const auto& r : runs)
+        if (r.run_id == id) return r;
+      FAIL("no row " << id);
+      return runs.front();
+    };
+    // The full-parameter fact wins over the source's (same prefix, names the method): ZeRO-3 under HF's
+    // DeepSpeed integration is the deepspeed profile.
+    const auto& full = by_id("ft-full");
+    CHECK(full.run.train.zero_stage == 3);
+    CHECK(full.run.train.framework == sim::Framework::DeepSpeed);
+    CHECK(has_default(full, "zero_stage=3 (source fact, facts_per_method.facts.toml:10)"));
+    const auto& qlora = by_id("ft-qlora");
+    CHECK(qlora.run.train.zero_stage == 2);
+    CHECK(has_default(qlora, "zero_stage=2 (source fact, facts_per_method.facts.toml:16)"));
+    // LoRA has no fact of its own: the source's applies, and its ZeRO stage stays the profile's default.
+    const auto& lora = by_id("ft-lora");
+    CHECK(lora.run.train.zero_stage == 0);
+    CHECK(lora.run.train.framework == sim::Framework::Hf);
+    CHECK(has_default(lora, "fused_loss=no (source fact, facts_per_method.facts.toml:5)"));
+    // A row that states its stage keeps it.
+    CHECK(by_id("ft-stated").run.train.zero_stage == 1);
+  }
+
   TEST_CASE("bad source facts are errors naming the facts file, line and key") {
     SUBCASE("a length scale without the sample it scales") {
       const Error e = load_error("facts/facts_bad_scale.csv");

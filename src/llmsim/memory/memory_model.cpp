@@ -35,6 +35,7 @@ std::string_view name_of(MemoryKind k) {
     case MemoryKind::LogitsAndLoss: return "logits_and_loss";
     case MemoryKind::AmpWeightCopies: return "amp_weight_copies";
     case MemoryKind::GradientOverlap: return "gradient_overlap";
+    case MemoryKind::OptimizerStepCopy: return "optimizer_step_copy";
     case MemoryKind::KvCache: return "kv_cache";
     case MemoryKind::Workspace: return "workspace";
     case MemoryKind::CudaContext: return "cuda_context";
@@ -157,6 +158,14 @@ double gradient_overlap_bytes(const FrameworkProfile& fw, const RunSpec& run, st
   // done are freed: at the peak only about the larger of the two sets is live.
   if (!fw.grads_transient || run.train.zero_stage != 0 || micro_batches > 1 || run.par.pp != 1) return 0.0;
   return std::max(0.0, std::min(gradients, freed));
+}
+
+double optimizer_step_copy_bytes(const FrameworkProfile& fw, const RunSpec& run, double partition) {
+  const auto& t = run.train;
+  if (fw.step_grad_copy_bytes <= 0 || t.zero_stage < 1 || t.offload != Offload::None) return 0.0;
+  const double group =
+      t.zero_stage >= 3 && fw.step_sub_group_params > 0 ? std::min(partition, fw.step_sub_group_params) : partition;
+  return group * fw.step_grad_copy_bytes;
 }
 
 namespace {

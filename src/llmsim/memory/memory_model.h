@@ -32,6 +32,7 @@ enum class MemoryKind {
   LogitsAndLoss,
   AmpWeightCopies,
   GradientOverlap,
+  OptimizerStepCopy,
   KvCache,
   Workspace,
   CudaContext,
@@ -122,5 +123,8 @@ double amp_weight_copy_bytes(const model::EagerGlue& glue, double act_bytes, dou
 // (ZeRO-0, one micro-batch per step, no pipeline); 0 otherwise. The memory model lists it as a negative item.
 double gradient_overlap_bytes(const FrameworkProfile& fw, const RunSpec& run, std::int64_t micro_batches,
                               double gradients, double freed);
+// the optimizer step's copy of the gradients of `partition` trainable parameters per GPU
+// (FrameworkProfile::step_grad_copy_bytes: ZeRO 1-3 without optimizer offload), before what backward freed.
+double optimizer_step_copy_bytes(const FrameworkProfile& fw, const RunSpec& run, double partition);
 
 }  // namespace llmsim::sim

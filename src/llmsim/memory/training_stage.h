@@ -108,9 +108,19 @@ void training_stage_items(const model::ModelSpec& m, const hardware::SystemSpec&
   if (z >= 3 && dp > 1)
     add(MemoryKind::Zero3GatheredParams, gpu, fw.zero3_live_layers * st.largest_layer * 2.0,
         [&] { return fmt::format("{} layers gathered in 16-bit (current + prefetch)", fw.zero3_live_layers); });
-  if (fw.bucket_elements > 0 && z <= 2 && dp > 1)
+  if (fw.bucket_elements > 0 && (z == 1 || z == 2)) {
+    // DeepSpeed's ZeRO-1/2 backward() allocates its contiguous-gradient bucket of reduce_bucket_size
+    // elements every micro-step, however few gradients it will hold and on one GPU too, and a second one
+    // when overlap_comm double-buffers the reduction (stage_1_and_2.py backward: buf_0, buf_1).
+    const double buffers = grad_reduce_on_compute_stream(fw, z, t.overlap_grad_reduce) ? 1.0 : 2.0;
+    add(MemoryKind::CommBuckets, gpu, buffers * fw.bucket_elements * b.grad, [&] {
+      return fmt::format("{} reduce bucket{} of {:.3g} elements ({}, allocated at each backward)", buffers,
+                         buffers > 1 ? "s" : "", fw.bucket_elements, fw.name);
+    });
+  } else if (fw.bucket_elements > 0 && z == 0 && dp > 1) {
     add(MemoryKind::CommBuckets, gpu, std::min(fw.bucket_elements, trainable) * b.grad,
         [&] { return fmt::format("reduce bucket of {:.3g} elements ({})", fw.bucket_elements, fw.name); });
+  }
   if (fw.bucket_copies_all_grads && z == 0 && dp > 1 && !t.optimizer_in_backward)
     add(MemoryKind::CommBuckets, gpu, trainable * b.grad,
         [] { return std::string("DDP bucket buffers copy every gradient"); });
@@ -150,6 +160,19 @@ void training_stage_items(const model::ModelSpec& m, const hardware::SystemSpec&
           "one micro-batch per step");
     });
   }
+  // The optimizer step's gradient copy (FrameworkProfile::step_grad_copy_bytes) is allocated after backward
+  // has freed the activations, logits and weight copies: it raises the peak only by what exceeds them.
+  if (const double copy = optimizer_step_copy_bytes(fw, run, trainable / shard_o) -
+                          (acts + logits + amp_copies + st.recompute_working_set);
+      copy > 0)
+    add(MemoryKind::OptimizerStepCopy, gpu, copy, [&] {
+      return fmt::format("the step's {} B/param gradient copy of {}, beyond the freed activations ({})",
+                         fw.step_grad_copy_bytes,
+                         z >= 3 && fw.step_sub_group_params > 0
+                             ? fmt::format("a sub-group of <= {:.3g} params", fw.step_sub_group_params)
+                             : std::string("the partition"),
+                         fw.name);
+    });
   // The runtime (system [runtime] table): the allocator's reserve grows with what it serves.
   const double tensors = allocated;
   add(MemoryKind::CudaContext, gpu, sys.runtime.cuda_context_bytes,

@@ -113,6 +113,11 @@ FrameworkProfile deepspeed() {
   p.logits_bytes = 10;
   p.bucket_elements = 5e8;
   p.zero3_live_layers = 2;
+  // The step's gradient copy: stage_1_and_2.py step() and stage3.py _prepare_fp32_grad_for_sub_group both
+  // run `flatten(averaged_gradients[i]).to(fp32)`; stage 3 steps sub-groups of sub_group_size (config
+  // default 1e9) parameters.
+  p.step_grad_copy_bytes = 2 + 4;
+  p.step_sub_group_params = 1e9;
   p.kv_prealloc_tokens = 1024;
   // Time: ZeRO-1/2 reduce in reduce_bucket_size (5e8) buckets; overlap_comm defaults to false for
   // stages 1/2 (the reduction blocks the backward) and true for stage 3 (DeepSpeed config docs), where

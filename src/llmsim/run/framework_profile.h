@@ -25,6 +25,13 @@ struct FrameworkProfile {
   bool bucket_copies_all_grads = false;  // DDP-style bucket buffers holding a second copy of all gradients
   // ZeRO-3 / FSDP: how many layers' full parameters are gathered at once (current + prefetched).
   double zero3_live_layers = 2;
+  // The optimizer step's copy of the gradients under ZeRO 1-3 (bytes per parameter it covers, 0 = none):
+  // DeepSpeed flattens a group's 16-bit gradients and casts them to fp32 for the fp32 master weights
+  // (2 + 4 bytes live together), one parameter group (stages 1-2) or one sub-group of at most
+  // step_sub_group_params parameters (stage 3, sub_group_size) at a time, after backward has freed the
+  // activations.
+  double step_grad_copy_bytes = 0;
+  double step_sub_group_params = 0;  // 0 = the whole partition
   // Inference: tokens per sequence for which the KV workspace is preallocated (0 = exactly what is used).
   double kv_prealloc_tokens = 0;
   // Inference: whether the prompt's logits are materialised for every position (HF generate) or only the last.

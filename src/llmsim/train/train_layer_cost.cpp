@@ -189,9 +189,14 @@ class Builder {
       bound(out_.recompute, out_.recompute_launches, out_.recompute_calls, out_.recompute_hooks);
   }
 
-  // DeepSpeed's hooks per pass (FrameworkProfile::zero_hooks): stage 3 fetches and releases every module
+  // DeepSpeed's hooks per pass (FrameworkProfile::zero_hooks). Stage 3 fetches and releases every module
   // with parameters around its forward, its recomputed forward (the share recomputation reruns) and its
-  // backward; stages 1-3 run one gradient hook per trainable tensor in backward.
+  // backward: the partitioned-parameter coordinator's Python (fetch_sub_module / release_sub_module: the
+  // module's parameters walked one by one, an all-gather issued and awaited, each parameter freed again),
+  // priced per call at Efficiency::deepspeed_hook_s. Stages 1-3 also hook each trainable tensor's gradient
+  // in backward, and that hook is one copy of the gradient into the reduction bucket (stage_1_and_2.py
+  // reduce_independent_p_g_buckets_and_remove_grads and stage3.py __add_grad_to_ipg_bucket:
+  // `new_grad_tensor.copy_(...)` with contiguous_gradients), so it is priced as one more eager launch.
   void count_zero_hooks() {
     if (!in_.framework.zero_hooks) return;
     const int stage = in_.run.train.zero_stage;
@@ -200,7 +205,7 @@ class Builder {
       out_.bwd_hooks = 2 * out_.param_modules;
       if (out_.fwd_launches > 0) out_.recompute_hooks = out_.fwd_hooks * out_.recompute_launches / out_.fwd_launches;
     }
-    if (stage >= 1) out_.bwd_hooks += out_.trainable_tensors;
+    if (stage >= 1) out_.bwd_launches += out_.trainable_tensors;
   }
 
   // Context parallelism: the K/V of the whole sequence are all-gathered over the CP group in forward

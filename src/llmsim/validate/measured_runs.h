@@ -20,8 +20,9 @@ struct MeasuredRun {
   int line = 0;      // 1-based line of the row (for messages)
   std::string run_id;
   std::string source;
-  std::string model_column;  // the row's model column as written (source facts may name it)
-  std::string workload;      // as written: pretrain, finetune, inference, serving
+  std::string model_column;     // the row's model column as written (source facts may name it)
+  std::string finetune_column;  // the row's finetune column as written (source facts may name it)
+  std::string workload;         // as written: pretrain, finetune, inference, serving
   model::ModelSpec model;
   std::string system;  // preset name or path (relative paths resolved against the CSV's folder)
   RunSpec run;

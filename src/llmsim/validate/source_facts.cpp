@@ -86,6 +86,7 @@ SourceFact read_fact(const toml::table& tbl, const std::string& path, std::size_
     if (m->empty()) throw_input(r.where("model"), "model must name the rows' model (as their model column writes it)");
     f.model = *m;
   }
+  if (auto ft = r.opt_choice("finetune", {"full", "lora", "qlora"})) f.finetune = *ft;
   f.max_num_seqs = count("max_num_seqs", 1'000'000'000, "1,000,000,000");
   f.kv_blocks = count("kv_blocks", 1'000'000'000, "1,000,000,000");
   if (auto x = r.opt_non_negative("length_scale")) {
@@ -125,15 +126,19 @@ std::vector<SourceFact> load_source_facts(const std::string& path) {
   return facts;
 }
 
-const SourceFact* fact_for(const std::vector<SourceFact>& facts, const std::string& source, const std::string& model) {
-  const SourceFact* best = nullptr;
-  const auto better = [](const SourceFact& a, const SourceFact& b) {
-    if (a.source_prefix.size() != b.source_prefix.size()) return a.source_prefix.size() > b.source_prefix.size();
-    return !a.model.empty() && b.model.empty();
+const SourceFact* fact_for(const std::vector<SourceFact>& facts, const FactRow& row) {
+  const auto selects = [](const SourceFact& f) { return int(!f.model.empty()) + int(!f.finetune.empty()); };
+  const auto covers = [&](const SourceFact& f) {
+    return row.source.starts_with(f.source_prefix) && (f.model.empty() || f.model == row.model) &&
+           (f.finetune.empty() || f.finetune == row.finetune);
   };
-  for (const SourceFact& f : facts)
-    if (source.starts_with(f.source_prefix) && (f.model.empty() || f.model == model) && (!best || better(f, *best)))
+  const SourceFact* best = nullptr;
+  for (const SourceFact& f : facts) {
+    if (!covers(f)) continue;
+    if (!best || f.source_prefix.size() > best->source_prefix.size() ||
+        (f.source_prefix.size() == best->source_prefix.size() && selects(f) > selects(*best)))
       best = &f;
+  }
   return best;
 }
 

@@ -27,9 +27,11 @@
 //   tpot_statistic = "median"   # what the serving rows' tpot_ms is: "mean" (the default) or "median" of the
 //                               # inter-token latencies
 //   model = "llama2-7b"         # the fact covers only the rows of this model (a source configured each model apart)
-//   max_num_seqs = 256          # the engine's batch limit as the benchmark configured it (EngineProfile::max_num_seqs)
-//   kv_blocks = 1000            # the engine's KV cache as a count of blocks (TurboMind cache_max_entry_count >= 1)
-//   length_scale = 1.243        # the `lengths` sample's token counts times this: the runs counted tokens with
+//   finetune = "full"           # ... only the rows of this fine-tuning method (a source ran each method by its own
+//   script) max_num_seqs = 256          # the engine's batch limit as the benchmark configured it
+//   (EngineProfile::max_num_seqs) kv_blocks = 1000            # the engine's KV cache as a count of blocks (TurboMind
+//   cache_max_entry_count >= 1) length_scale = 1.243        # the `lengths` sample's token counts times this: the runs
+//   counted tokens with
 //                               # another tokenizer (its compression over the sample's, with the evidence)
 //   evidence = "why this is so, with its citation"
 #include <cstdint>
@@ -66,6 +68,7 @@ struct SourceFact {
   std::optional<bool> tpot_median;            // serving tpot_ms rows report the median inter-token latency
   std::optional<std::int64_t> requests;       // serving open/closed loops: the requests the benchmark sent
   std::string model;                          // only rows of this model (empty: every row of the source)
+  std::string finetune;                       // only rows whose finetune column is this (full, lora, qlora)
   std::optional<std::int64_t> max_num_seqs;   // the engine's batch limit as configured (serving rows)
   std::optional<std::int64_t> kv_blocks;      // the engine's KV cache in blocks as configured (serving rows)
   std::optional<double> length_scale;         // the length sample's token counts scaled to the runs' tokenizer
@@ -83,9 +86,17 @@ std::string find_source_facts(const std::string& csv_path, const std::string& da
 // fact that sets nothing are Input errors naming file:line.
 std::vector<SourceFact> load_source_facts(const std::string& path);
 
-// The fact with the longest prefix of `source` among those for every model or for `model`, a fact for
-// `model` winning a tie; nullptr when none covers the row.
-const SourceFact* fact_for(const std::vector<SourceFact>& facts, const std::string& source, const std::string& model);
+// Which rows a fact may cover: their source, model and finetune columns as written.
+struct FactRow {
+  const std::string& source;
+  const std::string& model;
+  const std::string& finetune;
+};
+
+// The fact with the longest prefix of the row's source among those whose model and finetune selectors are
+// empty or the row's; on equal prefixes the fact that selects more (model, finetune) wins. nullptr when
+// none covers the row.
+const SourceFact* fact_for(const std::vector<SourceFact>& facts, const FactRow& row);
 
 // "published.facts.toml:12" for messages and row notes.
 std::string fact_label(const SourceFact& f);
