@@ -524,7 +524,7 @@ TEST_SUITE("measured_runs") {
 
   TEST_CASE("source facts for one fine-tuning method: each method's script apart") {
     const auto runs = load("facts/facts_per_method.csv");
-    REQUIRE(runs.size() == 4);
+    REQUIRE(runs.size() == 5);
     const auto by_id = [&](const std::string& id) -> const sim::MeasuredRun& {
       for (const auto& r : runs)
         if (r.run_id == id) return r;
@@ -545,6 +545,10 @@ TEST_SUITE("measured_runs") {
     CHECK(lora.run.train.zero_stage == 0);
     CHECK(lora.run.train.framework == sim::Framework::Hf);
     CHECK(has_default(lora, "fused_loss=no (source fact, facts_per_method.facts.toml:5)"));
+    // LoRA on several GPUs: the fact that also selects on the GPU count (4 here) applies.
+    const auto& multi = by_id("ft-lora-multi");
+    CHECK(multi.run.train.zero_stage == 2);
+    CHECK(has_default(multi, "zero_stage=2 (source fact, facts_per_method.facts.toml:22)"));
     // A row that states its stage keeps it.
     CHECK(by_id("ft-stated").run.train.zero_stage == 1);
   }
@@ -592,6 +596,13 @@ TEST_SUITE("measured_runs") {
       CHECK(e.where().line == 5);
       CHECK(e.message().find("'fa9'") != std::string::npos);
       CHECK(e.message().find("fa2, fa1") != std::string::npos);
+    }
+    SUBCASE("a fine-tuning method that is not one") {
+      const Error e = load_error("facts/facts_bad_method.csv");
+      CHECK(e.kind() == ErrorKind::Input);
+      CHECK(e.where().line == 5);
+      CHECK(e.message().find("'partial'") != std::string::npos);
+      CHECK(e.message().find("full") != std::string::npos);
     }
   }
 

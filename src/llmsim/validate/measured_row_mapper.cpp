@@ -51,7 +51,8 @@ class RowMapper {
     out_.source = row_.text("source");
     out_.model_column = row_.text("model");
     out_.finetune_column = row_.text("finetune");
-    fact_ = fact_for(ctx_.facts, {out_.source, out_.model_column, out_.finetune_column});
+    out_.num_gpus_column = row_.text("num_gpus");
+    fact_ = fact_for(ctx_.facts, {out_.source, out_.model_column, out_.finetune_column, out_.num_gpus_column});
     out_.notes = row_.text("notes");
     out_.workload = *required_choice("workload", kWorkloads);
     out_.run.workload = to_workload(out_.workload);

@@ -214,7 +214,8 @@ std::vector<MeasuredRun> load_measured_runs(const std::string& path, const std::
   }
   // A fact that covers no row is a typo in its prefix (or a stale fact): say so instead of ignoring it.
   std::set<const SourceFact*> used;
-  for (const MeasuredRun& r : runs) used.insert(fact_for(ctx.facts, {r.source, r.model_column, r.finetune_column}));
+  for (const MeasuredRun& r : runs)
+    used.insert(fact_for(ctx.facts, {r.source, r.model_column, r.finetune_column, r.num_gpus_column}));
   for (const SourceFact& f : ctx.facts) {
     if (!used.contains(&f))
       throw_input(f.where, fmt::format("source_prefix '{}' covers no row of {} (rows are matched by the start of "

@@ -22,6 +22,7 @@ struct MeasuredRun {
   std::string source;
   std::string model_column;     // the row's model column as written (source facts may name it)
   std::string finetune_column;  // the row's finetune column as written (source facts may name it)
+  std::string num_gpus_column;  // the row's num_gpus column as written (source facts may select on it)
   std::string workload;         // as written: pretrain, finetune, inference, serving
   model::ModelSpec model;
   std::string system;  // preset name or path (relative paths resolved against the CSV's folder)

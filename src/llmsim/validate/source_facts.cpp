@@ -1,5 +1,6 @@
 #include "llmsim/validate/source_facts.h"
 
+#include <charconv>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -87,6 +88,7 @@ SourceFact read_fact(const toml::table& tbl, const std::string& path, std::size_
     f.model = *m;
   }
   if (auto ft = r.opt_choice("finetune", {"full", "lora", "qlora"})) f.finetune = *ft;
+  f.distributed = r.opt_boolean("distributed");
   f.max_num_seqs = count("max_num_seqs", 1'000'000'000, "1,000,000,000");
   f.kv_blocks = count("kv_blocks", 1'000'000'000, "1,000,000,000");
   if (auto x = r.opt_non_negative("length_scale")) {
@@ -127,10 +129,16 @@ std::vector<SourceFact> load_source_facts(const std::string& path) {
 }
 
 const SourceFact* fact_for(const std::vector<SourceFact>& facts, const FactRow& row) {
-  const auto selects = [](const SourceFact& f) { return int(!f.model.empty()) + int(!f.finetune.empty()); };
+  std::int64_t gpus = 0;
+  const char* end = row.num_gpus.data() + row.num_gpus.size();
+  if (auto [p, ec] = std::from_chars(row.num_gpus.data(), end, gpus); ec != std::errc{} || p != end) gpus = 0;
+  const auto selects = [](const SourceFact& f) {
+    return int(!f.model.empty()) + int(!f.finetune.empty()) + int(f.distributed.has_value());
+  };
   const auto covers = [&](const SourceFact& f) {
     return row.source.starts_with(f.source_prefix) && (f.model.empty() || f.model == row.model) &&
-           (f.finetune.empty() || f.finetune == row.finetune);
+           (f.finetune.empty() || f.finetune == row.finetune) &&
+           (!f.distributed || (gpus >= 1 && *f.distributed == (gpus > 1)));
   };
   const SourceFact* best = nullptr;
   for (const SourceFact& f : facts) {

@@ -27,11 +27,11 @@
 //   tpot_statistic = "median"   # what the serving rows' tpot_ms is: "mean" (the default) or "median" of the
 //                               # inter-token latencies
 //   model = "llama2-7b"         # the fact covers only the rows of this model (a source configured each model apart)
-//   finetune = "full"           # ... only the rows of this fine-tuning method (a source ran each method by its own
-//   script) max_num_seqs = 256          # the engine's batch limit as the benchmark configured it
-//   (EngineProfile::max_num_seqs) kv_blocks = 1000            # the engine's KV cache as a count of blocks (TurboMind
-//   cache_max_entry_count >= 1) length_scale = 1.243        # the `lengths` sample's token counts times this: the runs
-//   counted tokens with
+//   finetune = "full"           # ... only the rows of this fine-tuning method (each method ran its own script)
+//   distributed = true          # ... only the rows on more than one GPU (true) or on one (false), by num_gpus
+//   max_num_seqs = 256          # the engine's batch limit as the benchmark configured it (EngineProfile::max_num_seqs)
+//   kv_blocks = 1000            # the engine's KV cache as a count of blocks (TurboMind cache_max_entry_count >= 1)
+//   length_scale = 1.243        # the `lengths` sample's token counts times this: the runs counted tokens with
 //                               # another tokenizer (its compression over the sample's, with the evidence)
 //   evidence = "why this is so, with its citation"
 #include <cstdint>
@@ -69,6 +69,7 @@ struct SourceFact {
   std::optional<std::int64_t> requests;       // serving open/closed loops: the requests the benchmark sent
   std::string model;                          // only rows of this model (empty: every row of the source)
   std::string finetune;                       // only rows whose finetune column is this (full, lora, qlora)
+  std::optional<bool> distributed;            // only rows whose num_gpus is > 1 (true) or 1 (false)
   std::optional<std::int64_t> max_num_seqs;   // the engine's batch limit as configured (serving rows)
   std::optional<std::int64_t> kv_blocks;      // the engine's KV cache in blocks as configured (serving rows)
   std::optional<double> length_scale;         // the length sample's token counts scaled to the runs' tokenizer
@@ -86,16 +87,17 @@ std::string find_source_facts(const std::string& csv_path, const std::string& da
 // fact that sets nothing are Input errors naming file:line.
 std::vector<SourceFact> load_source_facts(const std::string& path);
 
-// Which rows a fact may cover: their source, model and finetune columns as written.
+// Which rows a fact may cover: their source, model, finetune and num_gpus columns as written.
 struct FactRow {
   const std::string& source;
   const std::string& model;
   const std::string& finetune;
+  const std::string& num_gpus;
 };
 
-// The fact with the longest prefix of the row's source among those whose model and finetune selectors are
-// empty or the row's; on equal prefixes the fact that selects more (model, finetune) wins. nullptr when
-// none covers the row.
+// The fact with the longest prefix of the row's source among those whose model, finetune and distributed
+// selectors are unset or match the row; on equal prefixes the fact that selects more wins. A row whose
+// num_gpus is not a whole number matches no `distributed` fact. nullptr when none covers the row.
 const SourceFact* fact_for(const std::vector<SourceFact>& facts, const FactRow& row);
 
 // "published.facts.toml:12" for messages and row notes.
