@@ -204,17 +204,18 @@ Efficiency default_efficiency(int compute_capability) {
       "fits the top of its grid; docs/validation.md). Set collective_host_us per system when measured";
   // DeepSpeed ZeRO-3's per-module fetch and release (src/llmsim/train/train_layer_cost.cpp count_zero_hooks):
   // fitted, not measured. fit-runs --profile deepspeed --key deepspeed_hook_us picks 140 us on the development
-  // files (70 rows; Qwen's ZeRO-3 full-parameter and 72B LoRA step times from -65 % to +9 % and -67 % to -18 %,
-  // -43 % to +7 %); leaving Qwen's README out, the rest (the HF blog's Granite-7B ZeRO-3, over-predicted for
-  // another reason) runs the fit to the top of its grid, 250 us, which still takes Qwen's median from 12.0 to
-  // 10.9 %. docs/validation.md, "DeepSpeed hooks". Stages 1-2's gradient hooks are priced as eager launches.
+  // files (76 rows; Qwen's ZeRO-3 step times at 256 tokens: 1.8B full-parameter -65 % -> +4 %, 7B on two GPUs
+  // -67 % -> -21 %, 72B LoRA -43 % -> +2 %); leaving Qwen's README out, the rest (the HF blog's Granite-7B,
+  // over-predicted for another reason) runs the fit to the top of its grid, 250 us, which still takes Qwen's
+  // median from 12.0 to 10.9 %. docs/validation.md, "DeepSpeed as Qwen's scripts run it". Stages 1-2's gradient
+  // hooks are priced as eager launches.
   e.deepspeed_hook_s = 140.0 * units::us;
   e.deepspeed_hook_source =
       "fitted by llmsim calibrate fit-runs --profile deepspeed --key deepspeed_hook_us on the development files "
-      "(70 time and throughput rows of the deepspeed profile, mean |log error| over a 0-250 us grid: 140 us; "
-      "leave-one-source-out 140-250 us; docs/validation.md, 'DeepSpeed hooks'). The Python of ZeRO-3's "
-      "fetch_sub_module / release_sub_module per module and pass; a property of the host CPU, Python and DeepSpeed "
-      "release: set deepspeed_hook_us per system when measured";
+      "(76 time and throughput rows of the deepspeed profile, mean |log error| over a 0-250 us grid: 140 us; "
+      "leave-one-source-out 140-250 us; docs/validation.md, 'DeepSpeed as Qwen's scripts run it'). The Python of "
+      "ZeRO-3's fetch_sub_module / release_sub_module per module and pass; a property of the host CPU, Python and "
+      "DeepSpeed release: set deepspeed_hook_us per system when measured";
   // Measured, on one GPU: the H200 calibration's bf16 GEMM fit (data/calibration/h200-2026-11-29,
   // hgx-h200-calibrated.toml) gives 261 elements; its k = 1024 GEMMs of 8192-32768 x 2048 ran at 0.58-0.63
   // of the peak against 0.66-0.71 at k >= 2048 (k / (k + 261) x 0.767 = 0.61; the engineering assumption
