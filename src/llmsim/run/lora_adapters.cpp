@@ -12,37 +12,28 @@ std::vector<LoraAdapter> lora_adapters(const model::ModelSpec& m, bool moe_layer
   const double h = static_cast<double>(m.hidden), q = static_cast<double>(m.q_dim()),
                kv = static_cast<double>(m.kv_dim());
   std::vector<LoraAdapter> out;
-  if (wants("q")) out.push_back({.target = "q", .slot = LoraSlot::Qkv, .d_in = h, .d_out = q});
-  if (wants("k")) out.push_back({.target = "k", .slot = LoraSlot::Qkv, .d_in = h, .d_out = kv});
-  if (wants("v")) out.push_back({.target = "v", .slot = LoraSlot::Qkv, .d_in = h, .d_out = kv});
-  if (wants("o")) out.push_back({.target = "o", .slot = LoraSlot::Out, .d_in = q, .d_out = h});
-  // One MLP's projections: `pairs` copies, each token passing through `rows` of them.
+  // One projection's adapter, if targeted: `pairs` copies of it in the layer, each token through `rows`.
+  const auto add = [&](const char* target, LoraSlot slot, double d_in, double d_out, double pairs = 1, double rows = 1,
+                       bool routed = false) {
+    if (wants(target))
+      out.push_back({.target = target,
+                     .slot = slot,
+                     .d_in = d_in,
+                     .d_out = d_out,
+                     .pairs = pairs,
+                     .rows_per_token = rows,
+                     .routed = routed});
+  };
+  add("q", LoraSlot::Qkv, h, q);
+  add("k", LoraSlot::Qkv, h, kv);
+  add("v", LoraSlot::Qkv, h, kv);
+  add("o", LoraSlot::Out, q, h);
+  // One MLP's projections.
   const auto mlp = [&](double ffn, double pairs, double rows, bool routed) {
     if (ffn <= 0) return;
-    if (m.mlp == model::MlpKind::Gated && wants("gate"))
-      out.push_back({.target = "gate",
-                     .slot = LoraSlot::GateUp,
-                     .d_in = h,
-                     .d_out = ffn,
-                     .pairs = pairs,
-                     .rows_per_token = rows,
-                     .routed = routed});
-    if (wants("up"))
-      out.push_back({.target = "up",
-                     .slot = LoraSlot::GateUp,
-                     .d_in = h,
-                     .d_out = ffn,
-                     .pairs = pairs,
-                     .rows_per_token = rows,
-                     .routed = routed});
-    if (wants("down"))
-      out.push_back({.target = "down",
-                     .slot = LoraSlot::Down,
-                     .d_in = ffn,
-                     .d_out = h,
-                     .pairs = pairs,
-                     .rows_per_token = rows,
-                     .routed = routed});
+    if (m.mlp == model::MlpKind::Gated) add("gate", LoraSlot::GateUp, h, ffn, pairs, rows, routed);
+    add("up", LoraSlot::GateUp, h, ffn, pairs, rows, routed);
+    add("down", LoraSlot::Down, ffn, h, pairs, rows, routed);
   };
   if (moe_layer) {
     mlp(static_cast<double>(m.moe.expert_ffn), static_cast<double>(m.moe.num_experts),
