@@ -188,14 +188,14 @@ void explain(const sim::SearchProblem& p, const sim::SearchEntry& a, const sim::
       if (x.name == n) return x.seconds;
     return 0.0;
   };
-  std::cout << fmt::format("  {:<24} {:>12} {:>12} {:>12}\n", "phase", "#1", "#2", "#1 - #2");
+  std::cout << fmt::format("  {:<28} {:>12} {:>12} {:>12}\n", "phase", "#1", "#2", "#1 - #2");
   for (const auto& n : phases) {
     const double x = sec(fa.by_phase, n), y = sec(fb.by_phase, n);
-    std::cout << fmt::format("  {:<24} {:>12} {:>12} {:>+11.3f}s\n", n, duration(x), duration(y), x - y);
+    std::cout << fmt::format("  {:<28} {:>12} {:>12} {:>+11.3f}s\n", n, duration(x), duration(y), x - y);
   }
   const double sa = fa.step_time_s.value, sb = fb.step_time_s.value;
-  std::cout << fmt::format("  {:<24} {:>12} {:>12} {:>+11.3f}s\n", "step", duration(sa), duration(sb), sa - sb);
-  std::cout << fmt::format("  {:<24} {:>12} {:>12}   ({:+.1f}%)\n", "tokens/s", thousands(fa.tokens_per_s.value),
+  std::cout << fmt::format("  {:<28} {:>12} {:>12} {:>+11.3f}s\n", "step", duration(sa), duration(sb), sa - sb);
+  std::cout << fmt::format("  {:<28} {:>12} {:>12}   ({:+.1f}%)\n", "tokens/s", thousands(fa.tokens_per_s.value),
                            thousands(fb.tokens_per_s.value), 100 * (fa.tokens_per_s.value / fb.tokens_per_s.value - 1));
   // The biggest phase differences, in words.
   std::vector<std::pair<double, std::string>> d;
