@@ -1,11 +1,12 @@
-# One library per pipeline stage ("area") of src/llmsim/, and a build that enforces the layering.
+# One library per pipeline stage ("area"), and a build that enforces the layering. The areas sit at the
+# design card's top level: core/, model/, hardware/, calibrate/ and the simulation stages sim/<stage>/.
 #
-# Every area's headers are included as "llmsim/<area>/<file>.h". No include path exposes src/llmsim as
-# a whole: each area gets its own include root in the build tree, <build>/include_roots/<area>/, that
-# holds only the link llmsim/<area> -> src/llmsim/<area>. The root is a PUBLIC include directory of
-# the area's target, so it reaches exactly the targets that link the area (directly or through the
-# areas above it). An include across a forbidden edge (model including llmsim/train/...) does not
-# find the header and fails to compile; tests/layering checks that it does.
+# Every area's headers are included as "llmsim/<area>/<file>.h", wherever its folder is. No include path
+# exposes the source tree as a whole: each area gets its own include root in the build tree,
+# <build>/include_roots/<area>/, that holds only the link llmsim/<area> -> the area's folder. The root is
+# a PUBLIC include directory of the area's target, so it reaches exactly the targets that link the area
+# (directly or through the areas above it). An include across a forbidden edge (model including
+# llmsim/train/...) does not find the header and fails to compile; tests/layering checks that it does.
 function(llmsim_area area)
   cmake_parse_arguments(A "" "" "SOURCES;DEPS;PRIVATE_DEPS" ${ARGN})
   set(target llmsim_${area})

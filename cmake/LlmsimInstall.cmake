@@ -1,5 +1,5 @@
 # Installation (issue 18): `cmake --install build --prefix P` puts the llmsim executable in P/bin, the shipped
-# presets in P/share/llmsim (which the executable finds relative to itself: apps/cli/cli_context.cpp), and
+# presets in P/share/llmsim (which the executable finds relative to itself: cli/cli_context.cpp), and
 # the simulation libraries with their headers and a CMake package, so that another project can
 #   find_package(llmsim CONFIG REQUIRED)
 #   target_link_libraries(app PRIVATE llmsim::sim)   # or one stage: llmsim::model, llmsim::serve, ...
@@ -19,7 +19,8 @@ set_target_properties(llmsim_warnings PROPERTIES EXPORT_NAME warnings)  # a link
 set(llmsim_targets llmsim_sim llmsim_warnings)
 foreach(area IN LISTS LLMSIM_EXPORTED_AREAS)
   list(APPEND llmsim_targets llmsim_${area})
-  install(DIRECTORY "${PROJECT_SOURCE_DIR}/src/llmsim/${area}/" DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}/llmsim/${area}"
+  get_target_property(area_dir llmsim_${area} SOURCE_DIR)  # core/, model/, ... or sim/<stage>/
+  install(DIRECTORY "${area_dir}/" DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}/llmsim/${area}"
           FILES_MATCHING PATTERN "*.h")
 endforeach()
 install(TARGETS ${llmsim_targets} EXPORT llmsimTargets ARCHIVE DESTINATION "${CMAKE_INSTALL_LIBDIR}")

@@ -1,6 +1,6 @@
 # Writes a C++ source that holds text files as string constants (cmake -P, run at build time so that an
 # edited asset rebuilds the source). Used for the HTML report: Chart.js from Debian's libjs-chart.js and
-# the report's own script and style sheet (src/llmsim/report/html/), inlined so that a report opens
+# the report's own script and style sheet (sim/report/html/), inlined so that a report opens
 # offline as one file.
 #   -DOUT=<file.cpp> -DHEADER=<include line target> -DNAMESPACE=<ns>
 #   -DNAMES=<a|b|...> -DFILES=<path|path|...>  ('|'-separated; a FILES entry "NONE" gives an empty string)

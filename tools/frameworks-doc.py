@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Regenerates the entry table of docs/frameworks.md from `llmsim list frameworks --json`, so that the
-document mirrors src/llmsim/run/framework_catalog.cpp (names, mappings, reasons, recipes and sources).
+document mirrors sim/run/framework_catalog.cpp (names, mappings, reasons, recipes and sources).
 Usage: tools/frameworks-doc.py [path/to/llmsim]   (default: build/bin/llmsim)"""
 import json
 import os

@@ -1,4 +1,4 @@
-// GPU benchmarks on the local GPU. Compiles everywhere (it only uses src/llmsim/calibrate/gpu_bench.h); without a
+// GPU benchmarks on the local GPU. Compiles everywhere (it only uses calibrate/gpu_bench.h); without a
 // usable GPU (or in a build without CUDA) it prints why and exits 77, which CTest reports as skipped.
 #include <doctest/doctest.h>
 

@@ -119,7 +119,7 @@ TEST_CASE("nccl-tests: all_reduce_perf over MPI on 2 hosts x 8 GPUs imports as 1
   CHECK(single.samples.front().item.nodes == 1);
 
   // Fitted against a DGX A100 profile: a multi-node curve, not an NVSwitch one, and it sets the network
-  // fraction. Expected value: the hierarchical all-reduce of src/llmsim/cost/comm_cost.cpp solved by hand here, with
+  // fraction. Expected value: the hierarchical all-reduce of sim/cost/comm_cost.cpp solved by hand here, with
   // the intra-node parts at the default fabric fraction (no in-node fit in these samples).
   const auto base = llmsim::hardware::resolve_system("dgx-a100-80gb", LLMSIM_DATA_DIR);
   const auto fits = cal::fit_samples(log.samples, base);

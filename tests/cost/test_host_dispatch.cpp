@@ -1,4 +1,4 @@
-// The host critical path's launch counts (src/llmsim/cost/host_dispatch.h): what eager code issues per
+// The host critical path's launch counts (sim/cost/host_dispatch.h): what eager code issues per
 // operator, and the span rule max(GPU, host).
 #include <doctest/doctest.h>
 

@@ -1,4 +1,4 @@
-// System TOML parsing, presets and defaults (src/llmsim/hardware/system_toml.h, system_spec.h, efficiency.h).
+// System TOML parsing, presets and defaults (hardware/system_toml.h, system_spec.h, efficiency.h).
 #include <doctest/doctest.h>
 
 #include <fmt/format.h>

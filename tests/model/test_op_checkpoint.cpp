@@ -1,5 +1,5 @@
 // torchtitan's op-level selective activation checkpointing over the operator inventory: what it saves
-// and what it runs again, derived by hand from its policy (src/llmsim/model/op_checkpoint.h).
+// and what it runs again, derived by hand from its policy (model/op_checkpoint.h).
 #include <doctest/doctest.h>
 
 #include <string>

@@ -90,7 +90,7 @@ TEST_CASE("the CLI's own profile names map to their own profile") {
     CHECK_FALSE(e.training.has_value());
     CHECK(e.unsupported_reason == std::string(name) + " is an inference engine; it does not train");
   }
-  // The mappings src/llmsim/run/run_spec.cpp parse_name already makes.
+  // The mappings sim/run/run_spec.cpp parse_name already makes.
   CHECK(entry("megatron-lm").training == Framework::Megatron);
   CHECK(entry("nemo").training == Framework::Megatron);
   CHECK(entry("fastertransformer").inference == Framework::FasterTransformer);

@@ -169,7 +169,7 @@ TEST_CASE("the fast memory model equals the memory model") {
       if (r.train.finetune == sim::FinetuneKind::Lora && rng() % 3 == 0) r.train.base_quant = model::WeightQuant::Int8;
       if (rng() % 2) r.train.lora_targets = {"q", "v"};
     }
-    // Optimizer precision options (src/llmsim/run/train_state_bytes.h).
+    // Optimizer precision options (sim/run/train_state_bytes.h).
     if (rng() % 4 == 0) r.train.master_weights = false;
     if (rng() % 5 == 0) r.train.optimizer_state_dtype = llmsim::DType::BF16;
     if (rng() % 5 == 0) {

@@ -1,4 +1,4 @@
-// Length samples (src/llmsim/serve/length_sample.h): the shipped ShareGPT sample, in-order paired draws,
+// Length samples (sim/serve/length_sample.h): the shipped ShareGPT sample, in-order paired draws,
 // file errors, and the mechanism they exist for: a real stream's length tail sets an offline run's makespan.
 #include <doctest/doctest.h>
 

@@ -1,4 +1,4 @@
-// SGLang's scheduler in the serving simulator (src/llmsim/serve/admission_sglang.cpp): prefill batches first,
+// SGLang's scheduler in the serving simulator (sim/serve/admission_sglang.cpp): prefill batches first,
 // the chunked prompt continued first, new-token-ratio admission and decode retraction, each schedule checked by
 // hand with the tests' iteration cost (1 ms + 0.1 ms per token); the profile's device tiers and KV sizing.
 #include <doctest/doctest.h>

@@ -1,4 +1,4 @@
-// The host critical path in a training step (src/llmsim/cost/host_dispatch.h): each pass of a layer
+// The host critical path in a training step (sim/cost/host_dispatch.h): each pass of a layer
 // lasts at least its launches times the host's seconds per eager launch. Launch counts derived by hand.
 #include <doctest/doctest.h>
 

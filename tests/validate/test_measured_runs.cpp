@@ -1,4 +1,4 @@
-// Measured-run CSV reader (src/llmsim/validate/measured_runs.h) and the memory model checked against every published
+// Measured-run CSV reader (sim/validate/measured_runs.h) and the memory model checked against every published
 // run: a run the source executed must fit, a run it reports as out of memory must not.
 #include <doctest/doctest.h>
 
@@ -74,7 +74,7 @@ TEST_SUITE("measured_runs") {
     for (const char* d :
          {"micro_batch=1 (not stated)", "recompute=none (not stated)", "flash_attn=yes (not stated)",
           "precision=bf16 (not stated)", "pp=1 (not stated)", "dp=4 (num_gpus/(tp*pp*cp), not stated)",
-          // megatron-lm's recipe (src/llmsim/run/framework_catalog.cpp): distributed optimizer, sequence
+          // megatron-lm's recipe (sim/run/framework_catalog.cpp): distributed optimizer, sequence
           // parallelism with tp > 1, the overlap flags and the fused cross-entropy.
           "zero_stage=1 (megatron-lm recipe)", "sequence_parallel=yes (megatron-lm recipe)",
           "overlap_grad_reduce=yes (megatron-lm recipe)", "overlap_param_gather=yes (megatron-lm recipe)",

@@ -1,4 +1,4 @@
-// Validation against measured runs (src/llmsim/validate/validation.h): statuses, the error formula, feature derivation
+// Validation against measured runs (sim/validate/validation.h): statuses, the error formula, feature derivation
 // and the summary statistics.
 #include <doctest/doctest.h>
 

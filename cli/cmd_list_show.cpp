@@ -1,0 +1,410 @@
+// `llmsim list models|systems` and `llmsim show model|system NAME|PATH`: presets and resolved specs
+// with derived values.
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+
+#include "cli_context.h"
+#include "commands.h"
+#include "llmsim/core/suggest.h"
+#include "llmsim/core/units.h"
+#include "llmsim/cost/comm_cost.h"
+#include "llmsim/cost/compute_cost.h"
+#include "llmsim/cost/host_dispatch.h"
+#include "llmsim/hardware/attention_support.h"
+#include "llmsim/hardware/efficiency_keys.h"
+#include "llmsim/hardware/system_toml.h"
+#include "llmsim/memory/memory_model.h"
+#include "llmsim/model/param_count.h"
+#include "llmsim/model/presets.h"
+#include "llmsim/report/report.h"
+#include "llmsim/run/framework_catalog.h"
+
+namespace llmsim::cli {
+
+namespace {
+
+std::string_view norm_name(model::NormKind n) { return n == model::NormKind::RmsNorm ? "rmsnorm" : "layernorm"; }
+std::string_view mlp_name(model::MlpKind k) {
+  return k == model::MlpKind::Gated ? "gated (3 matrices)" : "plain (2 matrices)";
+}
+std::string_view pos_name(model::PositionKind p) { return p == model::PositionKind::Rope ? "rope" : "learned"; }
+
+// KV-cache bytes per token of the whole model (one GPU, every layer) at `elem_bytes` per element.
+double kv_bytes_per_token(const model::ModelSpec& m, double elem_bytes) {
+  return model::kv_bytes_per_token(m, m.num_layers, 1, elem_bytes);
+}
+
+nlohmann::json model_json(const model::ModelSpec& m) {
+  const auto pc = model::count_params(m);
+  nlohmann::json j = report::header("show model");
+  j.update(nlohmann::json{
+      {"name", m.name},
+      {"model_type", m.model_type},
+      {"layers", m.num_layers},
+      {"hidden", m.hidden},
+      {"heads", m.num_heads},
+      {"kv_heads", m.num_kv_heads},
+      {"head_dim", m.head_dim},
+      {"ffn", m.ffn_hidden},
+      {"vocab", m.vocab},
+      {"max_positions", m.max_positions},
+      {"norm", norm_name(m.norm)},
+      {"mlp", mlp_name(m.mlp)},
+      {"activation", m.activation},
+      {"positions", pos_name(m.position)},
+      {"rope_theta", m.rope_theta},
+      {"tied_embeddings", m.tied_embeddings},
+      {"dtype", dtype_name(m.dtype)},
+      {"weight_quant", model::weight_quant_name(m.quant.format)},
+      {"params_total", pc.total},
+      {"params_active", pc.active},
+      {"params_embedding", pc.embedding + pc.position_embedding},
+      {"params_lm_head", pc.lm_head},
+      {"params_layers", pc.layers},
+      {"kv_bytes_per_token_16bit", kv_bytes_per_token(m, 2.0)},
+      {"forward_flops_per_token", 2.0 * static_cast<double>(pc.active - pc.embedding - pc.position_embedding)}});
+  if (m.moe.enabled())
+    j["moe"] = {{"experts", m.moe.num_experts},
+                {"top_k", m.moe.experts_per_token},
+                {"expert_ffn", m.moe.expert_ffn},
+                {"shared_expert_ffn", m.moe.shared_expert_ffn},
+                {"first_dense_layers", m.moe.first_dense}};
+  if (m.sliding_window > 0)
+    j["attention_window"] = {{"sliding_window", m.sliding_window}, {"global_every", m.global_every}};
+  if (m.mla.enabled())
+    j["mla"] = {{"q_lora_rank", m.mla.q_lora_rank},
+                {"kv_lora_rank", m.mla.kv_lora_rank},
+                {"qk_nope_head_dim", m.mla.qk_nope_head_dim},
+                {"qk_rope_head_dim", m.mla.qk_rope_head_dim},
+                {"v_head_dim", m.mla.v_head_dim}};
+  if (m.mtp_layers > 0) j["mtp"] = {{"modules", m.mtp_layers}, {"params", pc.mtp}};
+  j["unread_config_keys"] = m.unread_keys;
+  if (m.vision.present())
+    j["vision_tower"] = {
+        {"model_type", m.vision.model_type},
+        {"counted", m.vision.counted},
+        {"tower_params", m.vision.counted ? nlohmann::json(m.vision.tower_params) : nlohmann::json()},
+        {"projector_params", m.vision.counted ? nlohmann::json(m.vision.projector_params) : nlohmann::json()},
+        {"simulated", false}};
+  return j;
+}
+
+void print_model(const model::ModelSpec& m) {
+  const auto pc = model::count_params(m);
+  std::cout << fmt::format("model {} ({})\n", m.name, m.model_type);
+  std::cout << fmt::format("  layers {}, hidden {}, heads {} (kv {}), head_dim {}, ffn {}, vocab {}, context {}\n",
+                           m.num_layers, m.hidden, m.num_heads, m.num_kv_heads, m.head_dim, m.ffn_hidden, m.vocab,
+                           m.max_positions);
+  std::cout << fmt::format("  {} norm, {} MLP ({}), {} positions (theta {}), embeddings {}\n", norm_name(m.norm),
+                           mlp_name(m.mlp), m.activation, pos_name(m.position), m.rope_theta,
+                           m.tied_embeddings ? "tied" : "untied");
+  if (m.sliding_window > 0) {
+    std::cout << fmt::format("  attention: sliding window {} on {} of {} layers{}\n", m.sliding_window,
+                             m.windowed_layers(), m.num_layers,
+                             m.global_every == 2  ? " (every other one global)"
+                             : m.global_every > 0 ? fmt::format(" (every {}th global)", m.global_every)
+                                                  : "");
+  }
+  if (m.mla.enabled())
+    std::cout << fmt::format(
+        "  multi-head latent attention: q_lora_rank {}, kv_lora_rank {}, qk head {} + {} (RoPE), v head {}\n",
+        m.mla.q_lora_rank > 0 ? std::to_string(m.mla.q_lora_rank) : "none", m.mla.kv_lora_rank, m.mla.qk_nope_head_dim,
+        m.mla.qk_rope_head_dim, m.mla.v_head_dim);
+  if (m.moe.enabled())
+    std::cout << fmt::format(
+        "  MoE: {} experts, top-{}, expert ffn {}{}{}\n", m.moe.num_experts, m.moe.experts_per_token, m.moe.expert_ffn,
+        m.moe.shared_expert_ffn ? fmt::format(", shared expert ffn {}", m.moe.shared_expert_ffn) : "",
+        m.moe.first_dense ? fmt::format(", first {} layers dense", m.moe.first_dense) : "");
+  std::cout << fmt::format("  checkpoint dtype {}, quantization {}\n", dtype_name(m.dtype),
+                           model::weight_quant_name(m.quant.format));
+  std::cout << fmt::format("  parameters: {} total ({:.3f} B), {} active per token ({:.3f} B)\n", pc.total,
+                           static_cast<double>(pc.total) / 1e9, pc.active, static_cast<double>(pc.active) / 1e9);
+  std::cout << fmt::format("    embedding {}, position {}, lm_head {}, layers {}, final norm {}\n", pc.embedding,
+                           pc.position_embedding, pc.lm_head, pc.layers, pc.final_norm);
+  if (pc.mtp > 0)
+    std::cout << fmt::format(
+        "  multi-token prediction: {} module(s), {} params ({:.3f} B) apart from the total, not simulated\n",
+        m.mtp_layers, pc.mtp, static_cast<double>(pc.mtp) / 1e9);
+  if (!m.unread_keys.empty())
+    std::cout << fmt::format(
+        "  config keys not read: {} (not in the cosmetic list of docs/model-configs.md: check they change neither "
+        "compute nor memory)\n",
+        fmt::join(m.unread_keys, ", "));
+  if (m.vision.present()) {
+    if (m.vision.counted)
+      std::cout << fmt::format(
+          "  vision tower ({}): {} + projector {} = {} params ({:.3f} B) apart from the total (with it {:.3f} B), "
+          "not simulated: llmsim runs the text model\n",
+          m.vision.model_type, m.vision.tower_params, m.vision.projector_params, m.vision.params(),
+          static_cast<double>(m.vision.params()) / 1e9, static_cast<double>(pc.total + m.vision.params()) / 1e9);
+    else
+      std::cout << fmt::format(
+          "  vision tower ({}): not counted (no parameter formula for it here) and not simulated: llmsim runs the "
+          "text model\n",
+          m.vision.model_type);
+  }
+  std::cout << fmt::format("  KV cache: {:.4g} MiB per token at 16-bit ({:.4g} MiB at fp8){}\n",
+                           kv_bytes_per_token(m, 2.0) / units::MiB, kv_bytes_per_token(m, 1.0) / units::MiB,
+                           m.mla.enabled() ? " (MLA latent + RoPE key, whole on every TP rank)" : "");
+  std::cout << fmt::format("  forward FLOPs per token (2 x non-embedding active params): {:.4g} GFLOP\n",
+                           2.0 * static_cast<double>(pc.active - pc.embedding - pc.position_embedding) / 1e9);
+}
+
+nlohmann::json fraction_json(const hardware::Fraction& f) {
+  return {{"value", f.value}, {"low", f.low}, {"high", f.high}, {"source", f.source}};
+}
+
+// The calibrated per-collective fabric fractions a profile has, by collective.
+// A fraction of the [efficiency] table, or nothing for an absent per-collective one.
+const hardware::Fraction* fraction_of(const hardware::Efficiency& e, const hardware::FractionKey& k) {
+  if (k.value) return &(e.*k.value);
+  const auto& f = e.*k.optional;
+  return f ? &*f : nullptr;
+}
+
+nlohmann::json efficiency_json(const hardware::Efficiency& e) {
+  nlohmann::json gemm;
+  for (const auto& [t, f] : e.gemm) gemm[std::string(dtype_name(t))] = fraction_json(f);
+  nlohmann::json j = {{"calibrated", e.calibrated},
+                      {"gemm", gemm},
+                      {"gemm_half_k", e.gemm_half_k},
+                      {"kernel_launch_s", e.kernel_launch_s},
+                      {"gemm_call_s", e.gemm_call_s},
+                      {"deepspeed_hook_s", e.deepspeed_hook_s},
+                      {"host_dispatch_s", e.host_dispatch_s},
+                      {"collective_base_s", e.collective_base_s},
+                      {"collective_host_s", e.collective_host_s},
+                      {"cpu_adam_params_per_s", e.cpu_adam_params_per_s}};
+  nlohmann::json by_collective = nlohmann::json::object();
+  for (const auto& k : hardware::fraction_keys())
+    if (const hardware::Fraction* f = fraction_of(e, k)) (k.value ? j : by_collective)[k.json_key] = fraction_json(*f);
+  j["fabric_bandwidth_by_collective"] = by_collective;
+  return j;
+}
+
+nlohmann::json system_json(const hardware::SystemSpec& s) {
+  nlohmann::json peaks;
+  for (const auto& [t, v] : s.gpu.peak_flops) peaks[std::string(dtype_name(t))] = v;
+  nlohmann::json j = report::header("show system");
+  j.update(nlohmann::json{{"name", s.name},
+                          {"description", s.description},
+                          {"source_file", s.source_file},
+                          {"gpu",
+                           {{"name", s.gpu.name},
+                            {"peak_flops", peaks},
+                            {"memory_bytes", s.gpu.memory_bytes},
+                            {"memory_bandwidth_Bps", s.gpu.memory_bandwidth_Bps},
+                            {"l2_bytes", s.gpu.l2_bytes},
+                            {"sm_count", s.gpu.sm_count},
+                            {"boost_clock_Hz", s.gpu.boost_clock_Hz},
+                            {"tdp_W", s.gpu.tdp_W},
+                            {"compute_capability", s.gpu.compute_capability}}},
+                          {"node",
+                           {{"gpus_per_node", s.node.gpus_per_node},
+                            {"nvlink_domain_gpus", hardware::fast_domain_gpus(s)},
+                            {"fabric", hardware::fabric_name(s.node.fabric)},
+                            {"fabric_bandwidth_Bps", s.node.fabric_bandwidth_Bps},
+                            {"fabric_latency_s", s.node.fabric_latency_s},
+                            {"p2p", s.node.p2p},
+                            {"pcie_gen", s.node.pcie_gen},
+                            {"pcie_lanes", s.node.pcie_lanes},
+                            {"pcie_bandwidth_Bps", s.node.pcie_bandwidth_Bps},
+                            {"host_memory_bytes", s.node.host_memory_bytes},
+                            {"cpu_cores", s.node.cpu_cores},
+                            {"host_memory_bandwidth_Bps", s.node.host_memory_bandwidth_Bps}}},
+                          {"network",
+                           {{"nics_per_node", s.network.nics_per_node},
+                            {"nic_bandwidth_Bps", s.network.nic_bandwidth_Bps},
+                            {"latency_s", s.network.latency_s}}},
+                          {"runtime",
+                           {{"cuda_context_bytes", s.runtime.cuda_context_bytes},
+                            {"allocator_reserve_fraction", s.runtime.allocator_reserve_fraction}}},
+                          {"efficiency", efficiency_json(s.efficiency)}});
+  return j;
+}
+
+void print_system(const hardware::SystemSpec& s) {
+  const auto& g = s.gpu;
+  std::cout << fmt::format("system {}: {}\n", s.name, s.description);
+  std::cout << fmt::format(
+      "  GPU {}: {} GiB at {:.0f} GB/s, L2 {:.0f} MiB, {} SMs at {:.0f} MHz, {:.0f} W{}\n", g.name, gib(g.memory_bytes),
+      g.memory_bandwidth_Bps / 1e9, g.l2_bytes / units::MiB, g.sm_count, g.boost_clock_Hz / 1e6, g.tdp_W,
+      g.compute_capability > 0
+          ? fmt::format(", compute capability {}.{}", g.compute_capability / 10, g.compute_capability % 10)
+          : "");
+  std::cout << "  dense peak TFLOP/s:";
+  for (const auto& [t, v] : g.peak_flops) std::cout << fmt::format(" {} {:.1f}", dtype_name(t), v / 1e12);
+  std::cout << "\n";
+  const auto& n = s.node;
+  std::cout << fmt::format(
+      "  node: {} GPUs, {} at {:.1f} GB/s per GPU per direction, P2P {}, PCIe gen{} x{} ({:.1f} GB/s)\n",
+      n.gpus_per_node, hardware::fabric_name(n.fabric), n.fabric_bandwidth_Bps / 1e9, n.p2p ? "on" : "off", n.pcie_gen,
+      n.pcie_lanes, n.pcie_bandwidth_Bps / 1e9);
+  if (const int domain = hardware::fast_domain_gpus(s); domain > n.gpus_per_node)
+    std::cout << fmt::format("  NVLink domain: {} GPUs ({} nodes of {}) on one {} fabric; larger groups use the NICs\n",
+                             domain, domain / std::max(1, n.gpus_per_node), n.gpus_per_node,
+                             hardware::fabric_name(n.fabric));
+  std::cout << fmt::format("  host: {} cores, {} GiB at {:.0f} GB/s\n", n.cpu_cores, gib(n.host_memory_bytes),
+                           n.host_memory_bandwidth_Bps / 1e9);
+  std::cout << fmt::format("  network: {} NICs x {:.0f} Gb/s, {:.1f} us\n", s.network.nics_per_node,
+                           s.network.nic_bandwidth_Bps * 8 / 1e9, s.network.latency_s / units::us);
+  std::cout << fmt::format("  runtime reserve: {} GiB CUDA context, {:.0f}% allocator\n",
+                           gib(s.runtime.cuda_context_bytes), 100 * s.runtime.allocator_reserve_fraction);
+  std::cout << fmt::format("  efficiency: {}\n",
+                           s.efficiency.calibrated ? "calibrated" : "uncalibrated (documented defaults)");
+  for (const auto& [t, f] : s.efficiency.gemm)
+    std::cout << fmt::format("    gemm {}: {:.2f} [{:.2f}, {:.2f}] of peak  ({})\n", dtype_name(t), f.value, f.low,
+                             f.high, f.source);
+  const auto frac = [](const char* what, const hardware::Fraction& f) {
+    std::cout << fmt::format("    {}: {:.2f} [{:.2f}, {:.2f}]  ({})\n", what, f.value, f.low, f.high, f.source);
+  };
+  for (const auto& k : hardware::fraction_keys()) {
+    const hardware::Fraction* f = fraction_of(s.efficiency, k);
+    if (!f) continue;
+    if (k.shown == hardware::ShownWhen::Hopper && !hardware::is_hopper(s.gpu.compute_capability)) continue;
+    if (k.shown == hardware::ShownWhen::CudnnCapable &&
+        !hardware::attention_kernel_problem(s, AttentionKernel::Cudnn).empty())
+      continue;
+    frac(k.label, *f);
+  }
+  std::cout << fmt::format("    GEMM half-efficiency contraction: k = {:.0f} ({})\n", s.efficiency.gemm_half_k,
+                           s.efficiency.gemm_half_k_source);
+  std::cout << fmt::format("    kernel launch {:.1f} us; CPU Adam {:.0f} Mparams/s ({})\n",
+                           s.efficiency.kernel_launch_s / units::us, s.efficiency.cpu_adam_params_per_s / 1e6,
+                           s.efficiency.cpu_adam_source);
+  const auto& e = s.efficiency;
+  std::cout << fmt::format("    smallest GEMM call: {:.1f} us ({})\n", e.gemm_call_s / units::us, e.gemm_call_source);
+  std::cout << fmt::format("    DeepSpeed ZeRO hook: {:.0f} us per call ({})\n", e.deepspeed_hook_s / units::us,
+                           e.deepspeed_hook_source);
+  // The fitted microsecond quantities with their bands, as the cost model reads them.
+  const auto banded = [](const char* what, const char* per, const sim::Interval& t, const std::string& source) {
+    std::cout << fmt::format("    {}: {:.1f} us{} [{:.1f} .. {:.1f}] ({})\n", what, t.value / units::us, per,
+                             t.low / units::us, t.high / units::us, source);
+  };
+  banded("eager host dispatch", " per kernel", sim::host_dispatch_band(e), e.host_dispatch_source);
+  banded("collective base latency", " per call", sim::collective_base_band(e), e.collective_base_source);
+  banded("eager collective call, host work beyond its launch", "", sim::collective_host_band(e),
+         e.collective_host_source);
+}
+
+struct ListShow {
+  CommonOptions common;
+  std::string what;
+  std::string name;
+};
+
+// `llmsim list frameworks`: the names a measured run's framework column may hold, the profile that stands
+// in for each (training / inference), its recipe defaults and sources (sim/run/framework_catalog.h).
+void list_frameworks(const CommonOptions& common) {
+  const auto profile = [](const std::optional<sim::Framework>& f) {
+    return f ? std::string(sim::name_of(*f)) : std::string("-");
+  };
+  const auto& catalog = sim::framework_catalog();
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& e : catalog)
+    rows.push_back({{"name", e.name},
+                    {"aliases", e.aliases},
+                    {"training", profile(e.training)},
+                    {"inference", profile(e.inference)},
+                    {"training_mapping", e.training_mapping},
+                    {"inference_mapping", e.inference_mapping},
+                    {"unsupported_reason", e.unsupported_reason},
+                    {"recipe", sim::describe(e.recipe)},
+                    {"recipe_source", e.recipe.source},
+                    {"source", e.source}});
+  nlohmann::json doc = report::header("list frameworks");
+  doc["frameworks"] = rows;
+  emit(common, doc, [&] {
+    std::cout << fmt::format("{:<20} {:<10} {:<10} {}\n", "name", "training", "inference",
+                             "recipe defaults (training)");
+    for (const auto& e : catalog) {
+      const std::string recipe = sim::describe(e.recipe);
+      std::cout << fmt::format("{:<20} {:<10} {:<10} {}\n", e.name, profile(e.training), profile(e.inference),
+                               recipe.empty() ? "-" : recipe);
+    }
+    std::cout << "\n'-': no profile is a fair stand-in (the row is unsupported, with the reason); aliases, "
+                 "mappings and sources: --json or docs/frameworks.md\n";
+  });
+}
+
+}  // namespace
+
+Runner add_list_command(CLI::App& app) {
+  auto cmd = std::make_shared<ListShow>();
+  CLI::App* sub = app.add_subcommand("list", "list the shipped presets");
+  sub->allow_extras();
+  add_common_options(*sub, cmd->common);
+  sub->add_option("what", cmd->what, "models, systems or frameworks")
+      ->required()
+      ->check(CLI::IsMember({"models", "systems", "frameworks"}));
+  return [cmd, sub]() -> int {
+    reject_extras(*sub);
+    check_outputs(*sub, cmd->common);
+    if (cmd->what == "frameworks") {
+      list_frameworks(cmd->common);
+      return 0;
+    }
+    const std::string data = cmd->common.resolved_data_dir();
+    nlohmann::json rows = nlohmann::json::array();
+    if (cmd->what == "models") {
+      for (const auto& name : model::list_model_presets(data)) {
+        const auto m = model::resolve_model(name, data);
+        const auto pc = model::count_params(m);
+        rows.push_back(
+            {{"name", name}, {"model_type", m.model_type}, {"params_total", pc.total}, {"params_active", pc.active}});
+      }
+    } else {
+      for (const auto& name : hardware::list_system_presets(data)) {
+        const auto s = hardware::resolve_system(name, data);
+        rows.push_back({{"name", name},
+                        {"gpu", s.gpu.name},
+                        {"gpus_per_node", s.node.gpus_per_node},
+                        {"fabric", hardware::fabric_name(s.node.fabric)},
+                        {"description", s.description}});
+      }
+    }
+    nlohmann::json doc = report::header("list " + cmd->what);
+    doc[cmd->what] = rows;
+    emit(cmd->common, doc, [&] {
+      for (const auto& r : rows) {
+        if (cmd->what == "models")
+          std::cout << fmt::format("{:<16} {:<10} {:>8.2f} B params ({:.2f} B active)\n", r["name"].get<std::string>(),
+                                   r["model_type"].get<std::string>(),
+                                   static_cast<double>(r["params_total"].get<std::int64_t>()) / 1e9,
+                                   static_cast<double>(r["params_active"].get<std::int64_t>()) / 1e9);
+        else
+          std::cout << fmt::format("{:<16} {} x {} ({})\n", r["name"].get<std::string>(), r["gpus_per_node"].get<int>(),
+                                   r["gpu"].get<std::string>(), r["fabric"].get<std::string>());
+      }
+    });
+    return 0;
+  };
+}
+
+Runner add_show_command(CLI::App& app) {
+  auto cmd = std::make_shared<ListShow>();
+  CLI::App* sub = app.add_subcommand("show", "show a resolved model or system spec with derived values");
+  sub->allow_extras();
+  add_common_options(*sub, cmd->common);
+  sub->add_option("what", cmd->what, "model or system")->required()->check(CLI::IsMember({"model", "system"}));
+  sub->add_option("name", cmd->name, "preset name or path")->required();
+  return [cmd, sub]() -> int {
+    reject_extras(*sub);
+    check_outputs(*sub, cmd->common, {cmd->name});
+    const std::string data = cmd->common.resolved_data_dir();
+    if (cmd->what == "model") {
+      const auto m = model::resolve_model(cmd->name, data);
+      emit(cmd->common, model_json(m), [&] { print_model(m); });
+    } else {
+      const auto s = hardware::resolve_system(cmd->name, data);
+      emit(cmd->common, system_json(s), [&] { print_system(s); });
+    }
+    return 0;
+  };
+}
+
+}  // namespace llmsim::cli

@@ -1,0 +1,370 @@
+#include "llmsim/infer/iteration_cost.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "llmsim/cost/host_dispatch.h"
+#include "llmsim/memory/memory_model.h"
+#include "llmsim/model/operators.h"
+
+namespace llmsim::sim {
+
+IterationCost& IterationCost::operator+=(const IterationCost& o) {
+  time_s += o.time_s;
+  linear_s += o.linear_s;
+  attention_s += o.attention_s;
+  comm_s += o.comm_s;
+  other_s += o.other_s;
+  host_wait_s += o.host_wait_s;
+  launches += o.launches;
+  collective_calls += o.collective_calls;
+  return *this;
+}
+
+// Model of one engine iteration (docs/serving.md):
+//  * Layer GEMMs, norms, RoPE, activations and residuals come from the operator inventory over all T
+//    tokens of the iteration (prefill chunks and decode steps batched together), costed like training
+//    forward kernels (sim/cost/compute_cost.h), with the engine's per-kernel floor.
+//  * Weight-only quantized formats (int8, int4 AWQ/GPTQ, nf4) are read packed by fused dequantising
+//    GEMM kernels (Marlin/AWQ/bitsandbytes-style): the inventory's separate dequantize kernel is folded
+//    into its GEMM, which reads the packed bytes and computes at the activation precision. fp8 weights
+//    (W8A8) compute at the fp8 peak. An engine that dequantizes int8 into a 16-bit copy first
+//    (IterationOptions::int8_dequantize_to_16bit, DeepSpeed-Inference) runs the dequantize kernel as its own
+//    and a 16-bit GEMM over the copy.
+//  * Attention is costed per iteration from the sequences' lengths, not from the inventory: prefill
+//    (causal FlashAttention over the chunk against its context) and decode (one query token reading the
+//    whole KV cache: memory bound) as one kernel each per layer.
+//  * TP all-reduces per block; PP adds one activation hand-off per stage boundary (the replica runs its
+//    stages one after another for a batch; pipelining several batches is not modelled).
+//  * The LM head and sampling run for one token per sequence; plus the engine's CPU overhead.
+//  * Decode attention without split-KV (EngineProfile::decode_split_kv false: FlashAttention-2's
+//    flash_attn_func / flash_attn_varlen_func, which HF transformers calls for every step) runs one thread
+//    block per decode sequence and query head (grid = query blocks x batch x heads, one query block at
+//    q_len 1); with fewer blocks than SMs the longest sequence's block, streaming its head's K and V at one
+//    SM's share of the bandwidth, sets the kernel's time (Dao et al., "Flash-Decoding for long-context
+//    inference", 2023: at batch 1 FlashAttention uses a small fraction of the GPU during decoding).
+//  * KV-cache copies (IterationOptions::kv_copy_passes): HF's DynamicCache.update concatenates each new
+//    token's K and V onto the layer's cache with torch.cat, a new tensor every step, and the flash-attention
+//    path gathers the whole K and V again (_upad_input's index_first_axis) before calling the kernel: each a
+//    read and a write of the sequence's whole cache, per layer, per iteration (two kernels each: K and V).
+//  * Host critical path (sim/cost/host_dispatch.h): an iteration whose kernels eager code issues
+//    takes at least its launches times the host's seconds per launch; the engine overhead comes on top
+//    (it runs between iterations, when the host waits for the forward pass's result).
+
+namespace {
+
+double dbl(std::int64_t v) { return static_cast<double>(v); }
+
+// One LoRA adapter's matrices on one GPU under vLLM's default sharding: column-parallel projections keep A
+// whole and shard B's output over TP, row-parallel ones (o, down) shard A's input and keep B whole; routed
+// experts' adapters spread over the expert-parallel ranks like the experts.
+struct LoraShard {
+  double d_in = 0, d_out = 0;  // A is d_in x r, B is r x d_out
+  double sets = 1;             // A/B pairs of the layer on this GPU
+};
+LoraShard lora_shard(const LoraAdapter& a, const ParallelSpec& par) {
+  const double tp = dbl(std::max<std::int64_t>(1, par.tp));
+  const bool row_parallel = a.slot == LoraSlot::Out || a.slot == LoraSlot::Down;
+  LoraShard s;
+  s.d_in = row_parallel ? a.d_in / tp : a.d_in;
+  s.d_out = row_parallel ? a.d_out : a.d_out / tp;
+  s.sets = a.routed ? a.pairs / dbl(std::max<std::int64_t>(1, par.ep)) : a.pairs;
+  return s;
+}
+
+hardware::SystemSpec with_floor(hardware::SystemSpec s, double floor) {
+  // A replayed graph has no host call per kernel: the GEMM call floor falls to the kernel floor too.
+  if (floor >= 0) s.efficiency.kernel_launch_s = s.efficiency.gemm_call_s = floor;
+  return s;
+}
+
+}  // namespace
+
+IterationCostModel::IterationCostModel(const model::ModelSpec& m, const hardware::SystemSpec& sys,
+                                       const ParallelSpec& par, const InferSpec& infer, const IterationOptions& opt)
+    : m_(m),
+      sys_(with_floor(sys, opt.kernel_floor_s)),
+      par_(par),
+      in_(infer),
+      opt_(opt),
+      compute_(sys_, infer.attn_kernel),
+      comm_(sys_) {
+  const double layers_per_gpu = std::ceil(dbl(m.num_layers) / dbl(std::max<std::int64_t>(1, par.pp)));
+  windowed_layers_ = dbl(m.windowed_layers());  // once: every iteration splits its attention by it
+  kv_bytes_per_token_ =
+      model::kv_bytes_per_token(m, static_cast<std::int64_t>(layers_per_gpu), par.tp, dtype_bytes(infer.kv_dtype));
+  // Weights as stored on one GPU: linear layers packed when quantized, the rest 16-bit.
+  model::InventoryParams p;
+  p.q_len = 1;
+  p.tp = par.tp;
+  p.training = false;
+  double linear = 0, other = 0;
+  auto count = [&](const std::vector<model::Operator>& ops, double times) {
+    for (const auto& op : ops) {
+      // Each expert-parallel rank holds num_experts / ep of the experts.
+      const double share = op.routed_expert ? 1.0 / dbl(std::max<std::int64_t>(1, par.ep)) : 1.0;
+      // Quantizable projections; the router, shared-expert gate and LM head stay 16-bit.
+      const bool lin = op.kind == model::OpKind::Gemm && op.quantizable;
+      (lin ? linear : other) += dbl(op.weight_params) * times * share;
+    }
+  };
+  for (std::int64_t l = 0; l < m.num_layers; ++l) count(model::layer_ops(m, p, l).ops, 1.0);
+  count(model::embedding_ops(m, p).ops, 1.0);
+  count(model::head_ops(m, p).ops, 1.0);
+  const double pp = dbl(std::max<std::int64_t>(1, par.pp));
+  weight_bytes_ = (linear * model::quantized_weight_bytes(infer.weight_quant, activation_dtype(infer.precision)) +
+                   other * dtype_bytes(activation_dtype(infer.precision))) /
+                  pp;
+  for (std::int64_t l = 0; l < m.num_layers; ++l) {
+    Layers& kind = m.is_moe_layer(l) ? moe_layers_ : dense_layers_;
+    if (kind.count++ == 0) kind.first = l;
+  }
+  if (infer.adapter_rank > 0) {
+    lora_dense_ = lora_adapters(m, false, infer.adapter_targets);
+    lora_moe_ = lora_adapters(m, true, infer.adapter_targets);
+    double params = 0;
+    for (const auto& [adapters, layers] :
+         {std::pair{&lora_dense_, dense_layers_.count}, {&lora_moe_, moe_layers_.count}})
+      for (const LoraAdapter& a : *adapters) {
+        const LoraShard s = lora_shard(a, par);
+        params += dbl(infer.adapter_rank) * (s.d_in + s.d_out) * s.sets * dbl(layers);
+      }
+    adapter_bytes_ = params * dtype_bytes(activation_dtype(infer.precision)) / pp;
+  }
+}
+
+// Multi-LoRA serving as vLLM's punica kernels and S-LoRA run it (Chen et al., "Punica", 2023: SGMV; Sheng et
+// al., "S-LoRA", 2023): the base model's GEMMs batch every request, and per adapted projection two more
+// kernels take the tokens through their own adapter, a shrink x A (d_in -> r) into an fp32 buffer and an
+// expand (r -> d_out) added onto the projection's output. Each reads the A or B of every distinct adapter in
+// the batch once, so decode pays mostly for those reads. vLLM's default sharding (not fully_sharded_loras):
+// column-parallel projections (q, k, v, gate, up) keep A whole and shard B's output, row-parallel ones (o,
+// down) shard A's input and keep B whole. One shrink and one expand per LoRA module (vLLM merges q, k, v and
+// gate, up into one module each: QKVParallelLinearWithLoRA, MergedColumnParallelLinearWithLoRA).
+void IterationCostModel::add_lora(IterationCost& c, double rows, double distinct) const {
+  const DType act = activation_dtype(in_.precision);
+  const double a = dtype_bytes(act), r = dbl(in_.adapter_rank);
+  const auto add_layers = [&](const std::vector<LoraAdapter>& adapters, double layers) {
+    if (layers <= 0) return;
+    bool qkv = false, gate_up = false;
+    double modules = 0;
+    for (const LoraAdapter& ad : adapters) {
+      const LoraShard s = lora_shard(ad, par_);
+      const bool merged_qkv = ad.slot == LoraSlot::Qkv, merged_gu = ad.slot == LoraSlot::GateUp;
+      if ((merged_qkv && !qkv) || (merged_gu && !gate_up) || (!merged_qkv && !merged_gu)) modules += 1;
+      qkv = qkv || merged_qkv;
+      gate_up = gate_up || merged_gu;
+      // Routed experts: each expert-parallel rank takes its share of the tokens' top-k rows, and reads the
+      // adapters of the experts they reach.
+      const double m_rows = std::max(1.0, std::ceil(rows * ad.rows_per_token / (ad.routed ? dbl(par_.ep) : 1.0)));
+      const double sets = distinct * std::min(s.sets, m_rows);
+      const auto mr = static_cast<std::int64_t>(m_rows);
+      const auto rk = static_cast<std::int64_t>(r);
+      const Interval shrink = compute_.gemm(mr, rk, static_cast<std::int64_t>(s.d_in), 1, 2.0 * m_rows * r * s.d_in,
+                                            m_rows * s.d_in * a + sets * r * s.d_in * a + m_rows * r * 4.0, act);
+      const Interval expand =
+          compute_.gemm(mr, static_cast<std::int64_t>(s.d_out), rk, 1, 2.0 * m_rows * r * s.d_out,
+                        m_rows * r * 4.0 + sets * r * s.d_out * a + 2.0 * m_rows * s.d_out * a, act);
+      c.linear_s += (shrink + expand) * layers;
+    }
+    c.launches += 2.0 * modules * layers;
+  };
+  // Every layer of the replica, its pipeline stages one after another (as the base model's GEMMs above).
+  add_layers(lora_dense_, dbl(dense_layers_.count));
+  add_layers(lora_moe_, dbl(moe_layers_.count));
+}
+
+IterationCost IterationCostModel::uniform(std::int64_t batch, std::int64_t new_tokens, std::int64_t context) const {
+  return iteration(std::vector<SequenceWork>(static_cast<std::size_t>(std::max<std::int64_t>(0, batch)),
+                                             SequenceWork{new_tokens, context}));
+}
+
+IterationCost IterationCostModel::iteration(const std::vector<SequenceWork>& batch) const {
+  IterationCost c;
+  const Interval overhead =
+      Interval::exact(opt_.overhead_s + opt_.overhead_per_seq_s * static_cast<double>(batch.size()));
+  std::int64_t T = 0;
+  for (const auto& s : batch) T += s.new_tokens;
+  if (T <= 0) {
+    c.other_s = overhead;
+    c.time_s = overhead;
+    return c;
+  }
+  const auto S = static_cast<std::int64_t>(batch.size());
+  const DType act = activation_dtype(in_.precision);
+  const DType gemm_dtype = model::gemm_dtype(in_.weight_quant, act, sys_.gpu.peak(DType::FP8) > 0);
+  const int domain = hardware::fast_domain_gpus(sys_);
+  const CommGroup tp = make_group(static_cast<int>(par_.tp), 1, domain);
+  // Expert parallelism: experts spread over `ep` ranks next to the TP group; dispatch and combine are
+  // all-to-alls (each rank still computes its share of the routed tokens, so expert GEMM time is unchanged).
+  const CommGroup ep = make_group(static_cast<int>(par_.ep), static_cast<int>(par_.tp), domain);
+  const double imbalance = par_.ep > 1 ? std::max(1.0, par_.expert_imbalance) : 1.0;
+
+  model::InventoryParams p;
+  p.micro_batch = 1;
+  p.q_len = T;
+  p.tp = par_.tp;
+  p.flash_attn = true;
+  p.act_dtype = act;
+  p.weight_dtype = model::stored_dtype(in_.weight_quant, act);
+  p.training = false;
+  p.glue = opt_.glue;
+
+  // Costs one op list (layers, embedding or head) `times` times.
+  const bool unfused_dequant = opt_.int8_dequantize_to_16bit && in_.weight_quant == model::WeightQuant::Int8;
+  auto add_ops = [&](const std::vector<model::Operator>& ops, double times) {
+    double packed_weight_bytes = -1, dense_weight_bytes = 0;
+    for (const auto& op : ops) {
+      if (is_attention_core(op)) continue;
+      if (op.role == model::OpRole::Dequant && unfused_dequant) {
+        // Its own kernel (reads the packed weights, writes the 16-bit copy); the GEMM then reads the copy.
+        c.launches += times;
+        c.linear_s += compute_.forward(op, act, 1.0) * times;
+        continue;
+      }
+      if (op.role == model::OpRole::Dequant) {
+        // Folded into the next GEMM: it reads the packed weights instead of dense ones.
+        const double params = op.fwd_flops / 2.0;
+        dense_weight_bytes = params * dtype_bytes(act);
+        packed_weight_bytes = op.fwd_bytes - dense_weight_bytes;
+        continue;
+      }
+      // Launches of everything the iteration issues (the dequantization is inside its GEMM's kernel).
+      const double norm_kernels = op.kind == model::OpKind::Norm ? opt_.glue.norm_kernels(m_.norm) : 1.0;
+      c.launches += forward_launches(op, norm_kernels) * times;
+      c.collective_calls += forward_collective_calls(op) * times;
+      if (op.kind == model::OpKind::TpComm || op.kind == model::OpKind::MoeComm) {
+        // The busiest expert-parallel rank sends and receives `imbalance` times the mean's routed tokens.
+        const double bytes = model::on_busiest_expert_rank(op, imbalance, 0).comm_bytes;
+        c.comm_s += comm_.collective(op.collective, bytes, op.kind == model::OpKind::TpComm ? tp : ep) * times;
+        continue;
+      }
+      if (op.kind == model::OpKind::Gemm) {
+        double bytes = op.fwd_bytes;
+        const double weights = dbl(op.k) * dbl(op.n) * dbl(op.batch);
+        double weight_bytes = weights * dtype_bytes(act);
+        if (packed_weight_bytes >= 0) {
+          bytes = bytes - dense_weight_bytes + packed_weight_bytes;
+          weight_bytes = packed_weight_bytes;
+        }
+        // With expert parallelism a rank reads only its own experts' weights (num_experts / ep of the
+        // active ones), while computing the same number of routed tokens on average; the busiest rank
+        // computes `imbalance` times as many, and the iteration waits for it.
+        std::int64_t rows = op.m;
+        double flops = op.fwd_flops;
+        if (par_.ep > 1 && op.routed_expert) {
+          model::Operator busiest = op;
+          busiest.fwd_bytes = bytes - weight_bytes * (1.0 - 1.0 / dbl(par_.ep));
+          busiest = model::on_busiest_expert_rank(busiest, imbalance, weight_bytes / dbl(par_.ep));
+          rows = busiest.m;
+          flops = busiest.fwd_flops;
+          bytes = busiest.fwd_bytes;
+        }
+        c.linear_s += compute_.gemm(rows, op.n, op.k, op.batch, flops, bytes, gemm_dtype) * times;
+        packed_weight_bytes = -1;
+        continue;
+      }
+      c.other_s += compute_.forward(op, act, norm_kernels) * times;
+    }
+  };
+  for (const Layers& k : {dense_layers_, moe_layers_})
+    if (k.count > 0) add_ops(model::layer_ops(m_, p, k.first).ops, dbl(k.count));
+  add_ops(model::embedding_ops(m_, p).ops, 1.0);
+  if (in_.adapter_rank > 0) {
+    double rows = 0;
+    std::vector<std::int64_t> adapters;
+    for (const auto& s : batch)
+      if (s.adapter >= 0 && s.new_tokens > 0) {
+        rows += dbl(s.new_tokens);
+        adapters.push_back(s.adapter);
+      }
+    std::sort(adapters.begin(), adapters.end());
+    const auto distinct = std::unique(adapters.begin(), adapters.end()) - adapters.begin();
+    if (rows > 0) add_lora(c, rows, static_cast<double>(distinct));
+  }
+  model::InventoryParams h = p;
+  h.q_len = S;  // one sampled token per sequence
+  add_ops(model::head_ops(m_, h).ops, 1.0);
+
+  // Attention, per layer: prefill chunks as one causal kernel, decode steps as one KV-reading kernel.
+  // The layer's attention shape on this rank (model::attention_shape): heads, per-head widths, the cached
+  // elements per token (K and V of the rank's KV heads, or MLA's latent), FLOPs per (query, key) pair.
+  const model::AttentionShape shape = model::attention_shape(m_, par_.tp);
+  const double heads = shape.heads;
+  const double kv_row = shape.cache_row;
+  const double a = dtype_bytes(act), kvb = dtype_bytes(in_.kv_dtype);
+  double cached_keys = 0;  // keys in the caches after this iteration, all sequences
+  for (const auto& s : batch)
+    if (s.new_tokens > 0) cached_keys += dbl(s.context + s.new_tokens);
+  // The attention of `layers` layers attending through window `w` (0 = every key).
+  const auto attend = [&](double w, double layers) {
+    if (layers <= 0) return;
+    double pf = 0, pb = 0, df = 0, db = 0;
+    double decode_seqs = 0, longest_keys = 0;  // for decode attention without split-KV
+    for (const auto& s : batch) {
+      const double n = dbl(s.new_tokens), ctx = dbl(s.context);
+      if (n <= 0) continue;
+      // Causal: each new token sees the context and its predecessors; under a sliding window of w
+      // (Mistral, Phi-3, Gemma's local layers) at most the w latest keys, and the kernel reads only the
+      // keys some query sees.
+      double pairs = n * ctx + n * (n + 1) / 2;
+      double keys = ctx + n;
+      if (w > 0) {
+        const double full = std::clamp(w - ctx, 0.0, n);  // new tokens whose whole history fits the window
+        pairs = full * ctx + full * (full + 1) / 2 + (n - full) * w;
+        keys = std::min(ctx + n, w + n - 1);
+      }
+      const bool prefill = s.new_tokens > 1 || s.context == 0;
+      const double flops = (prefill ? shape.prefill_flops_per_pair : shape.decode_flops_per_pair) * pairs;
+      // Q and O; read the cache; write the new tokens' entries. Prefill reads K and V expanded (MLA:
+      // kv_b_proj's output, per head), decode the cache itself.
+      const double qo = prefill ? n * heads * (shape.qk + shape.v) : n * shape.decode_query_elems;
+      const double kv_read =
+          prefill && m_.mla.enabled() ? keys * heads * (shape.qk + shape.v) * a : keys * kv_row * kvb;
+      const double bytes = qo * a + kv_read + n * kv_row * kvb;
+      if (prefill) {
+        pf += flops;
+        pb += bytes;
+      } else {
+        df += flops;
+        db += bytes;
+        decode_seqs += 1;
+        longest_keys = std::max(longest_keys, keys);
+      }
+    }
+    if (pf > 0) c.attention_s += compute_.attention(pf, pb, act) * layers;
+    if (df > 0) {
+      Interval decode = compute_.attention(df, db, act);
+      if (!opt_.decode_split_kv) {
+        // Each block reads the K and V rows of its query head's KV head (MLA: the latent row) for every key.
+        const double per_row = m_.mla.enabled() ? kv_row : 2.0 * shape.qk;
+        const double per_block = longest_keys * per_row * kvb;
+        decode = max(decode, compute_.streamed_by_blocks(per_block, decode_seqs * heads));
+      }
+      c.attention_s += decode * layers;
+    }
+    c.launches += ((pf > 0 ? 1.0 : 0.0) + (df > 0 ? 1.0 : 0.0)) * layers;
+  };
+  // Windowed and global layers apart (ModelSpec::window_of: Gemma's local/global pattern).
+  const double L = dbl(m_.num_layers);
+  attend(dbl(m_.sliding_window), windowed_layers_);
+  attend(0, L - windowed_layers_);
+  if (opt_.kv_copy_passes > 0) {
+    const double bytes = opt_.kv_copy_passes * 2.0 * cached_keys * kv_row * kvb;  // read + write, K and V
+    c.other_s += compute_.memory_bound(bytes, 2.0 * opt_.kv_copy_passes) * L;
+    c.launches += 2.0 * opt_.kv_copy_passes * L;
+  }
+
+  if (par_.pp > 1) {
+    const bool cross = par_.tp * par_.pp > hardware::fast_domain_gpus(sys_);
+    c.comm_s += comm_.p2p(dbl(T) * dbl(m_.hidden) * a / dbl(par_.tp), cross) * dbl(par_.pp - 1);
+  }
+  const Interval gpu = c.linear_s + c.attention_s + c.comm_s + c.other_s;
+  c.other_s += overhead;
+  const Interval span = host_bound(gpu, opt_.host_dispatch * c.launches + opt_.collective_host * c.collective_calls);
+  c.host_wait_s = exposed_beyond(span, gpu);
+  c.time_s = span + overhead;
+  return c;
+}
+
+}  // namespace llmsim::sim

@@ -1,0 +1,75 @@
+#pragma once
+// Software as its users name it -> the simulator's profiles. A measured run's `framework` column is
+// free text ("megatron-deepspeed", "torchtitan", "TensorRT-LLM", "llama.cpp"); each common name is an
+// entry here that says which framework profile (sim/run/framework_profile.h) or engine profile
+// (sim/run/engine_profile.h) shares its documented behaviour, in words for reports ("megatron-deepspeed ->
+// megatron TP/PP + DeepSpeed ZeRO-1 DP"), and what its documented recipes set when a run does not state
+// it (Megatron-LM's example scripts use the distributed optimizer and sequence parallelism with TP > 1;
+// torchtitan's configs shard with FSDP2 and checkpoint activations selectively; …). Where no profile is a
+// fair stand-in the entry says so with the reason: the row is then unsupported, never guessed. Every
+// mapping and every recipe default cites the framework's own docs or code (framework_catalog.cpp).
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "llmsim/core/dtype.h"
+#include "llmsim/hardware/attention_kernel.h"
+#include "llmsim/run/run_spec.h"
+
+namespace llmsim::sim {
+
+// Settings a framework's documented default recipe uses for a training run (pretrain / finetune) that
+// leaves them unstated. Each field unset = the simulator's own default. Applied by the measured-run
+// reader only where the row's column is empty and no source fact settles it.
+struct RecipeDefaults {
+  std::optional<int> zero_stage;          // 0..3 (Megatron's distributed optimizer = 1, FSDP FULL_SHARD = 3)
+  std::optional<bool> sequence_parallel;  // applied only when tp > 1
+  std::optional<Recompute> recompute;
+  std::optional<bool> flash_attn;
+  std::optional<AttentionKernel> attn_kernel;  // with flash_attn
+  std::optional<bool> overlap_grad_reduce;     // TrainSpec::overlap_grad_reduce
+  std::optional<bool> overlap_param_gather;    // TrainSpec::overlap_param_gather
+  std::optional<bool> master_weights;          // false = pure 16-bit training (torchtune dtype=bf16, litgpt bf16-true)
+  std::optional<bool> fused_loss;              // a fused / chunked cross-entropy
+  std::optional<DType> precision;              // compute precision when the row leaves it empty
+  // One-GPU full fine-tuning recipes that differ from the distributed ones (torchtune's
+  // *_full_single_device configs step bitsandbytes' PagedAdamW8bit inside backward).
+  std::optional<Optimizer> single_device_full_optimizer;
+  std::optional<bool> single_device_full_optimizer_in_backward;
+  std::string source;  // citation of every default above (required when any is set)
+};
+
+struct FrameworkEntry {
+  std::string name;                  // canonical spelling, lower case ("megatron-deepspeed")
+  std::vector<std::string> aliases;  // other spellings users write ("megatron_deepspeed", "nvidia nemo")
+  // The profile that stands in for training (pretrain / finetune) rows, and the one for inference and
+  // serving rows; nullopt = no fair stand-in for that kind of workload (see unsupported_reason).
+  std::optional<Framework> training;
+  std::optional<Framework> inference;
+  std::string training_mapping;    // for reports: "megatron TP/PP + DeepSpeed ZeRO-1 DP"
+  std::string inference_mapping;   // "static batching, HF generate loop"
+  std::string unsupported_reason;  // why a workload without a profile has none
+  RecipeDefaults recipe;           // training recipe defaults
+  std::string source;              // the framework's docs or code showing the shared behaviour
+};
+
+// Every entry, in a fixed order (training frameworks first, then inference engines).
+const std::vector<FrameworkEntry>& framework_catalog();
+
+// The recomputation modes the software offers a user: all three where it has a selective policy to
+// switch on (every Megatron-based entry: --recompute-granularity selective; an entry whose recipe
+// selects it: torchtitan's op-level SAC), none and full elsewhere (HF gradient_checkpointing, DeepSpeed
+// activation checkpointing and FSDP checkpoint_wrapper checkpoint whole layers).
+std::vector<Recompute> recompute_modes(const FrameworkEntry& e);
+
+// The spelling used for lookup: lower case, surrounding blanks dropped, '_' and ' ' read as '-'.
+std::string normalize_framework_name(std::string_view text);
+
+// The recipe's settings as text, "zero_stage=1, sequence_parallel=yes (tp > 1), …"; "" when it sets none.
+std::string describe(const RecipeDefaults& r);
+
+// The entry whose name or alias equals `text` after normalize_framework_name; nullptr when unknown.
+const FrameworkEntry* find_framework(std::string_view text);
+
+}  // namespace llmsim::sim

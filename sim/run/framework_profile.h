@@ -1,0 +1,103 @@
+#pragma once
+// Framework behaviour that changes memory (and, with the training simulator, time), as small named
+// profiles instead of conditionals scattered through the models. Every number cites its source in
+// framework_profile.cpp.
+#include <optional>
+#include <string>
+
+#include "llmsim/model/op_checkpoint.h"
+#include "llmsim/model/operators.h"
+#include "llmsim/run/run_spec.h"
+
+namespace llmsim::sim {
+
+struct FrameworkProfile {
+  Framework framework;
+  std::string name;
+  // Bytes per trainable parameter, before ZeRO sharding.
+  double weight_bytes = 2;  // working copy of the weights (bf16/fp16, or fp32 under plain AMP)
+  double grad_bytes = 2;    // gradient buffer
+  double master_bytes = 4;  // separate fp32 master copy held by the optimizer (0 = weights are fp32 already)
+  // Bytes per element of the vocabulary logits kept on the last stage for the loss (per token x vocab/tp).
+  double logits_bytes = 4;
+  // Gradient communication buffers beyond the gradients themselves.
+  double bucket_elements = 0;            // elements of a fixed-size reduce bucket (0 = none)
+  bool bucket_copies_all_grads = false;  // DDP-style bucket buffers holding a second copy of all gradients
+  // ZeRO-3 / FSDP: how many layers' full parameters are gathered at once (current + prefetched).
+  double zero3_live_layers = 2;
+  // The optimizer step's copy of the gradients under ZeRO 1-3 (bytes per parameter it covers, 0 = none):
+  // DeepSpeed flattens a group's 16-bit gradients and casts them to fp32 for the fp32 master weights
+  // (2 + 4 bytes live together), one parameter group (stages 1-2) or one sub-group of at most
+  // step_sub_group_params parameters (stage 3, sub_group_size) at a time, after backward has freed the
+  // activations.
+  double step_grad_copy_bytes = 0;
+  double step_sub_group_params = 0;  // 0 = the whole partition
+  // Inference: tokens per sequence for which the KV workspace is preallocated (0 = exactly what is used).
+  double kv_prealloc_tokens = 0;
+  // Inference: whether the prompt's logits are materialised for every position (HF generate) or only the last.
+  bool full_prefill_logits = false;
+  std::string source;  // citations for the numbers above
+
+  // --- Time (training simulator). Each field is a documented framework default, cited in the .cpp.
+  bool grad_sync_overlap = true;          // data-parallel gradient reduction overlapped with backward
+  bool sharded_grad_sync_overlap = true;  // … under ZeRO-2 (gradients sharded); ZeRO-3 always overlaps
+  double grad_bucket_elements = 0;        // gradient elements per reduction bucket (0 = one per layer/unit)
+  double grad_reduce_bytes = 2;           // bytes per gradient element on the wire
+  bool zero3_overlap = true;              // ZeRO-3/FSDP parameter gathers prefetched ahead of compute
+  // DeepSpeed's ZeRO hooks run Python on the host critical path (Efficiency::deepspeed_hook_s): under
+  // stage 3 every module with parameters is fetched before and released after each forward, recomputed
+  // forward and backward (parameter_offload.py pre/post sub-module hooks -> PartitionedParameterCoordinator
+  // fetch_sub_module / release_sub_module), and every trainable parameter's gradient passes a hook in
+  // backward under stages 1-3 (stage_1_and_2.py reduce_ready_partitions_and_remove_grads, stage3.py
+  // reduce_partition_and_remove_grads).
+  bool zero_hooks = false;
+  // A data-parallel reduction that is not overlapped runs after the whole pipeline schedule of the step
+  // (Megatron: finalize_model_grads -> finish_grad_sync once forward_backward_func returns) instead of
+  // in the backward hooks as each bucket fills (DeepSpeed ZeRO-1/2 with overlap_comm false).
+  bool blocking_reduce_after_schedule = false;
+  // Memory-bound glue of the model code this framework runs (RMSNorm kernel count, RoPE kernels, AMP
+  // casts, …; model/operators.h). Default: fused kernels (Megatron-LM / Transformer Engine).
+  model::EagerGlue glue;
+  // What `recompute selective` keeps and reruns (model/op_checkpoint.h): Megatron's core
+  // attention recomputation, or torchtitan's op-level policy for the PyTorch-native FSDP stack.
+  model::SelectivePolicy selective = model::SelectivePolicy::AttentionCore;
+  // Gradients are allocated during backward and freed after the step (PyTorch >= 2.0
+  // zero_grad(set_to_none=True)), not held in persistent buffers: with one micro-batch per step the
+  // gradient and the activation memory peaks do not coincide.
+  bool grads_transient = false;
+  // Optimizer precision recipes the framework offers beyond mixed precision with fp32 master weights:
+  // pure 16-bit training (no master copy) and stepping each parameter inside backward.
+  bool pure_16bit = false;
+  bool optimizer_in_backward = false;
+  std::string time_source;  // citations for the time fields
+};
+
+const FrameworkProfile& framework_profile(Framework f);
+
+// Whether the data-parallel gradient reduction blocks the compute stream (not overlapped with
+// backward) at this ZeRO stage: the profile's default, its ZeRO-2 setting, never under ZeRO-3 (every
+// framework prefetches and reduce-scatters per layer there). The step graph and the fast estimate
+// both ask this.
+// `overlap` is the run's explicit setting (TrainSpec::overlap_grad_reduce), if any.
+bool grad_reduce_on_compute_stream(const FrameworkProfile& fw, int zero_stage, std::optional<bool> overlap = {});
+
+// Whether that blocking reduction waits for the end of the step's pipeline schedule, on every stage at
+// once (the profile's blocking_reduce_after_schedule, for the once-per-step reduction of ZeRO-0/1),
+// instead of running in backward as the last micro-batch fills each bucket. The step graph and the fast
+// estimate both ask this.
+bool grad_reduce_after_schedule(const FrameworkProfile& fw, int zero_stage, std::optional<bool> overlap = {});
+
+// The glue a training run executes: the profile's, without the AMP part for LoRA/QLoRA, whose base is
+// loaded in its 16-bit (or quantized) dtype, so the residual stream is 16-bit and nothing is cast, and
+// without the fp32 logits copy under a fused cross-entropy.
+model::EagerGlue training_glue(const FrameworkProfile& fw, const TrainSpec& train);
+
+// Bytes per logit element held for the loss: the profile's, or with a fused cross-entropy at most the
+// 16-bit logits and their 16-bit gradient (2 + 2; the kernel upcasts inside registers).
+double loss_logits_bytes(const FrameworkProfile& fw, const TrainSpec& train);
+
+// The memory-bound glue of Hugging Face transformers' Llama-family modelling code in eager PyTorch;
+// `amp`: run under torch.autocast over fp32 weights (fp32 residual stream, per-call casts).
+model::EagerGlue hf_model_code_glue(bool amp);
+
+}  // namespace llmsim::sim
