@@ -8,8 +8,10 @@
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
-# Every stage that simulates, and the umbrella target over them (validate and report sit on top of all).
-set(LLMSIM_EXPORTED_AREAS core model hardware run cost memory train infer serve search validate report)
+# Every stage that simulates (each area llmsim_area made, in the order the build added them, but
+# calibrate), and the umbrella target over them (validate and report sit on top of all).
+get_property(LLMSIM_EXPORTED_AREAS GLOBAL PROPERTY LLMSIM_AREAS)
+list(REMOVE_ITEM LLMSIM_EXPORTED_AREAS calibrate)
 add_library(llmsim_sim INTERFACE)
 add_library(llmsim::sim ALIAS llmsim_sim)
 target_link_libraries(llmsim_sim INTERFACE llmsim::validate llmsim::report)
