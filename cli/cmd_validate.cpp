@@ -12,6 +12,8 @@
 #include <map>
 #include <memory>
 
+#include <unistd.h>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -22,6 +24,7 @@
 #include "llmsim/hardware/system_toml.h"
 #include "llmsim/memory/memory_model.h"
 #include "llmsim/report/report.h"
+#include "llmsim/validate/honest_loso.h"
 #include "llmsim/validate/measured_runs.h"
 #include "llmsim/validate/regime_bands.h"
 #include "llmsim/validate/source_facts.h"
@@ -200,6 +203,15 @@ void print_stats_line(const sim::GroupStats& g) {
                            g.errors);
 }
 
+// What honest LOSO refitted: each constant on every source and the range of its refits without one.
+void print_refits(const std::vector<sim::ConstantRefit>& refits) {
+  std::cout << "\nhonest leave-one-source-out: no source facts; each source predicted with the fitted constants "
+               "refitted without it\n";
+  for (const auto& r : refits)
+    std::cout << fmt::format("  {:<22} {:>7g} on every source, {:g} to {:g} without one ({} sources moved it)\n", r.key,
+                             r.all_sources, r.low, r.high, r.sources_moved);
+}
+
 void print_summary(const sim::ValidationSummary& s) {
   std::cout << "\nsummary (n: predicted rows other than fits; errors over them; in band: of those, the share whose "
                "measurement lies in the printed [low .. high]; fits as agree/total; unsup: valid rows not predicted; "
@@ -231,9 +243,10 @@ Runner add_validate_command(CLI::App& app) {
   sub->add_option("FILE", cmd->files, "measured-run CSV files (data/validation/SCHEMA.md)")->required();
   add_output_options(*sub, cmd->common);
   sub->add_flag("--loso", cmd->loso,
-                "give each row the band the other sources' rows of its regime give (leave one source out: the "
-                "10th-90th percentile of their measured / predicted); the summaries' 'in band' becomes the "
-                "LOSO interval coverage");
+                "honest leave-one-source-out: predict every source as a user's own file (no source facts, the fitted "
+                "constants refitted without it, a few minutes) and give each row the band of the other sources' "
+                "residuals in its regime (10th-90th percentile, each source weighing alike); 'in band' becomes the "
+                "coverage a new source can expect");
   sub->add_option("--max-mape", cmd->max_mape,
                   "exit 1 when the mean absolute % error of the predicted rows (fits excluded) exceeds this")
       ->type_name("PERCENT")
@@ -252,12 +265,16 @@ Runner add_validate_command(CLI::App& app) {
     refuse_overwrite("--write-bands", cmd->write_bands, cmd->files);
     const std::string data = cmd->common.resolved_data_dir();
     if (!cmd->common.overlay.empty()) hardware::check_efficiency_overlay(cmd->common.overlay);
+    if (cmd->loso && !cmd->common.overlay.empty())
+      throw_usage("--overlay", "--loso refits the fitted constants itself (without each source); drop --overlay");
+    // Honest LOSO predicts every row without facts: a row's own facts leave with its source.
+    const bool use_facts = !cmd->no_facts && !cmd->loso;
     std::vector<sim::MeasuredRun> runs;
     std::vector<FileError> file_errors;
     for (const auto& f : cmd->files) {
       std::vector<sim::MeasuredRun> v;
       try {
-        v = sim::load_measured_runs(f, data, !cmd->no_facts);
+        v = sim::load_measured_runs(f, data, use_facts);
       } catch (const Error& e) {
         // The file cannot be read; the other files still run.
         std::cerr << "llmsim: validate: " << e.what() << "\n";
@@ -267,13 +284,28 @@ Runner add_validate_command(CLI::App& app) {
       const auto bad = std::count_if(v.begin(), v.end(), [](const sim::MeasuredRun& r) { return !r.error.empty(); });
       std::cerr << fmt::format("llmsim: validate: {} rows from {}{}\n", v.size(), f,
                                bad > 0 ? fmt::format(" ({} in error)", bad) : "");
-      if (const std::string facts = cmd->no_facts ? "" : sim::find_source_facts(f, data); !facts.empty()) {
+      if (const std::string facts = use_facts ? sim::find_source_facts(f, data) : ""; !facts.empty()) {
         const auto n = std::count_if(v.begin(), v.end(), [](const sim::MeasuredRun& r) { return r.source_facts > 0; });
         std::cerr << fmt::format("llmsim: validate: source facts from {} apply to {} of its rows\n", facts, n);
       }
       for (auto& r : v) runs.push_back(std::move(r));
     }
-    std::vector<sim::ValidationRow> rows = sim::predict_rows(runs, data, cmd->common.overlay);
+    std::vector<sim::ValidationRow> rows;
+    std::vector<sim::ConstantRefit> refits;
+    if (cmd->loso) {
+      sim::HonestLosoOptions lo;
+      lo.scratch_dir =
+          (std::filesystem::temp_directory_path() / fmt::format("llmsim-loso-{}", static_cast<long>(::getpid())))
+              .string();
+      lo.bands.weigh_sources = true;
+      lo.progress = [](const std::string& line) { std::cerr << "llmsim: validate --loso: " << line << "\n"; };
+      sim::HonestLosoResult h = sim::honest_loso(runs, data, lo);
+      std::filesystem::remove_all(lo.scratch_dir);
+      rows = std::move(h.rows);
+      refits = std::move(h.refits);
+    } else {
+      rows = sim::predict_rows(runs, data, cmd->common.overlay);
+    }
     if (!cmd->write_bands.empty()) {
       std::vector<std::string> names;
       for (const auto& f : cmd->files) names.push_back(std::filesystem::path(f).filename().string());
@@ -282,7 +314,6 @@ Runner add_validate_command(CLI::App& app) {
       sim::write_regime_bands(cmd->write_bands, b);
       std::cerr << fmt::format("llmsim: validate: wrote {} regime bands to {}\n", b.bands.size(), cmd->write_bands);
     }
-    if (cmd->loso) sim::apply_loso_intervals(rows);
     const sim::ValidationSummary s = sim::summarize(rows);
 
     emit(cmd->common, to_json(cmd->files, file_errors, rows, s), [&] {
@@ -293,6 +324,7 @@ Runner add_validate_command(CLI::App& app) {
       print_errors(file_errors, rows);
       print_unsupported(rows);
       print_summary(s);
+      if (cmd->loso) print_refits(refits);
     });
     // The most severe outcome decides: an unreadable file, then rows in error, then the MAPE threshold.
     if (!file_errors.empty()) {

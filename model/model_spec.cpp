@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <string>
 #include <utility>
 
 namespace llmsim::model {
@@ -14,7 +15,15 @@ constexpr std::array<std::pair<WeightQuant, std::string_view>, 7> kQuantNames{{{
                                                                                {WeightQuant::Fp8, "fp8"},
                                                                                {WeightQuant::Mxfp4, "mxfp4"},
                                                                                {WeightQuant::Nvfp4, "nvfp4"}}};
-}
+// Methods by the format they store (AutoAWQ and AutoGPTQ: 4-bit groups with fp16 scales; vLLM's awq_marlin /
+// gptq_marlin run the same checkpoints; bitsandbytes' LLM.int8() and NF4).
+constexpr std::array<std::pair<std::string_view, WeightQuant>, 6> kQuantMethods{{{"awq", WeightQuant::Int4},
+                                                                                 {"gptq", WeightQuant::Int4},
+                                                                                 {"awq-marlin", WeightQuant::Int4},
+                                                                                 {"gptq-marlin", WeightQuant::Int4},
+                                                                                 {"bnb-int8", WeightQuant::Int8},
+                                                                                 {"bnb-nf4", WeightQuant::Nf4}}};
+}  // namespace
 
 std::string_view weight_quant_name(WeightQuant q) {
   for (const auto& [v, n] : kQuantNames)
@@ -104,13 +113,41 @@ std::vector<std::string> weight_quant_names() {
   return names;
 }
 
+std::vector<std::string> weight_quant_method_names() {
+  std::vector<std::string> names;
+  for (const auto& [n, v] : kQuantMethods) names.emplace_back(n);
+  return names;
+}
+
+std::vector<std::string> weight_quant_spellings() {
+  std::vector<std::string> names = weight_quant_names();
+  for (auto& n : weight_quant_method_names()) names.push_back(std::move(n));
+  return names;
+}
+
 bool parse_weight_quant(std::string_view name, WeightQuant& out) {
   for (const auto& [v, n] : kQuantNames)
     if (n == name) {
       out = v;
       return true;
     }
+  for (const auto& [n, v] : kQuantMethods)
+    if (n == name) {
+      out = v;
+      return true;
+    }
   return false;
+}
+
+std::string unmodelled_weight_format(std::string_view text) {
+  const auto starts = [&](std::string_view p) { return text.substr(0, p.size()) == p; };
+  if (starts("gguf:"))
+    return std::string("GGUF weight types (") + std::string(text.substr(5)) +
+           ") need llama.cpp's block formats and its dequantize/MMQ kernels, which llmsim does not model yet";
+  if (starts("exl2:"))
+    return std::string("EXL2 at ") + std::string(text.substr(5)) +
+           " bits per weight needs ExLlamaV2's mixed-bit format and kernels, which llmsim does not model yet";
+  return "";
 }
 
 }  // namespace llmsim::model

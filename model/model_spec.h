@@ -20,6 +20,16 @@ enum class WeightQuant { None, Int8, Int4, Nf4, Fp8, Mxfp4, Nvfp4 };
 std::string_view weight_quant_name(WeightQuant q);  // "none", "int8", "int4", "nf4", "fp8", "mxfp4", "nvfp4"
 bool parse_weight_quant(std::string_view name, WeightQuant& out);
 std::vector<std::string> weight_quant_names();  // in enum order
+// Quantization methods a run may name instead of the bare format (the measured-run schema's weight_quant,
+// --weight-quant): each stores its weights in one of the formats above, which is what the simulators price.
+// awq, gptq, awq-marlin, gptq-marlin: 4-bit integer groups (AutoAWQ / AutoGPTQ checkpoints, vLLM's kernels);
+// bnb-int8: LLM.int8(); bnb-nf4: QLoRA's NF4. The kernel a method runs (Marlin or not) is not priced apart.
+std::vector<std::string> weight_quant_method_names();
+// Every spelling parse_weight_quant takes: the formats, then the methods.
+std::vector<std::string> weight_quant_spellings();
+// Why a weight format llmsim has no kernel model for is not predicted ("gguf:Q4_K_M", "exl2:4.0"): the
+// missing mechanism, or "" when `text` is none of those (it may still be unknown).
+std::string unmodelled_weight_format(std::string_view text);
 // The element type an inference GEMM over weights of format `q` computes in: fp8 weights run FP8 GEMMs
 // on a GPU with an FP8 tensor path (`fp8_tensor_path`: Ada, Hopper and later) and are dequantized into
 // `activation` in the GEMM's kernel on one without (W8A16: vLLM's FP8 Marlin on Ampere, PR #5975; whether

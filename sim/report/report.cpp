@@ -17,7 +17,8 @@ nlohmann::json typed(const sim::SettingInfo& info, const std::string& text) {
     case sim::SettingKind::NonNegativeInt: return std::stoll(text);
     case sim::SettingKind::Flag: return text == "true";
     case sim::SettingKind::Fraction:
-    case sim::SettingKind::Ratio: return std::stod(text);
+    case sim::SettingKind::Ratio:
+    case sim::SettingKind::PositiveNumber: return std::stod(text);
     case sim::SettingKind::List: {
       auto a = nlohmann::json::array();
       std::stringstream ss(text);

@@ -4,6 +4,8 @@
 #include <array>
 #include <cmath>
 
+#include <fmt/format.h>
+
 #include "llmsim/core/units.h"
 #include "llmsim/run/framework_profile.h"
 
@@ -449,6 +451,39 @@ EngineProfile released_profile(Framework f, const std::optional<Version>& releas
         "from vllm #6801)";
   }
   return p;
+}
+
+std::optional<ReleaseSpan> described_releases(Framework f) {
+  switch (f) {
+    case Framework::Vllm:
+      return ReleaseSpan{{0, 1, 0},
+                         {1, 0, 0},
+                         "vLLM 0.1.0 (its first release) through the 0.x series: the V0 engine's rules before 0.8.0 "
+                         "and V1's from it (released_profile)"};
+    case Framework::Tgi:
+      return ReleaseSpan{{1, 0, 0},
+                         {3, 0, 0},
+                         "TGI's router of the 1.x and 2.x series, which the profile was read from (router/src/infer.rs "
+                         "batching_task); 3.x reworked its scheduling and is not described"};
+    case Framework::LmDeploy:
+      return ReleaseSpan{{0, 1, 0},
+                         {1, 0, 0},
+                         "LMDeploy's TurboMind engine from 0.1.0 through the 0.x series (release rules from the tags' "
+                         "BlockManager, config.ini and TurbomindEngineConfig)"};
+    case Framework::Sglang:
+      return ReleaseSpan{{0, 1, 0}, {1, 0, 0}, "SGLang's 0.x series (server_args.py and the scheduler's policy)"};
+    case Framework::TrtLlm:
+      return ReleaseSpan{
+          {0, 5, 0}, {2, 0, 0}, "TensorRT-LLM from 0.5.0 (its first public release) through the 1.x series"};
+    default: return std::nullopt;
+  }
+}
+
+std::string release_problem(Framework f, const Version& release) {
+  const std::optional<ReleaseSpan> span = described_releases(f);
+  if (!span || (release >= span->first && release < span->before)) return "";
+  return fmt::format("{} release {} is not one its profile describes: it knows {} up to, not including, {} ({})",
+                     name_of(f), to_string(release), to_string(span->first), to_string(span->before), span->why);
 }
 
 double static_memory_fraction(const EngineProfile& e, double device_bytes, std::int64_t ranks) {

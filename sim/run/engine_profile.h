@@ -156,6 +156,19 @@ KvWindow kv_window(const model::ModelSpec& m, const EngineProfile& e);
 EngineProfile released_profile(Framework f, const std::optional<Version>& release, std::int64_t max_model_len = 0);
 // Whether a vLLM run of `release` uses the V1 engine (0.8.0 and later, or an unstated release).
 bool vllm_v1(const std::optional<Version>& release);
+
+// The releases an engine's profile describes: from `first` up to, not including, `before` (the releases
+// whose code its rules were read from and the series they hold for). nullopt: the profile has no
+// release-specific rules, and every release runs as the profile.
+struct ReleaseSpan {
+  Version first;
+  Version before;
+  std::string why;  // what the span rests on
+};
+std::optional<ReleaseSpan> described_releases(Framework f);
+// "" when the profile of `f` describes `release` (or has no release rules); else why not, naming the
+// releases it does describe: the one rule of the measured-run rows' framework release and --engine-version.
+std::string release_problem(Framework f, const Version& release);
 EngineProfile static_engine_profile();
 
 }  // namespace llmsim::sim

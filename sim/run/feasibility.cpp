@@ -1,10 +1,13 @@
 #include "llmsim/run/feasibility.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "llmsim/hardware/attention_support.h"
 #include "llmsim/run/engine_profile.h"
 #include "llmsim/run/framework_profile.h"
+#include "llmsim/run/stage_layout.h"
 
 namespace llmsim::sim {
 
@@ -121,6 +124,23 @@ std::vector<std::string> training_problems(const model::ModelSpec& m, const hard
         fmt::format("{} always keeps fp32 master weights; pure 16-bit training is a PyTorch recipe "
                     "(torchtune, a model loaded in bf16): use --framework fsdp or hf",
                     name_of(t.framework)));
+  if (t.recompute_layers > 0) {
+    // Megatron --recompute-method block --recompute-num-layers N recomputes the first N layers of each
+    // pipeline stage (of each virtual chunk with interleaving) and keeps the others' activations; at N >= the
+    // layers a chunk holds it is full recomputation.
+    const std::int64_t chunk = p.vp > 1 ? m.num_layers / std::max<std::int64_t>(1, p.pp * p.vp)
+                                        : stage_layers(p.pp - 1, std::max<std::int64_t>(1, p.pp), m.num_layers).count;
+    if (t.recompute != Recompute::Full)
+      why.push_back(
+          fmt::format("recompute_layers {} needs recompute full (it says how many layers of each stage "
+                      "recompute fully)",
+                      t.recompute_layers));
+    else if (t.recompute_layers < chunk)
+      why.push_back(fmt::format(
+          "recomputing {} of the {} layers of each {} (Megatron --recompute-num-layers) is not modelled: the "
+          "memory model and the step graph recompute all of a stage's layers or none",
+          t.recompute_layers, chunk, p.vp > 1 ? "virtual chunk" : "pipeline stage"));
+  }
   if (p.vp > 1 && m.num_layers % (p.pp * p.vp) != 0)
     why.push_back(fmt::format("interleaving needs pp {} x vp {} to divide the {} layers", p.pp, p.vp, m.num_layers));
   if (p.dp > 0 && t.micro_batch > 0 && t.global_batch % (t.micro_batch * p.dp) == 0 && p.pp > 1) {

@@ -113,6 +113,18 @@ std::vector<FrameworkEntry> training_frameworks() {
           "False, and sequence_parallel varies at TP > 1 (10 True, 6 False)"});
 
   c.push_back(FrameworkEntry{
+      .name = "flagscale",
+      .aliases = {"flag-scale", "flagopen-flagscale", "baai-flagscale"},
+      .training = Framework::Megatron,
+      .inference = Framework::Vllm,
+      .training_mapping = "megatron profile (FlagScale's training is a Megatron-LM fork with BAAI's recipes; the row "
+                          "should state what its recipe sets)",
+      .inference_mapping = "vllm profile (FlagScale's inference and serving wrap vLLM)",
+      .source = "FlagOpen/FlagScale README: 'builds upon open-source projects such as Megatron-LM and vllm' and keeps "
+                "in sync with them; assumption: its own patches (heterogeneous training, other chips) do not change "
+                "a step on NVIDIA GPUs"});
+
+  c.push_back(FrameworkEntry{
       .name = "nemo",
       .aliases = {"nvidia-nemo", "nemo-framework", "nemo-megatron", "nemo2"},
       .training = Framework::Megatron,
@@ -324,6 +336,40 @@ std::vector<FrameworkEntry> training_frameworks() {
       .source = "mosaicml/llm-foundry scripts/train/yamls/pretrain/mpt-7b.yaml (fsdp_config), scripts/inference; "
                 "sim/run/framework_profile.cpp fsdp() (checked against llm-foundry MPT)"});
 
+  c.push_back(FrameworkEntry{
+      .name = "llama-recipes",
+      .aliases = {"llama-cookbook", "meta-llama-recipes"},
+      .training = Framework::Fsdp,
+      .inference = Framework::Hf,
+      .training_mapping = "fsdp profile (finetuning.py --enable_fsdp wraps the HF model in FSDP; a one-GPU run "
+                          "without it is plain HF + PEFT and should state zero_stage 0)",
+      .inference_mapping = "static batching, HF generate loop (its inference scripts call model.generate)",
+      .recipe = {.zero_stage = 3,
+                 .recompute = Recompute::Full,
+                 .source = "meta-llama/llama-recipes configs/fsdp.py: fsdp_config.sharding_strategy = "
+                           "ShardingStrategy.FULL_SHARD (zero_stage 3), fsdp_activation_checkpointing = True "
+                           "(recompute full)"},
+      .source = "meta-llama/llama-recipes configs/fsdp.py and finetuning.py (FSDP over HF modelling code, PEFT)"});
+
+  c.push_back(FrameworkEntry{
+      .name = "metaseq",
+      .aliases = {"facebookresearch-metaseq", "meta-seq"},
+      .unsupported_reason =
+          "metaseq (OPT's trainer) is fairseq with fairscale's FullyShardedDataParallel and Megatron tensor "
+          "parallelism "
+          "in one step; no profile combines FSDP sharding with tensor parallelism, and its fairseq loop differs from "
+          "the profiles' (state the parts as fsdp with tp only if that is how the run was set up)",
+      .source = "facebookresearch/metaseq README and metaseq/distributed (fairscale FSDP, Megatron model parallel); "
+                "assumption: code not re-read for this entry"});
+
+  c.push_back(FrameworkEntry{
+      .name = "paxml",
+      .aliases = {"pax", "praxis", "google-paxml", "saxml"},
+      .unsupported_reason =
+          "paxml is JAX/XLA (pjit-compiled steps, usually on TPUs): no profile models XLA's fused, compiled step or a "
+          "TPU; the profiles are eager or CUDA-graph PyTorch and C++ engines on NVIDIA GPUs",
+      .source = "google/paxml README (JAX, Praxis layers, pjit); assumption: code not re-read for this entry"});
+
   // ---- Hugging Face trainers -------------------------------------------------------------------------
   c.push_back(FrameworkEntry{
       .name = "hf",
@@ -356,6 +402,18 @@ std::vector<FrameworkEntry> training_frameworks() {
                            "defaults to True and bf16 to True (instead of TrainingArguments' False); assumption: older "
                            "TRL releases inherited TrainingArguments' defaults"},
       .source = "huggingface/trl trl/trainer/sft_config.py (SFTConfig extends transformers.TrainingArguments)"});
+
+  c.push_back(FrameworkEntry{
+      .name = "ddp",
+      .aliases = {"pytorch", "torch", "pytorch-ddp", "torch-ddp", "distributeddataparallel", "torchrun"},
+      .training = Framework::Hf,
+      .inference = Framework::Hf,
+      .training_mapping = "hf profile (torch.nn.parallel.DistributedDataParallel over eager PyTorch modules: gradient "
+                          "buckets all-reduced during backward; the hf profile is DDP over eager modelling code)",
+      .inference_mapping = "static batching (an eager PyTorch generate loop)",
+      .source = "PyTorch docs torch.nn.parallel.DistributedDataParallel (bucket_cap_mb 25, all-reduce overlapped "
+                "with backward); assumption: a user's own module code launches about as many kernels per layer as "
+                "transformers' modelling code"});
 
   c.push_back(FrameworkEntry{
       .name = "accelerate",

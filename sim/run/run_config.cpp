@@ -142,6 +142,25 @@ const std::vector<Setting>& table() {
       {training({"seq-len", K::PositiveInt, "training sequence length in tokens", {}, kMaxTokens, kWhyTokens}),
        [](RunRequest& r, const std::string& v) { r.run.train.seq_len = to_int(v); },
        [](const RunRequest& r) -> std::optional<std::string> { return std::to_string(r.run.train.seq_len); }},
+      {training({"tokens-per-sample",
+                 K::PositiveNumber,
+                 "mean tokens of variable-length samples (seq-len is then the longest; see --padding)",
+                 {},
+                 kMaxTokens,
+                 kWhyTokens}),
+       [](RunRequest& r, const std::string& v) { r.run.train.tokens_per_sample = *parse_finite(v); },
+       [](const RunRequest& r) -> std::optional<std::string> {
+         return r.run.train.tokens_per_sample > 0
+                    ? std::optional<std::string>(fmt::format("{:g}", r.run.train.tokens_per_sample))
+                    : std::nullopt;
+       }},
+      {training(
+           {"padding", K::Choice,
+            "how variable-length samples fill sequences: max (each padded to seq-len), batch (to the micro-batch's "
+            "longest) or none (packed)",
+            sample_padding_names()}),
+       [](RunRequest& r, const std::string& v) { r.run.train.padding = to_enum<SamplePadding>(v); },
+       [](const RunRequest& r) -> std::optional<std::string> { return std::string(name_of(r.run.train.padding)); }},
       {{"precision", K::Choice, "compute precision", compute_precision_names()},
        [](RunRequest& r, const std::string& v) { r.run.train.precision = r.run.infer.precision = to_dtype(v); },
        [](const RunRequest& r) -> std::optional<std::string> {
@@ -151,6 +170,15 @@ const std::vector<Setting>& table() {
       {training({"recompute", K::Choice, "activation recomputation", recompute_names()}),
        [](RunRequest& r, const std::string& v) { r.run.train.recompute = to_enum<Recompute>(v); },
        [](const RunRequest& r) -> std::optional<std::string> { return std::string(name_of(r.run.train.recompute)); }},
+      {training({"recompute-layers", K::PositiveInt,
+                 "with --recompute full: layers of each pipeline stage recomputed (Megatron --recompute-num-layers); "
+                 "default all"}),
+       [](RunRequest& r, const std::string& v) { r.run.train.recompute_layers = to_int(v); },
+       [](const RunRequest& r) -> std::optional<std::string> {
+         return r.run.train.recompute_layers > 0
+                    ? std::optional<std::string>(std::to_string(r.run.train.recompute_layers))
+                    : std::nullopt;
+       }},
       {training({"flash-attn", K::Flag, "fused (FlashAttention) attention; --no-flash-attn for the unfused chain"}),
        [](RunRequest& r, const std::string& v) { r.run.train.flash_attn = v == "true"; },
        [](const RunRequest& r) -> std::optional<std::string> { return flag(r.run.train.flash_attn); }},
@@ -235,9 +263,13 @@ const std::vector<Setting>& table() {
          return r.run.train.lora_rank > 0 ? std::optional<std::string>(std::to_string(r.run.train.lora_rank))
                                           : std::nullopt;
        }},
-      {training(
-           {"lora-targets", K::List, "comma-separated projections with adapters (default all)", lora_target_names()}),
-       [](RunRequest& r, const std::string& v) { r.run.train.lora_targets = split_list(v); },
+      {training({"lora-targets", K::List,
+                 "comma-separated projections with adapters (q,k,v,o,gate,up,down, the model's module names such as "
+                 "q_proj or c_attn, or all-linear; default all)",
+                 lora_target_spellings()}),
+       [](RunRequest& r, const std::string& v) {
+         r.run.train.lora_targets = canonical_lora_targets(split_list(v)).value_or(std::vector<std::string>{});
+       },
        [](const RunRequest& r) -> std::optional<std::string> {
          return r.run.train.lora_targets.empty() ? std::nullopt
                                                  : std::optional<std::string>(join(r.run.train.lora_targets, ","));
@@ -290,8 +322,9 @@ const std::vector<Setting>& table() {
          if (!r.was_given("workload")) r.run.workload = Workload::Inference;
        },
        [](const RunRequest& r) -> std::optional<std::string> { return std::to_string(r.run.infer.output_len); }},
-      {{"weight-quant", K::Choice, "weight storage format (inference; or the frozen base under LoRA)",
-        model::weight_quant_names()},
+      {{"weight-quant", K::Choice,
+        "weight storage format or quantization method (inference; or the frozen base under LoRA)",
+        model::weight_quant_spellings()},
        [](RunRequest& r, const std::string& v) {
          model::parse_weight_quant(v, r.run.infer.weight_quant);
          model::parse_weight_quant(v, r.run.train.base_quant);
@@ -302,8 +335,9 @@ const std::vector<Setting>& table() {
        }},
       {inference({"kv-dtype",
                   K::Choice,
-                  "inference KV-cache element type (fp4: NVFP4, Blackwell)",
-                  {"bf16", "fp16", "fp8", "fp4"}}),
+                  "inference KV-cache element type (fp4: NVFP4, Blackwell; int8 / int4: quantized KV caches such as "
+                  "LMDeploy's quant_policy)",
+                  {"bf16", "fp16", "fp8", "int8", "int4", "fp4"}}),
        [](RunRequest& r, const std::string& v) { r.run.infer.kv_dtype = to_dtype(v); },
        [](const RunRequest& r) -> std::optional<std::string> { return std::string(dtype_name(r.run.infer.kv_dtype)); }},
       {inference({"engine-version", K::Release,
@@ -404,6 +438,8 @@ std::string checked_value(const SettingInfo& info, const std::string& value, con
         if (info.name == "framework" && parse_name(value, f) && is_training_framework(f)) return value;
         if (info.name == "engine" && parse_engine(value, f)) return value;
         if (info.name == "workload" && parse_name(value, w)) return value;
+        if (info.name == "weight-quant")
+          if (const std::string why = model::unmodelled_weight_format(value); !why.empty()) fail(why);
         // Training frameworks and inference engines are separate settings: say which one a name belongs to.
         if (info.name == "framework" && parse_engine(value, f))
           fail("'" + value +
@@ -419,6 +455,13 @@ std::string checked_value(const SettingInfo& info, const std::string& value, con
     case SettingKind::Fraction: {
       const std::optional<double> x = parse_finite(value);
       if (!x || *x < 0 || *x > 1) fail("must be a number from 0 to 1");
+      return value;
+    }
+    case SettingKind::PositiveNumber: {
+      const std::optional<double> x = parse_finite(value);
+      if (!x || *x <= 0) fail("must be a number > 0");
+      if (info.max > 0 && *x > static_cast<double>(info.max))
+        fail(fmt::format("must be <= {} ({})", info.max, info.max_why));
       return value;
     }
     case SettingKind::Ratio: {

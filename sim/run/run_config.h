@@ -25,7 +25,18 @@ struct RunRequest {
 // unless --weight-quant says otherwise: the request's inference weight format becomes the model's.
 void apply_checkpoint_format(RunRequest& req, const model::ModelSpec& m);
 
-enum class SettingKind { Text, PositiveInt, NonNegativeInt, Flag, Choice, List, Release, Fraction, Ratio };
+enum class SettingKind {
+  Text,
+  PositiveInt,
+  NonNegativeInt,
+  Flag,
+  Choice,
+  List,
+  Release,
+  Fraction,
+  Ratio,
+  PositiveNumber
+};
 
 // What a setting means something for: every run, training and fine-tuning runs, or inference and serving.
 enum class SettingScope { Any, Training, Inference };

@@ -1,9 +1,8 @@
 #include "llmsim/run/run_spec.h"
 
 #include <algorithm>
-#include <cmath>
-
 #include <array>
+#include <cmath>
 #include <utility>
 
 #include <fmt/format.h>
@@ -26,6 +25,8 @@ constexpr Names<Optimizer, 3> kOptimizer{
     {{Optimizer::Adam, "adam"}, {Optimizer::Adam8bit, "adam8bit"}, {Optimizer::Sgd, "sgd"}}};
 constexpr Names<SpecMethod, 4> kSpecMethod{
     {{SpecMethod::None, "none"}, {SpecMethod::Draft, "draft"}, {SpecMethod::Eagle, "eagle"}, {SpecMethod::Mtp, "mtp"}}};
+constexpr Names<SamplePadding, 3> kPadding{
+    {{SamplePadding::Max, "max"}, {SamplePadding::Batch, "batch"}, {SamplePadding::None, "none"}}};
 constexpr Names<PipelineSchedule, 2> kSchedule{
     {{PipelineSchedule::OneFOneB, "1f1b"}, {PipelineSchedule::GPipe, "gpipe"}}};
 constexpr Names<Framework, 11> kFramework{{{Framework::Megatron, "megatron"},
@@ -71,6 +72,9 @@ std::string_view name_of(Optimizer v) { return lookup(kOptimizer, v); }
 std::string_view name_of(PipelineSchedule v) { return lookup(kSchedule, v); }
 std::string_view name_of(SpecMethod v) { return lookup(kSpecMethod, v); }
 std::string_view name_of(Framework v) { return lookup(kFramework, v); }
+std::string_view name_of(SamplePadding v) { return lookup(kPadding, v); }
+std::vector<std::string> sample_padding_names() { return names(kPadding); }
+bool parse_name(std::string_view s, SamplePadding& out) { return parse(kPadding, s, out); }
 std::vector<std::string> workload_names() { return names(kWorkload); }
 std::vector<std::string> recompute_names() { return names(kRecompute); }
 std::vector<std::string> offload_names() { return names(kOffload); }
@@ -153,6 +157,70 @@ bool parse_name(std::string_view s, Framework& out) {
 }
 
 std::vector<std::string> lora_target_names() { return {"q", "k", "v", "o", "gate", "up", "down"}; }
+
+namespace {
+// Module names of the modelling code users point PEFT at, by the projections they hold: transformers'
+// modeling_llama.py (q_proj ... down_proj; Qwen2, Mistral, Mixtral's attention alike), modeling_gpt2.py
+// (c_attn = fused QKV, c_fc = the MLP's first linear; its c_proj is both the attention output and the MLP
+// output, so it is not accepted: name o or down), modeling_gpt_neox.py / Falcon (query_key_value,
+// dense_h_to_4h, dense_4h_to_h; their `dense` is the attention output), modeling_mixtral.py experts (w1 gate,
+// w3 up, w2 down), Meta's llama reference (wq, wk, wv, wo), and PEFT's "all-linear" (tuners_utils.py: every
+// linear layer except the output head).
+const std::vector<std::pair<std::string, std::vector<std::string>>>& lora_aliases() {
+  static const std::vector<std::pair<std::string, std::vector<std::string>>> aliases = {
+      {"q_proj", {"q"}},
+      {"k_proj", {"k"}},
+      {"v_proj", {"v"}},
+      {"o_proj", {"o"}},
+      {"gate_proj", {"gate"}},
+      {"up_proj", {"up"}},
+      {"down_proj", {"down"}},
+      {"wq", {"q"}},
+      {"wk", {"k"}},
+      {"wv", {"v"}},
+      {"wo", {"o"}},
+      {"w1", {"gate"}},
+      {"w3", {"up"}},
+      {"w2", {"down"}},
+      {"c_attn", {"q", "k", "v"}},
+      {"c_fc", {"up"}},
+      {"query_key_value", {"q", "k", "v"}},
+      {"dense", {"o"}},
+      {"dense_h_to_4h", {"up"}},
+      {"dense_4h_to_h", {"down"}},
+      {"all-linear", {"q", "k", "v", "o", "gate", "up", "down"}},
+  };
+  return aliases;
+}
+}  // namespace
+
+std::vector<std::string> lora_projections(std::string_view name) {
+  for (const auto& n : lora_target_names())
+    if (n == name) return {n};
+  for (const auto& [alias, projections] : lora_aliases())
+    if (alias == name) return projections;
+  return {};
+}
+
+std::vector<std::string> lora_target_spellings() {
+  std::vector<std::string> out = lora_target_names();
+  for (const auto& [alias, projections] : lora_aliases()) out.push_back(alias);
+  return out;
+}
+
+std::optional<std::vector<std::string>> canonical_lora_targets(const std::vector<std::string>& names) {
+  std::vector<std::string> named;
+  for (const auto& n : names) {
+    const auto p = lora_projections(n);
+    if (p.empty()) return std::nullopt;
+    named.insert(named.end(), p.begin(), p.end());
+  }
+  std::vector<std::string> out;
+  for (const auto& t : lora_target_names())
+    if (std::find(named.begin(), named.end(), t) != named.end()) out.push_back(t);
+  if (out.size() == lora_target_names().size()) out.clear();  // every projection: the default
+  return out;
+}
 
 RunSpec with_defaults(RunSpec run) {
   auto& p = run.par;

@@ -22,6 +22,10 @@ enum class FinetuneKind { Full, Lora, Qlora };
 enum class Optimizer { Adam, Adam8bit, Sgd };  // Adam = AdamW with fp32 master weights
 // Pipeline schedule: GPipe (all forwards, then all backwards) or 1F1B (interleaved when vp > 1).
 enum class PipelineSchedule { OneFOneB, GPipe };
+// How variable-length training samples fill a step's sequences (the measured-run schema's `padding`):
+// max = each padded to seq_len (one sample per sequence of seq_len); batch = padded to the longest sample
+// of its micro-batch; none = packed end to end into sequences of seq_len.
+enum class SamplePadding { Max, Batch, None };
 // Speculative decoding's drafter: a smaller model (draft), an EAGLE head, or a model's own multi-token
 // prediction module (MTP, DeepSeek-V3).
 enum class SpecMethod { None, Draft, Eagle, Mtp };
@@ -49,6 +53,7 @@ std::string_view name_of(Optimizer v);
 std::string_view name_of(PipelineSchedule v);
 std::string_view name_of(Framework v);
 std::string_view name_of(SpecMethod v);
+std::string_view name_of(SamplePadding v);
 std::vector<std::string> workload_names();
 std::vector<std::string> recompute_names();
 std::vector<std::string> offload_names();
@@ -57,6 +62,7 @@ std::vector<std::string> optimizer_names();
 std::vector<std::string> pipeline_schedule_names();
 std::vector<std::string> framework_names();
 std::vector<std::string> spec_method_names();
+std::vector<std::string> sample_padding_names();
 // Whether a framework trains (Megatron, DeepSpeed, FSDP, HF) rather than serves (the engines).
 bool is_training_framework(Framework f);
 // The training frameworks' names, in enum order: they come first in Framework, so a name's index is
@@ -81,6 +87,7 @@ bool parse_name(std::string_view s, Optimizer& out);
 bool parse_name(std::string_view s, PipelineSchedule& out);
 bool parse_name(std::string_view s, Framework& out);
 bool parse_name(std::string_view s, SpecMethod& out);
+bool parse_name(std::string_view s, SamplePadding& out);
 
 struct ParallelSpec {
   std::int64_t gpus = 1;           // total GPUs
@@ -104,6 +111,16 @@ inline constexpr std::int64_t kQloraDefaultRank = 64;
 // LoRA adapter placement: names of the linear projections that get adapters.
 // Valid: q, k, v, o, gate, up, down (default: all of them, as QLoRA does).
 std::vector<std::string> lora_target_names();
+// The projections a LoRA target names, as users write them: the names above, a model's own module names
+// (Llama's q_proj ... down_proj, GPT-2's c_attn / c_fc, GPT-NeoX and Falcon's query_key_value,
+// dense_h_to_4h, dense_4h_to_h, Mixtral's w1 / w2 / w3, Meta's wq ... wo) or "all-linear" (PEFT: every
+// linear layer but the output head); empty when `name` is none of those. A fused module names several.
+std::vector<std::string> lora_projections(std::string_view name);
+// Every spelling lora_projections takes.
+std::vector<std::string> lora_target_spellings();
+// The canonical target list of a list of spellings (each expanded, duplicates dropped, in
+// lora_target_names() order); empty when every projection is named (the default). Unknown names: nullopt.
+std::optional<std::vector<std::string>> canonical_lora_targets(const std::vector<std::string>& names);
 
 struct TrainSpec {
   std::int64_t micro_batch = 1;   // sequences per micro-batch per data-parallel rank
@@ -140,6 +157,14 @@ struct TrainSpec {
   FinetuneKind finetune = FinetuneKind::Full;
   std::int64_t lora_rank = 0;             // > 0 for lora / qlora
   std::vector<std::string> lora_targets;  // empty = all linear projections
+  // With recompute full: the layers per pipeline stage whose activations are recomputed (Megatron
+  // --recompute-num-layers with --recompute-method block); 0 = every layer. Fewer than a stage holds is not
+  // modelled (feasibility says so).
+  std::int64_t recompute_layers = 0;
+  // Variable-length samples: their mean tokens (seq_len is then the longest, truncated there); 0 = every
+  // sample is seq_len tokens. `padding` says how they fill sequences (sim/run/sample_lengths.h).
+  double tokens_per_sample = 0;
+  SamplePadding padding = SamplePadding::Max;
   // Storage of the frozen base's linear weights under LoRA: none = 16-bit; int8 (LLM.int8()), nf4
   // (QLoRA implies it), int4, fp8. Dequantized before every base GEMM.
   model::WeightQuant base_quant = model::WeightQuant::None;

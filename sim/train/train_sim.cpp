@@ -11,6 +11,7 @@
 #include "llmsim/model/operators.h"
 #include "llmsim/run/feasibility.h"
 #include "llmsim/run/framework_profile.h"
+#include "llmsim/run/sample_lengths.h"
 #include "llmsim/train/list_scheduler.h"
 #include "llmsim/train/pipeline_order.h"
 #include "llmsim/train/train_graph.h"
@@ -142,12 +143,17 @@ std::string gap_reason(const TrainGraph& tg, const Schedule& s, NodeId v, int st
 
 TrainResult simulate_training(const model::ModelSpec& m, const hardware::SystemSpec& sys, const RunSpec& run_in,
                               const TrainOptions& opt) {
-  const RunSpec run = with_defaults(run_in);
+  const RunSpec stated = with_defaults(run_in);
   TrainResult r;
-  r.problems = structural_problems(run, m);
-  for (auto& w : training_problems(m, sys, run)) r.problems.push_back(std::move(w));
-  r.memory = evaluate_memory(m, sys, run);
+  r.problems = structural_problems(stated, m);
+  for (auto& w : training_problems(m, sys, stated)) r.problems.push_back(std::move(w));
+  // The memory peak is the longest sample's (seq_len); the step runs the samples' own lengths.
+  r.memory = evaluate_memory(m, sys, stated);
+  const SampleShape shape = sample_shape(stated.train);
+  if (!shape.problem.empty()) r.problems.push_back(shape.problem);
   if (!r.problems.empty()) return r;
+  RunSpec run = stated;
+  run.train.seq_len = shape.simulated_len;
 
   const auto& t = run.train;
   const FrameworkProfile& fw = framework_profile(t.framework);
@@ -161,8 +167,8 @@ TrainResult simulate_training(const model::ModelSpec& m, const hardware::SystemS
   // Throughput and FLOPs.
   const double gpus = dbl(run.par.gpus);
   r.step_time_s = s.makespan;
-  r.samples_per_step = dbl(t.global_batch);
-  r.tokens_per_step = r.samples_per_step * dbl(t.seq_len);
+  r.samples_per_step = dbl(t.global_batch) * shape.samples_per_sequence;
+  r.tokens_per_step = dbl(t.global_batch) * shape.tokens_per_sequence;
   r.tokens_per_s = per_second(r.tokens_per_step, r.step_time_s);
   r.samples_per_s = per_second(r.samples_per_step, r.step_time_s);
   r.tokens_per_s_per_gpu = r.tokens_per_s * (1.0 / gpus);

@@ -1,3 +1,4 @@
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <optional>
@@ -8,6 +9,7 @@
 #include "llmsim/hardware/system_toml.h"
 #include "llmsim/model/custom_model.h"
 #include "llmsim/model/presets.h"
+#include "llmsim/run/engine_profile.h"
 #include "llmsim/run/framework_catalog.h"
 #include "llmsim/validate/measured_row.h"
 #include "llmsim/validate/validation.h"
@@ -22,7 +24,24 @@ namespace fs = std::filesystem;
 
 const std::vector<std::string> kWorkloads{"pretrain", "finetune", "inference", "serving"};
 const std::vector<std::string> kPrecisions = compute_precision_names();
-const std::vector<std::string> kWeightQuants = model::weight_quant_names();
+const std::vector<std::string> kWeightQuants = model::weight_quant_spellings();
+const std::vector<std::string> kKvDtypes{"fp16", "bf16", "fp8", "int8", "int4", "fp4"};
+const std::vector<std::string> kStatistics{"mean", "median", "p90", "p99"};
+
+// The framework column's name and release: "vllm 0.4.2", "vLLM v0.6.3", "deepspeed==0.14.2" (the release is
+// the text after "==", or a last word that starts with a digit, or with v and a digit); "" when none.
+std::pair<std::string, std::string> split_release(const std::string& text) {
+  if (const auto eq = text.find("=="); eq != std::string::npos)
+    return {std::string(trim_blanks(text.substr(0, eq))), std::string(trim_blanks(text.substr(eq + 2)))};
+  const auto space = text.find_last_of(" \t");
+  if (space == std::string::npos) return {text, ""};
+  const std::string last = text.substr(space + 1);
+  const bool digit = !last.empty() && std::isdigit(static_cast<unsigned char>(last[0]));
+  const bool v_digit =
+      last.size() > 1 && (last[0] == 'v' || last[0] == 'V') && std::isdigit(static_cast<unsigned char>(last[1]));
+  if (!digit && !v_digit) return {text, ""};
+  return {std::string(trim_blanks(text.substr(0, space))), last};
+}
 
 // A path relative to the CSV's folder when such a file exists there, otherwise nullopt.
 std::optional<std::string> beside_csv(const FileContext& ctx, const std::string& text) {
@@ -241,11 +260,20 @@ class RowMapper {
     auto& in = out_.run.infer;
     const bool inference = out_.run.workload == Workload::Inference;
     out_.framework = row_.text("framework");
+    const auto [name, release_in_text] = split_release(out_.framework);
+    const std::string version_column = row_.text("framework_version");
+    if (!release_in_text.empty() && !version_column.empty() &&
+        parse_version(release_in_text) != parse_version(version_column))
+      row_.fail("framework_version",
+                fmt::format("differs from the release the framework column names ('{}')", release_in_text));
+    const std::string release_text = release_in_text.empty() ? version_column : release_in_text;
+    const std::string release_column = release_in_text.empty() ? "framework_version" : "framework";
     if (out_.framework.empty()) {
+      if (!release_text.empty()) row_.fail("framework_version", "names a release of no framework (framework is empty)");
       note_default(fmt::format("framework={} (not stated)", name_of(inference ? in.framework : t.framework)));
       return;
     }
-    entry_ = find_framework(out_.framework);
+    entry_ = find_framework(name);
     if (!entry_) {
       out_.unsupported =
           fmt::format("no profile for framework '{}' (docs/frameworks.md lists the known names)", out_.framework);
@@ -265,11 +293,47 @@ class RowMapper {
       in.framework = *profile;
     else
       t.framework = *profile;
+    if (!release_text.empty()) map_release(*profile, release_text, release_column);
     // The row's defaults are listed "; "-separated: the mapping's own "; " become ", ".
     std::string mapping = inference ? entry_->inference_mapping : entry_->training_mapping;
     for (std::size_t at = mapping.find("; "); at != std::string::npos; at = mapping.find("; ", at))
       mapping.replace(at, 2, ", ");
     out_.framework_mapping = fmt::format("{} -> {}", out_.framework, mapping);
+  }
+
+  // The framework's release, from the framework column or framework_version: an engine's release selects the
+  // rules of that release (released_profile) and must be one its profile describes; a training framework's
+  // profile has no release rules, which the row's defaults say.
+  void map_release(Framework profile, const std::string& text, const std::string& column) {
+    const std::optional<Version> v = parse_version(text);
+    if (!v) row_.fail(column, fmt::format("release '{}' is not a release number such as 0.4.2 or v2.0", text));
+    if (const std::string why = release_problem(profile, *v); !why.empty()) row_.fail(column, why);
+    if (out_.run.workload == Workload::Inference) {
+      out_.run.infer.engine_version = *v;
+      release_stated_ = true;
+      note_default(fmt::format("engine_version={} ({} column)", to_string(*v), column));
+      return;
+    }
+    note_default(fmt::format("release {}: the {} profile has no release-specific rules (every release runs alike)",
+                             to_string(*v), name_of(profile)));
+  }
+
+  // The weight_quant column, unless it names a format llmsim has no kernel model for (the row is then
+  // unsupported with the missing mechanism).
+  std::optional<std::string> weight_quant_column() {
+    if (std::string why = model::unmodelled_weight_format(row_.text("weight_quant")); !why.empty()) {
+      if (out_.unsupported.empty()) out_.unsupported = std::move(why);
+      return std::nullopt;
+    }
+    auto q = row_.choice("weight_quant", kWeightQuants);
+    if (q) {
+      model::WeightQuant w{};
+      model::parse_weight_quant(*q, w);
+      if (model::weight_quant_name(w) != *q)
+        note_default(fmt::format("weight_quant={} -> {} (the format it stores; its own kernels are not priced apart)",
+                                 *q, model::weight_quant_name(w)));
+    }
+    return q;
   }
 
   // Hugging Face training stacks (Trainer, Accelerate, TRL, …) with a stated ZeRO stage or offload run the
@@ -313,6 +377,8 @@ class RowMapper {
         note_default(fmt::format("recompute={} (not stated)", name_of(t.recompute)));
       }
     }
+    if (auto n = row_.integer("recompute_layers", 1)) t.recompute_layers = *n;
+    map_sample_lengths();
     // The field decides, then a source fact (facts file beside the CSV); free-text notes such as
     // "predates FlashAttention" are never interpreted.
     if (auto fa = row_.yes_no("flash_attn")) {
@@ -376,7 +442,9 @@ class RowMapper {
       }
     }
     map_finetune();
-    if (const RecipeDefaults* r = recipe(); r && r->master_weights && t.finetune != FinetuneKind::Qlora) {
+    if (auto mw = row_.choice("master_weights", {"fp32", "none"})) {
+      t.master_weights = *mw == "fp32";
+    } else if (const RecipeDefaults* r = recipe(); r && r->master_weights && t.finetune != FinetuneKind::Qlora) {
       t.master_weights = *r->master_weights;
       note_recipe(fmt::format("master_weights={}", *r->master_weights ? "fp32" : "none (pure 16-bit)"));
     }
@@ -394,6 +462,26 @@ class RowMapper {
     }
   }
 
+  // Variable-length samples (sim/run/sample_lengths.h): their mean and how they were batched.
+  void map_sample_lengths() {
+    auto& t = out_.run.train;
+    if (auto n = row_.number("tokens_per_sample")) {
+      if (*n <= 0) row_.fail("tokens_per_sample", "must be > 0");
+      t.tokens_per_sample = *n;
+    }
+    if (auto p = row_.named<SamplePadding>("padding", sample_padding_names())) {
+      t.padding = *p;
+    } else if (t.tokens_per_sample > 0) {
+      t.padding = SamplePadding::Batch;
+      note_default(
+          "padding=batch (not stated; tokens_per_sample says the samples vary, and a padding collator pads "
+          "each batch to its longest)");
+    }
+    if (t.padding != SamplePadding::Max && t.tokens_per_sample <= 0)
+      note_default(fmt::format("tokens_per_sample not stated: the step is priced at seq_len={}{}", t.seq_len,
+                               t.padding == SamplePadding::Batch ? " (the longest sample: an upper bound)" : ""));
+  }
+
   void map_finetune() {
     auto& t = out_.run.train;
     if (auto f = row_.named<FinetuneKind>("finetune", finetune_names()))
@@ -402,7 +490,17 @@ class RowMapper {
       note_default(fmt::format("finetune={} (not stated)", name_of(t.finetune)));
     // The frozen base's format, as --weight-quant sets it for training (int4: a GPTQ checkpoint; nf4:
     // bitsandbytes, QLoRA's default when the row states none).
-    if (auto q = row_.choice("weight_quant", kWeightQuants)) model::parse_weight_quant(*q, t.base_quant);
+    if (auto q = weight_quant_column()) model::parse_weight_quant(*q, t.base_quant);
+    if (row_.stated("lora_targets")) {
+      const std::string text = row_.text("lora_targets");
+      std::vector<std::string> names;
+      for (const auto n : split_fields(text, ',')) names.emplace_back(trim_blanks(n));
+      const auto targets = canonical_lora_targets(names);
+      if (!targets)
+        row_.fail("lora_targets", "each must be one of " + join(lora_target_spellings()) +
+                                      " (a projection, a model's own module name, or all-linear)");
+      t.lora_targets = *targets;
+    }
     if (auto r = row_.integer("lora_rank", 1)) {
       t.lora_rank = *r;
     } else if (t.finetune == FinetuneKind::Qlora) {
@@ -422,12 +520,19 @@ class RowMapper {
       in.batch = 1;
       note_default("batch=1 (not stated)");
     }
-    if (fact_ && fact_->engine_version && fact_->engine == in.framework) {
+    if (fact_ && fact_->engine_version && fact_->engine == in.framework && !release_stated_) {
       in.engine_version = fact_->engine_version;
       note_fact("engine_version=" + to_string(*in.engine_version));
     }
-    if (fact_ && fact_->lengths && out_.workload == "serving" && !row_.stated("input_len") &&
-        !row_.stated("output_len")) {
+    if (row_.stated("lengths")) {
+      if (out_.workload != "serving") row_.fail("lengths", "a length distribution is for serving rows");
+      map_lengths_column();
+    }
+    if (out_.lengths) {
+      in.input_len = std::max<std::int64_t>(1, std::llround(out_.lengths->mean_input()));
+      in.output_len = std::max<std::int64_t>(1, std::llround(out_.lengths->mean_output()));
+    } else if (fact_ && fact_->lengths && out_.workload == "serving" && !row_.stated("input_len") &&
+               !row_.stated("output_len")) {
       // The benchmark's own request lengths: a length sample, paired as it sent them.
       out_.lengths = load_length_sample(*fact_->lengths, ctx_.data_dir);
       if (fact_->length_scale) out_.lengths = scaled_length_sample(*out_.lengths, *fact_->length_scale);
@@ -448,9 +553,11 @@ class RowMapper {
       else
         note_default(fmt::format("output_len={} (not stated)", in.output_len));
     }
-    if (fact_ && fact_->tpot_median && out_.workload == "serving" && out_.metric == "tpot_ms") {
-      out_.tpot_median = *fact_->tpot_median;
-      note_fact(fmt::format("tpot_ms=the {} inter-token latency", out_.tpot_median ? "median" : "mean"));
+    if (auto st = row_.choice("statistic", kStatistics)) {
+      out_.statistic = *st;
+    } else if (fact_ && fact_->tpot_median && out_.workload == "serving" && out_.metric == "tpot_ms") {
+      out_.statistic = *fact_->tpot_median ? "median" : "mean";
+      note_fact(fmt::format("tpot_ms=the {} inter-token latency", out_.statistic));
     }
     if (fact_ && fact_->requests && out_.workload == "serving") {
       out_.stream_requests = *fact_->requests;
@@ -468,17 +575,43 @@ class RowMapper {
       in.max_model_len = *fact_->max_model_len;
       note_fact(fmt::format("max_model_len={}", in.max_model_len));
     }
-    if (auto q = row_.choice("weight_quant", kWeightQuants))
+    if (auto q = weight_quant_column())
       model::parse_weight_quant(*q, in.weight_quant);
-    else
+    else if (!row_.stated("weight_quant"))
       note_default("weight_quant=none (not stated)");
     if (fact_ && fact_->attn_kernel) {
       in.attn_kernel = *fact_->attn_kernel;
       note_fact(fmt::format("attn_kernel={}", name_of(in.attn_kernel)));
     }
-    // No column for it: the KV cache is stored at the compute precision (tf32 computes on fp32 data).
-    in.kv_dtype = in.precision == DType::TF32 ? DType::FP32 : in.precision;
-    note_default(fmt::format("kv_dtype={} (no column; the compute precision)", dtype_name(in.kv_dtype)));
+    if (auto kv = row_.choice("kv_dtype", kKvDtypes)) {
+      parse_dtype(*kv, in.kv_dtype);
+    } else {
+      // Not stated: the KV cache is stored at the compute precision (tf32 computes on fp32 data).
+      in.kv_dtype = in.precision == DType::TF32 ? DType::FP32 : in.precision;
+      note_default(fmt::format("kv_dtype={} (not stated; the compute precision)", dtype_name(in.kv_dtype)));
+    }
+  }
+
+  // The lengths column: "sharegpt" or another sample of <data_dir>/lengths, or "sample:FILE.csv" beside the
+  // measured-run file (sim/serve/length_sample.h). Lengths the row also states as input_len/output_len are
+  // the sample's means (SCHEMA.md); the sample decides.
+  void map_lengths_column() {
+    const std::string text = row_.text("lengths");
+    std::string target = text;
+    if (text.rfind("sample:", 0) == 0) {
+      const auto path = beside_csv(ctx_, text.substr(7));
+      if (!path) row_.fail("lengths", "no such file beside the measured-run file");
+      target = *path;
+    } else {
+      const auto names = shipped_length_samples(ctx_.data_dir);
+      if (std::find(names.begin(), names.end(), text) == names.end())
+        row_.fail("lengths", "must be sample:FILE.csv or one of " + join(names) + did_you_mean(text, names));
+    }
+    out_.lengths = load_length_sample(target, ctx_.data_dir);
+    if (fact_ && fact_->length_scale) {
+      out_.lengths = scaled_length_sample(*out_.lengths, *fact_->length_scale);
+      note_fact(fmt::format("length_scale={:g}", *fact_->length_scale));
+    }
   }
 
   // The sequence length a custom gpt's learned position table must cover.
@@ -556,6 +689,7 @@ class RowMapper {
   const RowReader& row_;
   MeasuredRun& out_;
   bool quiet_ = false;                     // reading the other workload's columns: check them, note nothing
+  bool release_stated_ = false;            // the row names its engine's release (a fact's release yields)
   const SourceFact* fact_ = nullptr;       // the facts file's entry for this row's source, if any
   const FrameworkEntry* entry_ = nullptr;  // the catalog's entry for the row's framework, when it has a profile
 };

@@ -28,45 +28,14 @@ namespace llmsim::sim {
 namespace fs = std::filesystem;
 
 const std::vector<std::string>& measured_run_columns() {
-  static const std::vector<std::string> columns = {"run_id",
-                                                   "source",
-                                                   "workload",
-                                                   "model",
-                                                   "arch",
-                                                   "layers",
-                                                   "hidden",
-                                                   "heads",
-                                                   "kv_heads",
-                                                   "ffn",
-                                                   "vocab",
-                                                   "system",
-                                                   "num_gpus",
-                                                   "tp",
-                                                   "pp",
-                                                   "dp",
-                                                   "cp",
-                                                   "ep",
-                                                   "vp",
-                                                   "micro_batch",
-                                                   "global_batch",
-                                                   "seq_len",
-                                                   "input_len",
-                                                   "output_len",
-                                                   "request_rate",
-                                                   "precision",
-                                                   "weight_quant",
-                                                   "recompute",
-                                                   "sequence_parallel",
-                                                   "flash_attn",
-                                                   "zero_stage",
-                                                   "offload",
-                                                   "finetune",
-                                                   "lora_rank",
-                                                   "framework",
-                                                   "memory_measure",
-                                                   "metric",
-                                                   "value",
-                                                   "notes"};
+  static const std::vector<std::string> columns = {
+      "run_id", "source", "workload", "model", "arch", "layers", "hidden", "heads", "kv_heads", "ffn", "vocab",
+      "system", "num_gpus", "tp", "pp", "dp", "cp", "ep", "vp", "micro_batch", "global_batch", "seq_len", "input_len",
+      "output_len", "request_rate", "precision", "weight_quant", "recompute", "sequence_parallel", "flash_attn",
+      "zero_stage", "offload", "finetune", "lora_rank", "framework", "memory_measure", "metric", "value", "notes",
+      // The revision of 2026-12-04 (SCHEMA.md): what a row can state
+      "framework_version", "kv_dtype", "lora_targets", "master_weights", "recompute_layers", "tokens_per_sample",
+      "padding", "lengths", "statistic"};
   return columns;
 }
 
@@ -150,7 +119,7 @@ std::vector<MeasuredRun> load_measured_runs(const std::string& path, const std::
     const RowReader row(header, records[i], path);
     auto& config = configs.emplace_back();
     for (const auto& [name, idx] : header)
-      if (name != "metric" && name != "value" && name != "notes" && name != "memory_measure")
+      if (name != "metric" && name != "value" && name != "notes" && name != "memory_measure" && name != "statistic")
         config.emplace_back(name, row.text(name));
     MeasuredRun run;
     try {

@@ -42,8 +42,10 @@ struct MeasuredRun {
   std::int64_t stream_requests = 0;      // serving open/closed loops: requests to simulate (a source fact); 0 = default
   std::int64_t engine_max_num_seqs = 0;  // serving: the engine's batch limit as the source configured it; 0 = default
   std::int64_t engine_kv_blocks = 0;     // serving: the engine's KV cache in blocks as configured; 0 = from memory
-  bool tpot_median = false;  // serving tpot_ms is the median inter-token latency (a source fact), else the mean
-  std::string notes;         // free text, kept for reports; never interpreted
+  // Which statistic a serving latency row's value is (the `statistic` column, or a source fact for tpot_ms):
+  // mean (the schema's default), median, p90 or p99 over the run's requests (tpot_ms: over its tokens).
+  std::string statistic = "mean";
+  std::string notes;                                     // free text, kept for reports; never interpreted
   MemoryMeasure memory_measure = MemoryMeasure::Device;  // what peak_mem_gib counts
   int source_facts = 0;  // settings taken from the source facts file (each also in `defaults`)
   // Columns the row left empty and no source fact settles, whose value the best-feasible fill may

@@ -95,7 +95,6 @@ SourceFact read_fact(const toml::table& tbl, const std::string& path, std::size_
     if (*x < 0.25 || *x > 4)
       throw_input(r.where("length_scale"),
                   fmt::format("length_scale = {}: must be from 0.25 to 4 (a ratio of two tokenizers' tokens)", *x));
-    if (!f.lengths) throw_input(r.where("length_scale"), "length_scale needs lengths: the sample it scales");
     f.length_scale = *x;
   }
   r.finish();

@@ -31,8 +31,9 @@
 //   distributed = true          # ... only the rows on more than one GPU (true) or on one (false), by num_gpus
 //   max_num_seqs = 256          # the engine's batch limit as the benchmark configured it (EngineProfile::max_num_seqs)
 //   kv_blocks = 1000            # the engine's KV cache as a count of blocks (TurboMind cache_max_entry_count >= 1)
-//   length_scale = 1.243        # the `lengths` sample's token counts times this: the runs counted tokens with
-//                               # another tokenizer (its compression over the sample's, with the evidence)
+//   length_scale = 1.243        # the length sample's token counts (the fact's `lengths` or the rows' lengths
+//                               # column) times this: the runs counted tokens with another tokenizer (its
+//                               # compression over the sample's, with the evidence)
 //   evidence = "why this is so, with its citation"
 #include <cstdint>
 #include <optional>

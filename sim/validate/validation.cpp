@@ -26,18 +26,15 @@
 
 namespace llmsim::sim {
 
-namespace {
-
-// The system's name for grouping: the preset name, or the file name without .toml for a path.
-// The document a row cites, for grouping: its source column cut before the first " @" (commit),
-// " (" (details) or "," (section), e.g. "Narayanan et al. 2021 (arXiv:2104.04473) Table 1" -> "Narayanan
-// et al. 2021".
 std::string source_document(const std::string& source) {
   std::size_t cut = source.size();
   for (const char* sep : {" @", " (", ","}) cut = std::min(cut, source.find(sep));
   return source.substr(0, cut);
 }
 
+namespace {
+
+// The system's name for grouping: the preset name, or the file name without .toml for a path.
 std::string system_label(const std::string& system) {
   if (system.find('/') == std::string::npos && !system.ends_with(".toml")) return system;
   return std::filesystem::path(system).stem().string();
@@ -175,8 +172,16 @@ void predict_training(ValidationRow& row, const MeasuredRun& mr, const hardware:
 // (Poisson, 500 requests) when the row states a rate, otherwise a closed loop of `global_batch` clients,
 // each sending its next request when the previous completes, for max(4 x clients, 100) requests (or as
 // many as a source fact says the benchmark sent: the start-up wave weighs as much as it did there); fixed
-// input/output lengths, or the benchmark's own length sample where a source fact names one; means of the
-// latencies (the schema's default statistic).
+// input/output lengths, or the benchmark's own length sample where the row's `lengths` (or a source fact)
+// names one; the latency statistic the row's `statistic` names (the mean by default).
+// The statistic a latency row states (MeasuredRun::statistic).
+double statistic(const LatencyStats& s, const std::string& which) {
+  if (which == "median") return s.p50;
+  if (which == "p90") return s.p90;
+  if (which == "p99") return s.p99;
+  return s.mean;
+}
+
 void predict_serving(ValidationRow& row, const MeasuredRun& mr, const hardware::SystemSpec& sys) {
   StreamSpec spec;
   spec.input = LengthDist{LengthKind::Fixed, static_cast<double>(mr.run.infer.input_len), 0};
@@ -213,12 +218,12 @@ void predict_serving(ValidationRow& row, const MeasuredRun& mr, const hardware::
   else if (k == "samples_per_s")
     set_prediction(row, r.requests_per_s);  // completed requests per second
   else if (k == "ttft_ms")
-    set_prediction(row, band(r.ttft.mean * 1e3));
+    set_prediction(row, band(statistic(r.ttft, mr.statistic) * 1e3));
   else if (k == "tpot_ms")  // the schema's inter-token latency, over tokens (equals the per-request mean when
                             // requests are alike)
-    set_prediction(row, band((mr.tpot_median ? r.itl.p50 : r.itl.mean) * 1e3));
+    set_prediction(row, band(statistic(r.itl, mr.statistic) * 1e3));
   else if (k == "e2e_latency_ms")
-    set_prediction(row, band(r.e2e.mean * 1e3));
+    set_prediction(row, band(statistic(r.e2e, mr.statistic) * 1e3));
   else
     set_unsupported(row, "metric " + k + " is not predicted for serving");
 }
@@ -514,10 +519,42 @@ std::vector<std::string> regime_keys(const ValidationRow& r) {
   return regime_keys(r.workload, r.framework_profile.empty() ? r.framework : r.framework_profile, r.metric);
 }
 
+double weighted_quantile(std::vector<std::pair<double, double>> vw, double q) {
+  if (vw.empty()) return 0;
+  std::sort(vw.begin(), vw.end());
+  double total = 0;
+  for (const auto& [v, w] : vw) total += w;
+  // Each value stands at the middle of its weight (the unweighted rule's (i + 0.5) / n positions).
+  double below = 0;
+  double prev_pos = -1, prev_v = vw.front().first;
+  for (const auto& [v, w] : vw) {
+    const double pos = (below + 0.5 * w) / total;
+    if (pos >= q) {
+      if (prev_pos < 0) return v;
+      return prev_v + (v - prev_v) * (q - prev_pos) / (pos - prev_pos);
+    }
+    below += w;
+    prev_pos = pos;
+    prev_v = v;
+  }
+  return vw.back().first;
+}
+
 std::pair<double, double> band_quantiles(const std::vector<BandSample>& samples, const LosoOptions& options) {
-  std::vector<double> v;
-  for (const BandSample& s : samples) v.push_back(s.ratio);
-  return {quantile(v, options.low_quantile), quantile(v, options.high_quantile)};
+  if (!options.weigh_sources) {
+    std::vector<double> v;
+    for (const BandSample& s : samples) v.push_back(s.ratio);
+    return {quantile(v, options.low_quantile), quantile(v, options.high_quantile)};
+  }
+  std::map<std::string, double> rows_of;
+  for (const BandSample& s : samples) rows_of[*s.source] += 1;
+  std::vector<std::pair<double, double>> vw;
+  for (const BandSample& s : samples) vw.emplace_back(std::log(s.ratio), 1.0 / rows_of[*s.source]);
+  const double mid = weighted_quantile(vw, 0.5);
+  const double widen = std::sqrt(1.0 + 1.0 / static_cast<double>(rows_of.size()));
+  const double lo = mid - (mid - weighted_quantile(vw, options.low_quantile)) * widen;
+  const double hi = mid + (weighted_quantile(vw, options.high_quantile) - mid) * widen;
+  return {std::exp(lo), std::exp(hi)};
 }
 
 std::size_t distinct_sources(const std::vector<BandSample>& samples) {

@@ -48,6 +48,11 @@ std::vector<std::string> run_features(const RunSpec& run);
 // formula assumes the recomputation forward pass).
 bool notes_count_recompute_flops(const std::string& notes);
 
+// The document a row cites, for grouping and for leaving a source out: its source column cut before the
+// first " @" (commit), " (" (details) or "," (section), e.g. "Narayanan et al. 2021 (arXiv:2104.04473)
+// Table 1" -> "Narayanan et al. 2021".
+std::string source_document(const std::string& source);
+
 // Predicts one row. Never throws llmsim::Error: an error while predicting (unknown system file, …)
 // becomes status "unsupported: <message>".
 ValidationRow predict_row(const MeasuredRun& run, const std::string& data_dir, const std::string& overlay = {});
@@ -107,6 +112,11 @@ struct LosoOptions {
   // one or two other sources a band is their bias, not the spread a new source meets. 3 is the choice on
   // the development files (LOSO coverage 70.4 % with 1, 72.1 % with 2, 74.1 % with 3, 69.3 % with 4).
   std::size_t min_sources = 3;
+  // Source as a random effect: each source's rows weigh 1 / (its rows) together, so that a band is the spread
+  // of whole sources, not of the one that published most rows; and the band's half-widths (in log ratio,
+  // about the weighted median) grow by sqrt(1 + 1/k) for k sources, the predictive spread of a new member of
+  // k groups. validate --loso sets both.
+  bool weigh_sources = false;
 };
 
 // One measured / predicted time ratio and the source it came from.
@@ -116,6 +126,8 @@ struct BandSample {
 };
 // The options' quantiles of the samples' ratios, and how many distinct sources they hold.
 std::pair<double, double> band_quantiles(const std::vector<BandSample>& samples, const LosoOptions& options);
+// The weighted quantile q of values (weights > 0), interpolated on the cumulative weight.
+double weighted_quantile(std::vector<std::pair<double, double>> value_weight, double q);
 std::size_t distinct_sources(const std::vector<BandSample>& samples);
 void apply_loso_intervals(std::vector<ValidationRow>& rows, const LosoOptions& options = {});
 

@@ -648,3 +648,74 @@ TEST_CASE("a ZeRO-3 gather of a QLoRA layer moves the NF4-packed base, not 16-bi
   CHECK(ratio > 0.2);
   CHECK(ratio < 0.4);  // 16-bit gathers: 1.0
 }
+
+// Variable-length samples (sim/run/sample_lengths.h): a step runs the lengths it holds, not seq_len.
+TEST_CASE("variable-length samples: batch padding at micro-batch 1 runs the mean length; packing and max don't") {
+  const auto m = preset_model("llama2-7b");
+  const auto sys = preset_system("a800-nvlink");
+  sim::RunSpec base = pretrain(8, 1, 16, 2048);
+  base.workload = sim::Workload::Finetune;
+  base.train.zero_stage = 3;
+  sim::RunSpec at_mean = base;
+  at_mean.train.seq_len = 512;
+  const auto whole = sim::simulate_training(m, sys, base);
+  const auto short_seqs = sim::simulate_training(m, sys, at_mean);
+  REQUIRE(whole.valid());
+  REQUIRE(short_seqs.valid());
+
+  // Padded to each micro-batch's longest at micro-batch 1: every sequence is one sample of its own length,
+  // priced at the mean (512 tokens), while the memory peak is the longest's (seq_len 2048).
+  sim::RunSpec batch = base;
+  batch.train.tokens_per_sample = 512;
+  batch.train.padding = sim::SamplePadding::Batch;
+  const auto b = sim::simulate_training(m, sys, batch);
+  REQUIRE(b.valid());
+  CHECK(b.step_time_s.value == doctest::Approx(short_seqs.step_time_s.value).epsilon(1e-9));
+  CHECK(b.tokens_per_s.value == doctest::Approx(short_seqs.tokens_per_s.value).epsilon(1e-9));
+  CHECK(b.samples_per_s.value == doctest::Approx(short_seqs.samples_per_s.value).epsilon(1e-9));
+  CHECK(b.memory.gpu_bytes == doctest::Approx(whole.memory.gpu_bytes));
+  CHECK(b.step_time_s.value < 0.75 * whole.step_time_s.value);  // ZeRO-3's gathers do not shrink with the tokens
+
+  // Packed: sequences of seq_len, each holding 2048 / 512 = 4 samples.
+  sim::RunSpec packed = batch;
+  packed.train.padding = sim::SamplePadding::None;
+  const auto p = sim::simulate_training(m, sys, packed);
+  REQUIRE(p.valid());
+  CHECK(p.step_time_s.value == doctest::Approx(whole.step_time_s.value).epsilon(1e-9));
+  CHECK(p.samples_per_s.value == doctest::Approx(4 * whole.samples_per_s.value).epsilon(1e-9));
+  CHECK(p.tokens_per_s.value == doctest::Approx(whole.tokens_per_s.value).epsilon(1e-9));
+
+  // Padded to seq_len: the time of seq_len, a quarter of the tokens real.
+  sim::RunSpec padded = batch;
+  padded.train.padding = sim::SamplePadding::Max;
+  const auto x = sim::simulate_training(m, sys, padded);
+  REQUIRE(x.valid());
+  CHECK(x.step_time_s.value == doctest::Approx(whole.step_time_s.value).epsilon(1e-9));
+  CHECK(x.tokens_per_s.value == doctest::Approx(whole.tokens_per_s.value / 4).epsilon(1e-9));
+
+  // Batch padding over several samples needs their distribution: a problem naming it, not a guess.
+  sim::RunSpec mb2 = batch;
+  mb2.train.micro_batch = 2;
+  const auto y = sim::simulate_training(m, sys, mb2);
+  CHECK_FALSE(y.valid());
+  CHECK(mentions(y.problems, "length distribution"));
+}
+
+TEST_CASE("recompute_layers: all of a stage's layers is full recomputation; fewer is not modelled") {
+  const auto m = preset_model("llama2-7b");  // 32 layers
+  const auto sys = preset_system("a800-nvlink");
+  sim::RunSpec r = pretrain(8, 1, 16, 2048);
+  r.par.pp = 2;
+  r.train.recompute = sim::Recompute::Full;
+  r.train.recompute_layers = 16;
+  const auto all = sim::simulate_training(m, sys, r);
+  r.train.recompute_layers = 0;
+  const auto full = sim::simulate_training(m, sys, r);
+  REQUIRE(all.valid());
+  CHECK(all.step_time_s.value == doctest::Approx(full.step_time_s.value));
+  r.train.recompute_layers = 8;
+  const auto some = sim::simulate_training(m, sys, r);
+  CHECK(mentions(some.problems, "recomputing 8 of the 16 layers of each pipeline stage"));
+  r.train.recompute = sim::Recompute::Selective;
+  CHECK(mentions(sim::simulate_training(m, sys, r).problems, "needs recompute full"));
+}

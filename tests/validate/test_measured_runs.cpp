@@ -137,6 +137,72 @@ TEST_SUITE("measured_runs") {
     CHECK(runs[2].run.train.base_quant == model::WeightQuant::None);
   }
 
+  TEST_CASE("the revised schema's columns (2026-12-04): releases, methods, targets, sample lengths, statistics") {
+    const auto runs = load("revised_columns.csv");
+    REQUIRE(runs.size() == 10);
+    const auto by_id = [&](const std::string& id) -> const sim::MeasuredRun& {
+      const auto it = std::find_if(runs.begin(), runs.end(), [&](const auto& r) { return r.run_id == id; });
+      REQUIRE(it != runs.end());
+      return *it;
+    };
+    // The release in the framework text selects the engine's rules; the length sample and the statistic too.
+    const auto& serve = by_id("serve-release-in-text");
+    CHECK(serve.error.empty());
+    REQUIRE(serve.run.infer.engine_version);
+    CHECK(*serve.run.infer.engine_version == Version{0, 4, 2});
+    REQUIRE(serve.lengths);
+    CHECK(serve.lengths->name == "sharegpt");
+    CHECK(serve.statistic == "median");
+    // framework_version (a leading v), a quantization method and a KV dtype.
+    const auto& infer = by_id("infer-release-column");
+    CHECK(infer.error.empty());
+    CHECK(*infer.run.infer.engine_version == Version{0, 6, 3});
+    CHECK(infer.run.infer.weight_quant == model::WeightQuant::Int4);
+    CHECK(has_default(infer, "weight_quant=awq -> int4 (the format it stores; its own kernels are not priced apart)"));
+    CHECK(infer.run.infer.kv_dtype == DType::FP8);
+    CHECK_FALSE(mentions(infer.defaults, "kv_dtype"));
+    // A release the profile does not describe is an error of the row naming the ones it does.
+    const auto& unknown = by_id("unknown-release");
+    CHECK(unknown.error.find("framework = 'vllm 7.0'") != std::string::npos);
+    CHECK(unknown.error.find("knows 0.1.0 up to, not including, 1.0.0") != std::string::npos);
+    // A training framework's release is accepted and said to select nothing; the model's module names map
+    // to projections; recompute_layers is read.
+    const auto& train = by_id("training-release");
+    CHECK(train.error.empty());
+    CHECK(train.run.train.framework == sim::Framework::DeepSpeed);
+    CHECK(has_default(train,
+                      "release 0.14.2: the deepspeed profile has no release-specific rules (every release runs "
+                      "alike)"));
+    CHECK(train.run.train.lora_targets == std::vector<std::string>{"q", "v"});
+    CHECK(train.run.train.recompute_layers == 4);
+    // A GGUF type is a prediction llmsim cannot make yet: unsupported with the missing mechanism, not an error.
+    const auto& gguf = by_id("gguf-row");
+    CHECK(gguf.error.empty());
+    CHECK(gguf.unsupported.find("llama.cpp's block formats") != std::string::npos);
+    // GPT-2's c_proj is both the attention output and the MLP output: refused, naming what is accepted.
+    const auto& ambiguous = by_id("ambiguous-target");
+    CHECK(ambiguous.error.find("lora_targets = 'c_proj'") != std::string::npos);
+    CHECK(ambiguous.error.find("all-linear") != std::string::npos);
+    const auto& packed = by_id("packed-samples");
+    CHECK(packed.error.empty());
+    CHECK(packed.run.train.tokens_per_sample == 256);
+    CHECK(packed.run.train.padding == sim::SamplePadding::None);
+    CHECK_FALSE(packed.run.train.master_weights);
+    // Variable lengths without a stated padding: batch padding, said so; c_attn is the fused q, k, v.
+    const auto& padded = by_id("padded-batch");
+    CHECK(padded.error.empty());
+    CHECK(padded.run.train.padding == sim::SamplePadding::Batch);
+    CHECK(mentions(padded.defaults, "padding"));
+    CHECK(padded.run.train.lora_targets == std::vector<std::string>{"q", "k", "v"});
+    const auto& conflict = by_id("release-conflict");
+    CHECK(conflict.error.find("framework_version = '0.5.4': differs from the release the framework column names") !=
+          std::string::npos);
+    const auto& p99 = by_id("serve-p99");
+    CHECK(p99.error.empty());
+    CHECK(p99.statistic == "p99");
+    CHECK(*p99.run.infer.engine_version == Version{0, 3, 0});
+  }
+
   TEST_CASE("a time set by the unstated batch is unsupported with the reason, not predicted at a default") {
     const auto runs = load("unstated_batch.csv");
     REQUIRE(runs.size() == 7);
@@ -554,11 +620,11 @@ TEST_SUITE("measured_runs") {
   }
 
   TEST_CASE("bad source facts are errors naming the facts file, line and key") {
-    SUBCASE("a length scale without the sample it scales") {
+    SUBCASE("a length scale beyond what two tokenizers differ by") {
       const Error e = load_error("facts/facts_bad_scale.csv");
       CHECK(e.kind() == ErrorKind::Input);
       CHECK(e.where().line == 6);
-      CHECK(e.message().find("length_scale needs lengths") != std::string::npos);
+      CHECK(e.message().find("must be from 0.25 to 4") != std::string::npos);
     }
     SUBCASE("an engine release that is not a release number") {
       const Error e = load_error("facts/facts_bad_version.csv");

@@ -228,6 +228,30 @@ TEST_SUITE("validation") {
     CHECK(wide[0].note.find("(pretrain / megatron / step_time_s)") != std::string::npos);
   }
 
+  TEST_CASE("a weighted quantile by hand; honest bands weigh each source alike and widen for few sources") {
+    // Values at the middle of their weights: 1 at 0.125, 2 at 0.5, 3 at 0.875 (weights 1, 2, 1 of 4).
+    CHECK(sim::weighted_quantile({{2, 2}, {1, 1}, {3, 1}}, 0.5) == doctest::Approx(2));
+    CHECK(sim::weighted_quantile({{2, 2}, {1, 1}, {3, 1}}, 0.125) == doctest::Approx(1));
+    CHECK(sim::weighted_quantile({{2, 2}, {1, 1}, {3, 1}}, 0.3125) == doctest::Approx(1.5));
+    CHECK(sim::weighted_quantile({{2, 2}, {1, 1}, {3, 1}}, 0.05) == doctest::Approx(1));  // clamped
+    CHECK(sim::weighted_quantile({{2, 2}, {1, 1}, {3, 1}}, 0.95) == doctest::Approx(3));
+    // Source A has nine rows at ratio 1, B one at e (log 1): unweighted, B is a tenth of the sample and pulls
+    // the 90th percentile only part of the way (below 1.2); weighted, A and B weigh half each.
+    std::string a = "A", b = "B";
+    std::vector<sim::BandSample> samples(9, sim::BandSample{1.0, &a});
+    samples.push_back(sim::BandSample{std::exp(1.0), &b});
+    sim::LosoOptions plain{.low_quantile = 0.1, .high_quantile = 0.9};
+    CHECK(sim::band_quantiles(samples, plain).second < 1.2);
+    sim::LosoOptions weighed = plain;
+    weighed.weigh_sources = true;
+    // Log values: A's nine 0s weigh 1/9 each (positions (k/9 + 1/18) / 2, the last 17/36), B's 1 weighs 1
+    // (position 3/4). Median: 0 + (1/2 - 17/36) / (3/4 - 17/36) = 0.1; 10th percentile 0; 90th 1 (beyond
+    // B's position). Widened by sqrt(1 + 1/2) about the median.
+    const auto [lo, hi] = sim::band_quantiles(samples, weighed);
+    CHECK(std::log(lo) == doctest::Approx(0.1 - 0.1 * std::sqrt(1.5)));
+    CHECK(std::log(hi) == doctest::Approx(0.1 + 0.9 * std::sqrt(1.5)));
+  }
+
   TEST_CASE("rows group by the document they cite") {
     const auto rows = predict_small();
     const auto s = sim::summarize(rows);
