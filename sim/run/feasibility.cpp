@@ -157,6 +157,8 @@ std::vector<std::string> inference_problems(const model::ModelSpec& m, const har
                                             const RunSpec& run) {
   std::vector<std::string> why;
   const auto& in = run.infer;
+  if (in.engine_version)
+    if (std::string r = release_problem(in.framework, *in.engine_version); !r.empty()) why.push_back(std::move(r));
   const std::int64_t ctx = in.input_len + in.output_len;
   const std::int64_t served = served_context(m.max_positions, in);
   if (served > 0 && ctx > served)

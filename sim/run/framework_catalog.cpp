@@ -137,13 +137,15 @@ std::vector<FrameworkEntry> training_frameworks() {
            .sequence_parallel = true,
            .overlap_grad_reduce = true,
            .overlap_param_gather = true,
+           .lora_rank = 32,
            .source =
                "NVIDIA/NeMo nemo/collections/llm/recipes/optim/adam.py distributed_fused_adam_with_cosine_annealing: "
                "OptimizerConfig(use_distributed_optimizer=True) (zero_stage 1); recipes/llama3_70b.py trainer(): "
                "MegatronStrategy(tensor_parallelism=4, sequence_parallel=True, ddp=DistributedDataParallelConfig("
                "overlap_grad_reduce=True, overlap_param_gather=True)); finetune_recipe() reuses pretrain_recipe's "
-               "trainer and optimizer. NeMo 2.0 recipes; assumption: NeMo 1.x yamls (megatron_gpt_config.yaml) "
-               "were not re-read"},
+               "trainer and optimizer; nemo/collections/llm/peft/lora.py @0044d77 class LoRA: dim: int = 32 "
+               "(lora_rank 32) on linear_qkv, linear_proj, linear_fc1, linear_fc2. NeMo 2.0 recipes; assumption: "
+               "NeMo 1.x yamls (megatron_gpt_config.yaml) were not re-read"},
       .source = "NVIDIA/NeMo nemo/collections/llm/recipes/llama3_70b.py (nl.MegatronStrategy over Megatron Core); "
                 "sim/run/run_spec.cpp parse_name (nemo -> megatron)"});
 
@@ -749,6 +751,7 @@ std::string describe(const RecipeDefaults& r) {
   if (r.precision) parts.push_back("precision=" + std::string(dtype_name(*r.precision)));
   if (r.single_device_full_optimizer)
     parts.push_back("optimizer=" + std::string(name_of(*r.single_device_full_optimizer)) + " (1 GPU, full)");
+  if (r.lora_rank) parts.push_back("lora_rank=" + std::to_string(*r.lora_rank));
   if (r.single_device_full_optimizer_in_backward)
     parts.push_back("optimizer_in_backward=" + yes_no(*r.single_device_full_optimizer_in_backward) + " (1 GPU, full)");
   std::string out;

@@ -33,6 +33,7 @@ struct RecipeDefaults {
   std::optional<bool> master_weights;          // false = pure 16-bit training (torchtune dtype=bf16, litgpt bf16-true)
   std::optional<bool> fused_loss;              // a fused / chunked cross-entropy
   std::optional<DType> precision;              // compute precision when the row leaves it empty
+  std::optional<std::int64_t> lora_rank;       // LoRA rank of a LoRA row that states none (the recipe's r / dim)
   // One-GPU full fine-tuning recipes that differ from the distributed ones (torchtune's
   // *_full_single_device configs step bitsandbytes' PagedAdamW8bit inside backward).
   std::optional<Optimizer> single_device_full_optimizer;

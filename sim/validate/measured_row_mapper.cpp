@@ -503,6 +503,9 @@ class RowMapper {
     }
     if (auto r = row_.integer("lora_rank", 1)) {
       t.lora_rank = *r;
+    } else if (const RecipeDefaults* rc = recipe(); rc && rc->lora_rank && t.finetune == FinetuneKind::Lora) {
+      t.lora_rank = *rc->lora_rank;
+      note_recipe(fmt::format("lora_rank={}", t.lora_rank));
     } else if (t.finetune == FinetuneKind::Qlora) {
       t.lora_rank = kQloraDefaultRank;  // as the CLI's --qlora
       note_default(fmt::format("lora_rank={} (QLoRA default, not stated)", kQloraDefaultRank));
