@@ -299,8 +299,15 @@ Runner add_validate_command(CLI::App& app) {
               .string();
       lo.bands.weigh_sources = true;
       lo.progress = [](const std::string& line) { std::cerr << "llmsim: validate --loso: " << line << "\n"; };
+      // The overlays go with the command, whether it ends or throws.
+      struct RemoveScratch {
+        std::string dir;
+        ~RemoveScratch() {
+          std::error_code ec;
+          std::filesystem::remove_all(dir, ec);
+        }
+      } scratch{lo.scratch_dir};
       sim::HonestLosoResult h = sim::honest_loso(runs, data, lo);
-      std::filesystem::remove_all(lo.scratch_dir);
       rows = std::move(h.rows);
       refits = std::move(h.refits);
     } else {

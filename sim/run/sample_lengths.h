@@ -16,7 +16,6 @@ struct SampleShape {
   double samples_per_sequence = 1;  // training samples a sequence holds (packing: several)
   double tokens_per_sequence = 0;   // tokens of samples per sequence (counted by tokens/s metrics)
   std::string problem;              // non-empty: the lengths cannot be priced (the missing mechanism)
-  bool varies() const { return simulated_len > 0 && tokens_per_sequence > 0; }
 };
 
 // - padding max, or no tokens_per_sample: sequences of seq_len, one sample each, whose tokens count as

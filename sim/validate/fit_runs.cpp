@@ -75,8 +75,7 @@ FitRunsResult fit_runs_parameter(const std::vector<MeasuredRun>& runs, const std
   std::vector<std::map<std::string, Scored>> at(grid.size());
   for (std::size_t i = 0; i < grid.size(); ++i) {
     const std::string overlay = (std::filesystem::path(options.scratch_dir) / fmt::format("host-{}.toml", i)).string();
-    std::ofstream(overlay) << fmt::format("schema_version = 1\n[efficiency]\n{} = {}\nsource = \"fit grid\"\n",
-                                          options.key, grid[i]);
+    write_efficiency_values(overlay, {{options.key, grid[i]}}, "fit grid");
     for (Scored& s : score(predict_rows(runs, data_dir, overlay))) at[i].emplace(s.key, std::move(s));
   }
   // Rows predicted at every value.
@@ -148,6 +147,15 @@ FitRunsResult fit_runs_parameter(const std::vector<MeasuredRun>& runs, const std
     r.workloads.push_back(std::move(f));
   }
   return r;
+}
+
+void write_efficiency_values(const std::string& path, const std::vector<std::pair<std::string, double>>& values,
+                             const std::string& source) {
+  std::ofstream o(path);
+  if (!o) throw_input(Location{.file = path}, "cannot open the overlay for writing");
+  o << "schema_version = 1\n[efficiency]\n";
+  for (const auto& [key, value] : values) o << fmt::format("{} = {}\n", key, value);
+  o << fmt::format("source = \"{}\"\n", source);
 }
 
 void write_fit_overlay(const std::string& path, const FitRunsResult& fit, const FitRunsOptions& options,

@@ -55,6 +55,11 @@ struct FitRunsResult {
 FitRunsResult fit_runs_parameter(const std::vector<MeasuredRun>& runs, const std::string& data_dir,
                                  const FitRunsOptions& options);
 
+// A profile overlay (hardware::apply_efficiency_overlay) setting each key to its value, with its source line:
+// the grid's overlays and honest LOSO's refitted constants.
+void write_efficiency_values(const std::string& path, const std::vector<std::pair<std::string, double>>& values,
+                             const std::string& source);
+
 // The fit as a profile overlay (hardware::apply_efficiency_overlay) naming what it was fitted on.
 void write_fit_overlay(const std::string& path, const FitRunsResult& fit, const FitRunsOptions& options,
                        const std::vector<std::string>& files);

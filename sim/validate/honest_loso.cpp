@@ -2,9 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <map>
-#include <set>
 
 #include <fmt/format.h>
 
@@ -40,9 +38,7 @@ HonestLosoResult honest_loso(const std::vector<MeasuredRun>& runs, const std::st
   HonestLosoResult out;
   // Per source, the value of each constant fitted without it.
   std::map<std::string, std::vector<double>> per_source;
-  std::set<std::string> sources;
-  for (const MeasuredRun& r : runs) sources.insert(source_document(r.source));
-  for (const auto& s : sources) per_source[s] = {};
+  for (const MeasuredRun& r : runs) per_source[source_document(r.source)];
   for (const RefittedConstant& c : refitted_constants()) {
     // The grid needs only the rows the fit reads.
     std::vector<MeasuredRun> fitted;
@@ -82,11 +78,9 @@ HonestLosoResult honest_loso(const std::vector<MeasuredRun>& runs, const std::st
   std::size_t n = 0;
   for (const auto& [values, members] : groups) {
     const std::string path = (fs::path(options.scratch_dir) / fmt::format("loso-{}.toml", n++)).string();
-    std::ofstream o(path);
-    o << "schema_version = 1\n[efficiency]\n";
-    for (std::size_t k = 0; k < values.size(); ++k)
-      o << fmt::format("{} = {}\n", refitted_constants()[k].key, values[k]);
-    o << "source = \"llmsim validate --loso: constants refitted without the source\"\n";
+    std::vector<std::pair<std::string, double>> keyed;
+    for (std::size_t k = 0; k < values.size(); ++k) keyed.emplace_back(refitted_constants()[k].key, values[k]);
+    write_efficiency_values(path, keyed, "llmsim validate --loso: constants refitted without the source");
     for (const auto& s : members) overlay_of[s] = path;
   }
   // predict_rows resolves each system once per call: one call per overlay, the rows put back in order.

@@ -25,8 +25,11 @@ namespace fs = std::filesystem;
 const std::vector<std::string> kWorkloads{"pretrain", "finetune", "inference", "serving"};
 const std::vector<std::string> kPrecisions = compute_precision_names();
 const std::vector<std::string> kWeightQuants = model::weight_quant_spellings();
-const std::vector<std::string> kKvDtypes{"fp16", "bf16", "fp8", "int8", "int4", "fp4"};
-const std::vector<std::string> kStatistics{"mean", "median", "p90", "p99"};
+// The values of the columns that are run settings too: the settings' own lists (one spelling for a row and a
+// flag).
+const std::vector<std::string>& setting_choices(const char* name) { return find_setting(name)->choices; }
+const std::vector<std::string> kKvDtypes = setting_choices("kv-dtype");
+const std::vector<std::string> kMasterWeights = setting_choices("master-weights");
 
 // The framework column's name and release: "vllm 0.4.2", "vLLM v0.6.3", "deepspeed==0.14.2" (the release is
 // the text after "==", or a last word that starts with a digit, or with v and a digit); "" when none.
@@ -442,7 +445,7 @@ class RowMapper {
       }
     }
     map_finetune();
-    if (auto mw = row_.choice("master_weights", {"fp32", "none"})) {
+    if (auto mw = row_.choice("master_weights", kMasterWeights)) {
       t.master_weights = *mw == "fp32";
     } else if (const RecipeDefaults* r = recipe(); r && r->master_weights && t.finetune != FinetuneKind::Qlora) {
       t.master_weights = *r->master_weights;
@@ -556,11 +559,11 @@ class RowMapper {
       else
         note_default(fmt::format("output_len={} (not stated)", in.output_len));
     }
-    if (auto st = row_.choice("statistic", kStatistics)) {
-      out_.statistic = *st;
+    if (auto st = row_.choice("statistic", latency_statistic_names())) {
+      parse_latency_statistic(*st, out_.statistic);
     } else if (fact_ && fact_->tpot_median && out_.workload == "serving" && out_.metric == "tpot_ms") {
-      out_.statistic = *fact_->tpot_median ? "median" : "mean";
-      note_fact(fmt::format("tpot_ms=the {} inter-token latency", out_.statistic));
+      out_.statistic = *fact_->tpot_median ? LatencyStatistic::Median : LatencyStatistic::Mean;
+      note_fact(fmt::format("tpot_ms=the {} inter-token latency", name_of(out_.statistic)));
     }
     if (fact_ && fact_->requests && out_.workload == "serving") {
       out_.stream_requests = *fact_->requests;

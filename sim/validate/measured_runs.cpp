@@ -39,6 +39,21 @@ const std::vector<std::string>& measured_run_columns() {
   return columns;
 }
 
+const std::vector<std::string>& latency_statistic_names() {
+  static const std::vector<std::string> names = {"mean", "median", "p90", "p99"};
+  return names;
+}
+
+std::string_view name_of(LatencyStatistic s) { return latency_statistic_names()[static_cast<std::size_t>(s)]; }
+
+bool parse_latency_statistic(std::string_view name, LatencyStatistic& out) {
+  const auto& names = latency_statistic_names();
+  const auto it = std::find(names.begin(), names.end(), name);
+  if (it == names.end()) return false;
+  out = static_cast<LatencyStatistic>(it - names.begin());
+  return true;
+}
+
 const std::vector<std::string>& measured_run_required_columns() {
   static const std::vector<std::string> columns = {"run_id", "workload", "model", "system", "metric", "value"};
   return columns;

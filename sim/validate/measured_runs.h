@@ -4,6 +4,7 @@
 // system name/path and a RunSpec, with the defaults the simulator applied to empty fields listed.
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "llmsim/core/error.h"
@@ -14,6 +15,12 @@
 #include "llmsim/serve/length_sample.h"
 
 namespace llmsim::sim {
+
+// The schema's `statistic` column: mean (its default), median, p90 or p99.
+enum class LatencyStatistic { Mean, Median, P90, P99 };
+std::string_view name_of(LatencyStatistic s);
+const std::vector<std::string>& latency_statistic_names();  // "mean", "median", "p90", "p99"
+bool parse_latency_statistic(std::string_view name, LatencyStatistic& out);
 
 struct MeasuredRun {
   std::string file;  // CSV path
@@ -42,9 +49,9 @@ struct MeasuredRun {
   std::int64_t stream_requests = 0;      // serving open/closed loops: requests to simulate (a source fact); 0 = default
   std::int64_t engine_max_num_seqs = 0;  // serving: the engine's batch limit as the source configured it; 0 = default
   std::int64_t engine_kv_blocks = 0;     // serving: the engine's KV cache in blocks as configured; 0 = from memory
-  // Which statistic a serving latency row's value is (the `statistic` column, or a source fact for tpot_ms):
-  // mean (the schema's default), median, p90 or p99 over the run's requests (tpot_ms: over its tokens).
-  std::string statistic = "mean";
+  // Which statistic a serving latency row's value is (the `statistic` column, or a source fact for tpot_ms)
+  // over the run's requests (tpot_ms: over its tokens).
+  LatencyStatistic statistic = LatencyStatistic::Mean;
   std::string notes;                                     // free text, kept for reports; never interpreted
   MemoryMeasure memory_measure = MemoryMeasure::Device;  // what peak_mem_gib counts
   int source_facts = 0;  // settings taken from the source facts file (each also in `defaults`)

@@ -175,10 +175,13 @@ void predict_training(ValidationRow& row, const MeasuredRun& mr, const hardware:
 // input/output lengths, or the benchmark's own length sample where the row's `lengths` (or a source fact)
 // names one; the latency statistic the row's `statistic` names (the mean by default).
 // The statistic a latency row states (MeasuredRun::statistic).
-double statistic(const LatencyStats& s, const std::string& which) {
-  if (which == "median") return s.p50;
-  if (which == "p90") return s.p90;
-  if (which == "p99") return s.p99;
+double statistic(const LatencyStats& s, LatencyStatistic which) {
+  switch (which) {
+    case LatencyStatistic::Median: return s.p50;
+    case LatencyStatistic::P90: return s.p90;
+    case LatencyStatistic::P99: return s.p99;
+    case LatencyStatistic::Mean: break;
+  }
   return s.mean;
 }
 
@@ -524,7 +527,9 @@ double weighted_quantile(std::vector<std::pair<double, double>> vw, double q) {
   std::sort(vw.begin(), vw.end());
   double total = 0;
   for (const auto& [v, w] : vw) total += w;
-  // Each value stands at the middle of its weight (the unweighted rule's (i + 0.5) / n positions).
+  // Each value stands at the middle of its weight: with equal weights the positions (i + 0.5) / n (Hazen's
+  // rule), not the q (n - 1) interpolation of the unweighted quantile(); below the first position the first
+  // value, above the last the last.
   double below = 0;
   double prev_pos = -1, prev_v = vw.front().first;
   for (const auto& [v, w] : vw) {

@@ -152,7 +152,7 @@ TEST_SUITE("measured_runs") {
     CHECK(*serve.run.infer.engine_version == Version{0, 4, 2});
     REQUIRE(serve.lengths);
     CHECK(serve.lengths->name == "sharegpt");
-    CHECK(serve.statistic == "median");
+    CHECK(serve.statistic == sim::LatencyStatistic::Median);
     // framework_version (a leading v), a quantization method and a KV dtype.
     const auto& infer = by_id("infer-release-column");
     CHECK(infer.error.empty());
@@ -199,7 +199,7 @@ TEST_SUITE("measured_runs") {
           std::string::npos);
     const auto& p99 = by_id("serve-p99");
     CHECK(p99.error.empty());
-    CHECK(p99.statistic == "p99");
+    CHECK(p99.statistic == sim::LatencyStatistic::P99);
     CHECK(*p99.run.infer.engine_version == Version{0, 3, 0});
   }
 
