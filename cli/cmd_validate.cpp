@@ -207,9 +207,16 @@ void print_stats_line(const sim::GroupStats& g) {
 void print_refits(const std::vector<sim::ConstantRefit>& refits) {
   std::cout << "\nhonest leave-one-source-out: no source facts; each source predicted with the fitted constants "
                "refitted without it\n";
-  for (const auto& r : refits)
-    std::cout << fmt::format("  {:<22} {:>7g} on every source, {:g} to {:g} without one ({} sources moved it)\n", r.key,
-                             r.all_sources, r.low, r.high, r.sources_moved);
+  for (const auto& r : refits) {
+    if (r.rows == 0) {
+      std::cout << fmt::format("  {:<22} no rows to fit: the profile's value\n", r.key);
+      continue;
+    }
+    std::cout << fmt::format(
+        "  {:<22} {:>7g} on every source, {:g} to {:g} without one ({} sources moved it, {} keep the profile's "
+        "value)\n",
+        r.key, r.all_sources, r.low, r.high, r.sources_moved, r.sources_kept);
+  }
 }
 
 void print_summary(const sim::ValidationSummary& s) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -36,8 +37,9 @@ HonestLosoResult honest_loso(const std::vector<MeasuredRun>& runs, const std::st
     if (options.progress) options.progress(s);
   };
   HonestLosoResult out;
-  // Per source, the value of each constant fitted without it.
-  std::map<std::string, std::vector<double>> per_source;
+  // Per source, the value of each constant fitted without it; nullopt: no other source's rows, so the
+  // profile's own value stays.
+  std::map<std::string, std::vector<std::optional<double>>> per_source;
   for (const MeasuredRun& r : runs) per_source[source_document(r.source)];
   for (const RefittedConstant& c : refitted_constants()) {
     // The grid needs only the rows the fit reads.
@@ -53,24 +55,37 @@ HonestLosoResult honest_loso(const std::vector<MeasuredRun>& runs, const std::st
     fo.profile = c.profile;
     fo.scratch_dir = (fs::path(options.scratch_dir) / c.key).string();
     const FitRunsResult fit = fit_runs_parameter(fitted, data_dir, fo);
-    ConstantRefit refit{.key = c.key, .all_sources = fit.fitted, .low = fit.fitted, .high = fit.fitted};
-    std::map<std::string, double> by_source;
-    for (const SourceFit& s : fit.sources) by_source[s.source] = s.loso;
+    ConstantRefit refit{
+        .key = c.key, .rows = fit.fitted_rows, .all_sources = fit.fitted, .low = fit.fitted, .high = fit.fitted};
+    std::map<std::string, const SourceFit*> by_source;
+    for (const SourceFit& s : fit.sources) by_source[s.source] = &s;
     for (auto& [source, values] : per_source) {
-      // A source without rows in this fit leaves the fit as it is on every source.
+      // A source without rows in this fit leaves the fit as it is on every source; one whose rows are all the
+      // fit has leaves nothing to refit on.
       const auto it = by_source.find(source);
-      const double v = it == by_source.end() ? fit.fitted : it->second;
-      values.push_back(v);
+      const std::size_t own = it == by_source.end() ? 0 : it->second->rows;
+      if (fit.fitted_rows <= own) {
+        values.emplace_back(std::nullopt);
+        ++refit.sources_kept;
+        continue;
+      }
+      const double v = it == by_source.end() ? fit.fitted : it->second->loso;
+      values.emplace_back(v);
       refit.low = std::min(refit.low, v);
       refit.high = std::max(refit.high, v);
       if (v != fit.fitted) ++refit.sources_moved;
     }
-    say(fmt::format("  {} = {:g} on every source; {:g} to {:g} without one ({} sources moved it)", c.key, fit.fitted,
-                    refit.low, refit.high, refit.sources_moved));
+    if (refit.rows == 0)
+      say(fmt::format("  {}: no rows to fit; every source keeps the profile's value", c.key));
+    else
+      say(
+          fmt::format("  {} = {:g} on every source; {:g} to {:g} without one ({} sources moved it, {} keep the "
+                      "profile's value)",
+                      c.key, fit.fitted, refit.low, refit.high, refit.sources_moved, refit.sources_kept));
     out.refits.push_back(refit);
   }
   // Predict each source's rows with its own refitted constants; sources sharing a set share an overlay.
-  std::map<std::vector<double>, std::vector<std::string>> groups;
+  std::map<std::vector<std::optional<double>>, std::vector<std::string>> groups;
   for (const auto& [source, values] : per_source) groups[values].push_back(source);
   out.overlays = groups.size();
   say(fmt::format("predicting {} sources with {} sets of refitted constants", per_source.size(), groups.size()));
@@ -79,7 +94,8 @@ HonestLosoResult honest_loso(const std::vector<MeasuredRun>& runs, const std::st
   for (const auto& [values, members] : groups) {
     const std::string path = (fs::path(options.scratch_dir) / fmt::format("loso-{}.toml", n++)).string();
     std::vector<std::pair<std::string, double>> keyed;
-    for (std::size_t k = 0; k < values.size(); ++k) keyed.emplace_back(refitted_constants()[k].key, values[k]);
+    for (std::size_t k = 0; k < values.size(); ++k)
+      if (values[k]) keyed.emplace_back(refitted_constants()[k].key, *values[k]);
     write_efficiency_values(path, keyed, "llmsim validate --loso: constants refitted without the source");
     for (const auto& s : members) overlay_of[s] = path;
   }

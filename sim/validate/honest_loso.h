@@ -28,9 +28,13 @@ const std::vector<RefittedConstant>& refitted_constants();
 
 struct ConstantRefit {
   std::string key;
+  std::size_t rows = 0;           // rows the fit read (0: nothing to fit; every source keeps the profile's value)
   double all_sources = 0;         // fitted on every source (no facts)
   double low = 0, high = 0;       // the range of the per-source refits
   std::size_t sources_moved = 0;  // sources whose refit differs from all_sources
+  // Sources that keep the profile's own value: no other source has rows to refit it on (a fit over no rows
+  // would be the grid's first value, not a measurement).
+  std::size_t sources_kept = 0;
 };
 
 struct HonestLosoResult {

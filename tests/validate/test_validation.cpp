@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,7 @@
 #include "llmsim/memory/memory_model.h"
 #include "llmsim/search/recipe_fill.h"
 #include "llmsim/train/train_sim.h"
+#include "llmsim/validate/honest_loso.h"
 #include "llmsim/validate/measured_runs.h"
 #include "llmsim/validate/regime_bands.h"
 #include "llmsim/validate/validation.h"
@@ -250,6 +252,29 @@ TEST_SUITE("validation") {
     const auto [lo, hi] = sim::band_quantiles(samples, weighed);
     CHECK(std::log(lo) == doctest::Approx(0.1 - 0.1 * std::sqrt(1.5)));
     CHECK(std::log(hi) == doctest::Approx(0.1 + 0.9 * std::sqrt(1.5)));
+  }
+
+  TEST_CASE("honest LOSO of a lone source: nothing else to refit on, so the profile's constants stay") {
+    // validate_small.csv cites one document: leaving it out leaves no rows for any fit, and a fit over no rows
+    // (the grid's first value, 0 us) must not stand in for the profile's values.
+    const auto runs = sim::load_measured_runs(kSmall, LLMSIM_DATA_DIR, false);
+    sim::HonestLosoOptions o;
+    o.scratch_dir = (std::filesystem::temp_directory_path() / "llmsim-test-honest-loso").string();
+    const sim::HonestLosoResult h = sim::honest_loso(runs, LLMSIM_DATA_DIR, o);
+    std::filesystem::remove_all(o.scratch_dir);
+    REQUIRE(h.refits.size() == sim::refitted_constants().size());
+    for (const auto& r : h.refits) {
+      CAPTURE(r.key);
+      CHECK(r.sources_moved == 0);
+      CHECK(r.sources_kept == 1);
+    }
+    const auto plain = sim::predict_rows(runs, LLMSIM_DATA_DIR);
+    REQUIRE(plain.size() == h.rows.size());
+    for (std::size_t i = 0; i < plain.size(); ++i) {
+      CAPTURE(plain[i].run_id);
+      CHECK(h.rows[i].status == plain[i].status);
+      CHECK(h.rows[i].predicted == plain[i].predicted);
+    }
   }
 
   TEST_CASE("rows group by the document they cite") {
