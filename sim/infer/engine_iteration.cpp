@@ -14,6 +14,7 @@ IterationOptions engine_iteration_options(const EngineProfile& engine, const har
   o.glue = engine.glue;
   o.decode_split_kv = engine.decode_split_kv;
   o.kv_copy_passes = engine.kv_copy_passes;
+  o.all_prompt_logits = engine.all_prompt_logits;
   o.int8_dequantize_to_16bit = engine.int8_dequantize_to_16bit;
   // A graph is replayed by one launch (no host work per kernel); otherwise Python issues each kernel, or a
   // C++ runtime at the launch floor the kernel cost already charges.

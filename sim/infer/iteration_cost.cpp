@@ -283,7 +283,11 @@ IterationCost IterationCostModel::iteration(const std::vector<SequenceWork>& bat
     if (rows > 0) add_lora(c, rows, static_cast<double>(distinct));
   }
   model::InventoryParams h = p;
-  h.q_len = S;  // one sampled token per sequence
+  // One sampled token per sequence; HF generate before 4.45.0 ran the head over every new token and upcast
+  // all of those logits (priced as the sampling pass over them: one read of 16-bit, one fp32 write).
+  // head_ops takes its rows from micro_batch at inference (q_len 1 each).
+  h.micro_batch = opt_.all_prompt_logits ? T : S;
+  h.q_len = 1;
   add_ops(model::head_ops(m_, h).ops, 1.0);
 
   // Attention, per layer: prefill chunks as one causal kernel, decode steps as one KV-reading kernel.

@@ -47,6 +47,8 @@ struct IterationOptions {
                                   // gather, 2); paged engines write only the new tokens (0)
   bool int8_dequantize_to_16bit = false;  // int8 weights: a dequantize kernel writes a 16-bit copy that a 16-bit
                                           // GEMM reads (EngineProfile::int8_dequantize_to_16bit)
+  bool all_prompt_logits = false;         // the LM head and an fp32 upcast over every new token, not one per sequence
+                                          // (EngineProfile::all_prompt_logits)
   bool decode_split_kv = true;  // decode attention splits each sequence's keys over thread blocks (Flash-Decoding,
                                 // PagedAttention V2, TRT-LLM multi-block); false: one block per sequence and
                                 // query head streams its whole KV (FlashAttention-2 as HF transformers calls it)

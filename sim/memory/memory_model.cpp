@@ -239,13 +239,14 @@ StageMemory inference_stage(const model::ModelSpec& m, const hardware::SystemSpe
   const double ffn = static_cast<double>(m.moe.enabled() ? m.moe.expert_ffn * m.moe.experts_per_token : m.ffn_hidden);
   const double mlp_tensors = m.mlp == model::MlpKind::Gated ? 3.0 : 2.0;
   double ws = tokens * beta * (2.0 * static_cast<double>(m.hidden) + mlp_tensors * ffn / tp);
+  const bool all_logits = full_prefill_logits(fw, in.engine_version);
   if (st.last) {
-    const double logit_rows = fw.full_prefill_logits ? tokens : static_cast<double>(batch);
+    const double logit_rows = all_logits ? tokens : static_cast<double>(batch);
     ws += logit_rows * std::ceil(static_cast<double>(m.vocab) / tp) * (beta + 4.0);
   }
   add(out.gpu, MemoryKind::Workspace, ws,
       fmt::format("prefill of {} x {} tokens: hidden states, MLP intermediates, logits{}", batch, in.input_len,
-                  fw.full_prefill_logits ? " of every prompt position" : " of the last position"));
+                  all_logits ? " of every prompt position" : " of the last position"));
   add_runtime(out.gpu, sys);
   return out;
 }

@@ -372,6 +372,7 @@ bool vllm_v1(const std::optional<Version>& release) { return !release || *releas
 
 EngineProfile released_profile(Framework f, const std::optional<Version>& release, std::int64_t max_model_len) {
   EngineProfile p = engine_profile(f);
+  p.all_prompt_logits = full_prefill_logits(framework_profile(f), release);
   if (!release) return p;
   if (f == Framework::Tgi && *release < Version{2, 0, 0}) {
     // CUDA graphs entered TGI as an experimental opt-in (--enable-cuda-graphs, off by default) in 1.4.1

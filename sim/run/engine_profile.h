@@ -58,6 +58,9 @@ struct EngineProfile {
   bool decode_split_kv = true;
   // Whole-cache copies of every sequence's K and V per layer per iteration (HF generate: 2; paged engines 0).
   double kv_copy_passes = 0;
+  // The prefill computes the LM head for every prompt position and upcasts those logits to fp32 (HF generate
+  // before transformers 4.45.0, full_prefill_logits in framework_profile.h); false: the last position alone.
+  bool all_prompt_logits = false;
   // On a GPU without FP8 tensor cores (Ampere), fp8 checkpoints run as weight-only W8A16: a kernel reads
   // the fp8 weights and dequantizes them into the activation dtype (vLLM's FP8 Marlin); false: the engine
   // refuses fp8 weights there (TensorRT-LLM's FP8 needs SM 8.9+).

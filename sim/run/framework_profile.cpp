@@ -23,6 +23,11 @@ double loss_logits_bytes(const FrameworkProfile& fw, const TrainSpec& train) {
   return train.fused_loss ? std::min(fw.logits_bytes, kFused) : fw.logits_bytes;
 }
 
+bool full_prefill_logits(const FrameworkProfile& fw, const std::optional<Version>& release) {
+  if (!fw.full_prefill_logits) return false;
+  return !fw.last_logits_from || (release && *release < *fw.last_logits_from);
+}
+
 model::EagerGlue hf_model_code_glue(bool amp) {
   model::EagerGlue g;
   // transformers' Llama-family modelling code (modeling_llama.py and the models copied from it):
@@ -179,8 +184,10 @@ FrameworkProfile fsdp() {
 
 // Hugging Face Trainer without ZeRO: fp32 weights with autocast (AMP), fp32 gradients, Adam m, v:
 // 4 + 4 + 8 = 16 bytes/param (HF docs "Model training anatomy"). torch DDP copies every gradient into
-// bucket buffers unless gradient_as_bucket_view=True (PyTorch DDP docs). generate() computes the
-// logits of every prompt position and upcasts them to fp32.
+// bucket buffers unless gradient_as_bucket_view=True (PyTorch DDP docs). generate() before transformers
+// 4.45.0 computes the logits of every prompt position and upcasts them to fp32 (LlamaForCausalLM.forward:
+// logits = lm_head(hidden_states).float()); from 4.45.0 it asks the model for the last position's alone
+// (generation/utils.py: model_kwargs["num_logits_to_keep"] = 1 when the model supports it, PR #31292).
 FrameworkProfile hf() {
   FrameworkProfile p{.framework = Framework::Hf, .name = "hf"};
   p.weight_bytes = 4;
@@ -189,6 +196,7 @@ FrameworkProfile hf() {
   p.logits_bytes = 10;
   p.bucket_copies_all_grads = true;
   p.full_prefill_logits = true;
+  p.last_logits_from = Version{4, 45, 0};
   // Time: torch DDP all-reduces 25 MiB buckets (bucket_cap_mb=25) overlapped with backward.
   p.grad_sync_overlap = true;
   p.grad_bucket_elements = 25.0 * 1024 * 1024 / 4;

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 
+#include "llmsim/core/version.h"
 #include "llmsim/model/op_checkpoint.h"
 #include "llmsim/model/operators.h"
 #include "llmsim/run/run_spec.h"
@@ -34,8 +35,10 @@ struct FrameworkProfile {
   double step_sub_group_params = 0;  // 0 = the whole partition
   // Inference: tokens per sequence for which the KV workspace is preallocated (0 = exactly what is used).
   double kv_prealloc_tokens = 0;
-  // Inference: whether the prompt's logits are materialised for every position (HF generate) or only the last.
+  // Inference: whether the prompt's logits are materialised for every position (HF generate) or only the
+  // last, and from which release on only the last (nullopt: the profile's rule holds for every release).
   bool full_prefill_logits = false;
+  std::optional<Version> last_logits_from;
   std::string source;  // citations for the numbers above
 
   // --- Time (training simulator). Each field is a documented framework default, cited in the .cpp.
@@ -95,6 +98,12 @@ model::EagerGlue training_glue(const FrameworkProfile& fw, const TrainSpec& trai
 // Bytes per logit element held for the loss: the profile's, or with a fused cross-entropy at most the
 // 16-bit logits and their 16-bit gradient (2 + 2; the kernel upcasts inside registers).
 double loss_logits_bytes(const FrameworkProfile& fw, const TrainSpec& train);
+
+// Whether the prefill of `release` materialises the logits of every prompt position (and upcasts them
+// to fp32) or only of the last: Hugging Face generate() before transformers 4.45.0 did the former, from
+// 4.45.0 it passes num_logits_to_keep=1 (huggingface/transformers PR #31292). An unstated release runs
+// as the current one.
+bool full_prefill_logits(const FrameworkProfile& fw, const std::optional<Version>& release);
 
 // The memory-bound glue of Hugging Face transformers' Llama-family modelling code in eager PyTorch;
 // `amp`: run under torch.autocast over fp32 weights (fp32 residual stream, per-call casts).

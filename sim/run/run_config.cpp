@@ -342,8 +342,8 @@ const std::vector<Setting>& table() {
        [](const RunRequest& r) -> std::optional<std::string> { return std::string(dtype_name(r.run.infer.kv_dtype)); }},
       {inference({"engine-version", K::Release,
                   "the engine release the run uses (e.g. 0.6.3): TGI before 2.0.0 runs without CUDA graphs, vLLM "
-                  "before 0.8.0 "
-                  "on its V0 engine (default: the profile's current release)"}),
+                  "before 0.8.0 on its V0 engine, HF transformers before 4.45.0 computes the logits of every prompt "
+                  "position (default: the profile's current release)"}),
        [](RunRequest& r, const std::string& v) { r.run.infer.engine_version = parse_version(v); },
        [](const RunRequest& r) -> std::optional<std::string> {
          return r.run.infer.engine_version ? std::optional<std::string>(to_string(*r.run.infer.engine_version))

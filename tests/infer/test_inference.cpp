@@ -498,3 +498,31 @@ TEST_CASE("FP4 (NVFP4) on Blackwell: FP4 GEMMs for NVFP4 weights, a 0.5625-byte 
   CHECK(named);
   CHECK(sim::inference_problems(m, sys, run).empty());  // B200 has it
 }
+
+TEST_CASE("the LM head runs once per sequence; HF generate before 4.45.0 ran it over every prompt token") {
+  // transformers PR #31292 (released in 4.45.0): generate() passes num_logits_to_keep=1, so the prefill's
+  // LM head sees the last position alone; before, LlamaForCausalLM.forward ran lm_head over every position
+  // and upcast all of those logits to fp32.
+  CHECK(sim::released_profile(sim::Framework::Hf, Version{4, 44, 2}).all_prompt_logits);
+  CHECK_FALSE(sim::released_profile(sim::Framework::Hf, Version{4, 45, 0}).all_prompt_logits);
+  CHECK_FALSE(sim::released_profile(sim::Framework::Hf, std::nullopt).all_prompt_logits);
+  CHECK_FALSE(sim::released_profile(sim::Framework::Vllm, Version{0, 2, 0}).all_prompt_logits);
+
+  const auto m = preset_model("qwen2-7b");  // hidden 3,584, vocab 152,064, untied head
+  const auto sys = preset_system("dgx-a100-80gb");
+  sim::ParallelSpec par;
+  sim::IterationOptions last, all;
+  all.all_prompt_logits = true;
+  const sim::IterationCostModel a(m, sys, par, bf16(), last), b(m, sys, par, bf16(), all);
+  // Prefill of 2,048 tokens: 2,047 more rows through the head, 2 x 2,047 x 3,584 x 152,064 FLOPs.
+  const double flops = 2.0 * 2047 * 3584 * 152064;
+  const double extra = b.uniform(1, 2048, 0).linear_s.value - a.uniform(1, 2048, 0).linear_s.value;
+  CHECK(extra > flops / 312e12);
+  CHECK(extra < flops / (312e12 * 0.5));
+  // ... and those logits pass once more through memory (16-bit read, fp32 write).
+  CHECK(b.uniform(1, 2048, 0).other_s.value > a.uniform(1, 2048, 0).other_s.value);
+  // A decode step has one new token per sequence: the same rows either way, one per sequence.
+  CHECK(b.uniform(8, 1, 128).time_s.value == doctest::Approx(a.uniform(8, 1, 128).time_s.value));
+  // The head's rows are the sequences: 64 of them cost more than one.
+  CHECK(a.uniform(64, 1, 0).linear_s.value > a.uniform(1, 1, 0).linear_s.value);
+}

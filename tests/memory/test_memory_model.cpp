@@ -496,3 +496,27 @@ TEST_CASE("a hybrid model's windowed layers keep their window under vLLM V1, eve
   const auto v0 = sim::released_profile(sim::Framework::Vllm, llmsim::Version{0, 6, 3});
   CHECK_FALSE(sim::kv_window(m, v0).caps());
 }
+
+TEST_CASE("HF generate's prefill logits: every prompt position before transformers 4.45.0, the last one after") {
+  // Qwen2-7B (vocab 152,064) at 1 x 30,720 prompt tokens: before 4.45.0 the logits of every position in bf16
+  // and their fp32 upcast (2 + 4 B) live together; from 4.45.0 (num_logits_to_keep=1) one row does. The
+  // Qwen2.5 speed benchmark (transformers 4.46.0) measured 19.97 GiB allocated for this run.
+  const auto m = lt::preset_model("qwen2-7b");
+  const auto sys = lt::preset_system("dgx-a100-80gb");
+  const auto workspace = [&](std::optional<llmsim::Version> release) {
+    sim::RunSpec run;
+    run.workload = sim::Workload::Inference;
+    run.infer.framework = sim::Framework::Hf;
+    run.infer.batch = 1;
+    run.infer.input_len = 30720;
+    run.infer.output_len = 2048;
+    run.infer.engine_version = release;
+    double ws = 0;
+    for (const auto& i : sim::evaluate_memory(m, sys, run).gpu)
+      if (i.kind == sim::MemoryKind::Workspace) ws += i.bytes;
+    return ws;
+  };
+  const double before = workspace(llmsim::Version{4, 44, 2}), after = workspace(llmsim::Version{4, 46, 0});
+  CHECK(before - after == doctest::Approx((30720.0 - 1) * 152064 * (2 + 4)));
+  CHECK(workspace(std::nullopt) == doctest::Approx(after));  // an unstated release runs as the current one
+}
