@@ -262,7 +262,9 @@ Runner add_validate_command(CLI::App& app) {
   add_overlay_option(*sub, cmd->common);
   sub->add_option("--write-bands", cmd->write_bands,
                   "write the measured / predicted bands of every regime of these rows (10th-90th percentile, at "
-                  "least 8 rows) as a bands TOML that train, infer and serve print with --bands")
+                  "least 8 rows of 3 sources) as a bands TOML that train, infer and serve print with --bands; with "
+                  "--loso, from the honest residuals, each source weighing alike (how data/validation/bands.toml is "
+                  "drawn)")
       ->type_name("FILE");
   sub->add_flag("--no-source-facts", cmd->no_facts,
                 "ignore the <stem>.facts.toml beside each CSV (facts its sources state that rows cannot)");
@@ -323,8 +325,13 @@ Runner add_validate_command(CLI::App& app) {
     if (!cmd->write_bands.empty()) {
       std::vector<std::string> names;
       for (const auto& f : cmd->files) names.push_back(std::filesystem::path(f).filename().string());
-      const sim::RegimeBands b = sim::draw_regime_bands(
-          rows, {}, fmt::format("llmsim validate --write-bands on {} ({} rows)", join(names), rows.size()));
+      // Under --loso the bands are drawn as the loso bands are: each source weighing alike, widened for few sources.
+      sim::LosoOptions band_options;
+      band_options.weigh_sources = cmd->loso;
+      sim::RegimeBands b = sim::draw_regime_bands(rows, band_options,
+                                                  fmt::format("llmsim validate{} --write-bands on {} ({} rows)",
+                                                              cmd->loso ? " --loso" : "", join(names), rows.size()));
+      b.residuals = cmd->loso ? sim::BandResiduals::HonestLoso : sim::BandResiduals::InSample;
       sim::write_regime_bands(cmd->write_bands, b);
       std::cerr << fmt::format("llmsim: validate: wrote {} regime bands to {}\n", b.bands.size(), cmd->write_bands);
     }

@@ -31,8 +31,12 @@ void print_measured_bands(const std::optional<sim::RegimeBands>& bands, const st
     const auto b = sim::band_for(*bands, workload, profile, f.metric);
     if (!b) continue;
     if (first)
-      std::cout << "measured-run bands (where 10-90 % of the development files' measured runs of this regime fell "
-                   "around their predictions)\n";
+      std::cout << (bands->residuals == sim::BandResiduals::HonestLoso
+                        ? "measured-run bands (where 10-90 % of a new source's measured runs of this regime can be "
+                          "expected: the development files' honest leave-one-source-out residuals, each source "
+                          "weighing alike)\n"
+                        : "measured-run bands (where 10-90 % of the development files' measured runs of this regime "
+                          "fell around their predictions)\n");
     first = false;
     const auto [lo, hi] = sim::band_interval(f.metric, f.value, b->low, b->high);
     std::cout << fmt::format("  {:<22} {:.4g} .. {:.4g}   ({} rows of {} sources: {})\n", f.metric, lo, hi, b->rows,
@@ -49,7 +53,10 @@ nlohmann::json measured_bands_json(const std::optional<sim::RegimeBands>& bands,
       const auto [lo, hi] = sim::band_interval(f.metric, f.value, b->low, b->high);
       figs[f.metric] = {{"low", lo}, {"high", hi}, {"regime", b->regime}, {"rows", b->rows}, {"sources", b->sources}};
     }
-  return {{"source", bands->source}, {"file", bands->file}, {"figures", figs}};
+  return {{"source", bands->source},
+          {"file", bands->file},
+          {"residuals", bands->residuals == sim::BandResiduals::HonestLoso ? "honest-loso" : "in-sample"},
+          {"figures", figs}};
 }
 
 }  // namespace llmsim::cli

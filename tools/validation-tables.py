@@ -47,6 +47,11 @@ def kind(r):
     return "memory" if r["metric"].startswith("peak_mem") else "time and throughput"
 
 
+def band_regime(r):
+    m = re.search(r"loso band from \d+ rows of \d+ other sources \(([^)]*)\)", r.get("note", ""))
+    return m.group(1) if m else "(no band)"
+
+
 def median_abs(rows):
     return statistics.median(abs(r["error_pct"]) for r in rows) if rows else float("nan")
 
@@ -91,6 +96,7 @@ def main():
     table("framework family", lambda r: FAMILY.get(r.get("profile") or r["framework"], r.get("profile")), loso,
           others)
     table("GPU generation", lambda r: generation_of(r["system"], a.data_dir), loso, others)
+    table("band regime (the one each row's band came from)", band_regime, loso, others)
     table("source", lambda r: r["source"][:60], loso, others)
 
 

@@ -35,8 +35,12 @@ void write_regime_bands(const std::string& path, const RegimeBands& b) {
   o << "# Written by llmsim validate --write-bands (sim/validate/regime_bands.h): per regime, the 10th and "
        "90th\n"
        "# percentiles (low, high) of measured / predicted time; a rate's band is its prediction / high .. / low.\n";
+  if (b.residuals == BandResiduals::HonestLoso)
+    o << "# Drawn from honest leave-one-source-out residuals (validate --loso): each source predicted as a user's\n"
+         "# own file; each source's rows weigh alike, and a band's half-widths grow by sqrt(1 + 1/k) for k sources.\n";
   o << "schema_version = 1\n";
   o << fmt::format("source = \"{}\"\n", b.source);
+  o << fmt::format("residuals = \"{}\"\n", b.residuals == BandResiduals::HonestLoso ? "honest-loso" : "in-sample");
   for (const RegimeBand& r : b.bands)
     o << fmt::format("\n[[band]]\nregime = \"{}\"\nlow = {:.6g}\nhigh = {:.6g}\nrows = {}\nsources = {}\n", r.regime,
                      r.low, r.high, r.rows, r.sources);
@@ -49,6 +53,12 @@ RegimeBands load_regime_bands(const std::string& path) {
   RegimeBands out;
   out.file = path;
   out.source = top.opt_string("source").value_or("");
+  if (const auto r = top.opt_string("residuals")) {
+    if (*r == "honest-loso")
+      out.residuals = BandResiduals::HonestLoso;
+    else if (*r != "in-sample")
+      throw_input(top.where("residuals"), fmt::format("residuals = '{}' is not one of: honest-loso, in-sample", *r));
+  }
   top.ignore("band");
   top.finish();
   const toml::node* node = root.get("band");

@@ -21,8 +21,13 @@ struct RegimeBand {
   std::size_t sources = 0;   // distinct sources among them
 };
 
+// Which residuals a bands file was drawn from: the predictions of `validate --loso` (each source as a user's
+// own file, each source weighing alike; the bands llmsim ships) or those of a plain `validate` run.
+enum class BandResiduals { InSample, HonestLoso };
+
 struct RegimeBands {
   std::vector<RegimeBand> bands;
+  BandResiduals residuals = BandResiduals::InSample;
   std::string source;  // what they were drawn from
   std::string file;    // where they were read from ("" when drawn in this process)
 };
@@ -30,7 +35,8 @@ struct RegimeBands {
 // One band per regime that holds at least options.min_rows scored rows (every level of regime_keys()).
 RegimeBands draw_regime_bands(const std::vector<ValidationRow>& rows, const LosoOptions& options, std::string source);
 
-// TOML: schema_version = 1, source, and one [[band]] per regime (regime, low, high, rows, sources).
+// TOML: schema_version = 1, source, residuals ("honest-loso" or "in-sample", the default), and one [[band]]
+// per regime (regime, low, high, rows, sources).
 void write_regime_bands(const std::string& path, const RegimeBands& bands);
 RegimeBands load_regime_bands(const std::string& path);
 

@@ -512,7 +512,19 @@ TEST_CASE("regime bands drawn from rows, written, read back and looked up narrow
   const sim::RegimeBands back = sim::load_regime_bands(path);
   REQUIRE(back.bands.size() == b.bands.size());
   CHECK(back.source == "test");
+  CHECK(back.residuals == sim::BandResiduals::InSample);
   CHECK(sim::band_for(back, "pretrain", "megatron", "step_time_s")->high == doctest::Approx(1.4));
+  // Bands drawn from honest leave-one-source-out residuals say so, and the file keeps it.
+  sim::RegimeBands honest = b;
+  honest.residuals = sim::BandResiduals::HonestLoso;
+  sim::write_regime_bands(path, honest);
+  CHECK(sim::load_regime_bands(path).residuals == sim::BandResiduals::HonestLoso);
+  // An unknown residuals value is an input error naming the key and the known values.
+  const std::string odd = llmsim::test::write_temp("odd-bands.toml", "schema_version = 1\nresiduals = \"loso\"\n");
+  const Error r = llmsim::test::error_of([&] { sim::load_regime_bands(odd); });
+  CHECK(r.kind() == ErrorKind::Input);
+  CHECK(std::string(r.what()).find("odd-bands.toml:2: residuals") != std::string::npos);
+  CHECK(std::string(r.what()).find("honest-loso, in-sample") != std::string::npos);
   // A band whose high is below its low is an input error naming the file and the key.
   const std::string bad = llmsim::test::write_temp(
       "bad-bands.toml", "schema_version = 1\n[[band]]\nregime = \"time\"\nlow = 2\nhigh = 1\nrows = 9\nsources = 1\n");
