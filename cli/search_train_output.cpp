@@ -13,6 +13,7 @@
 #include "llmsim/core/suggest.h"
 #include "llmsim/core/units.h"
 #include "llmsim/report/report.h"
+#include "llmsim/run/sample_lengths.h"
 
 namespace llmsim::cli::search_train {
 
@@ -315,17 +316,20 @@ void clear_progress() {
 
 std::string header_line(const sim::SearchProblem& p, const sim::ResolvedTrainSpace& rs) {
   const auto& b = p.space.base;
-  std::string gb = rs.one_micro_batch_per_step
-                       ? std::string(
-                             "global batch = micro-batch x dp (the optimizer steps in backward: one "
-                             "micro-batch per step; set --global-batch to fix it)")
-                   : rs.global_batch_min == rs.global_batch_max
-                       ? fmt::format("global batch {} ({:.3g} M tokens per step{})", rs.global_batch_min,
-                                     static_cast<double>(rs.global_batch_min * b.train.seq_len) / 1e6,
-                                     p.space.global_batch_min > 0 ? "" : ", the default; set --global-batch")
-                       : fmt::format("global batch the largest multiple of micro-batch x dp in {}-{}",
-                                     rs.global_batch_min, rs.global_batch_max);
+  std::string gb =
+      rs.one_micro_batch_per_step ? std::string(
+                                        "global batch = micro-batch x dp (the optimizer steps in backward: one "
+                                        "micro-batch per step; set --global-batch to fix it)")
+      : rs.global_batch_min == rs.global_batch_max
+          ? fmt::format("global batch {} ({:.3g} M tokens per step{})", rs.global_batch_min,
+                        static_cast<double>(rs.global_batch_min) * sim::sample_shape(b.train).tokens_per_sequence / 1e6,
+                        p.space.global_batch_min > 0 ? "" : ", the default; set --global-batch")
+          : fmt::format("global batch the largest multiple of micro-batch x dp in {}-{}", rs.global_batch_min,
+                        rs.global_batch_max);
   std::string s = fmt::format("{}, seq {}, {}", sim::name_of(b.workload), b.train.seq_len, gb);
+  if (b.train.tokens_per_sample > 0)
+    s += fmt::format(", samples of {:g} tokens on average (padding {})", b.train.tokens_per_sample,
+                     sim::name_of(b.train.padding));
   if (b.train.optimizer != sim::Optimizer::Adam) s += fmt::format(", {}", sim::name_of(b.train.optimizer));
   if (b.train.finetune != sim::FinetuneKind::Full)
     s += fmt::format(", {} rank {}", sim::name_of(b.train.finetune), b.train.lora_rank);

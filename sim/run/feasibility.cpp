@@ -7,6 +7,7 @@
 #include "llmsim/hardware/attention_support.h"
 #include "llmsim/run/engine_profile.h"
 #include "llmsim/run/framework_profile.h"
+#include "llmsim/run/sample_lengths.h"
 #include "llmsim/run/stage_layout.h"
 
 namespace llmsim::sim {
@@ -124,6 +125,8 @@ std::vector<std::string> training_problems(const model::ModelSpec& m, const hard
         fmt::format("{} always keeps fp32 master weights; pure 16-bit training is a PyTorch recipe "
                     "(torchtune, a model loaded in bf16): use --framework fsdp or hf",
                     name_of(t.framework)));
+  // Variable-length samples the step cannot price (sample_lengths.h): one rule for train and search.
+  if (std::string why_not = sample_shape(t).problem; !why_not.empty()) why.push_back(std::move(why_not));
   if (t.recompute_layers > 0) {
     // Megatron --recompute-method block --recompute-num-layers N recomputes the first N layers of each
     // pipeline stage (of each virtual chunk with interleaving) and keeps the others' activations; at N >= the

@@ -20,10 +20,12 @@ SampleShape sample_shape(const TrainSpec& t) {
     case SamplePadding::None: s.samples_per_sequence = seq / mean; break;
     case SamplePadding::Batch:
       if (t.micro_batch > 1) {
+        // Worded so that the search's reason key (numbers dropped) still reads as a sentence.
         s.problem = fmt::format(
-            "samples padded to the longest of each micro-batch of {} need their length distribution (the expected "
-            "longest of {} samples); only their mean ({:g} tokens) is stated and the distribution is not modelled",
-            t.micro_batch, t.micro_batch, t.tokens_per_sample);
+            "padding to each micro-batch's longest sample at micro-batch {} needs the samples' length distribution "
+            "(the expected longest of that many); only their mean, {:g} tokens, is stated and the distribution is not "
+            "modelled",
+            t.micro_batch, t.tokens_per_sample);
         break;
       }
       s.simulated_len = std::max<std::int64_t>(1, std::llround(mean));

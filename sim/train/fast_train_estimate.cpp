@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "llmsim/run/framework_profile.h"
+#include "llmsim/run/sample_lengths.h"
 #include "llmsim/run/stage_layout.h"
 #include "llmsim/run/train_state_bytes.h"
 #include "llmsim/train/fast_train.h"
@@ -357,7 +358,6 @@ FastTrainEstimate FastTrainEvaluator::stage_ends(const Step& step, const std::ve
   const double send = step.send;
   FastTrainEstimate out;
   out.micro_batches = mbs;
-  out.tokens_per_step = dbl(t.global_batch) * dbl(t.seq_len);
   double best_end = -1;
   // Blocking reductions inside the last micro-batch's backward passes lengthen the drain wave that
   // ends on stage 0.
@@ -406,18 +406,25 @@ FastTrainEstimate FastTrainEvaluator::stage_ends(const Step& step, const std::ve
       out.bubble_s = std::max(0.0, end - busy - out.exposed_comm_s - opt - off);
     }
   }
-  out.tokens_per_s = out.step_time_s > 0 ? out.tokens_per_step / out.step_time_s : 0.0;
   return out;
 }
 
-FastTrainEstimate FastTrainEvaluator::estimate(const RunSpec& run) {
+FastTrainEstimate FastTrainEvaluator::estimate(const RunSpec& stated) {
+  // Variable-length samples: the step runs at the samples' own length and counts their tokens, as
+  // simulate_training does (sample_lengths.h; training_problems refuses what it cannot price).
+  const SampleShape shape = sample_shape(stated.train);
+  RunSpec run = stated;
+  run.train.seq_len = shape.simulated_len;
   const Step step = step_of(run);
   const Costs& c = step.c;
   const LayerPasses P{layer_pass(step, c.embed), layer_pass(step, c.head), layer_pass(step, c.dense),
                       layer_pass(step, c.moe)};
   std::vector<StageSum> st(static_cast<std::size_t>(step.pp));
   for (std::int64_t s = 0; s < step.pp; ++s) stage_sum(step, P, s, st[static_cast<std::size_t>(s)]);
-  return stage_ends(step, st, pipeline_span(step, st));
+  FastTrainEstimate out = stage_ends(step, st, pipeline_span(step, st));
+  out.tokens_per_step = dbl(run.train.global_batch) * shape.tokens_per_sequence;
+  out.tokens_per_s = out.step_time_s > 0 ? out.tokens_per_step / out.step_time_s : 0;
+  return out;
 }
 
 }  // namespace llmsim::sim

@@ -149,9 +149,8 @@ TrainResult simulate_training(const model::ModelSpec& m, const hardware::SystemS
   for (auto& w : training_problems(m, sys, stated)) r.problems.push_back(std::move(w));
   // The memory peak is the longest sample's (seq_len); the step runs the samples' own lengths.
   r.memory = evaluate_memory(m, sys, stated);
+  if (!r.problems.empty()) return r;  // training_problems holds the sample lengths' (sample_shape) too
   const SampleShape shape = sample_shape(stated.train);
-  if (!shape.problem.empty()) r.problems.push_back(shape.problem);
-  if (!r.problems.empty()) return r;
   RunSpec run = stated;
   run.train.seq_len = shape.simulated_len;
 

@@ -699,6 +699,19 @@ TEST_CASE("variable-length samples: batch padding at micro-batch 1 runs the mean
   const auto y = sim::simulate_training(m, sys, mb2);
   CHECK_FALSE(y.valid());
   CHECK(mentions(y.problems, "length distribution"));
+
+  // The search's closed-form estimate prices the same lengths and counts the same tokens, and the same
+  // rule refuses what cannot be priced (training_problems, which the search prunes by).
+  sim::FastTrainEvaluator fe(m, sys);
+  for (const auto* r : {&batch, &packed, &padded}) {
+    const auto full = sim::simulate_training(m, sys, *r);
+    const auto fast = fe.estimate(sim::with_defaults(*r));
+    CHECK(fast.step_time_s == doctest::Approx(full.step_time_s.value).epsilon(0.10));
+    CHECK(fast.tokens_per_step == doctest::Approx(full.tokens_per_step));
+  }
+  CHECK(fe.estimate(sim::with_defaults(batch)).step_time_s <
+        0.75 * fe.estimate(sim::with_defaults(padded)).step_time_s);
+  CHECK(mentions(sim::training_problems(m, sys, sim::with_defaults(mb2)), "length distribution"));
 }
 
 TEST_CASE("recompute_layers: all of a stage's layers is full recomputation; fewer is not modelled") {
