@@ -114,6 +114,14 @@ class RowMapper {
           "step_time_s scales with the sequences per step, and the row states neither global_batch nor micro_batch";
       return;
     }
+    // Samples of their own lengths (padded per batch, not to seq_len) run at those lengths: without their mean the
+    // step's time is unknown, and seq_len only bounds it (sample_lengths.h needs tokens_per_sample).
+    if (out_.run.train.padding == SamplePadding::Batch && out_.run.train.tokens_per_sample <= 0) {
+      out_.unsupported =
+          "the samples vary in length (padding batch) and the row does not state their mean (tokens_per_sample): a "
+          "step runs the lengths it holds, which seq_len only bounds";
+      return;
+    }
     if (out_.run.par.pp > 1 && !global)
       out_.unsupported = fmt::format(
           "with pp {} the pipeline bubble depends on the micro-batches per step (global_batch / (micro_batch x dp)), "
@@ -480,9 +488,8 @@ class RowMapper {
           "padding=batch (not stated; tokens_per_sample says the samples vary, and a padding collator pads "
           "each batch to its longest)");
     }
-    if (t.padding != SamplePadding::Max && t.tokens_per_sample <= 0)
-      note_default(fmt::format("tokens_per_sample not stated: the step is priced at seq_len={}{}", t.seq_len,
-                               t.padding == SamplePadding::Batch ? " (the longest sample: an upper bound)" : ""));
+    if (t.padding == SamplePadding::None && t.tokens_per_sample <= 0)
+      note_default(fmt::format("tokens_per_sample not stated: packed sequences of seq_len={} tokens", t.seq_len));
   }
 
   void map_finetune() {
