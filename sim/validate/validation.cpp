@@ -515,7 +515,7 @@ std::vector<std::string> regime_keys(const std::string& workload, const std::str
                                      const std::string& metric) {
   const std::string kind = metric_kind(metric) == MetricKind::Memory ? "memory" : "time";
   return {workload + " / " + profile + " / " + metric, workload + " / " + profile + " / " + kind,
-          workload + " / " + kind, kind};
+          workload + " / " + metric, workload + " / " + kind, kind};
 }
 
 std::vector<std::string> regime_keys(const ValidationRow& r) {

@@ -142,8 +142,10 @@ double time_ratio(const ValidationRow& r);
 std::pair<double, double> band_interval(const std::string& metric, double value, double low, double high);
 
 // The regimes a prediction belongs to, narrowest first: "workload / profile / metric",
-// "workload / profile / kind", "workload / kind", "kind" (profile: the framework or engine profile it
-// ran as; kind: "time" for times and rates, "memory").
+// "workload / profile / kind", "workload / metric", "workload / kind", "kind" (profile: the framework or
+// engine profile it ran as; kind: "time" for times and rates, "memory"). The metric's own level across
+// profiles comes before the kind's: a decode step (tpot) is bandwidth-bound and lands closer than a prefill
+// or a throughput, whichever engine ran it.
 std::vector<std::string> regime_keys(const std::string& workload, const std::string& profile,
                                      const std::string& metric);
 // Whether a row takes part in the bands: predicted, not a `fits` row, both values positive.

@@ -220,12 +220,13 @@ TEST_SUITE("validation") {
     std::vector<sim::ValidationRow> few = {row("a1", "A", 1.0, 1.0), row("b1", "B", 1.0, 1.2)};
     sim::apply_loso_intervals(few, sim::LosoOptions{.min_rows = 5});
     CHECK(few[0].note.find("1 rows of 1 other sources (time)") != std::string::npos);
-    // Enough rows but too few sources in the narrow regime: the wider one, which holds a third source.
+    // Enough rows but too few sources in the narrow regime: the wider one (the metric across profiles), which
+    // holds a third source.
     std::vector<sim::ValidationRow> wide = {row("a1", "A", 1.0, 1.0), row("b1", "B", 1.0, 1.2),
                                             row("c1", "C", 2.0, 1.0), row("d1", "D", 1.0, 1.0)};
     wide[3].framework = "fsdp";  // same workload and metric, another profile
     sim::apply_loso_intervals(wide, sim::LosoOptions{.min_rows = 2, .min_sources = 3});
-    CHECK(wide[0].note.find("3 rows of 3 other sources (pretrain / time)") != std::string::npos);
+    CHECK(wide[0].note.find("3 rows of 3 other sources (pretrain / step_time_s)") != std::string::npos);
     sim::apply_loso_intervals(wide, sim::LosoOptions{.min_rows = 2, .min_sources = 2});
     CHECK(wide[0].note.find("(pretrain / megatron / step_time_s)") != std::string::npos);
   }
@@ -474,8 +475,8 @@ TEST_CASE("a rate's error is a time's inverse: one band of time ratios serves bo
   CHECK(time.first == doctest::Approx(0.8));
   CHECK(time.second == doctest::Approx(1.5));
   CHECK(sim::regime_keys("pretrain", "megatron", "tokens_per_s") ==
-        std::vector<std::string>{"pretrain / megatron / tokens_per_s", "pretrain / megatron / time", "pretrain / time",
-                                 "time"});
+        std::vector<std::string>{"pretrain / megatron / tokens_per_s", "pretrain / megatron / time",
+                                 "pretrain / tokens_per_s", "pretrain / time", "time"});
   CHECK(sim::regime_keys("inference", "hf", "peak_mem_gib").back() == "memory");
 }
 
@@ -503,8 +504,9 @@ TEST_CASE("regime bands drawn from rows, written, read back and looked up narrow
   const auto rate = sim::band_for(b, "pretrain", "megatron", "tokens_per_s");
   REQUIRE(rate);
   CHECK(rate->regime == "pretrain / megatron / time");
-  // Another framework: the workload's band; memory: none (no memory rows).
-  CHECK(sim::band_for(b, "pretrain", "fsdp", "step_time_s")->regime == "pretrain / time");
+  // Another framework: the metric's band across frameworks, then the workload's; memory: none (no memory rows).
+  CHECK(sim::band_for(b, "pretrain", "fsdp", "step_time_s")->regime == "pretrain / step_time_s");
+  CHECK(sim::band_for(b, "pretrain", "fsdp", "tokens_per_s")->regime == "pretrain / time");
   CHECK_FALSE(sim::band_for(b, "pretrain", "megatron", "peak_mem_gib"));
   // Round trip through the TOML file.
   const std::string path = (llmsim::test::process_temp_dir() / "bands.toml").string();
