@@ -27,20 +27,23 @@ ActivationParams training_activation_params(const RunSpec& run) {
   const auto& t = run.train;
   const auto& par = run.par;
   const FrameworkProfile& fw = framework_profile(t.framework);
-  return ActivationParams{.micro_batch = t.micro_batch,
-                          .seq_len = t.seq_len,
-                          .tp = par.tp,
-                          .cp = par.cp,
-                          .sequence_parallel = par.sequence_parallel,
-                          .flash_attn = t.flash_attn,
-                          .act_bytes = dtype_bytes(activation_dtype(t.precision)),
-                          .glue = training_glue(fw, t),
-                          .selective = fw.selective,
-                          .kept = kept_projection_inputs(run)};
+  return ActivationParams{
+      .micro_batch = t.micro_batch,
+      .seq_len = t.seq_len,
+      .tp = par.tp,
+      .cp = par.cp,
+      .sequence_parallel = par.sequence_parallel,
+      .flash_attn = t.flash_attn,
+      .act_bytes = dtype_bytes(activation_dtype(t.precision)),
+      .gemm_input_bytes = t.precision == DType::FP8 && fw.fp8_saves_gemm_inputs ? dtype_bytes(DType::FP8) : 0.0,
+      .glue = training_glue(fw, t),
+      .selective = fw.selective,
+      .kept = kept_projection_inputs(run)};
 }
 
 LayerActivations layer_activations(const model::ModelSpec& m, const ActivationParams& p, std::int64_t layer_index) {
   const double beta = p.act_bytes;
+  const double gemm_in = p.gemm_input_bytes > 0 ? p.gemm_input_bytes : beta;  // the norms' outputs, the down input
   const double t = static_cast<double>(p.tp);
   // Tokens of one micro-batch on this GPU: context parallelism splits the sequence.
   const double tokens = static_cast<double>(p.micro_batch * p.seq_len) / static_cast<double>(p.cp);
@@ -72,9 +75,9 @@ LayerActivations layer_activations(const model::ModelSpec& m, const ActivationPa
 
   LayerActivations a;
   // Attention block. Replicated over TP: the norm input, the QKV GEMM input and the residual dropout mask.
-  a.replicated += (resid + eager_norm) * tokens * h  // norm input (and an eager norm's fp32 intermediate)
-                  + attn_inputs * beta * tokens * h  // QKV GEMM input (norm output; per projection when cast)
-                  + mask * tokens * h;               // dropout mask after the output projection
+  a.replicated += (resid + eager_norm) * tokens * h     // norm input (and an eager norm's fp32 intermediate)
+                  + attn_inputs * gemm_in * tokens * h  // QKV GEMM input (norm output; per projection when cast)
+                  + mask * tokens * h;                  // dropout mask after the output projection
   // Split over TP: Q and K (scores GEMM or flash input), V, and the output-projection input.
   // qk-norm (Qwen3) saves its input, Q and K before the norm, and fp32 statistics per head.
   if (m.qk_norm)
@@ -102,24 +105,30 @@ LayerActivations layer_activations(const model::ModelSpec& m, const ActivationPa
 
   // MLP block: norm input and first-GEMM input replicated; intermediates split.
   // Without its own norm (Falcon-7B's shared input_layernorm) the MLP saves no norm input.
-  a.replicated += (m.shared_block_norm ? 0.0 : (resid + eager_norm) * tokens * h) + mlp_inputs * beta * tokens * h +
+  a.replicated += (m.shared_block_norm ? 0.0 : (resid + eager_norm) * tokens * h) + mlp_inputs * gemm_in * tokens * h +
                   mask * tokens * h;
-  const auto mlp_intermediates = [&](double ffn, double toks) {
-    // Gated (SwiGLU): gate output, up output, act(gate), and their product (down input) = 4 tensors;
-    // plain (GELU): activation input and output = 2 tensors (Korthikanti's 8sbh + 8sbh at ffn = 4h).
-    // The down projection's input (the product, or the activation's output) only when backward needs it.
-    const double tensors = (m.mlp == model::MlpKind::Gated ? 3.0 : 1.0) + (kept.down ? 1.0 : 0.0);
-    return tensors * beta * toks * ffn / t;
+  const auto mlp_intermediates = [&](double ffn, double toks, double down_bytes) {
+    // Gated (SwiGLU) as eager code runs it, act_fn(gate) * up: gate output, up output, act(gate), and their
+    // product (down input) = 4 tensors. A fused SwiGLU keeps its input (gate and up) and recomputes act(gate)
+    // in backward: Megatron's BiasSwiGLUFunction (core/fusions/fused_bias_swiglu.py) saves only its input,
+    // Transformer Engine's LayerNormMLP saves fc1_out and the activation's output (layernorm_mlp.py
+    // save_for_backward) = 3 tensors. Plain (GELU): activation input and output = 2 tensors (Korthikanti's
+    // 8sbh + 8sbh at ffn = 4h). The down projection's input (the product, or the activation's output) only
+    // when backward needs it.
+    const double tensors = m.mlp == model::MlpKind::Gated ? (glue.split_gated_activation ? 3.0 : 2.0) : 1.0;
+    return (tensors * beta + (kept.down ? down_bytes : 0.0)) * toks * ffn / t;
   };
   if (m.is_moe_layer(layer_index)) {
     const double k = static_cast<double>(m.moe.experts_per_token);
     const double routed = tokens * k;                                  // token copies sent to experts
     a.split += 4.0 * tokens * static_cast<double>(m.moe.num_experts);  // fp32 router logits / probs
     a.split += (kept.gate_up ? beta : 0.0) * routed * h;               // dispatched expert inputs
-    a.split += mlp_intermediates(static_cast<double>(m.moe.expert_ffn), routed);
-    if (m.moe.shared_expert_ffn > 0) a.split += mlp_intermediates(static_cast<double>(m.moe.shared_expert_ffn), tokens);
+    // The experts' grouped GEMMs keep 16-bit inputs here (their FP8 path is not read yet).
+    a.split += mlp_intermediates(static_cast<double>(m.moe.expert_ffn), routed, beta);
+    if (m.moe.shared_expert_ffn > 0)
+      a.split += mlp_intermediates(static_cast<double>(m.moe.shared_expert_ffn), tokens, beta);
   } else {
-    a.split += mlp_intermediates(static_cast<double>(m.ffn_hidden), tokens);
+    a.split += mlp_intermediates(static_cast<double>(m.ffn_hidden), tokens, gemm_in);
   }
 
   // Gemma's post-block norms keep their inputs too.

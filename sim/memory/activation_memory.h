@@ -40,7 +40,11 @@ struct ActivationParams {
   std::int64_t cp = 1;
   bool sequence_parallel = false;
   bool flash_attn = true;
-  double act_bytes = 2;   // bytes per activation element (bf16/fp16)
+  double act_bytes = 2;  // bytes per activation element (bf16/fp16)
+  // Bytes per element of the projection inputs kept for the weight gradients (the norms' outputs and the
+  // down projection's input): act_bytes, or 1 where FP8 training keeps them in FP8
+  // (FrameworkProfile::fp8_saves_gemm_inputs). 0: act_bytes.
+  double gemm_input_bytes = 0;
   model::EagerGlue glue;  // what eager model code saves beyond the fused kernels' tensors (default: fused)
   // What selective recomputation keeps (the framework's policy, model/op_checkpoint.h).
   model::SelectivePolicy selective = model::SelectivePolicy::AttentionCore;

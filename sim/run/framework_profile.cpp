@@ -94,6 +94,12 @@ FrameworkProfile megatron() {
   // finish_grad_sync, which finalize_model_grads calls after the pipeline schedule, on every stage at once.
   p.blocking_reduce_after_schedule = true;
   p.glue = {};  // Megatron-LM fused kernels (apex/TE RMSNorm and RoPE, fused SwiGLU, bf16 residual)
+  // --fp8-format runs the layers as Transformer Engine modules under fp8_autocast: TE @0004dbd0
+  // transformer_engine/pytorch/module/layernorm_mlp.py _LayerNormMLP.forward normalises into FP8
+  // (_apply_normalization(..., fp8 and not return_layernorm_output, ...)), writes the activation's output as
+  // the FP8 GEMM2 input, and save_for_backward(inputmat, ..., ln_out, fc1_out, gelu_out, ...) keeps those FP8
+  // tensors (layernorm_linear.py likewise its ln_out); backward transposes them for the FP8 wgrad GEMMs.
+  p.fp8_saves_gemm_inputs = true;
   p.time_source =
       "Megatron-LM arguments.py (--overlap-grad-reduce off by default), core/distributed bucket_size, "
       "apex/TE fused norms";
@@ -165,6 +171,10 @@ FrameworkProfile fsdp() {
   // HF LlamaRMSNorm for Llama models; the rest of the glue stays fused: the FSDP runs llmsim is checked
   // against are llm-foundry MPT (its own fused LayerNorm and attention code).
   p.glue.rmsnorm_kernels = 6;
+  // A gated MLP runs as eager code on this stack, w2(silu(w1(x)) * w3(x)) (torchtitan models/llama3
+  // FeedForward, torchtune modules/feed_forward.py, HF LlamaMLP), and autograd keeps act(gate) for the
+  // product's backward; llm-foundry's MPT is not gated.
+  p.glue.split_gated_activation = true;
   // Selective recomputation on the PyTorch-native stack is torchtitan's op-level SAC (its llama3 train
   // configs: activation_checkpoint.mode = "selective", selective_ac_option = "op"; the policy in
   // torchtitan/distributed/activation_checkpoint.py saves every odd aten.mm, SDPA, reduce-scatter and

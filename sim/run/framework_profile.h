@@ -64,6 +64,10 @@ struct FrameworkProfile {
   // What `recompute selective` keeps and reruns (model/op_checkpoint.h): Megatron's core
   // attention recomputation, or torchtitan's op-level policy for the PyTorch-native FSDP stack.
   model::SelectivePolicy selective = model::SelectivePolicy::AttentionCore;
+  // FP8 training keeps the FP8 copies of the GEMM inputs that backward's weight gradients read (1 byte per
+  // element) instead of 16-bit ones: Transformer Engine's LayerNormLinear / LayerNormMLP save ln_out and the
+  // activation's output as FP8 (the fc1 output stays 16-bit for the activation's backward).
+  bool fp8_saves_gemm_inputs = false;
   // Gradients are allocated during backward and freed after the step (PyTorch >= 2.0
   // zero_grad(set_to_none=True)), not held in persistent buffers: with one micro-batch per step the
   // gradient and the activation memory peaks do not coincide.

@@ -385,24 +385,25 @@ TEST_CASE("advice offers only changes the framework can run") {
   CHECK(names(sim::Framework::DeepSpeed).find("--offload") != std::string::npos);
 }
 
-TEST_CASE("HF eager code under AMP saves 20 T h bytes more per Llama layer; gradients overlap activations") {
+TEST_CASE("HF eager code under AMP saves 20 T h + 2 T ffn bytes more per Llama layer; gradients overlap") {
   // Per layer (hidden h, q_dim = h, T tokens) beyond the fused Korthikanti count: two norm inputs in fp32
   // (+2 each) with an eager RMSNorm's fp32 intermediate (+4 each), q, k and v each saving their own cast
-  // input (+2 x 2), gate and up likewise (+2), and the attention output's contiguous copy (+2).
+  // input (+2 x 2), gate and up likewise (+2), the attention output's contiguous copy (+2), and act(gate),
+  // which act_fn(gate) * up keeps for the product's backward where a fused SwiGLU recomputes it (+2 ffn).
   const auto m = lt::preset_model("llama2-7b");
   sim::ActivationParams fused{.micro_batch = 2, .seq_len = 1024};
   sim::ActivationParams eager = fused;
   eager.glue = sim::hf_model_code_glue(true);
-  const double T = 2048, h = 4096;
+  const double T = 2048, h = 4096, ffn = 11008;
   CHECK(sim::layer_activations(m, eager, 0).total() - sim::layer_activations(m, fused, 0).total() ==
-        doctest::Approx(20 * T * h));
+        doctest::Approx(20 * T * h + 2 * T * ffn));
   // Full recomputation keeps the layer input, in the fp32 residual stream.
   CHECK(sim::stored_layer_bytes(m, eager, 0, sim::Recompute::Full) == doctest::Approx(4 * T * h));
   // DeepSpeed runs the same code in bf16: no casts, no fp32 stream; the eager norm and the copy remain.
   sim::ActivationParams bf16 = fused;
   bf16.glue = sim::hf_model_code_glue(false);
   CHECK(sim::layer_activations(m, bf16, 0).total() - sim::layer_activations(m, fused, 0).total() ==
-        doctest::Approx((2 * 4 + 2) * T * h));
+        doctest::Approx((2 * 4 + 2) * T * h + 2 * T * ffn));
 
   // One micro-batch per step on one GPU: gradients (4 B/param) are allocated during backward as the
   // activations, logits and autocast's bf16 weight copies are freed.
@@ -519,4 +520,26 @@ TEST_CASE("HF generate's prefill logits: every prompt position before transforme
   const double before = workspace(llmsim::Version{4, 44, 2}), after = workspace(llmsim::Version{4, 46, 0});
   CHECK(before - after == doctest::Approx((30720.0 - 1) * 152064 * (2 + 4)));
   CHECK(workspace(std::nullopt) == doctest::Approx(after));  // an unstated release runs as the current one
+}
+
+TEST_CASE("FP8 training under Transformer Engine keeps the GEMM inputs it saves in FP8") {
+  // TE's LayerNormLinear / LayerNormMLP under fp8_autocast save ln_out and the activation's output as FP8
+  // (layernorm_mlp.py save_for_backward); the fc1 output stays bf16. Llama-2-7B, T tokens per layer: the
+  // QKV input, the MLP input (h each) and the down input (ffn) at 1 byte instead of 2.
+  const auto m = lt::preset_model("llama2-7b");
+  sim::RunSpec run = train_run(8);
+  run.train.framework = sim::Framework::Megatron;
+  run.train.micro_batch = 1;
+  const auto bf16 = sim::training_activation_params(run);
+  run.train.precision = llmsim::DType::FP8;
+  const auto fp8 = sim::training_activation_params(run);
+  CHECK(fp8.gemm_input_bytes == 1.0);
+  const double T = 2048, h = 4096, ffn = 11008;
+  CHECK(sim::layer_activations(m, bf16, 0).total() - sim::layer_activations(m, fp8, 0).total() ==
+        doctest::Approx(T * (2 * h + ffn)));
+  // Megatron's fused SwiGLU keeps gate and up and recomputes act(gate): 2 + 1 ffn tensors, not 3 + 1.
+  CHECK_FALSE(sim::framework_profile(sim::Framework::Megatron).glue.split_gated_activation);
+  // DeepSpeed and FSDP run eager model code under FP8 too: nothing saved in FP8.
+  run.train.framework = sim::Framework::Fsdp;
+  CHECK(sim::training_activation_params(run).gemm_input_bytes == 0.0);
 }
