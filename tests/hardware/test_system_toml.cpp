@@ -505,6 +505,19 @@ TEST_CASE("default efficiency: every fraction is a cited band around its value")
   CHECK(contains(e.cpu_adam_source, "ZeRO-Offload"));
 }
 
+TEST_CASE("FlashAttention-1-class kernels on Hopper keep their distance to FlashAttention-2") {
+  // Both run Ampere's mma.sync path on Hopper; FA2 reaches 0.35 of the H100 peak there (FlashAttention-3
+  // paper), and FA1 keeps its A100 ratio to FA2 (0.33 / 0.55), 0.21, instead of the A100 fraction 0.33.
+  const hw::Efficiency ampere = hw::default_efficiency(80), hopper = hw::default_efficiency(90);
+  CHECK(ampere.attention_fa1.value == doctest::Approx(0.33));
+  CHECK(hopper.attention_fa1.value == doctest::Approx(0.35 * 0.33 / 0.55));
+  CHECK(hopper.attention_fa1.value / hopper.attention.value ==
+        doctest::Approx(ampere.attention_fa1.value / ampere.attention.value));
+  CHECK(hopper.attention_fa1.low <= hopper.attention_fa1.value);
+  CHECK(hopper.attention_fa1.value <= hopper.attention_fa1.high);
+  CHECK(hopper.attention_fa1.source.find("Hopper (derived)") != std::string::npos);
+}
+
 TEST_CASE("fabric names and PCIe rates") {
   for (const auto& name : hw::fabric_names()) {
     hw::Fabric f = hw::Fabric::Pcie;
