@@ -67,11 +67,13 @@ void training_stage_items(const model::ModelSpec& m, const hardware::SystemSpec&
   };
   constexpr MemoryPlace gpu = MemoryPlace::Gpu, host = MemoryPlace::Host;
 
+  double frozen_base = 0;  // the frozen base's bytes on this GPU, or on the host under parameter offload
   if (lora) {
     // Frozen base: 16-bit for LoRA; NF4 with double quantization on linear layers for QLoRA
     // (embeddings, norms and the LM head stay 16-bit, as bitsandbytes leaves them).
     const double linear_b = frozen_linear_bytes(t);
     const double base = (st.linear * linear_b + st.other * 2.0) / shard_w;
+    frozen_base = base;
     add(MemoryKind::FrozenWeights, gpu, offload_params ? 0.0 : base, [&] {
       return fmt::format("{:.3g} params: linear at {:.4g} B, rest at 2 B{}", st.total(), linear_b,
                          z >= 3 ? ", ZeRO-3 sharded" : "");
@@ -102,9 +104,13 @@ void training_stage_items(const model::ModelSpec& m, const hardware::SystemSpec&
     add(MemoryKind::OffloadedGradients, host, trainable * 4.0 / shard_g,
         [] { return std::string("fp32 gradient partition on host"); });
   }
+  // Parameter offload moves every parameter partition to the host, the frozen base's as well as the trained
+  // ones (DeepSpeed offload_param / FSDP CPUOffload(offload_params=True) act on all parameters of the module).
   if (offload_params)
-    add(MemoryKind::OffloadedWeights, host, w_bytes,
-        [] { return std::string("16-bit parameters on host (ZeRO-Infinity)"); });
+    add(MemoryKind::OffloadedWeights, host, w_bytes + frozen_base, [&] {
+      return lora ? std::string("16-bit adapters and the frozen base on host (parameter offload)")
+                  : std::string("16-bit parameters on host (ZeRO-Infinity)");
+    });
   if (z >= 3 && dp > 1)
     add(MemoryKind::Zero3GatheredParams, gpu, fw.zero3_live_layers * st.largest_layer * 2.0,
         [&] { return fmt::format("{} layers gathered in 16-bit (current + prefetch)", fw.zero3_live_layers); });
