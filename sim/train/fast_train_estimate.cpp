@@ -4,6 +4,7 @@
 // pipeline's compute span, and each stage's end with its step tail.
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "llmsim/run/framework_profile.h"
 #include "llmsim/run/sample_lengths.h"
@@ -413,8 +414,12 @@ FastTrainEstimate FastTrainEvaluator::estimate(const RunSpec& stated) {
   // Variable-length samples: the step runs at the samples' own length and counts their tokens, as
   // simulate_training does (sample_lengths.h; training_problems refuses what it cannot price).
   const SampleShape shape = sample_shape(stated.train);
-  RunSpec run = stated;
-  run.train.seq_len = shape.simulated_len;
+  std::optional<RunSpec> priced;  // copied only when the samples run at another length: a search estimates millions
+  if (shape.simulated_len != stated.train.seq_len) {
+    priced = stated;
+    priced->train.seq_len = shape.simulated_len;
+  }
+  const RunSpec& run = priced ? *priced : stated;
   const Step step = step_of(run);
   const Costs& c = step.c;
   const LayerPasses P{layer_pass(step, c.embed), layer_pass(step, c.head), layer_pass(step, c.dense),
