@@ -55,7 +55,7 @@ nlohmann::json measured_bands_json(const std::optional<sim::RegimeBands>& bands,
     }
   return {{"source", bands->source},
           {"file", bands->file},
-          {"residuals", bands->residuals == sim::BandResiduals::HonestLoso ? "honest-loso" : "in-sample"},
+          {"residuals", sim::name_of(bands->residuals)},
           {"figures", figs}};
 }
 

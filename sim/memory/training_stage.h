@@ -72,9 +72,8 @@ void training_stage_items(const model::ModelSpec& m, const hardware::SystemSpec&
     // Frozen base: 16-bit for LoRA; NF4 with double quantization on linear layers for QLoRA
     // (embeddings, norms and the LM head stay 16-bit, as bitsandbytes leaves them).
     const double linear_b = frozen_linear_bytes(t);
-    const double base = (st.linear * linear_b + st.other * 2.0) / shard_w;
-    frozen_base = base;
-    add(MemoryKind::FrozenWeights, gpu, offload_params ? 0.0 : base, [&] {
+    frozen_base = (st.linear * linear_b + st.other * 2.0) / shard_w;
+    add(MemoryKind::FrozenWeights, gpu, offload_params ? 0.0 : frozen_base, [&] {
       return fmt::format("{:.3g} params: linear at {:.4g} B, rest at 2 B{}", st.total(), linear_b,
                          z >= 3 ? ", ZeRO-3 sharded" : "");
     });

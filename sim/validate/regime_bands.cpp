@@ -12,6 +12,17 @@
 
 namespace llmsim::sim {
 
+std::string_view name_of(BandResiduals v) { return v == BandResiduals::HonestLoso ? "honest-loso" : "in-sample"; }
+
+bool parse_name(std::string_view s, BandResiduals& out) {
+  for (const BandResiduals v : {BandResiduals::InSample, BandResiduals::HonestLoso})
+    if (s == name_of(v)) {
+      out = v;
+      return true;
+    }
+  return false;
+}
+
 RegimeBands draw_regime_bands(const std::vector<ValidationRow>& rows, const LosoOptions& options, std::string source) {
   std::map<std::string, std::vector<BandSample>> samples;
   for (const ValidationRow& r : rows) {
@@ -40,7 +51,7 @@ void write_regime_bands(const std::string& path, const RegimeBands& b) {
          "# own file; each source's rows weigh alike, and a band's half-widths grow by sqrt(1 + 1/k) for k sources.\n";
   o << "schema_version = 1\n";
   o << fmt::format("source = \"{}\"\n", b.source);
-  o << fmt::format("residuals = \"{}\"\n", b.residuals == BandResiduals::HonestLoso ? "honest-loso" : "in-sample");
+  o << fmt::format("residuals = \"{}\"\n", name_of(b.residuals));
   for (const RegimeBand& r : b.bands)
     o << fmt::format("\n[[band]]\nregime = \"{}\"\nlow = {:.6g}\nhigh = {:.6g}\nrows = {}\nsources = {}\n", r.regime,
                      r.low, r.high, r.rows, r.sources);
@@ -53,12 +64,10 @@ RegimeBands load_regime_bands(const std::string& path) {
   RegimeBands out;
   out.file = path;
   out.source = top.opt_string("source").value_or("");
-  if (const auto r = top.opt_string("residuals")) {
-    if (*r == "honest-loso")
-      out.residuals = BandResiduals::HonestLoso;
-    else if (*r != "in-sample")
-      throw_input(top.where("residuals"), fmt::format("residuals = '{}' is not one of: honest-loso, in-sample", *r));
-  }
+  if (const auto r = top.opt_string("residuals"); r && !parse_name(*r, out.residuals))
+    throw_input(top.where("residuals"),
+                fmt::format("residuals = '{}' is not one of: {}, {}", *r, name_of(BandResiduals::HonestLoso),
+                            name_of(BandResiduals::InSample)));
   top.ignore("band");
   top.finish();
   const toml::node* node = root.get("band");

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "llmsim/validate/validation.h"
@@ -24,6 +25,8 @@ struct RegimeBand {
 // Which residuals a bands file was drawn from: the predictions of `validate --loso` (each source as a user's
 // own file, each source weighing alike; the bands llmsim ships) or those of a plain `validate` run.
 enum class BandResiduals { InSample, HonestLoso };
+std::string_view name_of(BandResiduals v);                // "in-sample", "honest-loso" (the TOML and JSON value)
+bool parse_name(std::string_view s, BandResiduals& out);  // false when unknown (out untouched)
 
 struct RegimeBands {
   std::vector<RegimeBand> bands;

@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -19,19 +20,22 @@ namespace sim = llmsim::sim;
 using llmsim::units::GiB;
 
 namespace {
-// The KV-cache bytes the memory model gives a fixed inference batch under framework `f`.
-double inference_kv_bytes(const llmsim::model::ModelSpec& m, const llmsim::hardware::SystemSpec& sys, sim::Framework f,
-                          std::int64_t batch, std::int64_t input_len, std::int64_t output_len) {
+// The bytes of one kind of GPU memory item the memory model gives a fixed inference batch under framework `f`
+// (and engine release `release`).
+double inference_item_bytes(const llmsim::model::ModelSpec& m, const llmsim::hardware::SystemSpec& sys,
+                            sim::Framework f, std::int64_t batch, std::int64_t input_len, std::int64_t output_len,
+                            sim::MemoryKind kind, std::optional<llmsim::Version> release = std::nullopt) {
   sim::RunSpec run;
   run.workload = sim::Workload::Inference;
   run.infer.framework = f;
   run.infer.batch = batch;
   run.infer.input_len = input_len;
   run.infer.output_len = output_len;
-  double kv = 0;
+  run.infer.engine_version = release;
+  double bytes = 0;
   for (const auto& i : sim::evaluate_memory(m, sys, run).gpu)
-    if (i.kind == sim::MemoryKind::KvCache) kv += i.bytes;
-  return kv;
+    if (i.kind == kind) bytes += i.bytes;
+  return bytes;
 }
 sim::RunSpec train_run(std::int64_t gpus) {
   sim::RunSpec r;
@@ -490,7 +494,9 @@ TEST_CASE("inference KV under a sliding window: vLLM keeps the window's blocks, 
   // 16), HF generate 4 x 12,100.
   const auto m = lt::preset_model("mistral-7b");
   const auto sys = lt::preset_system("a800-nvlink");
-  const auto kv_of = [&](sim::Framework f) { return inference_kv_bytes(m, sys, f, 4, 12000, 100); };
+  const auto kv_of = [&](sim::Framework f) {
+    return inference_item_bytes(m, sys, f, 4, 12000, 100, sim::MemoryKind::KvCache);
+  };
   CHECK(kv_of(sim::Framework::Vllm) == doctest::Approx(4.0 * 4096 * 131072));
   CHECK(kv_of(sim::Framework::Hf) == doctest::Approx(4.0 * 12100 * 131072));
   CHECK(sim::kv_window(m, sim::engine_profile(sim::Framework::TrtLlm)).window == 4096);  // blocks of 64
@@ -506,7 +512,9 @@ TEST_CASE("a hybrid model's windowed layers keep their window under vLLM V1, eve
   REQUIRE(m.num_layers == 42);
   REQUIRE(m.windowed_layers() == 21);
   const auto sys = lt::preset_system("dgx-h100");
-  const auto kv_of = [&](sim::Framework f) { return inference_kv_bytes(m, sys, f, 2, 6000, 100); };
+  const auto kv_of = [&](sim::Framework f) {
+    return inference_item_bytes(m, sys, f, 2, 6000, 100, sim::MemoryKind::KvCache);
+  };
   const double per_token = 42.0 * 2 * 8 * 256 * 2;
   CHECK(per_token == 344064.0);
   CHECK(kv_of(sim::Framework::Vllm) == doctest::Approx(2.0 * (6100 + 4096) / 2 * per_token));
@@ -530,17 +538,7 @@ TEST_CASE("HF generate's prefill logits: every prompt position before transforme
   const auto m = lt::preset_model("qwen2-7b");
   const auto sys = lt::preset_system("dgx-a100-80gb");
   const auto workspace = [&](std::optional<llmsim::Version> release) {
-    sim::RunSpec run;
-    run.workload = sim::Workload::Inference;
-    run.infer.framework = sim::Framework::Hf;
-    run.infer.batch = 1;
-    run.infer.input_len = 30720;
-    run.infer.output_len = 2048;
-    run.infer.engine_version = release;
-    double ws = 0;
-    for (const auto& i : sim::evaluate_memory(m, sys, run).gpu)
-      if (i.kind == sim::MemoryKind::Workspace) ws += i.bytes;
-    return ws;
+    return inference_item_bytes(m, sys, sim::Framework::Hf, 1, 30720, 2048, sim::MemoryKind::Workspace, release);
   };
   const double before = workspace(llmsim::Version{4, 44, 2}), after = workspace(llmsim::Version{4, 46, 0});
   CHECK(before - after == doctest::Approx((30720.0 - 1) * 152064 * (2 + 4)));
