@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "llmsim/core/strings.h"
 
 namespace llmsim::sim {
@@ -456,8 +458,14 @@ std::vector<FrameworkEntry> training_frameworks() {
       .unsupported_reason = "inference: swift infer picks a backend per run (pt, vllm, sglang, lmdeploy); the row "
                             "should name the engine",
       .recipe = {.recompute = Recompute::Full,
+                 .master_weights = false,
+                 .master_weights_at = DType::BF16,
                  .source = "modelscope/ms-swift swift/trainers/arguments.py @7b70996 TrainArgumentsMixin: "
-                           "gradient_checkpointing: bool = True (recompute full)"},
+                           "gradient_checkpointing: bool = True (recompute full); @46922151 "
+                           "swift/llm/utils/argument.py select_dtype: dtype AUTO = the model's torch_dtype (bf16) "
+                           "where the GPU has bf16, the model loaded in it and trained as it is (weights, grads "
+                           "and AdamW states bf16: master_weights none); fp16 full fine-tuning is switched to "
+                           "'the fp32 & AMP approach' (fp32 weights), so the recipe applies at bf16 only"},
       .source = "modelscope/ms-swift swift/trainers/arguments.py (TrainingArguments(SwiftArgumentsMixin, "
                 "HfTrainingArguments))"});
 
@@ -746,7 +754,9 @@ std::string describe(const RecipeDefaults& r) {
   if (r.overlap_grad_reduce) parts.push_back("overlap_grad_reduce=" + yes_no(*r.overlap_grad_reduce));
   if (r.overlap_param_gather)
     parts.push_back("overlap_param_gather=" + yes_no(*r.overlap_param_gather) + " (ZeRO-1/2)");
-  if (r.master_weights) parts.push_back(std::string("master_weights=") + (*r.master_weights ? "fp32" : "none"));
+  if (r.master_weights)
+    parts.push_back(std::string("master_weights=") + (*r.master_weights ? "fp32" : "none") +
+                    (r.master_weights_at ? fmt::format(" (at {})", dtype_name(*r.master_weights_at)) : ""));
   if (r.fused_loss) parts.push_back("fused_loss=" + yes_no(*r.fused_loss));
   if (r.precision) parts.push_back("precision=" + std::string(dtype_name(*r.precision)));
   if (r.single_device_full_optimizer)

@@ -31,9 +31,12 @@ struct RecipeDefaults {
   std::optional<bool> overlap_grad_reduce;     // TrainSpec::overlap_grad_reduce
   std::optional<bool> overlap_param_gather;    // TrainSpec::overlap_param_gather
   std::optional<bool> master_weights;          // false = pure 16-bit training (torchtune dtype=bf16, litgpt bf16-true)
-  std::optional<bool> fused_loss;              // a fused / chunked cross-entropy
-  std::optional<DType> precision;              // compute precision when the row leaves it empty
-  std::optional<std::int64_t> lora_rank;       // LoRA rank of a LoRA row that states none (the recipe's r / dim)
+  // When set, master_weights applies only to runs at this precision: ms-swift trains a bf16-loaded model
+  // as it is, but turns full fp16 fine-tuning into fp32 weights with AMP.
+  std::optional<DType> master_weights_at;
+  std::optional<bool> fused_loss;         // a fused / chunked cross-entropy
+  std::optional<DType> precision;         // compute precision when the row leaves it empty
+  std::optional<std::int64_t> lora_rank;  // LoRA rank of a LoRA row that states none (the recipe's r / dim)
   // One-GPU full fine-tuning recipes that differ from the distributed ones (torchtune's
   // *_full_single_device configs step bitsandbytes' PagedAdamW8bit inside backward).
   std::optional<Optimizer> single_device_full_optimizer;

@@ -455,7 +455,8 @@ class RowMapper {
     map_finetune();
     if (auto mw = row_.choice("master_weights", kMasterWeights)) {
       t.master_weights = *mw == "fp32";
-    } else if (const RecipeDefaults* r = recipe(); r && r->master_weights && t.finetune != FinetuneKind::Qlora) {
+    } else if (const RecipeDefaults* r = recipe(); r && r->master_weights && t.finetune != FinetuneKind::Qlora &&
+                                                   (!r->master_weights_at || *r->master_weights_at == t.precision)) {
       t.master_weights = *r->master_weights;
       note_recipe(fmt::format("master_weights={}", *r->master_weights ? "fp32" : "none (pure 16-bit)"));
     }

@@ -199,10 +199,12 @@ TEST_CASE("recipe defaults that matter") {
   CHECK(tune.recompute == Recompute::Full);
   CHECK(tune.zero_stage == 3);
 
-  CHECK(entry("litgpt").recipe.master_weights == false);  // bf16-true
-  CHECK(entry("nemo").recipe.zero_stage == 1);            // distributed_fused_adam
-  CHECK(entry("llm-foundry").recipe.zero_stage == 3);     // FULL_SHARD
-  CHECK(entry("internlm").recipe.zero_stage == 1);        // hybrid ZeRO-1
+  CHECK(entry("litgpt").recipe.master_weights == false);    // bf16-true
+  CHECK(entry("ms-swift").recipe.master_weights == false);  // select_dtype: a bf16 model trains as loaded
+  CHECK(entry("ms-swift").recipe.master_weights_at == llmsim::DType::BF16);
+  CHECK(entry("nemo").recipe.zero_stage == 1);         // distributed_fused_adam
+  CHECK(entry("llm-foundry").recipe.zero_stage == 3);  // FULL_SHARD
+  CHECK(entry("internlm").recipe.zero_stage == 1);     // hybrid ZeRO-1
   CHECK(entry("internlm").recipe.flash_attn == true);
   CHECK(entry("deepspeed").recipe.zero_stage == 0);        // no zero_optimization block
   CHECK(entry("hf").recipe.recompute == Recompute::None);  // gradient_checkpointing=False
@@ -233,6 +235,7 @@ TEST_CASE("describe() names every recipe field that is set") {
   r.overlap_grad_reduce = true;
   r.overlap_param_gather = false;
   r.master_weights = false;
+  r.master_weights_at = llmsim::DType::BF16;
   r.fused_loss = true;
   r.precision = llmsim::DType::BF16;
   r.single_device_full_optimizer = Optimizer::Adam8bit;
@@ -240,8 +243,8 @@ TEST_CASE("describe() names every recipe field that is set") {
   const std::string d = describe(r);
   for (const char* key :
        {"zero_stage=1", "sequence_parallel=yes", "recompute=full", "flash_attn=yes", "attn_kernel=fa2",
-        "overlap_grad_reduce=yes", "overlap_param_gather=no", "master_weights=none", "fused_loss=yes", "precision=bf16",
-        "optimizer=adam8bit", "optimizer_in_backward=yes"})
+        "overlap_grad_reduce=yes", "overlap_param_gather=no", "master_weights=none (at bf16)", "fused_loss=yes",
+        "precision=bf16", "optimizer=adam8bit", "optimizer_in_backward=yes"})
     CHECK_MESSAGE(d.find(key) != std::string::npos, key << " in " << d);
 }
 

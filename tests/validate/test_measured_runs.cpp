@@ -127,6 +127,20 @@ TEST_SUITE("measured_runs") {
     CHECK(!mentions(c.defaults, "recompute"));  // a training field
   }
 
+  TEST_CASE("a recipe's pure 16-bit training applies at the precision its code trains so (ms-swift: bf16 only)") {
+    // ms-swift @46922151 select_dtype: a bf16 model is trained as loaded (no fp32 master copy); a full fp16
+    // fine-tune is switched to fp32 weights with AMP. A stated column wins; the hf recipe states nothing.
+    const auto runs = load("recipe_master_weights.csv");
+    REQUIRE(runs.size() == 4);
+    for (const auto& r : runs) CHECK_MESSAGE(r.error.empty(), r.error);
+    CHECK_FALSE(runs[0].run.train.master_weights);
+    CHECK(has_default(runs[0], "master_weights=none (pure 16-bit) (ms-swift recipe)"));
+    CHECK(runs[1].run.train.master_weights);
+    CHECK_FALSE(mentions(runs[1].defaults, "master_weights"));
+    CHECK(runs[2].run.train.master_weights);
+    CHECK(runs[3].run.train.master_weights);
+  }
+
   TEST_CASE("a fine-tuning row's weight_quant is the frozen base's format (int4: a GPTQ checkpoint)") {
     const auto runs = load("finetune_base_quant.csv");
     REQUIRE(runs.size() == 3);
