@@ -7,7 +7,7 @@ namespace llmsim::sim {
 
 model::EagerGlue training_glue(const FrameworkProfile& fw, const TrainSpec& train) {
   model::EagerGlue g = fw.glue;
-  if (train.finetune != FinetuneKind::Full) {
+  if (train.finetune != FinetuneKind::Full || !train.master_weights) {
     g.residual_bytes = 0;
     g.cast_projection_inputs = false;
     g.weight_cast_bytes = 0;

@@ -94,9 +94,10 @@ bool grad_reduce_on_compute_stream(const FrameworkProfile& fw, int zero_stage, s
 // estimate both ask this.
 bool grad_reduce_after_schedule(const FrameworkProfile& fw, int zero_stage, std::optional<bool> overlap = {});
 
-// The glue a training run executes: the profile's, without the AMP part for LoRA/QLoRA, whose base is
-// loaded in its 16-bit (or quantized) dtype, so the residual stream is 16-bit and nothing is cast, and
-// without the fp32 logits copy under a fused cross-entropy.
+// The glue a training run executes: the profile's, without the AMP part when the weights are stored in
+// the compute dtype (LoRA/QLoRA, whose base is loaded in its 16-bit or quantized dtype; pure 16-bit
+// training without a master copy, a model loaded in bf16): the residual stream is then 16-bit and
+// autocast casts nothing. And without the fp32 logits copy under a fused cross-entropy.
 model::EagerGlue training_glue(const FrameworkProfile& fw, const TrainSpec& train);
 
 // Bytes per logit element held for the loss: the profile's, or with a fused cross-entropy at most the

@@ -457,6 +457,16 @@ TEST_CASE("HF eager code under AMP saves 20 T h + 2 T ffn bytes more per Llama l
   r.train.finetune = sim::FinetuneKind::Lora;
   r.train.lora_rank = 16;
   CHECK(lt::item(sim::evaluate_memory(m, sys, r), "amp_weight_copies") == 0);
+  // A full fine-tune of a model loaded in bf16 without a master copy (ms-swift's recipe): its weights
+  // are already in the compute dtype, so autocast copies nothing, and the stream stays 16-bit.
+  r.train.finetune = sim::FinetuneKind::Full;
+  r.train.global_batch = 1;
+  r.train.master_weights = false;
+  r.train.lora_rank = 0;
+  const auto pure = sim::evaluate_memory(m, sys, r);
+  CHECK(lt::item(pure, "amp_weight_copies") == 0);
+  CHECK(lt::item(pure, "weights") == doctest::Approx(2 * params));
+  CHECK(lt::item(pure, "activations") < lt::item(res, "activations"));
 }
 
 TEST_CASE("memory items carry their kind, and the kind's name is the item's stable id") {
