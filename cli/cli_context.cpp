@@ -399,6 +399,7 @@ std::string describe_run(const sim::RunSpec& r) {
   if (t.optimizer != sim::Optimizer::Adam) s += fmt::format(", {}", sim::name_of(t.optimizer));
   if (!t.master_weights) s += ", no master weights";
   if (t.optimizer_state_dtype) s += fmt::format(", {} optimizer states", dtype_name(*t.optimizer_state_dtype));
+  if (t.optimizer_impl) s += fmt::format(", {} AdamW step", sim::name_of(*t.optimizer_impl));
   if (t.optimizer_in_backward) s += ", optimizer in backward";
   if (t.overlap_grad_reduce) s += *t.overlap_grad_reduce ? ", overlapped grad reduce" : ", blocking grad reduce";
   if (t.overlap_param_gather) s += ", overlapped param gather";

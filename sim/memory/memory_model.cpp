@@ -168,6 +168,19 @@ double optimizer_step_copy_bytes(const FrameworkProfile& fw, const RunSpec& run,
   return group * fw.step_grad_copy_bytes;
 }
 
+double adam_sqrt_copy_bytes(const FrameworkProfile& fw, const RunSpec& run, double partition, double largest_tensor,
+                            double v_bytes) {
+  const auto& t = run.train;
+  if (t.optimizer != Optimizer::Adam || t.offload != Offload::None) return 0.0;
+  switch (t.optimizer_impl.value_or(fw.optimizer_impl)) {
+    case OptimizerImpl::Fused: return 0.0;
+    case OptimizerImpl::Foreach:
+      return (t.optimizer_in_backward ? std::min(partition, largest_tensor) : partition) * v_bytes;
+    case OptimizerImpl::ForLoop: return std::min(partition, largest_tensor) * v_bytes;
+  }
+  return 0.0;
+}
+
 namespace {
 
 StageMemory training_stage(const model::ModelSpec& m, const hardware::SystemSpec& sys, const RunSpec& run,

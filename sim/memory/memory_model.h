@@ -126,5 +126,13 @@ double gradient_overlap_bytes(const FrameworkProfile& fw, const RunSpec& run, st
 // the optimizer step's copy of the gradients of `partition` trainable parameters per GPU
 // (FrameworkProfile::step_grad_copy_bytes: ZeRO 1-3 without optimizer offload), before what backward freed.
 double optimizer_step_copy_bytes(const FrameworkProfile& fw, const RunSpec& run, double partition);
+// AdamW's transient sqrt(v) during the step, per GPU, before what backward freed (TrainSpec::optimizer_impl,
+// else the framework's): foreach allocates a copy of the v of every parameter of a device/dtype group
+// (torch/optim/adamw.py _multi_tensor_adamw: exp_avg_sq_sqrt = torch._foreach_sqrt(device_exp_avg_sqs)),
+// for-loop one tensor's at a time (_single_tensor_adamw: denom = exp_avg_sq.sqrt() / ...; a step inside
+// backward also goes tensor by tensor), fused none. `partition`: the trainable parameters the GPU steps;
+// `largest_tensor`: its largest one; `v_bytes`: the element size of v. 0 for 8-bit Adam, SGD and offload.
+double adam_sqrt_copy_bytes(const FrameworkProfile& fw, const RunSpec& run, double partition, double largest_tensor,
+                            double v_bytes);
 
 }  // namespace llmsim::sim

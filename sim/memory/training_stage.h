@@ -156,8 +156,8 @@ void training_stage_items(const model::ModelSpec& m, const hardware::SystemSpec&
   add(MemoryKind::AmpWeightCopies, gpu, amp_copies, [&] {
     return fmt::format("{} B/param: autocast's copy of each fp32 weight, held from forward to backward", act_bytes);
   });
-  if (const double overlap = gradient_overlap_bytes(fw, run, micro_batches, grads, acts + logits + amp_copies);
-      overlap > 0) {
+  const double overlap = gradient_overlap_bytes(fw, run, micro_batches, grads, acts + logits + amp_copies);
+  if (overlap > 0) {
     allocated -= overlap;
     sink(MemoryKind::GradientOverlap, gpu, -overlap, [] {
       return std::string(
@@ -165,18 +165,33 @@ void training_stage_items(const model::ModelSpec& m, const hardware::SystemSpec&
           "one micro-batch per step");
     });
   }
-  // The optimizer step's gradient copy (FrameworkProfile::step_grad_copy_bytes) is allocated after backward
-  // has freed the activations, logits and weight copies: it raises the peak only by what exceeds them.
-  if (const double copy = optimizer_step_copy_bytes(fw, run, trainable / shard_o) -
-                          (acts + logits + amp_copies + st.recompute_working_set);
-      copy > 0)
+  // The optimizer step's transient copies: DeepSpeed's gradient copy (FrameworkProfile::step_grad_copy_bytes)
+  // and AdamW's sqrt(v) (adam_sqrt_copy_bytes). A step after backward finds the activations, logits and
+  // weight copies freed and the gradients complete: it raises the peak only by what exceeds the freed bytes.
+  // A step inside backward (optimizer_in_backward) runs beside the activations still held.
+  const double grad_copy = optimizer_step_copy_bytes(fw, run, trainable / shard_o);
+  const double sqrt_v =
+      adam_sqrt_copy_bytes(fw, run, trainable / shard_o, largest / shard_o, dtype_bytes(b.state_dtype));
+  const double freed =
+      t.optimizer_in_backward ? 0.0 : acts + logits + amp_copies + st.recompute_working_set - std::max(0.0, overlap);
+  if (const double copy = grad_copy + sqrt_v - freed; copy > 0)
     add(MemoryKind::OptimizerStepCopy, gpu, copy, [&] {
-      return fmt::format("the step's {} B/param gradient copy of {}, beyond the freed activations ({})",
-                         fw.step_grad_copy_bytes,
-                         z >= 3 && fw.step_sub_group_params > 0
-                             ? fmt::format("a sub-group of <= {:.3g} params", fw.step_sub_group_params)
-                             : std::string("the partition"),
-                         fw.name);
+      std::string what;
+      if (grad_copy > 0)
+        what = fmt::format("the step's {} B/param gradient copy of {} ({})", fw.step_grad_copy_bytes,
+                           z >= 3 && fw.step_sub_group_params > 0
+                               ? fmt::format("a sub-group of <= {:.3g} params", fw.step_sub_group_params)
+                               : std::string("the partition"),
+                           fw.name);
+      if (sqrt_v > 0)
+        what += fmt::format(
+            "{}{} AdamW's sqrt(v) copy of {} ({} B/param)", what.empty() ? "" : " + ",
+            name_of(t.optimizer_impl.value_or(fw.optimizer_impl)),
+            t.optimizer_impl.value_or(fw.optimizer_impl) == OptimizerImpl::Foreach && !t.optimizer_in_backward
+                ? "every trainable parameter"
+                : "the largest tensor",
+            dtype_bytes(b.state_dtype));
+      return t.optimizer_in_backward ? what + ", during backward" : what + ", beyond the freed activations";
     });
   // The runtime (system [runtime] table): the allocator's reserve grows with what it serves.
   const double tensors = allocated;

@@ -460,12 +460,15 @@ std::vector<FrameworkEntry> training_frameworks() {
       .recipe = {.recompute = Recompute::Full,
                  .master_weights = false,
                  .master_weights_at = DType::BF16,
+                 .optimizer_impl = OptimizerImpl::Foreach,
                  .source = "modelscope/ms-swift swift/trainers/arguments.py @7b70996 TrainArgumentsMixin: "
                            "gradient_checkpointing: bool = True (recompute full); @46922151 "
                            "swift/llm/utils/argument.py select_dtype: dtype AUTO = the model's torch_dtype (bf16) "
                            "where the GPU has bf16, the model loaded in it and trained as it is (weights, grads "
                            "and AdamW states bf16: master_weights none); fp16 full fine-tuning is switched to "
-                           "'the fp32 & AMP approach' (fp32 weights), so the recipe applies at bf16 only"},
+                           "'the fp32 & AMP approach' (fp32 weights), so the recipe applies at bf16 only; @46922151 "
+                           "SftArguments optim = 'adamw_torch' (torch.optim.AdamW, whose step is foreach on CUDA "
+                           "tensors unless fused is asked for: torch/optim/optimizer.py _default_to_fused_or_foreach)"},
       .source = "modelscope/ms-swift swift/trainers/arguments.py (TrainingArguments(SwiftArgumentsMixin, "
                 "HfTrainingArguments))"});
 
@@ -764,6 +767,7 @@ std::string describe(const RecipeDefaults& r) {
   if (r.lora_rank) parts.push_back("lora_rank=" + std::to_string(*r.lora_rank));
   if (r.single_device_full_optimizer_in_backward)
     parts.push_back("optimizer_in_backward=" + yes_no(*r.single_device_full_optimizer_in_backward) + " (1 GPU, full)");
+  if (r.optimizer_impl) parts.push_back("optimizer_impl=" + std::string(name_of(*r.optimizer_impl)));
   std::string out;
   for (const auto& p : parts) out += (out.empty() ? "" : ", ") + p;
   return out;

@@ -41,7 +41,8 @@ struct RecipeDefaults {
   // *_full_single_device configs step bitsandbytes' PagedAdamW8bit inside backward).
   std::optional<Optimizer> single_device_full_optimizer;
   std::optional<bool> single_device_full_optimizer_in_backward;
-  std::string source;  // citation of every default above (required when any is set)
+  std::optional<OptimizerImpl> optimizer_impl;  // how its AdamW steps (TrainSpec::optimizer_impl)
+  std::string source;                           // citation of every default above (required when any is set)
 };
 
 struct FrameworkEntry {

@@ -86,6 +86,9 @@ FrameworkProfile megatron() {
   // docs megatron-fsdp.md), which overlaps the gradient reduce-scatter and the parameter all-gather
   // by default for those strategies (megatron_fsdp.py).
   p.sharded_grad_sync_overlap = true;
+  // Adam is apex's or Transformer Engine's FusedAdam (megatron/core/optimizer/__init__.py imports it as
+  // Adam): one multi-tensor kernel updates in place.
+  p.optimizer_impl = OptimizerImpl::Fused;
   p.grad_bucket_elements = 4e7;
   p.grad_reduce_bytes = 4;  // fp32 main_grad buffers are all-reduced (accumulate_allreduce_grads_in_fp32)
   // Without --overlap-grad-reduce the backward post-hook only accumulates into main_grad
@@ -129,6 +132,9 @@ FrameworkProfile deepspeed() {
   // default 1e9) parameters.
   p.step_grad_copy_bytes = 2 + 4;
   p.step_sub_group_params = 1e9;
+  // Adam / AdamW in the config run as DeepSpeed's FusedAdam (ops/adam/fused_adam.py, multi_tensor_apply in
+  // place; DeepSpeedCPUAdam under offload).
+  p.optimizer_impl = OptimizerImpl::Fused;
   p.kv_prealloc_tokens = 1024;
   // Time: ZeRO-1/2 reduce in reduce_bucket_size (5e8) buckets; overlap_comm defaults to false for
   // stages 1/2 (the reduction blocks the backward) and true for stage 3 (DeepSpeed config docs), where
@@ -183,6 +189,9 @@ FrameworkProfile fsdp() {
   p.selective = model::SelectivePolicy::AlternateMatmuls;
   // torchtune's FSDP recipes train in pure bf16 (dtype: bf16, no master copy) and can step inside
   // backward (optimizer_in_bwd: True, via Tensor.register_post_accumulate_grad_hook).
+  // torchtitan steps AdamW with implementation "fused" by default (its optimizer config) and torchtune's
+  // recipes pass fused: True to torch.optim.AdamW.
+  p.optimizer_impl = OptimizerImpl::Fused;
   p.pure_16bit = true;
   p.optimizer_in_backward = true;
   p.time_source =
@@ -218,6 +227,10 @@ FrameworkProfile hf() {
   // A model loaded with torch_dtype=bfloat16 and trained without AMP is pure bf16; HF Trainer's
   // layer-wise optimizers (LOMO, GaLore "layerwise") and PyTorch's post-accumulate-grad hooks step
   // inside backward.
+  // HF Trainer's default optim is adamw_torch_fused with torch >= 2.8 (training_args.py default_optim);
+  // from transformers 4.32.0 (PR #25109) to then it was adamw_torch, torch.optim.AdamW's foreach step,
+  // which a recipe or --optimizer-impl foreach states.
+  p.optimizer_impl = OptimizerImpl::Fused;
   p.pure_16bit = true;
   p.optimizer_in_backward = true;
   p.time_source = "PyTorch DDP docs (bucket_cap_mb 25, overlapped all-reduce); HF LlamaRMSNorm kernel count";

@@ -33,6 +33,8 @@ struct FrameworkProfile {
   // activations.
   double step_grad_copy_bytes = 0;
   double step_sub_group_params = 0;  // 0 = the whole partition
+  // How the framework's AdamW steps when a run does not say (TrainSpec::optimizer_impl).
+  OptimizerImpl optimizer_impl = OptimizerImpl::Fused;
   // Inference: tokens per sequence for which the KV workspace is preallocated (0 = exactly what is used).
   double kv_prealloc_tokens = 0;
   // Inference: whether the prompt's logits are materialised for every position (HF generate) or only the

@@ -215,6 +215,16 @@ const std::vector<Setting>& table() {
                     ? std::optional<std::string>(std::string(dtype_name(*r.run.train.optimizer_state_dtype)))
                     : std::nullopt;
        }},
+      {training({"optimizer-impl", K::Choice,
+                 "how AdamW steps: fused (in place), foreach (torch's default: a copy of every v during the step) "
+                 "or for-loop (one tensor at a time); default: the framework's",
+                 optimizer_impl_names()}),
+       [](RunRequest& r, const std::string& v) { r.run.train.optimizer_impl = to_enum<OptimizerImpl>(v); },
+       [](const RunRequest& r) -> std::optional<std::string> {
+         return r.run.train.optimizer_impl
+                    ? std::optional<std::string>(std::string(name_of(*r.run.train.optimizer_impl)))
+                    : std::nullopt;
+       }},
       {training({"master-weights",
                  K::Choice,
                  "fp32 master copy (mixed precision) or none (pure 16-bit training)",

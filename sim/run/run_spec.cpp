@@ -23,6 +23,8 @@ constexpr Names<FinetuneKind, 3> kFinetune{
     {{FinetuneKind::Full, "full"}, {FinetuneKind::Lora, "lora"}, {FinetuneKind::Qlora, "qlora"}}};
 constexpr Names<Optimizer, 3> kOptimizer{
     {{Optimizer::Adam, "adam"}, {Optimizer::Adam8bit, "adam8bit"}, {Optimizer::Sgd, "sgd"}}};
+constexpr Names<OptimizerImpl, 3> kOptimizerImpl{
+    {{OptimizerImpl::Fused, "fused"}, {OptimizerImpl::Foreach, "foreach"}, {OptimizerImpl::ForLoop, "for-loop"}}};
 constexpr Names<SpecMethod, 4> kSpecMethod{
     {{SpecMethod::None, "none"}, {SpecMethod::Draft, "draft"}, {SpecMethod::Eagle, "eagle"}, {SpecMethod::Mtp, "mtp"}}};
 constexpr Names<SamplePadding, 3> kPadding{
@@ -69,6 +71,7 @@ std::string_view name_of(Recompute v) { return lookup(kRecompute, v); }
 std::string_view name_of(Offload v) { return lookup(kOffload, v); }
 std::string_view name_of(FinetuneKind v) { return lookup(kFinetune, v); }
 std::string_view name_of(Optimizer v) { return lookup(kOptimizer, v); }
+std::string_view name_of(OptimizerImpl v) { return lookup(kOptimizerImpl, v); }
 std::string_view name_of(PipelineSchedule v) { return lookup(kSchedule, v); }
 std::string_view name_of(SpecMethod v) { return lookup(kSpecMethod, v); }
 std::string_view name_of(Framework v) { return lookup(kFramework, v); }
@@ -80,6 +83,7 @@ std::vector<std::string> recompute_names() { return names(kRecompute); }
 std::vector<std::string> offload_names() { return names(kOffload); }
 std::vector<std::string> finetune_names() { return names(kFinetune); }
 std::vector<std::string> optimizer_names() { return names(kOptimizer); }
+std::vector<std::string> optimizer_impl_names() { return names(kOptimizerImpl); }
 std::vector<std::string> pipeline_schedule_names() { return names(kSchedule); }
 std::vector<std::string> spec_method_names() { return names(kSpecMethod); }
 std::vector<std::string> framework_names() { return names(kFramework); }
@@ -95,6 +99,7 @@ bool parse_name(std::string_view s, Recompute& out) { return parse(kRecompute, s
 bool parse_name(std::string_view s, Offload& out) { return parse(kOffload, s, out); }
 bool parse_name(std::string_view s, FinetuneKind& out) { return parse(kFinetune, s, out); }
 bool parse_name(std::string_view s, Optimizer& out) { return parse(kOptimizer, s, out); }
+bool parse_name(std::string_view s, OptimizerImpl& out) { return parse(kOptimizerImpl, s, out); }
 bool parse_name(std::string_view s, PipelineSchedule& out) { return parse(kSchedule, s, out); }
 bool parse_name(std::string_view s, SpecMethod& out) { return parse(kSpecMethod, s, out); }
 

@@ -20,6 +20,12 @@ enum class Recompute { None, Selective, Full };
 enum class Offload { None, Optimizer, OptimizerParams };  // ZeRO-Offload / ZeRO-Infinity to host memory
 enum class FinetuneKind { Full, Lora, Qlora };
 enum class Optimizer { Adam, Adam8bit, Sgd };  // Adam = AdamW with fp32 master weights
+// How PyTorch's AdamW runs its step (torch/optim/adamw.py): fused (one kernel updates in place: torch
+// fused=True, apex / Transformer Engine / DeepSpeed FusedAdam), foreach (_multi_tensor_adamw, torch's
+// default on CUDA since 2.0: `torch._foreach_sqrt(exp_avg_sqs)` allocates a copy of every v of a
+// device/dtype group before the update), for-loop (_single_tensor_adamw, transformers' own AdamW: one
+// tensor's `exp_avg_sq.sqrt()` at a time).
+enum class OptimizerImpl { Fused, Foreach, ForLoop };
 // Pipeline schedule: GPipe (all forwards, then all backwards) or 1F1B (interleaved when vp > 1).
 enum class PipelineSchedule { OneFOneB, GPipe };
 // How variable-length training samples fill a step's sequences (the measured-run schema's `padding`):
@@ -50,6 +56,7 @@ std::string_view name_of(Recompute v);
 std::string_view name_of(Offload v);
 std::string_view name_of(FinetuneKind v);
 std::string_view name_of(Optimizer v);
+std::string_view name_of(OptimizerImpl v);
 std::string_view name_of(PipelineSchedule v);
 std::string_view name_of(Framework v);
 std::string_view name_of(SpecMethod v);
@@ -59,6 +66,7 @@ std::vector<std::string> recompute_names();
 std::vector<std::string> offload_names();
 std::vector<std::string> finetune_names();
 std::vector<std::string> optimizer_names();
+std::vector<std::string> optimizer_impl_names();
 std::vector<std::string> pipeline_schedule_names();
 std::vector<std::string> framework_names();
 std::vector<std::string> spec_method_names();
@@ -84,6 +92,7 @@ bool parse_name(std::string_view s, Recompute& out);
 bool parse_name(std::string_view s, Offload& out);
 bool parse_name(std::string_view s, FinetuneKind& out);
 bool parse_name(std::string_view s, Optimizer& out);
+bool parse_name(std::string_view s, OptimizerImpl& out);
 bool parse_name(std::string_view s, PipelineSchedule& out);
 bool parse_name(std::string_view s, Framework& out);
 bool parse_name(std::string_view s, SpecMethod& out);
@@ -140,6 +149,9 @@ struct TrainSpec {
   // (torch.optim.AdamW allocates states like the parameters). bf16 with master weights is Megatron-LM's
   // precision-aware optimizer (--exp-avg-dtype / --exp-avg-sq-dtype bf16).
   std::optional<DType> optimizer_state_dtype;
+  // How the AdamW step runs; unset = the framework's (FrameworkProfile::optimizer_impl). Changes the
+  // step's transient memory (optimizer_step_copy_bytes).
+  std::optional<OptimizerImpl> optimizer_impl;
   // false = pure 16-bit training: no fp32 master copy; the optimizer updates the 16-bit weights in place
   // and gradients are kept in the compute dtype (torchtune dtype=bf16, HF models loaded in bf16).
   bool master_weights = true;

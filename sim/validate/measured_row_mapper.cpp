@@ -460,6 +460,11 @@ class RowMapper {
       t.master_weights = *r->master_weights;
       note_recipe(fmt::format("master_weights={}", *r->master_weights ? "fp32" : "none (pure 16-bit)"));
     }
+    // No column for how AdamW steps: the recipe's, else the profile's.
+    if (const RecipeDefaults* r = recipe(); r && r->optimizer_impl) {
+      t.optimizer_impl = *r->optimizer_impl;
+      note_recipe(fmt::format("optimizer_impl={}", name_of(*r->optimizer_impl)));
+    }
     // No columns for the optimizer: a recipe for one-GPU full fine-tuning may name its own.
     if (const RecipeDefaults* r = recipe(); r && out_.run.par.gpus == 1 && t.finetune == FinetuneKind::Full) {
       if (r->single_device_full_optimizer) {

@@ -178,6 +178,50 @@ TEST_CASE("DeepSpeed's step casts a (sub-)group's gradients to fp32 once backwar
   CHECK(lt::item(sim::evaluate_memory(m, sys, r), "optimizer_step_copy") == 0.0);
 }
 
+TEST_CASE("torch's foreach AdamW step copies every v; the for-loop step one tensor's; the fused step none") {
+  // torch/optim/adamw.py _multi_tensor_adamw: exp_avg_sq_sqrt = torch._foreach_sqrt(device_exp_avg_sqs) holds a
+  // copy of the group's v while the update runs; the step comes after backward has freed the activations,
+  // logits and autocast copies, and with gradients allocated in backward (one micro-batch) it finds all of
+  // them live again, so it raises the peak by what the copy exceeds the freed bytes by.
+  const auto m = lt::preset_model("llama2-7b");
+  const auto sys = lt::preset_system("hgx-h200");
+  auto r = train_run(1);
+  r.workload = sim::Workload::Finetune;
+  r.train.framework = sim::Framework::Hf;
+  r.train.master_weights = false;  // pure bf16: v is bf16, 2 B per parameter
+  r.train.seq_len = 512;
+  r.train.recompute = sim::Recompute::Full;
+  const auto fused = sim::evaluate_memory(m, sys, r);
+  CHECK(lt::item(fused, "optimizer_step_copy") == 0.0);  // the hf profile's default: HF Trainer with torch >= 2.8
+  const double params = static_cast<double>(fused.params_total);
+  const double freed = lt::item(fused, "activations") + lt::item(fused, "logits_and_loss") +
+                       lt::item(fused, "recompute_working_set") + lt::item(fused, "gradient_overlap");
+  r.train.optimizer_impl = sim::OptimizerImpl::Foreach;
+  const auto foreach_step = sim::evaluate_memory(m, sys, r);
+  CHECK(lt::item(foreach_step, "optimizer_step_copy") == doctest::Approx(2 * params - freed));
+  // The peak is the step's: weights, gradients, m, v and the copy of v, 5 x 2 B per parameter.
+  CHECK(sim::peak_gpu_bytes_as(foreach_step, sim::MemoryMeasure::Allocated) ==
+        doctest::Approx(10 * params).epsilon(0.002));
+  // The for-loop step takes one tensor at a time: Llama-2-7B's largest is the 32000 x 4096 embedding.
+  r.train.optimizer_impl = sim::OptimizerImpl::ForLoop;
+  const double loop = lt::item(sim::evaluate_memory(m, sys, r), "optimizer_step_copy");
+  CHECK(loop == doctest::Approx(std::max(0.0, 2 * 32000.0 * 4096 - freed)));
+  // Under AMP v is fp32; LoRA steps only the adapters; 8-bit Adam and offloaded steps make no copy here.
+  r.train.optimizer_impl = sim::OptimizerImpl::Foreach;
+  r.train.master_weights = true;
+  const auto amp = sim::evaluate_memory(m, sys, r);
+  CHECK(lt::item(amp, "optimizer_step_copy") ==
+        doctest::Approx(4 * params - (lt::item(amp, "activations") + lt::item(amp, "logits_and_loss") +
+                                      lt::item(amp, "recompute_working_set") + lt::item(amp, "amp_weight_copies") +
+                                      lt::item(amp, "gradient_overlap"))));
+  r.train.optimizer = sim::Optimizer::Adam8bit;
+  CHECK(lt::item(sim::evaluate_memory(m, sys, r), "optimizer_step_copy") == 0.0);
+  r.train.optimizer = sim::Optimizer::Adam;
+  r.train.finetune = sim::FinetuneKind::Lora;
+  r.train.lora_rank = 16;
+  CHECK(lt::item(sim::evaluate_memory(m, sys, r), "optimizer_step_copy") == 0.0);  // the activations outweigh it
+}
+
 TEST_CASE("DeepSpeed ZeRO-1/2 allocate their whole reduce bucket at every backward, one GPU and LoRA alike") {
   // stage_1_and_2.py backward(): with contiguous_gradients (the default) buf_0 = torch.empty(reduce_bucket_size)
   // in the 16-bit dtype, and buf_1 as well when overlap_comm double-buffers; DeepSpeed's default bucket is

@@ -202,9 +202,11 @@ TEST_CASE("recipe defaults that matter") {
   CHECK(entry("litgpt").recipe.master_weights == false);    // bf16-true
   CHECK(entry("ms-swift").recipe.master_weights == false);  // select_dtype: a bf16 model trains as loaded
   CHECK(entry("ms-swift").recipe.master_weights_at == llmsim::DType::BF16);
-  CHECK(entry("nemo").recipe.zero_stage == 1);         // distributed_fused_adam
-  CHECK(entry("llm-foundry").recipe.zero_stage == 3);  // FULL_SHARD
-  CHECK(entry("internlm").recipe.zero_stage == 1);     // hybrid ZeRO-1
+  CHECK(entry("ms-swift").recipe.optimizer_impl == llmsim::sim::OptimizerImpl::Foreach);  // optim adamw_torch
+  CHECK_FALSE(entry("hf").recipe.optimizer_impl.has_value());  // the profile's: adamw_torch_fused today
+  CHECK(entry("nemo").recipe.zero_stage == 1);                 // distributed_fused_adam
+  CHECK(entry("llm-foundry").recipe.zero_stage == 3);          // FULL_SHARD
+  CHECK(entry("internlm").recipe.zero_stage == 1);             // hybrid ZeRO-1
   CHECK(entry("internlm").recipe.flash_attn == true);
   CHECK(entry("deepspeed").recipe.zero_stage == 0);        // no zero_optimization block
   CHECK(entry("hf").recipe.recompute == Recompute::None);  // gradient_checkpointing=False
@@ -240,11 +242,12 @@ TEST_CASE("describe() names every recipe field that is set") {
   r.precision = llmsim::DType::BF16;
   r.single_device_full_optimizer = Optimizer::Adam8bit;
   r.single_device_full_optimizer_in_backward = true;
+  r.optimizer_impl = llmsim::sim::OptimizerImpl::Foreach;
   const std::string d = describe(r);
   for (const char* key :
        {"zero_stage=1", "sequence_parallel=yes", "recompute=full", "flash_attn=yes", "attn_kernel=fa2",
         "overlap_grad_reduce=yes", "overlap_param_gather=no", "master_weights=none (at bf16)", "fused_loss=yes",
-        "precision=bf16", "optimizer=adam8bit", "optimizer_in_backward=yes"})
+        "precision=bf16", "optimizer=adam8bit", "optimizer_in_backward=yes", "optimizer_impl=foreach"})
     CHECK_MESSAGE(d.find(key) != std::string::npos, key << " in " << d);
 }
 

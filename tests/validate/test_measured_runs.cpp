@@ -139,6 +139,12 @@ TEST_SUITE("measured_runs") {
     CHECK_FALSE(mentions(runs[1].defaults, "master_weights"));
     CHECK(runs[2].run.train.master_weights);
     CHECK(runs[3].run.train.master_weights);
+    // ms-swift @46922151 SftArguments optim = 'adamw_torch': torch.optim.AdamW's foreach step, at any precision.
+    for (int i : {0, 1, 2}) {
+      CHECK(runs[i].run.train.optimizer_impl == sim::OptimizerImpl::Foreach);
+      CHECK(has_default(runs[i], "optimizer_impl=foreach (ms-swift recipe)"));
+    }
+    CHECK_FALSE(runs[3].run.train.optimizer_impl.has_value());
   }
 
   TEST_CASE("a fine-tuning row's weight_quant is the frozen base's format (int4: a GPTQ checkpoint)") {
