@@ -36,6 +36,9 @@ double dbl(std::int64_t v) { return static_cast<double>(v); }
 struct FlopCount {
   double model = 0;     // per token
   double hardware = 0;  // per token
+  // Of which the attention scores and values (full, not halved for a causal mask), in each convention.
+  double attention = 0;
+  double attention_hardware = 0;
 };
 
 FlopCount flops_per_token(const model::ModelSpec& m, const RunSpec& run) {
@@ -85,11 +88,15 @@ FlopCount flops_per_token(const model::ModelSpec& m, const RunSpec& run) {
     c.model += 6.0 * adapters;
   }
   c.hardware = c.model;
+  c.attention = c.attention_hardware = attn;
   const model::SelectivePolicy selective = framework_profile(t.framework).selective;
   // Full recomputation re-runs the blocks' forward, not the head's (recompute_shares).
   if (t.recompute == Recompute::Full) c.hardware += 2.0 * layer_lin + attn / 3.0;
   if (t.recompute == Recompute::Selective && selective == model::SelectivePolicy::AttentionCore && !t.flash_attn)
     c.hardware += attn / 3.0;
+  if (t.recompute == Recompute::Full ||
+      (t.recompute == Recompute::Selective && selective == model::SelectivePolicy::AttentionCore && !t.flash_attn))
+    c.attention_hardware += attn / 3.0;
   if (t.recompute == Recompute::Selective && selective == model::SelectivePolicy::AlternateMatmuls) {
     // The GEMMs the op-level policy runs again (recompute_shares, the step graph's rule).
     p.flash_attn = t.flash_attn;
@@ -175,6 +182,8 @@ TrainResult simulate_training(const model::ModelSpec& m, const hardware::SystemS
   const FlopCount fc = flops_per_token(m, run);
   r.model_flops_per_step = fc.model * r.tokens_per_step;
   r.hardware_flops_per_step = fc.hardware * r.tokens_per_step;
+  r.attention_flops_per_step = fc.attention * r.tokens_per_step;
+  r.attention_hardware_flops_per_step = fc.attention_hardware * r.tokens_per_step;
   r.peak_flops_per_gpu = sys.gpu.peak(t.precision);
   r.model_tflops_per_gpu = per_second(r.model_flops_per_step / gpus / 1e12, r.step_time_s);
   r.mfu = per_second(r.model_flops_per_step / gpus / r.peak_flops_per_gpu, r.step_time_s);

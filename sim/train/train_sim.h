@@ -49,9 +49,13 @@ struct TrainResult {
   Interval tokens_per_s_per_gpu, samples_per_s_per_gpu;
   double model_flops_per_step = 0;     // 6N+attention convention (docs/training-time.md)
   double hardware_flops_per_step = 0;  // model FLOPs plus recomputation
-  Interval model_tflops_per_gpu;       // 10^12 FLOP/s per GPU
-  Interval mfu, hfu;                   // fractions of the precision's dense peak
-  double peak_flops_per_gpu = 0;       // FLOP/s used for MFU/HFU
+  // Of each, the attention scores and values (counted in full, not halved for a causal mask): what a
+  // source's FLOP formula may count differently.
+  double attention_flops_per_step = 0;
+  double attention_hardware_flops_per_step = 0;
+  Interval model_tflops_per_gpu;  // 10^12 FLOP/s per GPU
+  Interval mfu, hfu;              // fractions of the precision's dense peak
+  double peak_flops_per_gpu = 0;  // FLOP/s used for MFU/HFU
 
   int critical_stage = 0;                 // the pipeline stage that finishes last
   double bubble_s = 0;                    // pipeline bubble on the critical stage (best estimate)

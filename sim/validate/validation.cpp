@@ -153,12 +153,15 @@ void predict_training(ValidationRow& row, const MeasuredRun& mr, const hardware:
   else if (k == "hfu")
     set_prediction(row, r.hfu);
   else if (k == "tflops_per_gpu") {
-    if (notes_count_recompute_flops(mr.notes)) {
-      set_prediction(row, r.hfu * (r.peak_flops_per_gpu / 1e12));
-      row.note = "hardware TFLOP/s (the source counts recomputation)";
-    } else {
-      set_prediction(row, r.model_tflops_per_gpu);
-    }
+    // The FLOPs as the source counts them: with the recomputation when its notes say so, and the attention
+    // halved for the causal mask when they say that.
+    const bool hardware = notes_count_recompute_flops(mr.notes);
+    const bool halved = notes_halve_causal_attention(mr.notes);
+    double flops = hardware ? r.hardware_flops_per_step : r.model_flops_per_step;
+    if (halved) flops -= 0.5 * (hardware ? r.attention_hardware_flops_per_step : r.attention_flops_per_step);
+    set_prediction(row, per_second(flops / static_cast<double>(mr.run.par.gpus) / 1e12, r.step_time_s));
+    if (hardware) row.note = "hardware TFLOP/s (the source counts recomputation)";
+    if (halved) row.note += std::string(hardware ? ", " : "") + "causal attention halved as the source counts it";
   } else {
     return set_unsupported(row, fmt::format("metric {} is not predicted for {} rows", k, row.workload));
   }
@@ -293,12 +296,40 @@ std::vector<std::string> run_features(const RunSpec& run_in) {
   return f;
 }
 
+bool notes_halve_causal_attention(const std::string& notes) {
+  const std::string n = to_lower(notes);
+  for (const char* phrase : {"causal attention halved", "attention halved for causal", "halves causal attention",
+                             "halves the causal attention"})
+    if (n.find(phrase) != std::string::npos) return true;
+  return false;
+}
+
 bool notes_count_recompute_flops(const std::string& notes) {
   const std::string n = to_lower(notes);
-  for (const char* phrase :
-       {"includes the activation-recomputation", "includes the activation recomputation", "includes recomputation",
-        "counts recomputation", "counts the recomputation", "hardware flops", "eq.3", "eq. 3"})
-    if (n.find(phrase) != std::string::npos) return true;
+  // The phrasings the schema's "say in notes if it counts recomputation" takes in the development files; a
+  // phrase right after a negation ("not including recompute", "without counting recomputation") says the
+  // opposite.
+  constexpr const char* phrases[] = {"includes the activation-recomputation",
+                                     "includes the activation recomputation",
+                                     "includes recompute",
+                                     "including the recompute",
+                                     "including recompute",
+                                     "counts recompute",
+                                     "counts the recompute",
+                                     "counting recompute",
+                                     "recompute flops are counted",
+                                     "recomputation flops are counted",
+                                     "hardware flops",
+                                     "eq.3",
+                                     "eq. 3"};
+  constexpr const char* negations[] = {"not ", "no ", "without ", "n't "};
+  for (const char* phrase : phrases)
+    for (std::size_t at = n.find(phrase); at != std::string::npos; at = n.find(phrase, at + 1)) {
+      const std::string before = n.substr(at >= 12 ? at - 12 : 0, at >= 12 ? 12 : at);
+      bool negated = false;
+      for (const char* neg : negations) negated = negated || before.ends_with(neg);
+      if (!negated) return true;
+    }
   return false;
 }
 

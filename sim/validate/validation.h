@@ -43,10 +43,14 @@ struct ValidationRow {
 std::vector<std::string> run_features(const RunSpec& run);
 
 // True when a tflops_per_gpu row's notes say the source counts the activation-recomputation FLOPs
-// (hardware FLOPs): case-insensitive "includes the activation-recomputation", "includes recomputation",
-// "counts recomputation", "hardware flops", or Narayanan et al. 2021's "Eq.3"/"Eq. 3" (whose FLOP
-// formula assumes the recomputation forward pass).
+// (hardware FLOPs): case-insensitive "includes recompute(ation)", "including the recompute", "counts
+// recompute", "recompute FLOPs are counted", "hardware flops", or Narayanan et al. 2021's "Eq.3"/"Eq. 3"
+// (whose FLOP formula assumes the recomputation forward pass); not right after a negation. The schema
+// asks sources to say this in the notes.
 bool notes_count_recompute_flops(const std::string& notes);
+// True when they say the source's formula halves the attention FLOPs for the causal mask ("causal
+// attention halved", xtuner's ThroughputHook); llmsim's own convention counts them in full.
+bool notes_halve_causal_attention(const std::string& notes);
 
 // The document a row cites, for grouping and for leaving a source out: its source column cut before the
 // first " @" (commit), " (" (details) or "," (section), e.g. "Narayanan et al. 2021 (arXiv:2104.04473)

@@ -113,6 +113,23 @@ TEST_SUITE("validation") {
     CHECK(sim::notes_count_recompute_flops("reported as hardware FLOPs"));
     CHECK_FALSE(sim::notes_count_recompute_flops("MFU 41.5% as published; HFU 43.7%"));
     CHECK_FALSE(sim::notes_count_recompute_flops(""));
+    // The development files' other phrasings (InternLM, xtuner, ColossalAI), and their negations.
+    CHECK(sim::notes_count_recompute_flops("with activation checkpointing ... i.e. recompute FLOPs ARE counted"));
+    CHECK(sim::notes_count_recompute_flops("megatron-style formula including the recompute forward (factor 4)"));
+    CHECK(sim::notes_count_recompute_flops("2*params*tokens*(3+1 with grad ckpt) -> includes recompute"));
+    CHECK(sim::notes_count_recompute_flops("FLOPs counted with paper Eq.3 = includes recomputation"));
+    CHECK_FALSE(
+        sim::notes_count_recompute_flops("TFLOP/s per GPU = Megatron formula x 3/4 (model flops, no recompute)"));
+    CHECK_FALSE(sim::notes_count_recompute_flops("model-flops counting, so recompute would not be credited"));
+    CHECK_FALSE(sim::notes_count_recompute_flops("a model-FLOPs count, not including recompute"));
+    CHECK_FALSE(sim::notes_count_recompute_flops("recomputation FLOPs are not counted"));
+  }
+
+  TEST_CASE("a source's formula that halves causal attention is read from the notes") {
+    CHECK(sim::notes_halve_causal_attention(
+        "formula including the recompute forward (factor 4), causal attention halved"));
+    CHECK_FALSE(sim::notes_halve_causal_attention("model flops, causal attention not halved"));
+    CHECK_FALSE(sim::notes_halve_causal_attention("attention not halved for causal"));
   }
 
   TEST_CASE("features come from the run spec") {
