@@ -101,6 +101,11 @@ double quantized_weight_bytes(WeightQuant q, DType fallback) {
   return dtype_bytes(fallback);
 }
 
+InferenceWeightBytes inference_weight_bytes(WeightQuant q, DType precision) {
+  const DType act = activation_dtype(precision);
+  return {quantized_weight_bytes(q, act), dtype_bytes(act)};
+}
+
 DType gemm_dtype(WeightQuant q, DType activation, bool fp8_tensor_path) {
   if (q == WeightQuant::Fp8) return fp8_tensor_path ? DType::FP8 : activation;
   if (q == WeightQuant::Nvfp4) return DType::FP4;

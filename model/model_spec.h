@@ -44,6 +44,16 @@ DType stored_dtype(WeightQuant q, DType unquantized);
 // quantization (Dettmers et al. 2023: 4 + 8/64 + 32/(64*256) bits), fp8 per-tensor, MXFP4 (OCP Microscaling
 // Formats v1.0: 4-bit E2M1 elements with one 8-bit E8M0 scale per block of 32 = 4.25 bits).
 double quantized_weight_bytes(WeightQuant q, DType fallback);
+// Bytes per parameter of an inference model's weights as the engines store them, the one rule the memory
+// model, the iteration cost (infer, serve, plan) and their agreement test share: the quantizable projections
+// in their weight format, unquantized in the run's activation dtype (bf16 under --precision fp8 / fp4: FP8
+// or FP4 GEMMs need an FP8 or NVFP4 weight format, --weight-quant fp8 / nvfp4); every other weight
+// (embeddings, LM head, norms, routers) in the activation dtype.
+struct InferenceWeightBytes {
+  double linear = 2;
+  double other = 2;
+};
+InferenceWeightBytes inference_weight_bytes(WeightQuant q, DType precision);
 
 // Mixture of experts; num_experts == 0 means a dense model.
 struct MoeSpec {

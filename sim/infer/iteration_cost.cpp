@@ -112,9 +112,8 @@ IterationCostModel::IterationCostModel(const model::ModelSpec& m, const hardware
   count(model::embedding_ops(m, p).ops, 1.0);
   count(model::head_ops(m, p).ops, 1.0);
   const double pp = dbl(std::max<std::int64_t>(1, par.pp));
-  weight_bytes_ = (linear * model::quantized_weight_bytes(infer.weight_quant, activation_dtype(infer.precision)) +
-                   other * dtype_bytes(activation_dtype(infer.precision))) /
-                  pp;
+  const model::InferenceWeightBytes wb = model::inference_weight_bytes(infer.weight_quant, infer.precision);
+  weight_bytes_ = (linear * wb.linear + other * wb.other) / pp;
   for (std::int64_t l = 0; l < m.num_layers; ++l) {
     Layers& kind = m.is_moe_layer(l) ? moe_layers_ : dense_layers_;
     if (kind.count++ == 0) kind.first = l;

@@ -224,10 +224,10 @@ StageMemory inference_stage(const model::ModelSpec& m, const hardware::SystemSpe
   const StageParams sp = stage_params(m, par, st.index);
   StageMemory out;
   out.params = sp.total();
-  const double wq = model::quantized_weight_bytes(in.weight_quant, in.precision);
-  add(out.gpu, MemoryKind::Weights, sp.linear * wq + sp.other * beta,
-      fmt::format("{:.3g} params: linear at {:.4g} B ({}), rest at {} B", sp.total(), wq,
-                  model::weight_quant_name(in.weight_quant), beta));
+  const model::InferenceWeightBytes wb = model::inference_weight_bytes(in.weight_quant, in.precision);
+  add(out.gpu, MemoryKind::Weights, sp.linear * wb.linear + sp.other * wb.other,
+      fmt::format("{:.3g} params: linear at {:.4g} B ({}), rest at {} B", sp.total(), wb.linear,
+                  model::weight_quant_name(in.weight_quant), wb.other));
 
   // KV cache: K and V per layer per token (model::kv_bytes_per_token).
   kv_per_token = model::kv_bytes_per_token(m, st.layers, par.tp, dtype_bytes(in.kv_dtype));

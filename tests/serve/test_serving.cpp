@@ -5,6 +5,8 @@
 #include <cmath>
 
 #include "llmsim/core/version.h"
+#include "llmsim/infer/iteration_cost.h"
+#include "llmsim/memory/memory_model.h"
 #include "llmsim/run/engine_profile.h"
 #include "llmsim/serve/request_stream.h"
 #include "llmsim/serve/serving_sim.h"
@@ -562,4 +564,49 @@ TEST_CASE("a sliding window over every layer caps a sequence's KV blocks (vLLM b
   // The profiles that honour it: vLLM and TensorRT-LLM; TGI keeps every token.
   CHECK(sim::engine_profile(sim::Framework::TrtLlm).sliding_window_kv);
   CHECK_FALSE(sim::engine_profile(sim::Framework::Tgi).sliding_window_kv);
+}
+
+TEST_CASE("memory, infer and serve count an inference model's weights by one rule") {
+  // model::inference_weight_bytes: projections in their weight format (unquantized: the activation dtype,
+  // bf16 under --precision fp8), the embeddings, LM head and norms in the activation dtype. Llama-3-8B has
+  // 6.98e9 projection and 1.05e9 other parameters.
+  const auto m = llmsim::test::preset_model("llama3-8b");
+  const auto sys = llmsim::test::preset_system("hgx-h200");
+  const auto reqs = sim::generate_requests([] {
+    sim::StreamSpec spec;
+    spec.kind = sim::ArrivalKind::Burst;
+    spec.requests = 8;
+    spec.input = sim::parse_length_dist("128", "--input-len");
+    spec.output = sim::parse_length_dist("16", "--output-len");
+    return spec;
+  }());
+  const auto weights_of = [&](DType precision, llmsim::model::WeightQuant q) {
+    sim::RunSpec run;
+    run.workload = sim::Workload::Inference;
+    run.infer.framework = sim::Framework::Vllm;
+    run.infer.precision = precision;
+    run.infer.weight_quant = q;
+    run.infer.batch = 1;
+    run.infer.input_len = 128;
+    run.infer.output_len = 16;
+    double memory = 0;
+    for (const auto& i : sim::evaluate_memory(m, sys, run).gpu)
+      if (i.kind == sim::MemoryKind::Weights) memory += i.bytes;
+    const double infer = sim::IterationCostModel(m, sys, run.par, run.infer).weight_bytes_per_gpu();
+    sim::ServingConfig cfg;
+    cfg.engine = sim::serving_profile(sim::Framework::Vllm, sys);
+    const auto served = sim::simulate_serving(m, sys, run, cfg, reqs);
+    REQUIRE(served.valid());
+    CHECK(memory == doctest::Approx(infer));
+    CHECK(served.weight_bytes == doctest::Approx(infer));
+    return memory;
+  };
+  const double bf16 = weights_of(DType::BF16, llmsim::model::WeightQuant::None);
+  CHECK(bf16 == doctest::Approx(2.0 * 8.03e9).epsilon(0.01));
+  // --precision fp8 alone changes no weight: FP8 weights are a weight format (it was 1 B for every weight in
+  // memory and 2 B in serve before 2026-12-06).
+  CHECK(weights_of(DType::FP8, llmsim::model::WeightQuant::None) == doctest::Approx(bf16));
+  const double fp8 = weights_of(DType::BF16, llmsim::model::WeightQuant::Fp8);
+  CHECK(fp8 == doctest::Approx(1.0 * 6.98e9 + 2.0 * 1.05e9).epsilon(0.01));
+  CHECK(weights_of(DType::FP8, llmsim::model::WeightQuant::Fp8) == doctest::Approx(fp8));
 }
