@@ -145,7 +145,11 @@ std::vector<std::string> training_problems(const model::ModelSpec& m, const hard
           t.recompute_layers, chunk, p.vp > 1 ? "virtual chunk" : "pipeline stage"));
   }
   if (p.vp > 1 && m.num_layers % (p.pp * p.vp) != 0)
-    why.push_back(fmt::format("interleaving needs pp {} x vp {} to divide the {} layers", p.pp, p.vp, m.num_layers));
+    why.push_back(fmt::format(
+        "interleaving needs pp {} x vp {} to divide the {} layers: Megatron's uneven virtual stages "
+        "(account_for_embedding_in_pipeline_split / account_for_loss_in_pipeline_split, first/last stage layer "
+        "counts) are not modelled yet",
+        p.pp, p.vp, m.num_layers));
   if (p.dp > 0 && t.micro_batch > 0 && t.global_batch % (t.micro_batch * p.dp) == 0 && p.pp > 1) {
     const auto mb = static_cast<int>(micro_batches_per_step(run));
     for (auto& w : pipeline_problems(static_cast<int>(p.pp), static_cast<int>(p.vp), mb, t.schedule)) why.push_back(w);
