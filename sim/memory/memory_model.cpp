@@ -172,13 +172,11 @@ double adam_sqrt_copy_bytes(const FrameworkProfile& fw, const RunSpec& run, doub
                             double v_bytes) {
   const auto& t = run.train;
   if (t.optimizer != Optimizer::Adam || t.offload != Offload::None) return 0.0;
-  switch (t.optimizer_impl.value_or(fw.optimizer_impl)) {
-    case OptimizerImpl::Fused: return 0.0;
-    case OptimizerImpl::Foreach:
-      return (t.optimizer_in_backward ? std::min(partition, largest_tensor) : partition) * v_bytes;
-    case OptimizerImpl::ForLoop: return std::min(partition, largest_tensor) * v_bytes;
-  }
-  return 0.0;
+  const OptimizerImpl impl = t.optimizer_impl.value_or(fw.optimizer_impl);
+  if (impl == OptimizerImpl::Fused) return 0.0;
+  // Foreach over the whole group, unless the step runs inside backward: then it goes tensor by tensor.
+  const bool whole_group = impl == OptimizerImpl::Foreach && !t.optimizer_in_backward;
+  return (whole_group ? partition : std::min(partition, largest_tensor)) * v_bytes;
 }
 
 namespace {

@@ -184,13 +184,9 @@ void training_stage_items(const model::ModelSpec& m, const hardware::SystemSpec&
                                : std::string("the partition"),
                            fw.name);
       if (sqrt_v > 0)
-        what += fmt::format(
-            "{}{} AdamW's sqrt(v) copy of {} ({} B/param)", what.empty() ? "" : " + ",
-            name_of(t.optimizer_impl.value_or(fw.optimizer_impl)),
-            t.optimizer_impl.value_or(fw.optimizer_impl) == OptimizerImpl::Foreach && !t.optimizer_in_backward
-                ? "every trainable parameter"
-                : "the largest tensor",
-            dtype_bytes(b.state_dtype));
+        what += fmt::format("{}{} AdamW's sqrt(v) copy of {:.3g} params ({} B each)", what.empty() ? "" : " + ",
+                            name_of(t.optimizer_impl.value_or(fw.optimizer_impl)), sqrt_v / dtype_bytes(b.state_dtype),
+                            dtype_bytes(b.state_dtype));
       return t.optimizer_in_backward ? what + ", during backward" : what + ", beyond the freed activations";
     });
   // The runtime (system [runtime] table): the allocator's reserve grows with what it serves.

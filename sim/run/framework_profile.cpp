@@ -189,11 +189,11 @@ FrameworkProfile fsdp() {
   p.selective = model::SelectivePolicy::AlternateMatmuls;
   // torchtune's FSDP recipes train in pure bf16 (dtype: bf16, no master copy) and can step inside
   // backward (optimizer_in_bwd: True, via Tensor.register_post_accumulate_grad_hook).
+  p.pure_16bit = true;
+  p.optimizer_in_backward = true;
   // torchtitan steps AdamW with implementation "fused" by default (its optimizer config) and torchtune's
   // recipes pass fused: True to torch.optim.AdamW.
   p.optimizer_impl = OptimizerImpl::Fused;
-  p.pure_16bit = true;
-  p.optimizer_in_backward = true;
   p.time_source =
       "PyTorch FSDP docs (per-unit reduce-scatter, backward prefetch); HF LlamaRMSNorm kernel count; torchtitan "
       "distributed/activation_checkpoint.py (op-level selective AC)";
@@ -227,12 +227,12 @@ FrameworkProfile hf() {
   // A model loaded with torch_dtype=bfloat16 and trained without AMP is pure bf16; HF Trainer's
   // layer-wise optimizers (LOMO, GaLore "layerwise") and PyTorch's post-accumulate-grad hooks step
   // inside backward.
+  p.pure_16bit = true;
+  p.optimizer_in_backward = true;
   // HF Trainer's default optim is adamw_torch_fused with torch >= 2.8 (training_args.py default_optim);
   // from transformers 4.32.0 (PR #25109) to then it was adamw_torch, torch.optim.AdamW's foreach step,
   // which a recipe or --optimizer-impl foreach states.
   p.optimizer_impl = OptimizerImpl::Fused;
-  p.pure_16bit = true;
-  p.optimizer_in_backward = true;
   p.time_source = "PyTorch DDP docs (bucket_cap_mb 25, overlapped all-reduce); HF LlamaRMSNorm kernel count";
   p.source = "HF transformers docs 'Model training anatomy' (AMP: 4+4+8 bytes/param); PyTorch DDP docs (bucket copies)";
   return p;

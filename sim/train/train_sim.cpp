@@ -87,16 +87,17 @@ FlopCount flops_per_token(const model::ModelSpec& m, const RunSpec& run) {
     }
     c.model += 6.0 * adapters;
   }
-  c.hardware = c.model;
-  c.attention = c.attention_hardware = attn;
   const model::SelectivePolicy selective = framework_profile(t.framework).selective;
-  // Full recomputation re-runs the blocks' forward, not the head's (recompute_shares).
-  if (t.recompute == Recompute::Full) c.hardware += 2.0 * layer_lin + attn / 3.0;
-  if (t.recompute == Recompute::Selective && selective == model::SelectivePolicy::AttentionCore && !t.flash_attn)
-    c.hardware += attn / 3.0;
-  if (t.recompute == Recompute::Full ||
-      (t.recompute == Recompute::Selective && selective == model::SelectivePolicy::AttentionCore && !t.flash_attn))
-    c.attention_hardware += attn / 3.0;
+  // Full recomputation re-runs the blocks' forward, not the head's (recompute_shares); Megatron's selective
+  // policy re-runs the unfused attention core alone.
+  const bool attention_again =
+      t.recompute == Recompute::Full ||
+      (t.recompute == Recompute::Selective && selective == model::SelectivePolicy::AttentionCore && !t.flash_attn);
+  const double attn_again = attention_again ? attn / 3.0 : 0.0;
+  c.attention = attn;
+  c.attention_hardware = attn + attn_again;
+  c.hardware = c.model;
+  c.hardware += t.recompute == Recompute::Full ? 2.0 * layer_lin + attn_again : attn_again;
   if (t.recompute == Recompute::Selective && selective == model::SelectivePolicy::AlternateMatmuls) {
     // The GEMMs the op-level policy runs again (recompute_shares, the step graph's rule).
     p.flash_attn = t.flash_attn;

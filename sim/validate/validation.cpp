@@ -296,32 +296,11 @@ std::vector<std::string> run_features(const RunSpec& run_in) {
   return f;
 }
 
-bool notes_halve_causal_attention(const std::string& notes) {
+namespace {
+// Whether the lower-cased notes say one of `phrases`, not right after a negation ("not including recompute",
+// "without counting recomputation" say the opposite).
+bool notes_say(const std::string& notes, std::initializer_list<const char*> phrases) {
   const std::string n = to_lower(notes);
-  for (const char* phrase : {"causal attention halved", "attention halved for causal", "halves causal attention",
-                             "halves the causal attention"})
-    if (n.find(phrase) != std::string::npos) return true;
-  return false;
-}
-
-bool notes_count_recompute_flops(const std::string& notes) {
-  const std::string n = to_lower(notes);
-  // The phrasings the schema's "say in notes if it counts recomputation" takes in the development files; a
-  // phrase right after a negation ("not including recompute", "without counting recomputation") says the
-  // opposite.
-  constexpr const char* phrases[] = {"includes the activation-recomputation",
-                                     "includes the activation recomputation",
-                                     "includes recompute",
-                                     "including the recompute",
-                                     "including recompute",
-                                     "counts recompute",
-                                     "counts the recompute",
-                                     "counting recompute",
-                                     "recompute flops are counted",
-                                     "recomputation flops are counted",
-                                     "hardware flops",
-                                     "eq.3",
-                                     "eq. 3"};
   constexpr const char* negations[] = {"not ", "no ", "without ", "n't "};
   for (const char* phrase : phrases)
     for (std::size_t at = n.find(phrase); at != std::string::npos; at = n.find(phrase, at + 1)) {
@@ -331,6 +310,20 @@ bool notes_count_recompute_flops(const std::string& notes) {
       if (!negated) return true;
     }
   return false;
+}
+}  // namespace
+
+bool notes_halve_causal_attention(const std::string& notes) {
+  return notes_say(notes, {"causal attention halved", "attention halved for causal", "halves causal attention",
+                           "halves the causal attention"});
+}
+
+bool notes_count_recompute_flops(const std::string& notes) {
+  // The phrasings the schema's "say in notes if it counts recomputation" takes in the development files.
+  return notes_say(notes, {"includes the activation-recomputation", "includes the activation recomputation",
+                           "includes recompute", "including the recompute", "including recompute", "counts recompute",
+                           "counts the recompute", "counting recompute", "recompute flops are counted",
+                           "recomputation flops are counted", "hardware flops", "eq.3", "eq. 3"});
 }
 
 namespace {

@@ -37,6 +37,12 @@ double inference_item_bytes(const llmsim::model::ModelSpec& m, const llmsim::har
     if (i.kind == kind) bytes += i.bytes;
   return bytes;
 }
+// What backward has freed when the optimizer steps: the activations, logits, recompute working set and autocast
+// copies, less what the gradients allocated in backward took over of them (the negative gradient_overlap item).
+double freed_before_step(const sim::MemoryResult& res) {
+  return lt::item(res, "activations") + lt::item(res, "logits_and_loss") + lt::item(res, "recompute_working_set") +
+         lt::item(res, "amp_weight_copies") + lt::item(res, "gradient_overlap");
+}
 sim::RunSpec train_run(std::int64_t gpus) {
   sim::RunSpec r;
   r.par.gpus = gpus;
@@ -144,10 +150,7 @@ TEST_CASE("DeepSpeed's step casts a (sub-)group's gradients to fp32 once backwar
   r.train.framework = sim::Framework::DeepSpeed;
   r.train.seq_len = 256;
   r.train.recompute = sim::Recompute::Full;
-  const auto freed = [](const sim::MemoryResult& res) {
-    return lt::item(res, "activations") + lt::item(res, "logits_and_loss") + lt::item(res, "recompute_working_set") +
-           lt::item(res, "amp_weight_copies");
-  };
+  const auto freed = freed_before_step;  // no gradient overlap under ZeRO
   r.train.zero_stage = 3;
   const auto z3 = sim::evaluate_memory(m, sys, r);
   REQUIRE(static_cast<double>(z3.params_total) > 1e9);  // 6.74e9 parameters: the sub-group bounds the copy
@@ -194,8 +197,7 @@ TEST_CASE("torch's foreach AdamW step copies every v; the for-loop step one tens
   const auto fused = sim::evaluate_memory(m, sys, r);
   CHECK(lt::item(fused, "optimizer_step_copy") == 0.0);  // the hf profile's default: HF Trainer with torch >= 2.8
   const double params = static_cast<double>(fused.params_total);
-  const double freed = lt::item(fused, "activations") + lt::item(fused, "logits_and_loss") +
-                       lt::item(fused, "recompute_working_set") + lt::item(fused, "gradient_overlap");
+  const double freed = freed_before_step(fused);
   r.train.optimizer_impl = sim::OptimizerImpl::Foreach;
   const auto foreach_step = sim::evaluate_memory(m, sys, r);
   CHECK(lt::item(foreach_step, "optimizer_step_copy") == doctest::Approx(2 * params - freed));
@@ -210,10 +212,7 @@ TEST_CASE("torch's foreach AdamW step copies every v; the for-loop step one tens
   r.train.optimizer_impl = sim::OptimizerImpl::Foreach;
   r.train.master_weights = true;
   const auto amp = sim::evaluate_memory(m, sys, r);
-  CHECK(lt::item(amp, "optimizer_step_copy") ==
-        doctest::Approx(4 * params - (lt::item(amp, "activations") + lt::item(amp, "logits_and_loss") +
-                                      lt::item(amp, "recompute_working_set") + lt::item(amp, "amp_weight_copies") +
-                                      lt::item(amp, "gradient_overlap"))));
+  CHECK(lt::item(amp, "optimizer_step_copy") == doctest::Approx(4 * params - freed_before_step(amp)));
   r.train.optimizer = sim::Optimizer::Adam8bit;
   CHECK(lt::item(sim::evaluate_memory(m, sys, r), "optimizer_step_copy") == 0.0);
   r.train.optimizer = sim::Optimizer::Adam;
