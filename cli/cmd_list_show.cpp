@@ -305,7 +305,11 @@ void list_frameworks(const CommonOptions& common) {
   };
   const auto& catalog = sim::framework_catalog();
   nlohmann::json rows = nlohmann::json::array();
-  for (const auto& e : catalog)
+  for (const auto& e : catalog) {
+    nlohmann::json earlier = nlohmann::json::array();
+    for (const auto& r : e.earlier_recipes)
+      earlier.push_back(
+          {{"before", to_string(r.before)}, {"recipe", sim::describe(r.recipe)}, {"recipe_source", r.recipe.source}});
     rows.push_back({{"name", e.name},
                     {"aliases", e.aliases},
                     {"training", profile(e.training)},
@@ -315,7 +319,9 @@ void list_frameworks(const CommonOptions& common) {
                     {"unsupported_reason", e.unsupported_reason},
                     {"recipe", sim::describe(e.recipe)},
                     {"recipe_source", e.recipe.source},
+                    {"earlier_recipes", earlier},
                     {"source", e.source}});
+  }
   nlohmann::json doc = report::header("list frameworks");
   doc["frameworks"] = rows;
   emit(common, doc, [&] {

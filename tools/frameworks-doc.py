@@ -27,6 +27,8 @@ def row(e):
         label = f"static ({e['inference']})" if e["inference"] in STATIC else e["inference"]
         infer = f"**{label}**: {cell(e['inference_mapping'])}"
     recipe = f"{cell(e['recipe'])}<br>*{cell(e['recipe_source'])}*" if e["recipe"] else "—"
+    for r in e.get("earlier_recipes", []):
+        recipe += f"<br>releases before {r['before']}: {cell(r['recipe'])}<br>*{cell(r['recipe_source'])}*"
     return f"| {name} | {train} | {infer} | {recipe} | {cell(e['source'])} |"
 
 

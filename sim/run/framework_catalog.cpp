@@ -331,12 +331,31 @@ std::vector<FrameworkEntry> training_frameworks() {
                  .flash_attn = true,
                  .fused_loss = true,
                  .precision = DType::BF16,
+                 .dropout = 0.0,
                  .source =
                      "mosaicml/llm-foundry @8c8dd48 scripts/train/yamls/pretrain/mpt-*.yaml: fsdp_config."
                      "sharding_strategy: FULL_SHARD (zero_stage 3), model.attn_config.attn_impl: flash, precision: "
                      "amp_bf16; llmfoundry/models/mpt/modeling_mpt.py ComposerMPTCausalLM loss_fn default "
-                     "'fused_crossentropy' (flash-attn CrossEntropyLoss). Not set: activation_checkpointing is true "
-                     "for mpt-3b and larger, false below"},
+                     "'fused_crossentropy' (flash-attn CrossEntropyLoss); llmfoundry/models/mpt/"
+                     "configuration_mpt.py resid_pdrop = emb_pdrop = 0.0, attn_config_defaults attn_pdrop 0.0 "
+                     "(dropout 0). Not set: activation_checkpointing is true for mpt-3b and larger, false below"},
+      // v0.7.0 (2024-03-26) switched the pretraining yamls from attn_impl: triton to flash (#1041), and
+      // submit_benchmarks.py's --attn_impl default with them; the benchmark tables of 2023-24 ran before.
+      .earlier_recipes = {{.before = {0, 7, 0},
+                           .recipe = {.zero_stage = 3,
+                                      .flash_attn = true,
+                                      .attn_kernel = AttentionKernel::Fa1,
+                                      .fused_loss = true,
+                                      .precision = DType::BF16,
+                                      .dropout = 0.0,
+                                      .source = "mosaicml/llm-foundry v0.6.0 scripts/train/yamls/pretrain/"
+                                                "mpt-*.yaml: model.attn_config.attn_impl: triton (v0.3.0 to "
+                                                "v0.6.0 alike), scripts/train/benchmarking/submit_benchmarks.py "
+                                                "--attn_impl default 'triton'; llmfoundry/models/layers/"
+                                                "attention.py triton_flash_attn_fn -> llmfoundry/models/layers/"
+                                                "flash_attn_triton.py (the Triton FlashAttention kernel, FA1 "
+                                                "generation); FULL_SHARD, amp_bf16, fused_crossentropy and no "
+                                                "dropout as in the entry's recipe"}}},
       .source = "mosaicml/llm-foundry scripts/train/yamls/pretrain/mpt-7b.yaml (fsdp_config), scripts/inference; "
                 "sim/run/framework_profile.cpp fsdp() (checked against llm-foundry MPT)"});
 
@@ -768,9 +787,17 @@ std::string describe(const RecipeDefaults& r) {
   if (r.single_device_full_optimizer_in_backward)
     parts.push_back("optimizer_in_backward=" + yes_no(*r.single_device_full_optimizer_in_backward) + " (1 GPU, full)");
   if (r.optimizer_impl) parts.push_back("optimizer_impl=" + std::string(name_of(*r.optimizer_impl)));
+  if (r.dropout) parts.push_back(fmt::format("dropout={:g} (model by dimensions)", *r.dropout));
   std::string out;
   for (const auto& p : parts) out += (out.empty() ? "" : ", ") + p;
   return out;
+}
+
+const RecipeDefaults& recipe_for(const FrameworkEntry& e, const std::optional<Version>& release) {
+  if (release)
+    for (const EarlierRecipe& r : e.earlier_recipes)
+      if (*release < r.before) return r.recipe;
+  return e.recipe;
 }
 
 const FrameworkEntry* find_framework(std::string_view text) {

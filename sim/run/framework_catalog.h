@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "llmsim/core/dtype.h"
+#include "llmsim/core/version.h"
 #include "llmsim/hardware/attention_kernel.h"
 #include "llmsim/run/run_spec.h"
 
@@ -42,7 +43,18 @@ struct RecipeDefaults {
   std::optional<Optimizer> single_device_full_optimizer;
   std::optional<bool> single_device_full_optimizer_in_backward;
   std::optional<OptimizerImpl> optimizer_impl;  // how its AdamW steps (TrainSpec::optimizer_impl)
-  std::string source;                           // citation of every default above (required when any is set)
+  // Dropout of the recipe's own model code, for a row that describes its model by dimensions (a named
+  // model's config states its own).
+  std::optional<double> dropout;
+  std::string source;  // citation of every default above (required when any is set)
+};
+
+// A recipe of earlier releases: a default the entry's recipe cites changed at `before`, and a training row
+// that states a release below it runs these settings instead (llm-foundry's benchmark and pretraining
+// configs named Triton attention until v0.7.0, FlashAttention after).
+struct EarlierRecipe {
+  Version before;
+  RecipeDefaults recipe;
 };
 
 struct FrameworkEntry {
@@ -52,11 +64,12 @@ struct FrameworkEntry {
   // serving rows; nullopt = no fair stand-in for that kind of workload (see unsupported_reason).
   std::optional<Framework> training;
   std::optional<Framework> inference;
-  std::string training_mapping;    // for reports: "megatron TP/PP + DeepSpeed ZeRO-1 DP"
-  std::string inference_mapping;   // "static batching, HF generate loop"
-  std::string unsupported_reason;  // why a workload without a profile has none
-  RecipeDefaults recipe;           // training recipe defaults
-  std::string source;              // the framework's docs or code showing the shared behaviour
+  std::string training_mapping;                // for reports: "megatron TP/PP + DeepSpeed ZeRO-1 DP"
+  std::string inference_mapping;               // "static batching, HF generate loop"
+  std::string unsupported_reason;              // why a workload without a profile has none
+  RecipeDefaults recipe;                       // training recipe defaults (the latest release's)
+  std::vector<EarlierRecipe> earlier_recipes;  // ascending `before`; empty when every release runs alike
+  std::string source;                          // the framework's docs or code showing the shared behaviour
 };
 
 // Every entry, in a fixed order (training frameworks first, then inference engines).
@@ -73,6 +86,10 @@ std::string normalize_framework_name(std::string_view text);
 
 // The recipe's settings as text, "zero_stage=1, sequence_parallel=yes (tp > 1), …"; "" when it sets none.
 std::string describe(const RecipeDefaults& r);
+
+// The recipe a training row of `release` runs: the first earlier recipe whose `before` lies above the
+// release, else the entry's own (also when no release is stated: today's recipe is what a user gets).
+const RecipeDefaults& recipe_for(const FrameworkEntry& e, const std::optional<Version>& release);
 
 // The entry whose name or alias equals `text` after normalize_framework_name; nullptr when unknown.
 const FrameworkEntry* find_framework(std::string_view text);

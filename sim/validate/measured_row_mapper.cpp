@@ -138,10 +138,12 @@ class RowMapper {
       out_.run.train.fused_loss = *r->fused_loss;
       note_recipe(fmt::format("fused_loss={}", *r->fused_loss ? "yes" : "no"));
     }
-    if (!fact_) return;
-    if (fact_->dropout) {
+    if (fact_ && fact_->dropout) {
       out_.model.dropout = *fact_->dropout;
       note_fact(fmt::format("dropout={:g}", *fact_->dropout));
+    } else if (const RecipeDefaults* r = recipe(); r && r->dropout && row_.text("model") == "custom") {
+      out_.model.dropout = *r->dropout;
+      note_recipe(fmt::format("dropout={:g}", *r->dropout));
     }
   }
 
@@ -186,7 +188,7 @@ class RowMapper {
   // A setting taken from the framework's recipe: "zero_stage=1 (megatron-lm recipe)".
   void note_recipe(const std::string& setting) { note_default(fmt::format("{} ({} recipe)", setting, entry_->name)); }
   const RecipeDefaults* recipe() const {
-    return entry_ && out_.run.workload != Workload::Inference ? &entry_->recipe : nullptr;
+    return entry_ && out_.run.workload != Workload::Inference ? &recipe_for(*entry_, training_release_) : nullptr;
   }
   // A column the row leaves empty that no fact settles: the best-feasible fill may choose it.
   void free_axis(FillAxis a) {
@@ -323,6 +325,16 @@ class RowMapper {
       out_.run.infer.engine_version = *v;
       release_stated_ = true;
       note_default(fmt::format("engine_version={} ({} column)", to_string(*v), column));
+      return;
+    }
+    if (entry_ && !entry_->earlier_recipes.empty()) {
+      training_release_ = v;
+      const auto later = std::find_if(entry_->earlier_recipes.begin(), entry_->earlier_recipes.end(),
+                                      [&](const EarlierRecipe& r) { return *v < r.before; });
+      note_default(later == entry_->earlier_recipes.end()
+                       ? fmt::format("release {}: the {} recipe of today's releases", to_string(*v), entry_->name)
+                       : fmt::format("release {}: the {} recipe of releases before {}", to_string(*v), entry_->name,
+                                     to_string(later->before)));
       return;
     }
     note_default(fmt::format("release {}: the {} profile has no release-specific rules (every release runs alike)",
@@ -707,10 +719,11 @@ class RowMapper {
   const FileContext& ctx_;
   const RowReader& row_;
   MeasuredRun& out_;
-  bool quiet_ = false;                     // reading the other workload's columns: check them, note nothing
-  bool release_stated_ = false;            // the row names its engine's release (a fact's release yields)
-  const SourceFact* fact_ = nullptr;       // the facts file's entry for this row's source, if any
-  const FrameworkEntry* entry_ = nullptr;  // the catalog's entry for the row's framework, when it has a profile
+  bool quiet_ = false;                       // reading the other workload's columns: check them, note nothing
+  bool release_stated_ = false;              // the row names its engine's release (a fact's release yields)
+  const SourceFact* fact_ = nullptr;         // the facts file's entry for this row's source, if any
+  const FrameworkEntry* entry_ = nullptr;    // the catalog's entry for the row's framework, when it has a profile
+  std::optional<Version> training_release_;  // a training row's stated release: picks the recipe of its era
 };
 
 }  // namespace

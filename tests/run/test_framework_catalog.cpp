@@ -170,6 +170,12 @@ TEST_CASE("catalog invariants: unique names, sources, reasons") {
     if (e.inference) CHECK_MESSAGE(!e.inference_mapping.empty(), e.name);
     if (e.recipe.zero_stage) CHECK((*e.recipe.zero_stage >= 0 && *e.recipe.zero_stage <= 3));
     if (e.recipe.attn_kernel) CHECK(e.recipe.flash_attn.value_or(true));
+    // Earlier recipes: ascending, each cited, only beside a training profile.
+    for (std::size_t i = 0; i < e.earlier_recipes.size(); ++i) {
+      CHECK_MESSAGE(!e.earlier_recipes[i].recipe.source.empty(), e.name);
+      CHECK_MESSAGE(e.training.has_value(), e.name);
+      if (i > 0) CHECK(e.earlier_recipes[i - 1].before < e.earlier_recipes[i].before);
+    }
   }
   // Training frameworks first, then inference engines.
   const auto& c = framework_catalog();
@@ -206,7 +212,15 @@ TEST_CASE("recipe defaults that matter") {
   CHECK_FALSE(entry("hf").recipe.optimizer_impl.has_value());  // the profile's: adamw_torch_fused today
   CHECK(entry("nemo").recipe.zero_stage == 1);                 // distributed_fused_adam
   CHECK(entry("llm-foundry").recipe.zero_stage == 3);          // FULL_SHARD
-  CHECK(entry("internlm").recipe.zero_stage == 1);             // hybrid ZeRO-1
+  // llm-foundry before v0.7.0 ran Triton FlashAttention (attn_impl: triton); a release picks its era's recipe.
+  CHECK_FALSE(entry("llm-foundry").recipe.attn_kernel.has_value());
+  CHECK(recipe_for(entry("llm-foundry"), llmsim::Version{0, 3, 0}).attn_kernel == llmsim::AttentionKernel::Fa1);
+  CHECK(recipe_for(entry("llm-foundry"), llmsim::Version{0, 6, 9}).attn_kernel == llmsim::AttentionKernel::Fa1);
+  CHECK(&recipe_for(entry("llm-foundry"), llmsim::Version{0, 7, 0}) == &entry("llm-foundry").recipe);
+  CHECK(&recipe_for(entry("llm-foundry"), std::nullopt) == &entry("llm-foundry").recipe);
+  CHECK(&recipe_for(entry("megatron-lm"), llmsim::Version{0, 1, 0}) == &entry("megatron-lm").recipe);
+  CHECK(entry("llm-foundry").recipe.dropout == 0.0);
+  CHECK(entry("internlm").recipe.zero_stage == 1);  // hybrid ZeRO-1
   CHECK(entry("internlm").recipe.flash_attn == true);
   CHECK(entry("deepspeed").recipe.zero_stage == 0);        // no zero_optimization block
   CHECK(entry("hf").recipe.recompute == Recompute::None);  // gradient_checkpointing=False
@@ -243,11 +257,12 @@ TEST_CASE("describe() names every recipe field that is set") {
   r.single_device_full_optimizer = Optimizer::Adam8bit;
   r.single_device_full_optimizer_in_backward = true;
   r.optimizer_impl = llmsim::sim::OptimizerImpl::Foreach;
+  r.dropout = 0.0;
   const std::string d = describe(r);
   for (const char* key :
        {"zero_stage=1", "sequence_parallel=yes", "recompute=full", "flash_attn=yes", "attn_kernel=fa2",
         "overlap_grad_reduce=yes", "overlap_param_gather=no", "master_weights=none (at bf16)", "fused_loss=yes",
-        "precision=bf16", "optimizer=adam8bit", "optimizer_in_backward=yes", "optimizer_impl=foreach"})
+        "precision=bf16", "optimizer=adam8bit", "optimizer_in_backward=yes", "optimizer_impl=foreach", "dropout=0"})
     CHECK_MESSAGE(d.find(key) != std::string::npos, key << " in " << d);
 }
 

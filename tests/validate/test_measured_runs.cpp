@@ -147,6 +147,34 @@ TEST_SUITE("measured_runs") {
     CHECK_FALSE(runs[3].run.train.optimizer_impl.has_value());
   }
 
+  TEST_CASE("a stated release picks the recipe of its era (llm-foundry: Triton attention before 0.7.0)") {
+    // llm-foundry v0.3.0-v0.6.0 yamls and submit_benchmarks.py: attn_impl triton (the Triton FlashAttention
+    // kernel, FA1 generation); v0.7.0 (#1041) switched to flash. MPT's model code has no dropout.
+    const auto runs = load("recipe_by_release.csv");
+    REQUIRE(runs.size() == 5);
+    for (const auto& r : runs) CHECK_MESSAGE(r.error.empty(), r.error);
+    for (int i : {0, 1}) {
+      CAPTURE(i);
+      CHECK(runs[i].run.train.attn_kernel == AttentionKernel::Fa1);
+      CHECK(has_default(runs[i], "attn_kernel=fa1 (llm-foundry recipe)"));
+      CHECK(has_default(runs[i], fmt::format("release {}: the llm-foundry recipe of releases before 0.7.0",
+                                             i == 0 ? "0.3.0" : "0.6.0")));
+    }
+    for (int i : {2, 3}) {
+      CAPTURE(i);
+      CHECK(runs[i].run.train.attn_kernel == AttentionKernel::Fa2);
+      CHECK_FALSE(mentions(runs[i].defaults, "attn_kernel"));
+    }
+    CHECK(has_default(runs[2], "release 0.7.0: the llm-foundry recipe of today's releases"));
+    for (int i : {0, 1, 2, 3}) {
+      CHECK(runs[i].model.dropout == 0.0);
+      CHECK(runs[i].run.train.fused_loss);
+    }
+    // The same model by dimensions under plain fsdp keeps the schema's custom gpt (Megatron's 0.1 dropout).
+    CHECK(runs[4].model.dropout == doctest::Approx(0.1));
+    CHECK(runs[4].run.train.attn_kernel == AttentionKernel::Fa2);
+  }
+
   TEST_CASE("a fine-tuning row's weight_quant is the frozen base's format (int4: a GPTQ checkpoint)") {
     const auto runs = load("finetune_base_quant.csv");
     REQUIRE(runs.size() == 3);
