@@ -353,6 +353,16 @@ CalibrationFits fit_samples(const std::vector<Sample>& samples, const hardware::
     f.h2d = try_fit(s.begin()->second, "h2d_pinned", f.notes);
   if (auto s = series_by(samples, "d2h_pinned", bytes_of); !s.empty())
     f.d2h = try_fit(s.begin()->second, "d2h_pinned", f.notes);
+  // Pageable copies are not affine in size (small ones stay in the driver's staging buffer): their rate for
+  // the large copies that ZeRO-Offload makes comes from the sizes of 64 MiB or more where there are two.
+  auto large_copies = [](const Series& s) {
+    const Series large = region(s, kBandwidthRegionBytes, std::numeric_limits<double>::infinity());
+    return distinct_sizes(large.x) >= 2 ? large : s;
+  };
+  if (auto s = series_by(samples, "h2d_pageable", bytes_of); !s.empty())
+    f.h2d_pageable = try_fit(large_copies(s.begin()->second), "h2d_pageable", f.notes);
+  if (auto s = series_by(samples, "d2h_pageable", bytes_of); !s.empty())
+    f.d2h_pageable = try_fit(large_copies(s.begin()->second), "d2h_pageable", f.notes);
   for (const auto& [key, se] : series_by(samples, "nccl_all_reduce", bus_bytes)) {
     auto fit = collective_fit(se, curve_name("nccl_all_reduce", key.group, key.nodes), f.notes);
     if (!fit) continue;
@@ -432,6 +442,8 @@ std::vector<SummaryRow> summarize(const CalibrationFits& f, const hardware::Syst
     rows.push_back({"smallest GEMM call", fmt::format("{:.2f} us", *f.gemm_call_s * 1e6), "-", "-", "-"});
   if (f.h2d) link("PCIe host->device, pinned", *f.h2d, base.node.pcie_bandwidth_Bps);
   if (f.d2h) link("PCIe device->host, pinned", *f.d2h, base.node.pcie_bandwidth_Bps);
+  if (f.h2d_pageable) link("PCIe host->device, pageable", *f.h2d_pageable, base.node.pcie_bandwidth_Bps);
+  if (f.d2h_pageable) link("PCIe device->host, pageable", *f.d2h_pageable, base.node.pcie_bandwidth_Bps);
   for (const auto& [g, a] : f.all_reduce)
     link(fmt::format("NCCL all-reduce x{} (bus bandwidth)", g), a, base.node.fabric_bandwidth_Bps);
   for (const auto& [name, a] : f.links) link(name + " (bus bandwidth)", a, base.node.fabric_bandwidth_Bps);
@@ -538,6 +550,13 @@ std::string efficiency_table(const CalibrationFits& f, const hardware::SystemSpe
   // (derive_network_fraction), with the intra-node fractions written above.
   if (f.network)
     fraction(toml_key(F::NetworkBandwidth), f.network->value, f.network->low, f.network->high, f.network->why);
+  // Pageable copies: their large-copy rate, which the host's staging memcpy sets (Efficiency::pageable_h2d_Bps).
+  if (f.h2d_pageable)
+    o << fmt::format("{} = {:.2f}   # host->device from malloc'd memory\n", hardware::kPageableH2dKey,
+                     f.h2d_pageable->bandwidth_Bps / 1e9);
+  if (f.d2h_pageable)
+    o << fmt::format("{} = {:.2f}   # device->host to malloc'd memory\n", hardware::kPageableD2hKey,
+                     f.d2h_pageable->bandwidth_Bps / 1e9);
   if (f.cpu_adam) {
     // Measured with every hardware thread of this host; a node of `cpu_cores` cores is assumed to be this host.
     o << fmt::format("{} = {:.1f}   # fused AdamW, all host threads\n", hardware::kCpuAdamKey, f.cpu_adam->rate / 1e6);

@@ -37,8 +37,9 @@ struct CalibrationFits {
   // explain (under 2 us of streaming or compute on current GPUs); with how many samples it came from.
   std::optional<double> gemm_call_s;
   int gemm_call_samples = 0;
-  std::optional<AlphaBetaFit> h2d;  // h2d_pinned
-  std::optional<AlphaBetaFit> d2h;  // d2h_pinned
+  std::optional<AlphaBetaFit> h2d;                         // h2d_pinned
+  std::optional<AlphaBetaFit> d2h;                         // d2h_pinned
+  std::optional<AlphaBetaFit> h2d_pageable, d2h_pageable;  // from and to malloc'd host memory
   // Collective fits (all_reduce, links and their across-node maps) take the bandwidth from messages of
   // 64 MiB or more and the latency from messages of 1 MiB or less; alpha_s = -1 when the sweep has no
   // small messages (latency not measured: the written profile keeps the preset's fabric latency).
@@ -61,9 +62,9 @@ struct CalibrationFits {
   std::vector<std::string> notes;         // what could not be fitted, and why
   // Nothing fitted: a profile written from these fits would be the preset marked calibrated.
   bool empty() const {
-    return gemm.empty() && !memory && !elementwise && !launch_s && !gemm_call_s && !h2d && !d2h && all_reduce.empty() &&
-           links.empty() && all_reduce_across_nodes.empty() && links_across_nodes.empty() && !network && !cpu_adam &&
-           !host_bandwidth;
+    return gemm.empty() && !memory && !elementwise && !launch_s && !gemm_call_s && !h2d && !d2h && !h2d_pageable &&
+           !d2h_pageable && all_reduce.empty() && links.empty() && all_reduce_across_nodes.empty() &&
+           links_across_nodes.empty() && !network && !cpu_adam && !host_bandwidth;
   }
 };
 

@@ -403,6 +403,7 @@ std::string describe_run(const sim::RunSpec& r) {
   if (t.optimizer_in_backward) s += ", optimizer in backward";
   if (t.overlap_grad_reduce) s += *t.overlap_grad_reduce ? ", overlapped grad reduce" : ", blocking grad reduce";
   if (t.overlap_param_gather) s += ", overlapped param gather";
+  if (t.offload_pin_memory) s += *t.offload_pin_memory ? ", pinned offload buffers" : ", pageable offload buffers";
   return s;
 }
 

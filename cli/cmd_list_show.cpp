@@ -178,7 +178,9 @@ nlohmann::json efficiency_json(const hardware::Efficiency& e) {
                       {"host_dispatch_s", e.host_dispatch_s},
                       {"collective_base_s", e.collective_base_s},
                       {"collective_host_s", e.collective_host_s},
-                      {"cpu_adam_params_per_s", e.cpu_adam_params_per_s}};
+                      {"cpu_adam_params_per_s", e.cpu_adam_params_per_s},
+                      {"pageable_h2d_Bps", e.pageable_h2d_Bps},
+                      {"pageable_d2h_Bps", e.pageable_d2h_Bps}};
   nlohmann::json by_collective = nlohmann::json::object();
   for (const auto& k : hardware::fraction_keys())
     if (const hardware::Fraction* f = fraction_of(e, k)) (k.value ? j : by_collective)[k.json_key] = fraction_json(*f);
@@ -277,6 +279,8 @@ void print_system(const hardware::SystemSpec& s) {
                            s.efficiency.kernel_launch_s / units::us, s.efficiency.cpu_adam_params_per_s / 1e6,
                            s.efficiency.cpu_adam_source);
   const auto& e = s.efficiency;
+  std::cout << fmt::format("    pageable host copies: {:.2f} GB/s host->device, {:.2f} GB/s device->host ({})\n",
+                           e.pageable_h2d_Bps / units::GBps, e.pageable_d2h_Bps / units::GBps, e.pageable_source);
   std::cout << fmt::format("    smallest GEMM call: {:.1f} us ({})\n", e.gemm_call_s / units::us, e.gemm_call_source);
   std::cout << fmt::format("    DeepSpeed ZeRO hook: {:.0f} us per call ({})\n", e.deepspeed_hook_s / units::us,
                            e.deepspeed_hook_source);

@@ -241,6 +241,16 @@ Efficiency default_efficiency(int compute_capability) {
       "PyTorch CPU Adam (the deepspeed.ai ZeRO-Offload tutorial gives the same 5-7x; the absolute "
       "latencies are not yet checked against the paper's table). The rate scales with host memory "
       "bandwidth: calibrate it per system (llmsim calibrate --only cpu).";
+  // Measured, on one host: the H200 calibration's copies of 64 MiB to 1 GiB from and to malloc'd memory
+  // (data/calibration/h200-2026-11-29, `llmsim calibrate refit`) ran at 8.39 GB/s host->device and 14.86 GB/s
+  // device->host against 55 GB/s pinned. A pageable copy is a host memcpy into the driver's staging buffer,
+  // so the host sets its rate; this host stands in for others until calibrated (llmsim calibrate --only h2d).
+  e.pageable_h2d_Bps = 8.39 * units::GBps;
+  e.pageable_d2h_Bps = 14.86 * units::GBps;
+  e.pageable_source =
+      "measured on one host (data/calibration/h200-2026-11-29: h2d_pageable 8.39 GB/s, d2h_pageable 14.86 GB/s over "
+      "copies of 64 MiB-1 GiB; pinned 55 GB/s); stands in for other hosts until calibrated (llmsim calibrate --only "
+      "h2d)";
   return e;
 }
 

@@ -74,6 +74,12 @@ struct Efficiency {
   std::string gemm_half_k_source;
   double cpu_adam_params_per_s = 0;  // parameters/s of a CPU Adam update over the node's cores
   std::string cpu_adam_source;
+  // Bytes/s of one large host<->device copy from or to pageable (not page-locked) host memory: the driver
+  // stages it through a pinned buffer with a host memcpy, so the host, not the PCIe link, sets the rate
+  // (a copy runs at the lower of this and the pinned rate). ZeRO-Offload's host gradient buffers are
+  // pageable unless pinned (sim/run/framework_profile.h, OffloadCopies).
+  double pageable_h2d_Bps = 0, pageable_d2h_Bps = 0;
+  std::string pageable_source;
 
   // The fused-attention fraction of a kernel generation.
   const Fraction& attention_for(AttentionKernel k) const {

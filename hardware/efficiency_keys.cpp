@@ -51,7 +51,7 @@ std::vector<std::string> efficiency_toml_keys() {
   for (const DType t : gemm_fraction_dtypes()) keys.push_back(gemm_fraction_key(t));
   for (const FractionKey& k : fraction_keys()) keys.emplace_back(k.toml_key);
   for (const char* k : {kKernelLaunchKey, kGemmCallKey, kHostDispatchKey, kCollectiveBaseKey, kCollectiveHostKey,
-                        kDeepSpeedHookKey, kGemmHalfKKey, kCpuAdamKey, "source"})
+                        kDeepSpeedHookKey, kGemmHalfKKey, kCpuAdamKey, kPageableH2dKey, kPageableD2hKey, "source"})
     keys.emplace_back(k);
   for (const std::string& k : banded_us_keys()) {
     keys.push_back(k + "_low");

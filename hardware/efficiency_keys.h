@@ -59,6 +59,8 @@ inline constexpr const char* kCollectiveBaseKey = "collective_base_us";
 inline constexpr const char* kCollectiveHostKey = "collective_host_us";
 inline constexpr const char* kGemmHalfKKey = "gemm_half_k";
 inline constexpr const char* kCpuAdamKey = "cpu_adam_Mparams_per_s";
+inline constexpr const char* kPageableH2dKey = "pageable_h2d_GBps";
+inline constexpr const char* kPageableD2hKey = "pageable_d2h_GBps";
 
 // The microsecond keys that may carry a `_low` / `_high` band (a fitted value's leave-one-source-out range).
 const std::vector<std::string>& banded_us_keys();

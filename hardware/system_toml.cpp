@@ -299,6 +299,10 @@ void read_efficiency(std::optional<TomlReader> t, Efficiency& e) {
     e.cpu_adam_params_per_s = *v * 1e6;
     e.cpu_adam_source = source;
   }
+  const auto h2d = t->opt_positive(kPageableH2dKey), d2h = t->opt_positive(kPageableD2hKey);
+  if (h2d) e.pageable_h2d_Bps = *h2d * units::GBps;
+  if (d2h) e.pageable_d2h_Bps = *d2h * units::GBps;
+  if (h2d || d2h) e.pageable_source = source;
 }
 
 void check_schema_version(TomlReader& r) {

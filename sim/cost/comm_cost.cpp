@@ -272,6 +272,19 @@ Interval CommCost::host_copy(double bytes) const {
          Interval::exact(kHostCopyOverhead_s);
 }
 
+// A pageable copy runs at the host's staging rate where that is below the pinned one. Band: the rate was
+// measured on one host (Efficiency::pageable_source); other hosts' staging memcpy is taken to run at
+// 0.5-1.5x of it (engineering assumption), never faster than the pinned link.
+Interval CommCost::host_copy(double bytes, HostMemory memory, CopyDirection direction) const {
+  const double rate =
+      direction == CopyDirection::HostToDevice ? sys_.efficiency.pageable_h2d_Bps : sys_.efficiency.pageable_d2h_Bps;
+  if (memory == HostMemory::Pinned || rate <= 0 || bytes <= 0) return host_copy(bytes);
+  const Bandwidth pinned = scaled(sys_.node.pcie_bandwidth_Bps, sys_.efficiency.pcie_bandwidth);
+  const Bandwidth bw{std::min(pinned.value, rate), std::min(pinned.fast, 1.5 * rate),
+                     std::min(pinned.slow, 0.5 * rate)};
+  return transfer(bytes, bw) + Interval::exact(kHostCopyOverhead_s);
+}
+
 // Best-estimate per-rank bus bandwidth of the bottleneck level: the intra-node link for a group on
 // one node, the per-GPU share of the scale-out network for a group spanning nodes.
 double CommCost::ring_bandwidth_Bps(const CommGroup& group) const {

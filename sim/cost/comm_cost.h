@@ -27,6 +27,10 @@ CommGroup make_group(int size, int stride, int domain_gpus);
 // missing edge is the value).
 Interval collective_base_band(const hardware::Efficiency& e);
 
+// Host memory a copy reads or writes, and which way it goes.
+enum class HostMemory { Pinned, Pageable };
+enum class CopyDirection { HostToDevice, DeviceToHost };
+
 class CommCost {
  public:
   explicit CommCost(const hardware::SystemSpec& sys);
@@ -43,6 +47,9 @@ class CommCost {
 
   // Host<->device copy of `bytes` over one GPU's PCIe link (pinned memory), either direction.
   Interval host_copy(double bytes) const;
+  // The same from or to pageable host memory: staged by the driver, at the lower of the pinned rate and the
+  // host's pageable rate in that direction (Efficiency::pageable_h2d_Bps / pageable_d2h_Bps).
+  Interval host_copy(double bytes, HostMemory memory, CopyDirection direction) const;
 
   // Compute seconds lost per second of communication running beside the compute on the same GPU
   // (Efficiency::comm_interference): value, fast edge (low) and slow edge (high).

@@ -145,11 +145,33 @@ FrameworkProfile deepspeed() {
   p.grad_bucket_elements = 5e8;
   p.grad_reduce_bytes = 2;  // gradients reduced in the 16-bit training dtype
   p.zero3_overlap = true;
+  // ZeRO-Offload under stages 1-2 (runtime/zero/stage_1_and_2.py @v0.14.2). At the boundary every gradient
+  // is cast to fp32 on the GPU and copied into the host's fp32 gradient partition
+  // (async_inplace_copy_grad_to_fp32_buffer_from_gpu: src_tensor.float(), copy_); after CPU Adam the fp32
+  // partition comes back whole and is cast on the GPU (step: fp32_partition.to(device)). With gradient
+  // accumulation each micro-batch round-trips the host sum through a GPU buffer in the 16-bit dtype
+  // (async_accumulate_grad_in_cpu_via_gpu). Those host gradient buffers are pinned only with
+  // offload_optimizer.pin_memory, false by default (zero/offload_config.py); the fp32 partition itself is
+  // always pinned. The copies run on the current stream unless overlap_comm (reduce_ipg_grads: "copy_grad_stream
+  // is disabled because of race with reduce").
+  // Under stage 3 (runtime/zero/stage3.py @v0.14.2, partition_grads) the gradient buffer lives on the host:
+  // micro-batch 0 copies the partition into it and back (grad_buffer.copy_, then .to(device) "to speed up the
+  // next few operations"), later ones bring it to the GPU, add and copy it out; at the boundary the 16-bit
+  // sum goes to the fp32 gradient with a blocking copy_, which PyTorch converts on the host
+  // (aten/src/ATen/native/cuda/Copy.cu: "for blocking transfers conversions are performed on CPU"), and
+  // _reassign_or_swap_out_partitioned_parameters copies the fp32 partition into the 16-bit one the same way.
+  p.offload = {.grad_bytes = 4,
+               .param_bytes = 4,
+               .accumulate_on_host = true,
+               .pinned = false,
+               .on_reduce_stream = true,
+               .zero3_round_trip = true};
   p.zero_hooks = true;
   p.glue = hf_model_code_glue(false);
   p.time_source =
       "DeepSpeed config docs (reduce_bucket_size 5e8, overlap_comm false for stage 1/2, true for 3); "
-      "HF transformers LlamaRMSNorm.forward (kernel count)";
+      "HF transformers LlamaRMSNorm.forward (kernel count); runtime/zero/stage_1_and_2.py, "
+      "stage3.py and zero/offload_config.py @v0.14.2 (ZeRO-Offload copies)";
   p.source =
       "Rajbhandari et al. 2020 Sec. 3.1 (2+2+12 bytes/param); DeepSpeed config docs (reduce_bucket_size "
       "5e8, stage3 prefetch/live parameters; inference max_out_tokens 1024); HF transformers "

@@ -12,6 +12,23 @@
 
 namespace llmsim::sim {
 
+// ZeRO-Offload (optimizer states and the optimizer step on the host), as the framework moves gradients and
+// parameters over PCIe. By default a 16-bit partition each way, from pinned memory.
+struct OffloadCopies {
+  double grad_bytes = 2;   // per element of the rank's gradient partition copied to the host once per step
+  double param_bytes = 2;  // per element of the updated partition copied back after the host step
+  // Gradients accumulate on the host between micro-batches: every later micro-batch copies the host sum
+  // to the GPU, adds its own gradients there, and (before the last) copies the sum back, 16-bit both ways.
+  bool accumulate_on_host = false;
+  bool pinned = true;             // host gradient buffers page-locked unless the run says otherwise
+  bool on_reduce_stream = false;  // the copies queue on the gradient reduction's stream (else on their own)
+  // ZeRO-3: every micro-batch sends the reduced 16-bit partition to the host buffer and brings it back to the
+  // GPU (where the next micro-batch adds to it); the boundary sends it once more through a host-side cast to
+  // fp32, and the updated partition returns through a host-side cast to 16 bits. Both casts copy from or to
+  // a temporary, pageable whatever the buffers are.
+  bool zero3_round_trip = false;
+};
+
 struct FrameworkProfile {
   Framework framework;
   std::string name;
@@ -49,6 +66,7 @@ struct FrameworkProfile {
   double grad_bucket_elements = 0;        // gradient elements per reduction bucket (0 = one per layer/unit)
   double grad_reduce_bytes = 2;           // bytes per gradient element on the wire
   bool zero3_overlap = true;              // ZeRO-3/FSDP parameter gathers prefetched ahead of compute
+  OffloadCopies offload;                  // ZeRO-1/2 offload traffic (the default: 16-bit, pinned, own stream)
   // DeepSpeed's ZeRO hooks run Python on the host critical path (Efficiency::deepspeed_hook_s): under
   // stage 3 every module with parameters is fetched before and released after each forward, recomputed
   // forward and backward (parameter_offload.py pre/post sub-module hooks -> PartitionedParameterCoordinator

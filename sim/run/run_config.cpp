@@ -250,6 +250,14 @@ const std::vector<Setting>& table() {
                  "overlap ZeRO-1/2's parameter all-gather with the next forward (Megatron --overlap-param-gather)"}),
        [](RunRequest& r, const std::string& v) { r.run.train.overlap_param_gather = v == "true"; },
        [](const RunRequest& r) -> std::optional<std::string> { return flag(r.run.train.overlap_param_gather); }},
+      {training({"offload-pin-memory", K::Flag,
+                 "page-lock the host gradient buffers of ZeRO-Offload (DeepSpeed offload_optimizer.pin_memory); "
+                 "--no-offload-pin-memory keeps them pageable; default: the framework's"}),
+       [](RunRequest& r, const std::string& v) { r.run.train.offload_pin_memory = v == "true"; },
+       [](const RunRequest& r) -> std::optional<std::string> {
+         return r.run.train.offload_pin_memory ? std::optional<std::string>(flag(*r.run.train.offload_pin_memory))
+                                               : std::nullopt;
+       }},
       {training({"finetune", K::Choice, "kind of fine-tuning (implies workload finetune)", finetune_names()}),
        [](RunRequest& r, const std::string& v) {
          r.run.train.finetune = to_enum<FinetuneKind>(v);

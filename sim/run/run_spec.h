@@ -166,6 +166,9 @@ struct TrainSpec {
   // ZeRO-1/2's parameter all-gather after the optimizer step overlapped with the next step's forward
   // (Megatron --overlap-param-gather): only what the first micro-batch's forward cannot hide is exposed.
   bool overlap_param_gather = false;
+  // ZeRO-Offload: the host gradient buffers are page-locked (DeepSpeed offload_optimizer.pin_memory);
+  // unset = the framework's default (FrameworkProfile::offload).
+  std::optional<bool> offload_pin_memory;
   FinetuneKind finetune = FinetuneKind::Full;
   std::int64_t lora_rank = 0;             // > 0 for lora / qlora
   std::vector<std::string> lora_targets;  // empty = all linear projections

@@ -49,6 +49,7 @@ struct FastTrainEvaluator::Step {
   bool after_schedule;
   bool opt_offload;
   bool param_offload;
+  bool copies_on_compute;  // ZeRO-1/2 offload copies queue on the compute stream (step_terms.h)
   Affine red;
   Affine gather;
   Affine pcie;
@@ -67,6 +68,9 @@ struct FastTrainEvaluator::LayerPass {
   double comm = 0;              // blocking collectives inside raw_f + raw_b
   double trainable = 0;
   double rs_tail = 0;  // ZeRO-3: the layer's reduce-scatter (+ copy) when nothing follows it
+  // ZeRO-3 offload copies that hold up the compute stream: per micro-batch (inside b), and the last
+  // micro-batch's beyond them.
+  double copies_mb = 0, copy_last = 0;
 };
 
 struct FastTrainEvaluator::LayerPasses {
@@ -86,6 +90,7 @@ struct FastTrainEvaluator::StageSum {
   double red_tail = 0;              // overlapped: DP stream time left after the last backward pass ends
   double red_slowed = 0;            // overlapped: compute the last micro-batch's reductions cost (interference)
   double pcie_tail = 0;             // offload: gradient copies left after the reductions
+  double copy_tail = 0;             // offload copies on the compute stream beyond the per-micro-batch ones
   double trainable = 0;
   double zero3_tail = 0;
 };
@@ -101,11 +106,13 @@ FastTrainEvaluator::Step FastTrainEvaluator::step_of(const RunSpec& run) {
   const double m = dbl(mbs);
 
   const bool zero3 = t.zero_stage >= 3 && dp > 1;
-  const bool every_mb = t.zero_stage >= 2 && dp > 1;  // ZeRO-2/3 reduce every micro-batch
+  const bool opt_offload = t.offload != Offload::None;
+  // ZeRO-2/3 reduce every micro-batch; under offload the buckets pass the hooks on one rank too.
+  const bool every_mb = t.zero_stage >= 2 && (dp > 1 || opt_offload);
   const bool on_compute = grad_reduce_on_compute_stream(fw, t.zero_stage, t.overlap_grad_reduce);
   const bool after_schedule = grad_reduce_after_schedule(fw, t.zero_stage, t.overlap_grad_reduce);
-  const bool opt_offload = t.offload != Offload::None;
   const bool param_offload = t.offload == Offload::OptimizerParams;
+  const bool copies_on_compute = offload_copies_on_compute_stream(fw, t);
   const CommGroup dpg = dp_group(par, gpn);
   const Affine red = affine(grad_reduce_collective(t.zero_stage), dpg);
   const Affine gather = affine(Collective::AllGather, dpg);
@@ -121,18 +128,31 @@ FastTrainEvaluator::Step FastTrainEvaluator::step_of(const RunSpec& run) {
     send = comm_.p2p(pipeline_send_bytes(m_, t, par), pipeline_crosses_nodes(par, gpn)).value;
   }
   const double bucket = fw.grad_bucket_elements;
-  return Step{c,           par,
-              t,           fw,
-              pp,          vp,
-              dp,          L,
-              mbs,         m,
-              zero3,       every_mb,
-              on_compute,  after_schedule,
-              opt_offload, param_offload,
-              red,         gather,
-              pcie,        state,
-              grb,         send,
-              bucket,      comm_.interference_rate().value};
+  return Step{c,
+              par,
+              t,
+              fw,
+              pp,
+              vp,
+              dp,
+              L,
+              mbs,
+              m,
+              zero3,
+              every_mb,
+              on_compute,
+              after_schedule,
+              opt_offload,
+              param_offload,
+              copies_on_compute,
+              red,
+              gather,
+              pcie,
+              state,
+              grb,
+              send,
+              bucket,
+              comm_.interference_rate().value};
 }
 
 // Per layer kind: compute-stream time of a forward and a backward (+ recompute) pass, and under
@@ -159,13 +179,29 @@ FastTrainEvaluator::LayerPass FastTrainEvaluator::layer_pass(const Step& step, c
     const double g = gather(k.gather_bytes);
     const double h2d = param_offload ? pcie(offload_shard_bytes(k.params, dp)) : 0.0;
     const double rs = k.trainable > 0 ? red(k.trainable * grb) : 0.0;
-    const double d2h = opt_offload && k.trainable > 0 ? pcie(offload_shard_bytes(k.trainable, dp)) : 0.0;
+    double d2h = opt_offload && k.trainable > 0 ? pcie(offload_shard_bytes(k.trainable, dp)) : 0.0;
+    if (d2h > 0 && step.fw.offload.zero3_round_trip) {
+      // The copies of this layer's partition: a middle micro-batch's, and the last one's (step_terms.h).
+      const double mid = offload_bucket_copies(comm_, fw, step.t, k.trainable, dp, 0, step.mbs).total().value;
+      const double last =
+          offload_bucket_copies(comm_, fw, step.t, k.trainable, dp, step.mbs - 1, step.mbs).total().value;
+      if (step.copies_on_compute) {
+        // Every micro-batch's backward waits for them; the last one's beyond that at the end of the step.
+        e.copies_mb = step.mbs > 1 ? mid : 0.0;
+        e.copy_last = last - e.copies_mb;
+        d2h = 0;
+      } else {
+        d2h = last;
+      }
+    }
+    // Pageable offload copies hold the host until the layer's reduce-scatter and they are done.
+    const double held = step.copies_on_compute && d2h == 0 && rs > 0 ? rs + e.copies_mb : 0.0;
     if (fw.zero3_overlap) {
       // Resources (compute, DP stream, PCIe) and the prefetch chain: layer i+1's copy and gather
       // start when layer i-1 is done, so two layers take at least copy + gather + compute. The next
       // layer's gather (and in backward the last layer's reduce-scatter) run beside the compute and slow it.
       const double cf = interfered_span(e.raw_f, g, step.interference);
-      const double cb = interfered_span(e.raw_b, g + rs, step.interference);
+      const double cb = interfered_span(e.raw_b, g + rs, step.interference) + held;
       e.f = std::max({cf, g, h2d, 0.5 * (h2d + g + cf)});
       e.b = std::max({cb, g + rs, h2d + d2h, 0.5 * (h2d + g + cb)});
       // ZeRO-Infinity: the gradient copy queues before the next parameter copy on the PCIe link,
@@ -173,9 +209,9 @@ FastTrainEvaluator::LayerPass FastTrainEvaluator::layer_pass(const Step& step, c
       if (param_offload) e.b = std::max(e.b, g + rs + h2d + d2h);
     } else {
       e.f = e.raw_f + g + h2d;
-      e.b = e.raw_b + g + h2d;
+      e.b = e.raw_b + g + h2d + e.copies_mb;
     }
-    e.rs_tail = rs + d2h;
+    e.rs_tail = held > 0 ? 0.0 : rs + d2h;
   }
   return e;
 }
@@ -192,13 +228,16 @@ void FastTrainEvaluator::chunk_buckets(const Step& step, const LayerPasses& P, s
   const bool after_schedule = step.after_schedule;
   const bool opt_offload = step.opt_offload;
   const auto& red = step.red;
-  const auto& pcie = step.pcie;
   const double grb = step.grb;
   const std::int64_t dp = step.dp;
   const double bucket = step.bucket;
   const LayerPass &E = P.E, &H = P.H, &D = P.D, &M = P.M;
   const double pass_start = -dbl(ch * pp) * b - b;
   double acc = 0, tcomp = pass_start, sum = 0, final_r = 0;
+  // Offload copies on the compute stream: those of a middle micro-batch (every micro-batch under ZeRO-2
+  // accumulation) and what the last micro-batch copies beyond them.
+  double copies_mb = 0, copies_last = 0;
+  const std::int64_t mbs = step.mbs;
   double slowed = 0;  // compute seconds the overlapped reductions cost this pass
   auto exec = [&](const LayerPass& k, bool last) {
     // Buckets still reducing on the DP stream run beside this layer's backward.
@@ -216,7 +255,20 @@ void FastTrainEvaluator::chunk_buckets(const Step& step, const LayerPasses& P, s
       } else {
         dp_free = std::max(dp_free, tcomp) + r;
       }
-      if (opt_offload) pcie_free = std::max(pcie_free, dp_free) + pcie(offload_shard_bytes(acc, dp));
+      if (opt_offload) {
+        const double last_copies = offload_bucket_copies(comm_, step.fw, step.t, acc, dp, mbs - 1, mbs).total().value;
+        if (step.copies_on_compute) {
+          const double mid = every_mb && mbs > 1
+                                 ? offload_bucket_copies(comm_, step.fw, step.t, acc, dp, mbs / 2, mbs).total().value
+                                 : 0.0;
+          copies_mb += mid;
+          copies_last += last_copies - mid;
+          tcomp = std::max(tcomp, dp_free) + last_copies;  // after its reduction (train_graph: host_wait)
+          dp_free = tcomp;
+        } else {
+          pcie_free = std::max(pcie_free, dp_free) + last_copies;
+        }
+      }
       acc = 0;
     } else if (last) {
       acc = 0;
@@ -240,7 +292,10 @@ void FastTrainEvaluator::chunk_buckets(const Step& step, const LayerPasses& P, s
     S.red_tail = on_compute ? 0.0 : std::max(0.0, dp_free - tcomp);
     S.pcie_tail = std::max(0.0, pcie_free - std::max(dp_free, tcomp));
   }
-  if (every_mb && on_compute) b += sum;  // ZeRO-2 without overlap: every micro-batch, blocking
+  // ZeRO-2 without overlap, or copies that hold the host until their reductions: every micro-batch, blocking.
+  if (every_mb && (on_compute || step.copies_on_compute)) b += sum;
+  b += copies_mb;
+  S.copy_tail += copies_last;
   // What the overlapped reductions cost the compute beside them: every micro-batch under ZeRO-2, else once,
   // in the last micro-batch's backward.
   if (every_mb)
@@ -280,6 +335,8 @@ void FastTrainEvaluator::stage_sum(const Step& step, const LayerPasses& P, std::
     if (zero3) {
       // The last exec of the backward pass (embedding on stage 0, else the chunk's first layer).
       if (ch == 0) S.zero3_tail = has_e ? E.rs_tail : (m_.is_moe_layer(first) ? M.rs_tail : D.rs_tail);
+      S.copy_tail +=
+          dbl(nd) * D.copy_last + dbl(nm) * M.copy_last + (has_e ? E.copy_last : 0.0) + (has_h ? H.copy_last : 0.0);
       // A pass that waits for its input (pipeline fill and drain) has the gathers of its first two
       // layers prefetched during the wait.
       if (pp > 1) {
@@ -296,7 +353,7 @@ void FastTrainEvaluator::stage_sum(const Step& step, const LayerPasses& P, std::
         for (int i = 0; i < nf; ++i) S.F_saved += fwd_order[i]->f - fwd_order[i]->raw_f;
         for (int i = 0; i < nb; ++i) S.B_saved += bwd_order[i]->b - bwd_order[i]->raw_b;
       }
-    } else if (dp > 1) {
+    } else if (dp > 1 || step.opt_offload) {
       chunk_buckets(step, P, first, count, has_e, has_h, ch, b, dp_free, pcie_free, S);
     }
     S.F += f;
@@ -354,7 +411,6 @@ FastTrainEstimate FastTrainEvaluator::stage_ends(const Step& step, const std::ve
   const bool on_compute = step.on_compute;
   const bool opt_offload = step.opt_offload;
   const auto& gather = step.gather;
-  const auto& pcie = step.pcie;
   const auto& state = step.state;
   const double send = step.send;
   FastTrainEstimate out;
@@ -386,7 +442,8 @@ FastTrainEstimate FastTrainEvaluator::stage_ends(const Step& step, const std::ve
     const double shard = optimizer_shard(S.trainable, t, dp);
     double opt = 0, off = 0;
     if (opt_offload) {
-      off = S.pcie_tail + cpu_adam_seconds(shard, sys_, par.gpus) + pcie(param_bytes_16bit(shard));
+      off = S.pcie_tail + S.copy_tail + cpu_adam_seconds(shard, sys_, par.gpus) +
+            offload_param_return(comm_, step.fw, t, shard).value;
     } else {
       opt = compute_.memory_bound(optimizer_update_bytes(state, shard), 2).value;
     }

@@ -37,6 +37,49 @@ double param_bytes_16bit(double params) { return params * 2.0; }
 
 double offload_shard_bytes(double elements, std::int64_t dp) { return elements * 2.0 / dbl(dp); }
 
+OffloadBucketCopies offload_bucket_copies(const CommCost& comm, const FrameworkProfile& fw, const TrainSpec& t,
+                                          double elements, std::int64_t dp, std::int64_t mb, std::int64_t m) {
+  const OffloadCopies& oc = fw.offload;
+  const HostMemory memory = offload_buffers_pinned(fw, t) ? HostMemory::Pinned : HostMemory::Pageable;
+  const double part = elements / dbl(dp);
+  const bool last = mb >= m - 1;
+  if (t.zero_stage >= 3) {
+    if (!oc.zero3_round_trip) return {Interval{}, comm.host_copy(offload_shard_bytes(elements, dp))};
+    // Out to the host buffer and back every micro-batch; at the boundary once more out, through the host cast.
+    OffloadBucketCopies c{comm.host_copy(part * 2.0, memory, CopyDirection::HostToDevice),
+                          comm.host_copy(part * 2.0, memory, CopyDirection::DeviceToHost)};
+    if (last) c.d2h += comm.host_copy(part * 2.0, HostMemory::Pageable, CopyDirection::DeviceToHost);
+    return c;
+  }
+  // ZeRO-1 reduces (and copies) only at the last micro-batch; ZeRO-2 every micro-batch.
+  const bool accumulates = oc.accumulate_on_host && t.zero_stage >= 2 && m > 1;
+  OffloadBucketCopies c;
+  if (accumulates && mb > 0) c.h2d = comm.host_copy(part * 2.0, memory, CopyDirection::HostToDevice);
+  c.d2h = comm.host_copy(part * (last ? oc.grad_bytes : 2.0), memory, CopyDirection::DeviceToHost);
+  return c;
+}
+
+Interval offload_param_return(const CommCost& comm, const FrameworkProfile& fw, const TrainSpec& t, double shard) {
+  if (t.zero_stage < 3) return comm.host_copy(shard * fw.offload.param_bytes);
+  if (fw.offload.zero3_round_trip)  // cast to 16 bits on the host into a temporary, then copied
+    return comm.host_copy(param_bytes_16bit(shard), HostMemory::Pageable, CopyDirection::HostToDevice);
+  return comm.host_copy(param_bytes_16bit(shard));
+}
+
+bool offload_buffers_pinned(const FrameworkProfile& fw, const TrainSpec& t) {
+  return t.offload_pin_memory.value_or(fw.offload.pinned);
+}
+
+bool offload_copies_on_compute_stream(const FrameworkProfile& fw, const TrainSpec& t) {
+  if (t.offload == Offload::None) return false;
+  // A copy to or from pageable memory holds the host thread that launches the compute until it is done
+  // (CUDA runtime API, "API synchronization behavior": a device-to-pageable copy returns once complete, a
+  // pageable-to-device copy first synchronizes its stream), so nothing is queued behind it meanwhile.
+  if (!offload_buffers_pinned(fw, t)) return true;
+  return t.zero_stage <= 2 && fw.offload.on_reduce_stream &&
+         grad_reduce_on_compute_stream(fw, t.zero_stage, t.overlap_grad_reduce);
+}
+
 double interfered_span(double base, double comm, double rate) {
   if (rate <= 0 || comm <= 0 || base <= 0) return base;
   // base + rate x min(comm, span) = span: the communication ends inside the span, or covers all of it.

@@ -9,6 +9,7 @@
 #include "llmsim/cost/comm_cost.h"
 #include "llmsim/hardware/system_spec.h"
 #include "llmsim/model/model_spec.h"
+#include "llmsim/run/framework_profile.h"
 #include "llmsim/run/run_spec.h"
 #include "llmsim/run/train_state_bytes.h"
 #include "llmsim/train/train_layer_cost.h"
@@ -40,6 +41,30 @@ double param_bytes_16bit(double params);
 // ZeRO-Offload: bytes of the reduced 16-bit gradient partition of `elements` copied to the host, and
 // ZeRO-Infinity: of a layer's parameter shard copied back before its gather.
 double offload_shard_bytes(double elements, std::int64_t dp);
+
+// ZeRO-Offload as the framework moves data (FrameworkProfile::offload): the copies of one gradient bucket of
+// `elements` trainable parameters (the rank's 1/dp partition of them) in micro-batch `mb` of `m`. Under
+// ZeRO-1/2, before a later micro-batch adds its gradients, the host's running sum comes back to the GPU
+// (h2d); then the sum, or at the last micro-batch the gradient in the framework's copy width, goes to the
+// host (d2h). Under ZeRO-3 with OffloadCopies::zero3_round_trip every micro-batch copies the partition out
+// and back, the last once more out. Host gradient buffers are pageable unless pinned
+// (TrainSpec::offload_pin_memory).
+struct OffloadBucketCopies {
+  Interval h2d;
+  Interval d2h;
+  Interval total() const { return h2d + d2h; }
+};
+OffloadBucketCopies offload_bucket_copies(const CommCost& comm, const FrameworkProfile& fw, const TrainSpec& t,
+                                          double elements, std::int64_t dp, std::int64_t mb, std::int64_t m);
+// The updated partition of `shard` parameters back to the GPU after the host step (under ZeRO-1/2 from the
+// pinned fp32 partition; under ZeRO-3 the 16-bit partition, from a pageable temporary where the framework
+// casts on the host).
+Interval offload_param_return(const CommCost& comm, const FrameworkProfile& fw, const TrainSpec& t, double shard);
+// Whether the host gradient buffers of ZeRO-Offload are page-locked: the run's setting, else the framework's.
+bool offload_buffers_pinned(const FrameworkProfile& fw, const TrainSpec& t);
+// Whether the offload copies hold up the compute stream: a pageable copy blocks the launching host thread;
+// under ZeRO-1/2 the framework may also queue them on a reduction that blocks the compute stream.
+bool offload_copies_on_compute_stream(const FrameworkProfile& fw, const TrainSpec& t);
 
 // Seconds a compute span of `base` seconds takes when `comm` seconds of communication on another stream
 // of the same GPU run beside it from its start (Efficiency::comm_interference at `rate` < 1): the compute

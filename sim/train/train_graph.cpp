@@ -38,6 +38,7 @@ struct StageState {
   std::vector<NodeId> done;      // last compute node per exec
   std::vector<NodeId> reduces;   // gradient reductions (buckets, reduce-scatters)
   std::vector<NodeId> offloads;  // gradient copies to the host
+  NodeId host_wait = kNone;      // a copy that holds the host: the next compute is launched after it
   double bucket_elements = 0;    // gradient elements waiting for the next bucket
   std::vector<double> deferred;  // buckets reduced after the schedule (sim::grad_reduce_after_schedule)
   ResourceId compute = 0, dp = 0, send = 0, pcie = 0, cpu = 0;
@@ -230,8 +231,9 @@ class GraphBuilder {
 
   // Whether this backward pass reduces gradients: ZeRO-2/3 shard gradients, so every micro-batch
   // reduces; otherwise only the last micro-batch of each chunk (gradient accumulation).
+  // Under ZeRO-Offload the buckets pass through the same hooks on one rank too: their gradients go to the host.
   bool reduces_now(const Exec& e) const {
-    if (dp_ <= 1 || e.forward) return false;
+    if ((dp_ <= 1 && !optimizer_offload()) || e.forward) return false;
     return t_.zero_stage >= 2 || e.micro_batch == m_ - 1;
   }
 
@@ -247,12 +249,24 @@ class GraphBuilder {
     out_.graph.add_edge(after, r);
     st.reduces.push_back(r);
     if (optimizer_offload()) {
-      // ZeRO-Offload: the reduced gradient partition goes to host memory in 16 bits.
-      const NodeId c = add(StepNode{"grad d2h", st.pcie, in_.comm.host_copy(offload_shard_bytes(elements, dp_)),
-                                    Phase::Offload, OpClass::Memcpy, s, mb},
+      // ZeRO-Offload: the reduced gradient partition goes to host memory (with gradient accumulation the
+      // host's running sum may first come back to be added to); on the compute stream where the copies
+      // block the host or queue behind a blocking reduction (step_terms.h).
+      const OffloadBucketCopies copies = offload_bucket_copies(in_.comm, fw_, t_, elements, dp_, mb, m_);
+      const ResourceId link = offload_copies_on_compute_stream(fw_, t_) ? st.compute : st.pcie;
+      NodeId prev = r;
+      if (copies.h2d.high > 0) {
+        prev = add(StepNode{"grad sum h2d", link, copies.h2d, Phase::Offload, OpClass::Memcpy, s, mb},
+                   NodeInfo{.module = "offload.pcie"});
+        out_.graph.add_edge(r, prev);
+      }
+      const NodeId c = add(StepNode{"grad d2h", link, copies.d2h, Phase::Offload, OpClass::Memcpy, s, mb},
                            NodeInfo{.module = "offload.pcie"});
-      out_.graph.add_edge(r, c);
+      out_.graph.add_edge(prev, c);
       st.offloads.push_back(c);
+      // A pageable copy returns to the host only once done (and waits for the reduction before it): nothing
+      // more is launched until then.
+      if (!offload_buffers_pinned(fw_, t_)) st.host_wait = c;
     }
   }
 
@@ -273,6 +287,8 @@ class GraphBuilder {
     auto link = [&](NodeId n) {
       if (input != kNone) out_.graph.add_edge(input, n);
       if (gather != kNone) out_.graph.add_edge(gather, n);
+      if (st.host_wait != kNone) out_.graph.add_edge(st.host_wait, n);
+      st.host_wait = kNone;
     };
     NodeId first = kNone, last = kNone;
     if (e.forward) {
@@ -348,7 +364,7 @@ class GraphBuilder {
       for (NodeId c : st.offloads) out_.graph.add_edge(c, cpu);
       for (NodeId r : st.reduces) out_.graph.add_edge(r, cpu);
       if (last_compute != kNone) out_.graph.add_edge(last_compute, cpu);
-      ready = add(StepNode{"param h2d", st.pcie, in_.comm.host_copy(param_bytes_16bit(shard)), Phase::Offload,
+      ready = add(StepNode{"param h2d", st.pcie, offload_param_return(in_.comm, fw_, t_, shard), Phase::Offload,
                            OpClass::Memcpy, s, -1},
                   NodeInfo{.module = "offload.pcie"});
       out_.graph.add_edge(cpu, ready);

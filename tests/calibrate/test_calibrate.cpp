@@ -315,6 +315,9 @@ TEST_CASE("samples -> fits -> a calibrated profile the simulator loads") {
   // Pinned H2D: 24 GB/s + 10 us.
   for (double b = 1 << 16; b <= double(1 << 30); b *= 4)
     samples.push_back(sample("h2d_pinned", "", b, (10e-6 + b / 24e9) * (1 + noise(rng))));
+  // Pageable D2H: 9 GB/s + 30 us (the host's staging memcpy).
+  for (double b = 1 << 16; b <= double(1 << 30); b *= 4)
+    samples.push_back(sample("d2h_pageable", "", b, (30e-6 + b / 9e9) * (1 + noise(rng))));
   // bf16 GEMMs generated with the simulator's own model form: fraction 0.8, half_k 64.
   for (std::int64_t s : {1024, 2048, 4096, 8192})
     for (std::int64_t k : {256, 1024, 4096, 8192}) {
@@ -360,7 +363,9 @@ TEST_CASE("samples -> fits -> a calibrated profile the simulator loads") {
         doctest::Approx(1.5e12 / base.gpu.memory_bandwidth_Bps).epsilon(0.02));
   CHECK(sys.efficiency.kernel_launch_s == doctest::Approx(3e-6).epsilon(1e-3));
   CHECK(sys.efficiency.cpu_adam_params_per_s == doctest::Approx((1 << 24) / 0.01).epsilon(1e-3));
+  CHECK(sys.efficiency.pageable_d2h_Bps == doctest::Approx(9e9).epsilon(0.05));  // 3 sizes of >= 64 MiB, noisy
   // Keys without samples keep their documented defaults.
+  CHECK(sys.efficiency.pageable_h2d_Bps == doctest::Approx(base.efficiency.pageable_h2d_Bps));
   CHECK(sys.efficiency.fabric_bandwidth.value == doctest::Approx(base.efficiency.fabric_bandwidth.value));
   CHECK(std::filesystem::exists(dir + "/fingerprint.json"));
 }

@@ -338,6 +338,10 @@ TEST_CASE("explicit PCIe rate, runtime and efficiency overrides are honoured") {
   CHECK(s.efficiency.kernel_launch_s == doctest::Approx(4e-6));
   CHECK(s.efficiency.cpu_adam_params_per_s == doctest::Approx(1.5e9));
   CHECK(s.efficiency.cpu_adam_source == "calibration run 2026-01-01");
+  // A pageable rate given for one direction; the other keeps the default.
+  CHECK(s.efficiency.pageable_h2d_Bps == doctest::Approx(6.5e9));
+  CHECK(s.efficiency.pageable_d2h_Bps == hw::default_efficiency().pageable_d2h_Bps);
+  CHECK(s.efficiency.pageable_source == "calibration run 2026-01-01");
 }
 
 TEST_CASE("unknown keys name file, line and the closest known key") {

@@ -311,3 +311,85 @@ TEST_CASE("expert imbalance: one rule for the training step, the fast estimator 
   CHECK(sim::simulate_training(m, sys, dense_skewed).step_time_s.value ==
         doctest::Approx(sim::simulate_training(m, sys, dense).step_time_s.value));
 }
+
+TEST_CASE("ZeRO-Offload copies as DeepSpeed's stage_1_and_2.py and stage3.py move them, derived by hand") {
+  auto sys = preset_system("a800-nvlink");  // PCIe gen4 x16: 31.5 GB/s x 0.85 pinned
+  const sim::CommCost comm(sys);
+  const auto& ds = sim::framework_profile(sim::Framework::DeepSpeed);
+  sim::TrainSpec t;
+  t.zero_stage = 2;
+  t.offload = sim::Offload::Optimizer;
+  const double elements = 8e9;  // over dp = 8: the rank copies its 1e9 elements
+  const double pinned = sys.node.pcie_bandwidth_Bps * sys.efficiency.pcie_bandwidth.value;
+  const double h2d = sys.efficiency.pageable_h2d_Bps, d2h = sys.efficiency.pageable_d2h_Bps;
+  REQUIRE(h2d < pinned);
+  REQUIRE(d2h < pinned);
+  const double overhead = 10e-6;
+  // Four micro-batches: the first copies its 16-bit gradients to the (pageable) host buffer; the middle
+  // ones first bring the host sum back; the last brings it back and sends the fp32 gradient.
+  const auto first = sim::offload_bucket_copies(comm, ds, t, elements, 8, 0, 4);
+  CHECK(first.h2d.value == 0);
+  CHECK(first.d2h.value == doctest::Approx(2e9 / d2h + overhead));
+  const auto middle = sim::offload_bucket_copies(comm, ds, t, elements, 8, 1, 4);
+  CHECK(middle.h2d.value == doctest::Approx(2e9 / h2d + overhead));
+  CHECK(middle.d2h.value == doctest::Approx(2e9 / d2h + overhead));
+  const auto last = sim::offload_bucket_copies(comm, ds, t, elements, 8, 3, 4);
+  CHECK(last.h2d.value == doctest::Approx(2e9 / h2d + overhead));
+  CHECK(last.d2h.value == doctest::Approx(4e9 / d2h + overhead));
+  // One micro-batch per step: the fp32 gradient only.
+  const auto once = sim::offload_bucket_copies(comm, ds, t, elements, 8, 0, 1);
+  CHECK(once.h2d.value == 0);
+  CHECK(once.d2h.value == doctest::Approx(4e9 / d2h + overhead));
+  // ZeRO-1 copies only at the boundary, without the round trip.
+  t.zero_stage = 1;
+  CHECK(sim::offload_bucket_copies(comm, ds, t, elements, 8, 3, 4).h2d.value == 0);
+  t.zero_stage = 2;
+  // pin_memory: the pinned link's rate.
+  t.offload_pin_memory = true;
+  CHECK(sim::offload_bucket_copies(comm, ds, t, elements, 8, 3, 4).d2h.value ==
+        doctest::Approx(4e9 / pinned + overhead));
+  t.offload_pin_memory.reset();
+  // After CPU Adam the fp32 partition (always pinned) comes back whole.
+  CHECK(sim::offload_param_return(comm, ds, t, 1e9).value == doctest::Approx(4e9 / pinned + overhead));
+  // DeepSpeed queues them on the blocking reduction's stream; with overlap_comm on their own, but a
+  // pageable copy still holds the host thread that launches the compute.
+  CHECK(sim::offload_copies_on_compute_stream(ds, t));
+  t.overlap_grad_reduce = true;
+  CHECK(sim::offload_copies_on_compute_stream(ds, t));
+  t.offload_pin_memory = true;
+  CHECK_FALSE(sim::offload_copies_on_compute_stream(ds, t));
+  t.offload_pin_memory.reset();
+  t.overlap_grad_reduce.reset();
+  // The frameworks without these rules: the 16-bit partition, pinned, once, on its own stream.
+  const auto& fsdp = sim::framework_profile(sim::Framework::Fsdp);
+  const auto plain = sim::offload_bucket_copies(comm, fsdp, t, elements, 8, 3, 4);
+  CHECK(plain.h2d.value == 0);
+  CHECK(plain.d2h.value == doctest::Approx(2e9 / pinned + overhead));
+  CHECK(sim::offload_param_return(comm, fsdp, t, 1e9).value == doctest::Approx(2e9 / pinned + overhead));
+  t.zero_stage = 3;
+  CHECK(sim::offload_bucket_copies(comm, fsdp, t, elements, 8, 3, 4).d2h.value ==
+        doctest::Approx(2e9 / pinned + overhead));
+  CHECK(sim::offload_param_return(comm, fsdp, t, 1e9).value == doctest::Approx(2e9 / pinned + overhead));
+  CHECK_FALSE(sim::offload_copies_on_compute_stream(fsdp, t));
+  // DeepSpeed's stage3.py: out to the host buffer and back every micro-batch, 16-bit; at the boundary the
+  // sum goes out once more through a host-side cast (a pageable temporary, pinned buffers or not), and the
+  // updated partition returns the same way.
+  const auto z3_first = sim::offload_bucket_copies(comm, ds, t, elements, 8, 0, 4);
+  CHECK(z3_first.h2d.value == doctest::Approx(2e9 / h2d + overhead));
+  CHECK(z3_first.d2h.value == doctest::Approx(2e9 / d2h + overhead));
+  const auto z3_last = sim::offload_bucket_copies(comm, ds, t, elements, 8, 3, 4);
+  CHECK(z3_last.h2d.value == doctest::Approx(2e9 / h2d + overhead));
+  CHECK(z3_last.d2h.value == doctest::Approx(2 * (2e9 / d2h + overhead)));
+  CHECK(sim::offload_param_return(comm, ds, t, 1e9).value == doctest::Approx(2e9 / h2d + overhead));
+  t.offload_pin_memory = true;
+  const auto z3_pinned = sim::offload_bucket_copies(comm, ds, t, elements, 8, 3, 4);
+  CHECK(z3_pinned.h2d.value == doctest::Approx(2e9 / pinned + overhead));
+  CHECK(z3_pinned.d2h.value == doctest::Approx(2e9 / pinned + 2e9 / d2h + 2 * overhead));
+  CHECK(sim::offload_param_return(comm, ds, t, 1e9).value == doctest::Approx(2e9 / h2d + overhead));
+  CHECK_FALSE(sim::offload_copies_on_compute_stream(ds, t));
+  t.offload_pin_memory.reset();
+  // A pageable copy never runs faster than the pinned link.
+  sys.efficiency.pageable_d2h_Bps = 10 * pinned;
+  CHECK(sim::CommCost(sys).host_copy(1e9, sim::HostMemory::Pageable, sim::CopyDirection::DeviceToHost).value ==
+        doctest::Approx(1e9 / pinned + overhead));
+}

@@ -362,6 +362,70 @@ TEST_CASE("techniques change time in the expected direction") {
     CHECK(share(r.by_op_class, "memcpy") > 0);
     CHECK(share(r.by_phase, "optimizer") == 0);
   }
+  SUBCASE("DeepSpeed's ZeRO-Offload copies block the compute stream; pinned buffers and overlap_comm shorten them") {
+    auto run = base;
+    run.train.offload = sim::Offload::Optimizer;
+    run.train.global_batch = 32;  // 4 micro-batches: the host sum round-trips every later micro-batch
+    const auto pageable = sim::simulate_training(m, sys, run);
+    run.train.offload_pin_memory = true;
+    const auto pinned = sim::simulate_training(m, sys, run);
+    run.train.overlap_grad_reduce = true;
+    const auto pinned_overlapped = sim::simulate_training(m, sys, run);
+    run.train.offload_pin_memory.reset();
+    const auto pageable_overlapped = sim::simulate_training(m, sys, run);
+    REQUIRE(pageable.valid());
+    REQUIRE(pinned.valid());
+    REQUIRE(pinned_overlapped.valid());
+    REQUIRE(pageable_overlapped.valid());
+    CHECK(share(pageable.by_phase, "offload") > share(pinned.by_phase, "offload"));
+    CHECK(pinned.step_time_s.value < pageable.step_time_s.value);
+    // overlap_comm moves pinned copies off the compute stream; pageable ones still hold the host.
+    CHECK(pinned_overlapped.step_time_s.value < pinned.step_time_s.value);
+    CHECK(pageable_overlapped.step_time_s.value > pinned_overlapped.step_time_s.value);
+    // The closed-form estimate prices the same copies.
+    sim::FastTrainEvaluator fe(m, sys);
+    run.train.overlap_grad_reduce.reset();
+    CHECK(fe.estimate(sim::with_defaults(run)).step_time_s ==
+          doctest::Approx(pageable.step_time_s.value).epsilon(0.05));
+  }
+  SUBCASE("DeepSpeed's ZeRO-3 offload round-trips the gradient partition every micro-batch") {
+    auto run = base;
+    run.train.zero_stage = 3;
+    run.train.offload = sim::Offload::Optimizer;
+    run.train.global_batch = 32;
+    const auto pageable = sim::simulate_training(m, sys, run);
+    run.train.offload_pin_memory = true;
+    const auto pinned = sim::simulate_training(m, sys, run);
+    run.train.framework = sim::Framework::Fsdp;  // one 16-bit copy out per micro-batch, pinned
+    run.train.offload_pin_memory.reset();
+    const auto fsdp = sim::simulate_training(m, sys, run);
+    REQUIRE(pageable.valid());
+    REQUIRE(pinned.valid());
+    REQUIRE(fsdp.valid());
+    CHECK(pinned.step_time_s.value < pageable.step_time_s.value);
+    CHECK(share(pageable.by_phase, "offload") > share(fsdp.by_phase, "offload"));
+    sim::FastTrainEvaluator fe(m, sys);
+    run.train.framework = sim::Framework::DeepSpeed;
+    CHECK(fe.estimate(sim::with_defaults(run)).step_time_s ==
+          doctest::Approx(pageable.step_time_s.value).epsilon(0.05));
+    run.train.offload_pin_memory = true;
+    CHECK(fe.estimate(sim::with_defaults(run)).step_time_s == doctest::Approx(pinned.step_time_s.value).epsilon(0.05));
+  }
+  SUBCASE("ZeRO-Offload on one GPU still copies the gradients to the host") {
+    auto one = pretrain(1, 1, 1, 512);
+    one.workload = sim::Workload::Finetune;
+    one.train.framework = sim::Framework::DeepSpeed;
+    one.train.zero_stage = 2;
+    one.train.offload = sim::Offload::Optimizer;
+    const auto a800 = preset_system("a800-nvlink");
+    const auto r = sim::simulate_training(m, a800, one);
+    REQUIRE(r.valid());
+    // 6.74e9 parameters: 4 bytes each to the (pageable) host and 4 back pinned, beyond CPU Adam.
+    const double d2h = 6.7e9 * 4 / a800.efficiency.pageable_d2h_Bps;
+    CHECK(share(r.by_module, "offload.pcie") > d2h);
+    sim::FastTrainEvaluator fe(m, a800);
+    CHECK(fe.estimate(sim::with_defaults(one)).step_time_s == doctest::Approx(r.step_time_s.value).epsilon(0.05));
+  }
   SUBCASE("LoRA freezes the base: no weight-gradient GEMMs, adapters appear") {
     auto run = base;
     run.train.finetune = sim::FinetuneKind::Lora;
