@@ -180,7 +180,7 @@ FastTrainEvaluator::LayerPass FastTrainEvaluator::layer_pass(const Step& step, c
     const double h2d = param_offload ? pcie(offload_shard_bytes(k.params, dp)) : 0.0;
     const double rs = k.trainable > 0 ? red(k.trainable * grb) : 0.0;
     double d2h = opt_offload && k.trainable > 0 ? pcie(offload_shard_bytes(k.trainable, dp)) : 0.0;
-    if (d2h > 0 && step.fw.offload.zero3_round_trip) {
+    if (d2h > 0 && (fw.offload.zero3_round_trip || step.copies_on_compute)) {
       // The copies of this layer's partition: a middle micro-batch's, and the last one's (step_terms.h).
       const double mid = offload_bucket_copies(comm_, fw, step.t, k.trainable, dp, 0, step.mbs).total().value;
       const double last =

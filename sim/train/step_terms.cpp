@@ -44,7 +44,8 @@ OffloadBucketCopies offload_bucket_copies(const CommCost& comm, const FrameworkP
   const double part = elements / dbl(dp);
   const bool last = mb >= m - 1;
   if (t.zero_stage >= 3) {
-    if (!oc.zero3_round_trip) return {Interval{}, comm.host_copy(offload_shard_bytes(elements, dp))};
+    if (!oc.zero3_round_trip)
+      return {Interval{}, comm.host_copy(offload_shard_bytes(elements, dp), memory, CopyDirection::DeviceToHost)};
     // Out to the host buffer and back every micro-batch; at the boundary once more out, through the host cast.
     OffloadBucketCopies c{comm.host_copy(part * 2.0, memory, CopyDirection::HostToDevice),
                           comm.host_copy(part * 2.0, memory, CopyDirection::DeviceToHost)};

@@ -371,6 +371,12 @@ TEST_CASE("ZeRO-Offload copies as DeepSpeed's stage_1_and_2.py and stage3.py mov
         doctest::Approx(2e9 / pinned + overhead));
   CHECK(sim::offload_param_return(comm, fsdp, t, 1e9).value == doctest::Approx(2e9 / pinned + overhead));
   CHECK_FALSE(sim::offload_copies_on_compute_stream(fsdp, t));
+  // Stated pageable, its one copy runs at the host's staging rate (and holds the host).
+  t.offload_pin_memory = false;
+  CHECK(sim::offload_bucket_copies(comm, fsdp, t, elements, 8, 3, 4).d2h.value ==
+        doctest::Approx(2e9 / d2h + overhead));
+  CHECK(sim::offload_copies_on_compute_stream(fsdp, t));
+  t.offload_pin_memory.reset();
   // DeepSpeed's stage3.py: out to the host buffer and back every micro-batch, 16-bit; at the boundary the
   // sum goes out once more through a host-side cast (a pageable temporary, pinned buffers or not), and the
   // updated partition returns the same way.

@@ -410,6 +410,14 @@ TEST_CASE("techniques change time in the expected direction") {
           doctest::Approx(pageable.step_time_s.value).epsilon(0.05));
     run.train.offload_pin_memory = true;
     CHECK(fe.estimate(sim::with_defaults(run)).step_time_s == doctest::Approx(pinned.step_time_s.value).epsilon(0.05));
+    // FSDP stated pageable: its one copy per micro-batch at the staging rate, holding the host.
+    run.train.framework = sim::Framework::Fsdp;
+    run.train.offload_pin_memory = false;
+    const auto fsdp_pageable = sim::simulate_training(m, sys, run);
+    REQUIRE(fsdp_pageable.valid());
+    CHECK(fsdp_pageable.step_time_s.value > fsdp.step_time_s.value);
+    CHECK(fe.estimate(sim::with_defaults(run)).step_time_s ==
+          doctest::Approx(fsdp_pageable.step_time_s.value).epsilon(0.05));
   }
   SUBCASE("ZeRO-Offload on one GPU still copies the gradients to the host") {
     auto one = pretrain(1, 1, 1, 512);
