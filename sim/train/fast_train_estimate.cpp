@@ -442,7 +442,7 @@ FastTrainEstimate FastTrainEvaluator::stage_ends(const Step& step, const std::ve
     const double shard = optimizer_shard(S.trainable, t, dp);
     double opt = 0, off = 0;
     if (opt_offload) {
-      off = S.pcie_tail + S.copy_tail + cpu_adam_seconds(shard, sys_, par.gpus) +
+      off = S.pcie_tail + S.copy_tail + cpu_adam_seconds(shard, sys_, par.gpus, host_update_bytes(step.state)) +
             offload_param_return(comm_, step.fw, t, shard).value;
     } else {
       opt = compute_.memory_bound(optimizer_update_bytes(state, shard), 2).value;

@@ -93,11 +93,16 @@ double optimizer_shard(double trainable, const TrainSpec& t, std::int64_t dp) {
 
 double optimizer_update_bytes(const TrainStateBytes& state, double shard) { return shard * state.update_traffic(); }
 
-double cpu_adam_seconds(double shard, const hardware::SystemSpec& sys, std::int64_t gpus) {
+double host_update_bytes(const TrainStateBytes& state) {
+  const double updated = state.master > 0 ? state.master : state.weight;
+  return updated + 2.0 * (updated + state.states);
+}
+
+double cpu_adam_seconds(double shard, const hardware::SystemSpec& sys, std::int64_t gpus, double bytes_per_param) {
   // CPU Adam runs on the node's own cores (a compute tray's, in a rack-scale NVLink domain).
   const double node_gpus = std::min<double>(std::max(1, sys.node.gpus_per_node), dbl(gpus));
-  const double rate = sys.efficiency.cpu_adam_params_per_s;
-  return rate > 0 ? shard * node_gpus / rate : 0.0;
+  const double rate = sys.efficiency.cpu_adam_params_per_s * kCpuAdamRateBytes / bytes_per_param;
+  return rate > 0 && bytes_per_param > 0 ? shard * node_gpus / rate : 0.0;
 }
 
 bool gathers_params_after_step(const TrainSpec& t, std::int64_t dp) {

@@ -78,8 +78,18 @@ double optimizer_shard(double trainable, const TrainSpec& t, std::int64_t dp);
 // Bytes the GPU optimizer step moves for `shard` parameters (read and write of weights, master,
 // states, gradients: TrainStateBytes::update_traffic).
 double optimizer_update_bytes(const TrainStateBytes& state, double shard);
-// CPU Adam over the partitions of the node's GPUs, seconds (0 without a rate in the profile).
-double cpu_adam_seconds(double shard, const hardware::SystemSpec& sys, std::int64_t gpus);
+// Bytes the host optimizer step streams per parameter: read the gradient (in the width of the copy it
+// updates), read and write the master (or the weights when there is none) and the states. The working
+// 16-bit copy is cast on the GPU after the copy back, not written on the host.
+double host_update_bytes(const TrainStateBytes& state);
+// Bytes per parameter of the layout Efficiency::cpu_adam_params_per_s is defined on: fp32 parameters,
+// gradients and both moments, as DeepSpeed's CPU Adam and calibrate's cpu_adam bench update them.
+inline constexpr double kCpuAdamRateBytes = 28;
+// CPU Adam over the partitions of the node's GPUs, seconds (0 without a rate in the profile): a
+// memory-bound stream (calibrate's bench moves 57 GB/s at 2.04e9 params/s on a host whose STREAM triad
+// reaches 73 GB/s), so the rate scales with the bytes each parameter moves (host_update_bytes).
+double cpu_adam_seconds(double shard, const hardware::SystemSpec& sys, std::int64_t gpus,
+                        double bytes_per_param = kCpuAdamRateBytes);
 // Whether every rank all-gathers the updated 16-bit parameters after the step (ZeRO-1/2 and
 // Megatron's distributed optimizer, over more than one DP rank).
 bool gathers_params_after_step(const TrainSpec& t, std::int64_t dp);

@@ -356,7 +356,7 @@ class GraphBuilder {
     NodeId ready = kNone;
     if (optimizer_offload()) {
       // ZeRO-Offload: CPU Adam over the node's GPUs' partitions, then the updated 16-bit partition back.
-      const double v = cpu_adam_seconds(shard, in_.system, run_.par.gpus);
+      const double v = cpu_adam_seconds(shard, in_.system, run_.par.gpus, host_update_bytes(state_));
       // Band: the CPU-Adam rate is an uncalibrated literature figure; -30 % / +50 % (engineering assumption).
       const NodeId cpu =
           add(StepNode{"cpu adam", st.cpu, Interval{v, 0.7 * v, 1.5 * v}, Phase::Offload, OpClass::CpuOptimizer, s, -1},

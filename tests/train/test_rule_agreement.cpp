@@ -215,6 +215,15 @@ TEST_CASE("step-tail terms the step graph and the fast estimator share, derived 
   sys.efficiency.cpu_adam_params_per_s = 1e9;
   CHECK(sim::cpu_adam_seconds(2e9, sys, 16) == doctest::Approx(2e9 * 8 / 1e9));
   CHECK(sim::cpu_adam_seconds(2e9, sys, 4) == doctest::Approx(2e9 * 4 / 1e9));
+  // The rate is defined on fp32 parameters, gradients and moments (4 + 2 x (4 + 8) = 28 B): pure bf16
+  // (torchtune's dtype=bf16: 2 + 2 x (2 + 4) = 14 B) streams half as much, twice as fast.
+  sim::TrainStateBytes mixed;  // 16-bit weights, fp32 master and states
+  CHECK(sim::host_update_bytes(mixed) == 28);
+  sim::TrainStateBytes pure_bf16;
+  pure_bf16.master = 0;
+  pure_bf16.states = 4;
+  CHECK(sim::host_update_bytes(pure_bf16) == 14);
+  CHECK(sim::cpu_adam_seconds(2e9, sys, 4, 14) == doctest::Approx(2e9 * 4 / 2e9));
   sys.efficiency.cpu_adam_params_per_s = 0;
   CHECK(sim::cpu_adam_seconds(2e9, sys, 16) == 0);
   CHECK(sim::param_bytes_16bit(1e9) == 2e9);
