@@ -66,7 +66,7 @@ struct FrameworkProfile {
   double grad_bucket_elements = 0;        // gradient elements per reduction bucket (0 = one per layer/unit)
   double grad_reduce_bytes = 2;           // bytes per gradient element on the wire
   bool zero3_overlap = true;              // ZeRO-3/FSDP parameter gathers prefetched ahead of compute
-  OffloadCopies offload;                  // ZeRO-1/2 offload traffic (the default: 16-bit, pinned, own stream)
+  OffloadCopies offload;                  // ZeRO-Offload traffic (the default: 16-bit, pinned, own stream)
   // DeepSpeed's ZeRO hooks run Python on the host critical path (Efficiency::deepspeed_hook_s): under
   // stage 3 every module with parameters is fetched before and released after each forward, recomputed
   // forward and backward (parameter_offload.py pre/post sub-module hooks -> PartitionedParameterCoordinator

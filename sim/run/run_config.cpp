@@ -29,6 +29,10 @@ struct Setting {
 };
 
 std::string flag(bool b) { return b ? "true" : "false"; }
+// A setting left to the framework when unset.
+std::optional<std::string> flag(const std::optional<bool>& b) {
+  return b ? std::optional<std::string>(flag(*b)) : std::nullopt;
+}
 
 SettingInfo training(SettingInfo i) {
   i.scope = SettingScope::Training;
@@ -242,10 +246,7 @@ const std::vector<Setting>& table() {
             "overlap the data-parallel gradient reduction with backward (Megatron --overlap-grad-reduce, DeepSpeed "
             "overlap_comm); --no-overlap-grad-reduce blocks; default: the framework's"}),
        [](RunRequest& r, const std::string& v) { r.run.train.overlap_grad_reduce = v == "true"; },
-       [](const RunRequest& r) -> std::optional<std::string> {
-         return r.run.train.overlap_grad_reduce ? std::optional<std::string>(flag(*r.run.train.overlap_grad_reduce))
-                                                : std::nullopt;
-       }},
+       [](const RunRequest& r) -> std::optional<std::string> { return flag(r.run.train.overlap_grad_reduce); }},
       {training({"overlap-param-gather", K::Flag,
                  "overlap ZeRO-1/2's parameter all-gather with the next forward (Megatron --overlap-param-gather)"}),
        [](RunRequest& r, const std::string& v) { r.run.train.overlap_param_gather = v == "true"; },
@@ -254,10 +255,7 @@ const std::vector<Setting>& table() {
                  "page-lock the host gradient buffers of ZeRO-Offload (DeepSpeed offload_optimizer.pin_memory); "
                  "--no-offload-pin-memory keeps them pageable; default: the framework's"}),
        [](RunRequest& r, const std::string& v) { r.run.train.offload_pin_memory = v == "true"; },
-       [](const RunRequest& r) -> std::optional<std::string> {
-         return r.run.train.offload_pin_memory ? std::optional<std::string>(flag(*r.run.train.offload_pin_memory))
-                                               : std::nullopt;
-       }},
+       [](const RunRequest& r) -> std::optional<std::string> { return flag(r.run.train.offload_pin_memory); }},
       {training({"finetune", K::Choice, "kind of fine-tuning (implies workload finetune)", finetune_names()}),
        [](RunRequest& r, const std::string& v) {
          r.run.train.finetune = to_enum<FinetuneKind>(v);

@@ -49,7 +49,7 @@ struct FastTrainEvaluator::Step {
   bool after_schedule;
   bool opt_offload;
   bool param_offload;
-  bool copies_on_compute;  // ZeRO-1/2 offload copies queue on the compute stream (step_terms.h)
+  bool copies_on_compute;  // offload copies hold up the compute stream (step_terms.h)
   Affine red;
   Affine gather;
   Affine pcie;
@@ -195,7 +195,7 @@ FastTrainEvaluator::LayerPass FastTrainEvaluator::layer_pass(const Step& step, c
       }
     }
     // Pageable offload copies hold the host until the layer's reduce-scatter and they are done.
-    const double held = step.copies_on_compute && d2h == 0 && rs > 0 ? rs + e.copies_mb : 0.0;
+    const double held = step.copies_on_compute && rs > 0 ? rs + e.copies_mb : 0.0;
     if (fw.zero3_overlap) {
       // Resources (compute, DP stream, PCIe) and the prefetch chain: layer i+1's copy and gather
       // start when layer i-1 is done, so two layers take at least copy + gather + compute. The next

@@ -42,21 +42,21 @@ OffloadBucketCopies offload_bucket_copies(const CommCost& comm, const FrameworkP
   const OffloadCopies& oc = fw.offload;
   const HostMemory memory = offload_buffers_pinned(fw, t) ? HostMemory::Pinned : HostMemory::Pageable;
   const double part = elements / dbl(dp);
+  const double part16 = offload_shard_bytes(elements, dp);  // the partition in 16 bits
   const bool last = mb >= m - 1;
   if (t.zero_stage >= 3) {
-    if (!oc.zero3_round_trip)
-      return {Interval{}, comm.host_copy(offload_shard_bytes(elements, dp), memory, CopyDirection::DeviceToHost)};
+    if (!oc.zero3_round_trip) return {Interval{}, comm.host_copy(part16, memory, CopyDirection::DeviceToHost)};
     // Out to the host buffer and back every micro-batch; at the boundary once more out, through the host cast.
-    OffloadBucketCopies c{comm.host_copy(part * 2.0, memory, CopyDirection::HostToDevice),
-                          comm.host_copy(part * 2.0, memory, CopyDirection::DeviceToHost)};
-    if (last) c.d2h += comm.host_copy(part * 2.0, HostMemory::Pageable, CopyDirection::DeviceToHost);
+    OffloadBucketCopies c{comm.host_copy(part16, memory, CopyDirection::HostToDevice),
+                          comm.host_copy(part16, memory, CopyDirection::DeviceToHost)};
+    if (last) c.d2h += comm.host_copy(part16, HostMemory::Pageable, CopyDirection::DeviceToHost);
     return c;
   }
   // ZeRO-1 reduces (and copies) only at the last micro-batch; ZeRO-2 every micro-batch.
   const bool accumulates = oc.accumulate_on_host && t.zero_stage >= 2 && m > 1;
   OffloadBucketCopies c;
-  if (accumulates && mb > 0) c.h2d = comm.host_copy(part * 2.0, memory, CopyDirection::HostToDevice);
-  c.d2h = comm.host_copy(part * (last ? oc.grad_bytes : 2.0), memory, CopyDirection::DeviceToHost);
+  if (accumulates && mb > 0) c.h2d = comm.host_copy(part16, memory, CopyDirection::HostToDevice);
+  c.d2h = comm.host_copy(last ? part * oc.grad_bytes : part16, memory, CopyDirection::DeviceToHost);
   return c;
 }
 
@@ -71,12 +71,16 @@ bool offload_buffers_pinned(const FrameworkProfile& fw, const TrainSpec& t) {
   return t.offload_pin_memory.value_or(fw.offload.pinned);
 }
 
-bool offload_copies_on_compute_stream(const FrameworkProfile& fw, const TrainSpec& t) {
-  if (t.offload == Offload::None) return false;
+bool offload_copies_hold_host(const FrameworkProfile& fw, const TrainSpec& t) {
   // A copy to or from pageable memory holds the host thread that launches the compute until it is done
   // (CUDA runtime API, "API synchronization behavior": a device-to-pageable copy returns once complete, a
   // pageable-to-device copy first synchronizes its stream), so nothing is queued behind it meanwhile.
-  if (!offload_buffers_pinned(fw, t)) return true;
+  return t.offload != Offload::None && !offload_buffers_pinned(fw, t);
+}
+
+bool offload_copies_on_compute_stream(const FrameworkProfile& fw, const TrainSpec& t) {
+  if (t.offload == Offload::None) return false;
+  if (offload_copies_hold_host(fw, t)) return true;
   return t.zero_stage <= 2 && fw.offload.on_reduce_stream &&
          grad_reduce_on_compute_stream(fw, t.zero_stage, t.overlap_grad_reduce);
 }

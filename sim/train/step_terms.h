@@ -62,8 +62,11 @@ OffloadBucketCopies offload_bucket_copies(const CommCost& comm, const FrameworkP
 Interval offload_param_return(const CommCost& comm, const FrameworkProfile& fw, const TrainSpec& t, double shard);
 // Whether the host gradient buffers of ZeRO-Offload are page-locked: the run's setting, else the framework's.
 bool offload_buffers_pinned(const FrameworkProfile& fw, const TrainSpec& t);
-// Whether the offload copies hold up the compute stream: a pageable copy blocks the launching host thread;
-// under ZeRO-1/2 the framework may also queue them on a reduction that blocks the compute stream.
+// Whether the offload copies hold the host thread that launches the compute until they are done (they are
+// pageable), so the next compute is launched after them.
+bool offload_copies_hold_host(const FrameworkProfile& fw, const TrainSpec& t);
+// Whether the offload copies hold up the compute stream: they hold the host, or under ZeRO-1/2 the
+// framework queues them on a reduction that blocks the compute stream.
 bool offload_copies_on_compute_stream(const FrameworkProfile& fw, const TrainSpec& t);
 
 // Seconds a compute span of `base` seconds takes when `comm` seconds of communication on another stream

@@ -266,7 +266,7 @@ class GraphBuilder {
       st.offloads.push_back(c);
       // A pageable copy returns to the host only once done (and waits for the reduction before it): nothing
       // more is launched until then.
-      if (!offload_buffers_pinned(fw_, t_)) st.host_wait = c;
+      if (offload_copies_hold_host(fw_, t_)) st.host_wait = c;
     }
   }
 
