@@ -122,13 +122,15 @@ std::vector<std::string> split(const std::string& s) {
 
 // The plan's candidate axes and constraints from the flags (usage errors name the flag).
 sim::ServePlanSpec plan_spec(const PlanServeCommand& c, const std::vector<std::string>& systems,
-                             const std::string& data_dir) {
+                             const std::string& data_dir, const model::ModelSpec& m) {
   sim::ServePlanSpec spec;
   spec.rate = c.rate;
   spec.slo_ttft_p99_s = c.slo_ttft_ms / 1e3;
   spec.slo_tpot_p99_s = c.slo_tpot_ms / 1e3;
   spec.input = sim::parse_length_dist(c.input, "--input-len", data_dir);
   spec.output = sim::parse_length_dist(c.output, "--output-len", data_dir, true);
+  for (const auto& note : sim::lengths_in_model_tokens(spec.input, spec.output, m))
+    std::cerr << "llmsim plan serve: note: " << note << "\n";
   if (c.prefix_groups > 1 && c.shared_prefix == 0)
     throw_usage("--prefix-groups", "--prefix-groups needs --shared-prefix N (the tokens each group shares)");
   spec.shared_prefix_tokens = c.shared_prefix;
@@ -279,7 +281,7 @@ int run(const PlanServeCommand& c) {
   const model::ModelSpec m = model::resolve_model(c.model, data);
   std::vector<hardware::SystemSpec> systems;
   for (const auto& s : names) systems.push_back(hardware::resolve_system(s, data));
-  const sim::ServePlanSpec spec = plan_spec(c, names, data);
+  const sim::ServePlanSpec spec = plan_spec(c, names, data, m);
   std::cerr << "llmsim plan serve: simulating candidates…\n";
   const sim::ServePlan plan = sim::plan_serving(m, systems, spec);
   emit(c.common, plan_json(m, systems, spec, plan), [&] { print_table(c, m, spec, plan); });

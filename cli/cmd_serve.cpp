@@ -313,6 +313,8 @@ Stream request_stream(const CLI::App* sub, const ServeCommand& c, const sim::Run
         cmd->output_dist.empty()
             ? sim::LengthDist{sim::LengthKind::Fixed, static_cast<double>(run.infer.output_len), 0}
             : sim::parse_length_dist(cmd->output_dist, cmd->output_dist_flag, cmd->common.resolved_data_dir(), true);
+    // A length sample counted in another tokenizer holds more (or fewer) of this model's tokens.
+    for (auto& n : sim::lengths_in_model_tokens(spec.input, spec.output, m)) notes.push_back(std::move(n));
     std::string arrivals;
     if (sub->count("--rate") > 0 && std::isinf(cmd->rate)) {
       // Offline throughput: an infinite rate sends every request at once, as a burst does.

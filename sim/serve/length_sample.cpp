@@ -13,6 +13,7 @@
 #include "llmsim/core/error.h"
 #include "llmsim/core/strings.h"
 #include "llmsim/core/suggest.h"
+#include "llmsim/model/tokenizer.h"
 #include "llmsim/serve/request_stream.h"
 
 namespace llmsim::sim {
@@ -47,6 +48,24 @@ LengthSample read_length_sample(const std::string& path) {
     if (line.empty()) continue;
     if (line.front() == '#') s.source = std::string(trim_space(std::string_view(line).substr(1)));
     break;
+  }
+  // "# chars_per_token: X (why)": the tokenizer the lengths are counted in.
+  int comment_line = 0;
+  for (std::size_t pos = 0; pos < text.size();) {
+    const std::size_t end = std::min(text.find('\n', pos), text.size());
+    const std::string_view line = trim_space(std::string_view(text).substr(pos, end - pos));
+    pos = end + 1;
+    ++comment_line;
+    constexpr std::string_view kKey = "# chars_per_token:";
+    if (!line.starts_with(kKey)) continue;
+    const std::string_view rest = trim_space(line.substr(kKey.size()));
+    const std::string number(rest.substr(0, rest.find_first_of(" \t(")));
+    const auto x = parse_finite(number);
+    if (!x || *x < 1 || *x > 10)
+      throw_input(
+          Location{.file = path, .line = comment_line, .key = "chars_per_token"},
+          fmt::format("chars_per_token = '{}': must be a number from 1 to 10 (characters of text per token)", number));
+    s.chars_per_token = *x;
   }
   static const char* kColumns[] = {"input_tokens", "output_tokens"};
   bool header = false;
@@ -95,6 +114,22 @@ std::shared_ptr<const LengthSample> scaled_length_sample(const LengthSample& s, 
   for (auto& v : out->input) v = scaled(v, 1);
   for (auto& v : out->output) v = scaled(v, 0);
   return out;
+}
+
+ModelTokens in_model_tokens(std::shared_ptr<const LengthSample> s, const model::ModelSpec& m) {
+  const model::TokenizerFamily* family = model::tokenizer_family(m);
+  if (!s || s->chars_per_token <= 0 || !family) {
+    const std::string why = !s || s->chars_per_token <= 0 ? "the sample does not say which tokenizer counted it"
+                                                          : "the model's tokenizer is not one llmsim knows";
+    return {s, s ? fmt::format("lengths {} served as counted ({})", s->name, why) : ""};
+  }
+  const double scale = s->chars_per_token / family->chars_per_token;
+  if (std::abs(scale - 1) < 1e-9) return {s, ""};
+  return {
+      scaled_length_sample(*s, scale),
+      fmt::format("lengths {} x{:.3g} in {} tokens: counted at {:g} characters per token, the model's tokenizer "
+                  "{} cuts {:g} ({})",
+                  s->name, scale, m.name, s->chars_per_token, family->name, family->chars_per_token, family->source)};
 }
 
 std::vector<std::string> shipped_length_samples(const std::string& data_dir) {

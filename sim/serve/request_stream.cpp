@@ -127,6 +127,17 @@ LengthDist parse_length_dist(const std::string& text_in, const std::string& flag
   return d;
 }
 
+std::vector<std::string> lengths_in_model_tokens(LengthDist& input, LengthDist& output, const model::ModelSpec& m) {
+  std::vector<std::string> notes;
+  for (LengthDist* d : {&input, &output}) {
+    if (d->kind != LengthKind::Sample) continue;
+    ModelTokens t = in_model_tokens(d->sample, m);
+    d->sample = std::move(t.sample);
+    if (!t.note.empty() && std::find(notes.begin(), notes.end(), t.note) == notes.end()) notes.push_back(t.note);
+  }
+  return notes;
+}
+
 double Rng::uniform() {
   // The top 53 bits of one 64-bit draw, scaled to [0, 1): identical on every platform.
   return static_cast<double>(g_() >> 11) * 0x1.0p-53;

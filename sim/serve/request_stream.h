@@ -71,6 +71,11 @@ struct LengthDist {
 LengthDist parse_length_dist(const std::string& text, const std::string& flag, const std::string& data_dir = {},
                              bool output_column = false);
 
+// The length samples of a stream's input and output distributions in the model's tokens (in_model_tokens,
+// length_sample.h): serve and plan serve apply it to what the flags gave. Returns the notes to report, each
+// once (none for fixed, uniform or lognormal lengths, which are the model's tokens as written).
+std::vector<std::string> lengths_in_model_tokens(LengthDist& input, LengthDist& output, const model::ModelSpec& m);
+
 enum class ArrivalKind { Burst, Poisson, Constant, Closed, Trace };
 
 struct StreamSpec {

@@ -95,6 +95,7 @@ class RowMapper {
     map_inference();
     quiet_ = false;
     map_model();
+    lengths_in_model_tokens();
     map_system();
     apply_run_facts();
     map_memory_measure();
@@ -168,6 +169,8 @@ class RowMapper {
     if (!inf_rate && !neither) return;
     out_.offline = true;
     out_.request_rate = 0;
+    if (row_.stated("requests"))
+      row_.fail("requests", "is for open and closed loops: an offline row's request count is its global_batch");
     if (auto gb = row_.integer("global_batch", 1)) {
       out_.offline_requests = *gb;
     } else {
@@ -415,7 +418,9 @@ class RowMapper {
     } else {
       note_default(fmt::format("flash_attn={} (not stated)", t.flash_attn ? "yes" : "no"));
     }
-    if (fact_ && fact_->attn_kernel && t.flash_attn) {
+    if (auto k = attn_kernel_column(t.flash_attn)) {
+      t.attn_kernel = *k;
+    } else if (fact_ && fact_->attn_kernel && t.flash_attn) {
       t.attn_kernel = *fact_->attn_kernel;
       note_fact(fmt::format("attn_kernel={}", name_of(t.attn_kernel)));
     } else if (const RecipeDefaults* r = recipe(); r && r->attn_kernel && t.flash_attn) {
@@ -566,7 +571,10 @@ class RowMapper {
                !row_.stated("output_len")) {
       // The benchmark's own request lengths: a length sample, paired as it sent them.
       out_.lengths = load_length_sample(*fact_->lengths, ctx_.data_dir);
-      if (fact_->length_scale) out_.lengths = scaled_length_sample(*out_.lengths, *fact_->length_scale);
+      if (fact_->length_scale) {
+        out_.lengths = scaled_length_sample(*out_.lengths, *fact_->length_scale);
+        lengths_scaled_by_fact_ = true;
+      }
       note_fact(fmt::format("lengths={} ({} requests in order)", out_.lengths->name, out_.lengths->size()));
       in.input_len = std::max<std::int64_t>(1, std::llround(out_.lengths->mean_input()));
       in.output_len = std::max<std::int64_t>(1, std::llround(out_.lengths->mean_output()));
@@ -590,19 +598,30 @@ class RowMapper {
       out_.statistic = *fact_->tpot_median ? LatencyStatistic::Median : LatencyStatistic::Mean;
       note_fact(fmt::format("tpot_ms=the {} inter-token latency", name_of(out_.statistic)));
     }
-    if (fact_ && fact_->requests && out_.workload == "serving") {
+    // The engine as its run configured it: the column decides, then a source fact (serve's --requests,
+    // --max-num-seqs, --kv-cache-blocks; infer's and serve's --max-model-len).
+    if (auto n = serving_column("requests")) {
+      out_.stream_requests = *n;
+    } else if (fact_ && fact_->requests && out_.workload == "serving") {
       out_.stream_requests = *fact_->requests;
       note_fact(fmt::format("requests={}", out_.stream_requests));
     }
-    if (fact_ && fact_->max_num_seqs && out_.workload == "serving") {
+    if (auto n = serving_column("max_num_seqs")) {
+      out_.engine_max_num_seqs = *n;
+    } else if (fact_ && fact_->max_num_seqs && out_.workload == "serving") {
       out_.engine_max_num_seqs = *fact_->max_num_seqs;
       note_fact(fmt::format("max_num_seqs={}", out_.engine_max_num_seqs));
     }
-    if (fact_ && fact_->kv_blocks && out_.workload == "serving") {
+    if (auto n = serving_column("kv_cache_blocks")) {
+      out_.engine_kv_blocks = *n;
+    } else if (fact_ && fact_->kv_blocks && out_.workload == "serving") {
       out_.engine_kv_blocks = *fact_->kv_blocks;
       note_fact(fmt::format("kv_blocks={}", out_.engine_kv_blocks));
     }
-    if (fact_ && fact_->max_model_len) {
+    if (auto n = row_.integer("max_model_len", 1)) {
+      if (out_.run.workload != Workload::Inference) row_.fail("max_model_len", "is for inference and serving rows");
+      in.max_model_len = *n;
+    } else if (fact_ && fact_->max_model_len) {
       in.max_model_len = *fact_->max_model_len;
       note_fact(fmt::format("max_model_len={}", in.max_model_len));
     }
@@ -610,7 +629,9 @@ class RowMapper {
       model::parse_weight_quant(*q, in.weight_quant);
     else if (!row_.stated("weight_quant"))
       note_default("weight_quant=none (not stated)");
-    if (fact_ && fact_->attn_kernel) {
+    if (auto k = attn_kernel_column(true)) {
+      in.attn_kernel = *k;
+    } else if (fact_ && fact_->attn_kernel) {
       in.attn_kernel = *fact_->attn_kernel;
       note_fact(fmt::format("attn_kernel={}", name_of(in.attn_kernel)));
     }
@@ -621,6 +642,21 @@ class RowMapper {
       in.kv_dtype = in.precision == DType::TF32 ? DType::FP32 : in.precision;
       note_default(fmt::format("kv_dtype={} (not stated; the compute precision)", dtype_name(in.kv_dtype)));
     }
+  }
+
+  // A setting of the serving engine or its benchmark (an integer >= 1) that only serving rows may state.
+  std::optional<std::int64_t> serving_column(const std::string& col) {
+    auto n = row_.integer(col, 1);
+    if (n && out_.workload != "serving") row_.fail(col, "is a setting of a serving run (workload serving)");
+    return n;
+  }
+
+  // The attn_kernel column: which fused attention kernel ran (the same names as --attn-kernel). A row that
+  // says its attention ran unfused (flash_attn = no) cannot name a fused kernel.
+  std::optional<AttentionKernel> attn_kernel_column(bool fused) {
+    auto k = row_.named<AttentionKernel>("attn_kernel", attention_kernel_names());
+    if (k && !fused) row_.fail("attn_kernel", "names a fused attention kernel, and the row says flash_attn = no");
+    return k;
   }
 
   // The lengths column: "sharegpt" or another sample of <data_dir>/lengths, or "sample:FILE.csv" beside the
@@ -641,8 +677,22 @@ class RowMapper {
     out_.lengths = load_length_sample(target, ctx_.data_dir);
     if (fact_ && fact_->length_scale) {
       out_.lengths = scaled_length_sample(*out_.lengths, *fact_->length_scale);
+      lengths_scaled_by_fact_ = true;
       note_fact(fmt::format("length_scale={:g}", *fact_->length_scale));
     }
+  }
+
+  // A length sample counted in another tokenizer than the model's holds the model's tokens of the same text
+  // (sim/serve/length_sample.h in_model_tokens), unless a source fact scaled it already; the request lengths
+  // the row runs at are the scaled sample's means.
+  void lengths_in_model_tokens() {
+    if (!out_.lengths || lengths_scaled_by_fact_) return;
+    const ModelTokens t = in_model_tokens(out_.lengths, out_.model);
+    if (!t.note.empty()) note_default(t.note);
+    if (t.sample == out_.lengths) return;
+    out_.lengths = t.sample;
+    out_.run.infer.input_len = std::max<std::int64_t>(1, std::llround(out_.lengths->mean_input()));
+    out_.run.infer.output_len = std::max<std::int64_t>(1, std::llround(out_.lengths->mean_output()));
   }
 
   // The sequence length a custom gpt's learned position table must cover.
@@ -720,6 +770,7 @@ class RowMapper {
   const RowReader& row_;
   MeasuredRun& out_;
   bool quiet_ = false;                       // reading the other workload's columns: check them, note nothing
+  bool lengths_scaled_by_fact_ = false;      // a source fact's length_scale applied to out_.lengths
   bool release_stated_ = false;              // the row names its engine's release (a fact's release yields)
   const SourceFact* fact_ = nullptr;         // the facts file's entry for this row's source, if any
   const FrameworkEntry* entry_ = nullptr;    // the catalog's entry for the row's framework, when it has a profile

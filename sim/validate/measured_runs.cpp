@@ -35,7 +35,9 @@ const std::vector<std::string>& measured_run_columns() {
       "zero_stage", "offload", "finetune", "lora_rank", "framework", "memory_measure", "metric", "value", "notes",
       // The revision of 2026-12-04 (SCHEMA.md): what a row can state
       "framework_version", "kv_dtype", "lora_targets", "master_weights", "recompute_layers", "tokens_per_sample",
-      "padding", "lengths", "statistic"};
+      "padding", "lengths", "statistic",
+      // The revision of 2026-12-06: engine and kernel settings the facts files used to carry
+      "attn_kernel", "max_num_seqs", "kv_cache_blocks", "requests", "max_model_len"};
   return columns;
 }
 

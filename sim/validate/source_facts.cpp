@@ -100,11 +100,12 @@ SourceFact read_fact(const toml::table& tbl, const std::string& path, std::size_
   r.finish();
   if (!f.flash_attn && !f.zero_stage && !f.sequence_parallel && !f.overlap_grad_reduce && !f.overlap_param_gather &&
       !f.attn_kernel && !f.memory_measure && !f.fused_loss && !f.dropout && !f.input_len && !f.engine_version &&
-      !f.lengths && !f.max_model_len && !f.tpot_median && !f.requests && !f.max_num_seqs && !f.kv_blocks)
+      !f.lengths && !f.max_model_len && !f.tpot_median && !f.requests && !f.max_num_seqs && !f.kv_blocks &&
+      !f.length_scale)
     throw_input(f.where,
                 "the fact sets nothing: give flash_attn, zero_stage, sequence_parallel, overlap_grad_reduce, "
                 "overlap_param_gather, attn_kernel, memory_measure, fused_loss, dropout, input_len, engine_version, "
-                "lengths, max_model_len, tpot_statistic, requests, max_num_seqs or kv_blocks");
+                "lengths, length_scale, max_model_len, tpot_statistic, requests, max_num_seqs or kv_blocks");
   return f;
 }
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <string>
 
+#include "llmsim/model/presets.h"
 #include "llmsim/run/engine_profile.h"
 #include "llmsim/serve/length_sample.h"
 #include "llmsim/serve/request_stream.h"
@@ -152,10 +153,44 @@ TEST_CASE("length samples: errors name the file, line, column and value") {
   CHECK(msg("ls-huge.csv", "input_tokens,output_tokens\n1e300,3\n").find("'1e300'") != std::string::npos);
   CHECK(msg("ls-empty.csv", "input_tokens,output_tokens\n").find("no requests") != std::string::npos);
   CHECK(msg("ls-fields.csv", "input_tokens,output_tokens\n1,2,3\n").find("expected 2 fields") != std::string::npos);
+  CHECK(msg("ls-cpt.csv", "# a sample\n# chars_per_token: 0.5 (too fine)\ninput_tokens,output_tokens\n1,2\n")
+            .find("ls-cpt.csv:2: chars_per_token: chars_per_token = '0.5': must be a number from 1 to 10") !=
+        std::string::npos);
+  CHECK(msg("ls-cpt-nan.csv", "# chars_per_token: nan\ninput_tokens,output_tokens\n1,2\n").find("'nan'") !=
+        std::string::npos);
   const auto unknown = error_of([] { sim::parse_length_dist("sharegtp", "--input-dist", LLMSIM_DATA_DIR); });
   CHECK(unknown.kind() == ErrorKind::NotFound);
   CHECK(std::string(unknown.what()).find("did you mean 'sharegpt'") != std::string::npos);
   CHECK(error_of([] { sim::read_length_sample("/nonexistent/s.csv"); }).kind() == ErrorKind::NotFound);
+}
+
+TEST_CASE("a length sample in another tokenizer is served in the model's tokens (Llama 3 paper: 3.94 vs 3.17)") {
+  const auto s = sim::load_length_sample("sharegpt", LLMSIM_DATA_DIR);
+  CHECK(s->chars_per_token == 3.94);  // counted in the Llama-3.1 tokenizer
+  // Llama 2's tokenizer cuts the same text into 3.94 / 3.17 = 1.243 times as many tokens.
+  const auto llama2 = sim::in_model_tokens(s, model::resolve_model("llama2-7b", LLMSIM_DATA_DIR));
+  REQUIRE(llama2.sample != s);
+  CHECK(llama2.sample->mean_input() == doctest::Approx(s->mean_input() * 3.94 / 3.17).epsilon(0.002));
+  CHECK(llama2.sample->output[0] == std::llround(static_cast<double>(s->output[0]) * 3.94 / 3.17));
+  CHECK(llama2.note.find("x1.24 in llama2-7b tokens") != std::string::npos);
+  // The sample's own tokenizer: as counted, nothing to say.
+  const auto llama3 = sim::in_model_tokens(s, model::resolve_model("llama3-8b", LLMSIM_DATA_DIR));
+  CHECK(llama3.sample == s);
+  CHECK(llama3.note.empty());
+  // Mistral's tokenizer: 3.52 characters per token, from the same prompts counted in both tokenizers.
+  const auto mistral = sim::in_model_tokens(s, model::resolve_model("mistral-7b", LLMSIM_DATA_DIR));
+  CHECK(mistral.sample->mean_input() == doctest::Approx(73671.0 / 320).epsilon(0.003));
+  const auto own = sim::load_length_sample("sharegpt-mistral-7b-instruct", LLMSIM_DATA_DIR);
+  CHECK(sim::in_model_tokens(own, model::resolve_model("mixtral-8x7b", LLMSIM_DATA_DIR)).sample == own);
+  // A tokenizer llmsim does not know (Qwen2's), or a sample that does not say: served as counted, and said so.
+  const auto qwen = sim::in_model_tokens(s, model::resolve_model("qwen2-7b", LLMSIM_DATA_DIR));
+  CHECK(qwen.sample == s);
+  CHECK(qwen.note.find("not one llmsim knows") != std::string::npos);
+  const auto azure = sim::load_length_sample("azure-conv-2023", LLMSIM_DATA_DIR);
+  CHECK(azure->chars_per_token == 0);
+  const auto traced = sim::in_model_tokens(azure, model::resolve_model("llama2-7b", LLMSIM_DATA_DIR));
+  CHECK(traced.sample == azure);
+  CHECK(traced.note.find("does not say which tokenizer") != std::string::npos);
 }
 
 TEST_CASE("a real stream's length tail sets an offline run's makespan (hand-checked)") {

@@ -39,6 +39,13 @@ bool has_default(const sim::MeasuredRun& r, const std::string& text) {
   return std::find(r.defaults.begin(), r.defaults.end(), text) != r.defaults.end();
 }
 
+// The row of `runs` with this run_id (fails the test when there is none).
+const sim::MeasuredRun& run_by_id(const std::vector<sim::MeasuredRun>& runs, const std::string& id) {
+  const auto it = std::find_if(runs.begin(), runs.end(), [&](const auto& r) { return r.run_id == id; });
+  REQUIRE(it != runs.end());
+  return *it;
+}
+
 bool mentions(const std::vector<std::string>& defaults, const std::string& field) {
   const auto names_field = [&](const std::string& d) { return d.starts_with(field + "="); };
   return std::any_of(defaults.begin(), defaults.end(), names_field);
@@ -188,11 +195,7 @@ TEST_SUITE("measured_runs") {
   TEST_CASE("the revised schema's columns (2026-12-04): releases, methods, targets, sample lengths, statistics") {
     const auto runs = load("revised_columns.csv");
     REQUIRE(runs.size() == 12);
-    const auto by_id = [&](const std::string& id) -> const sim::MeasuredRun& {
-      const auto it = std::find_if(runs.begin(), runs.end(), [&](const auto& r) { return r.run_id == id; });
-      REQUIRE(it != runs.end());
-      return *it;
-    };
+    const auto by_id = [&](const std::string& id) -> const sim::MeasuredRun& { return run_by_id(runs, id); };
     // The release in the framework text selects the engine's rules; the length sample and the statistic too.
     const auto& serve = by_id("serve-release-in-text");
     CHECK(serve.error.empty());
@@ -259,6 +262,60 @@ TEST_SUITE("measured_runs") {
     CHECK(p99.error.empty());
     CHECK(p99.statistic == sim::LatencyStatistic::P99);
     CHECK(*p99.run.infer.engine_version == Version{0, 3, 0});
+  }
+
+  TEST_CASE("the revised schema's columns (2026-12-06): engine limits, requests, served context, attention kernel") {
+    const auto runs = load("engine_columns.csv");
+    REQUIRE(runs.size() == 10);
+    const auto by_id = [&](const std::string& id) -> const sim::MeasuredRun& { return run_by_id(runs, id); };
+    // The columns decide over the facts beside the file (96 sequences, 700 blocks, 50 requests there), and
+    // no default or fact is noted for what the row states.
+    const auto& cols = by_id("serve-columns");
+    CHECK_MESSAGE(cols.error.empty(), cols.error);
+    CHECK(cols.engine_max_num_seqs == 256);
+    CHECK(cols.engine_kv_blocks == 1000);
+    CHECK(cols.stream_requests == 3000);
+    CHECK_FALSE(mentions(cols.defaults, "max_num_seqs="));
+    CHECK_FALSE(mentions(cols.defaults, "kv_blocks="));
+    CHECK_FALSE(mentions(cols.defaults, "requests="));
+    // Left empty, the facts fill them and say so.
+    const auto& facts = by_id("serve-facts");
+    CHECK(facts.engine_max_num_seqs == 96);
+    CHECK(facts.engine_kv_blocks == 700);
+    CHECK(facts.stream_requests == 50);
+    CHECK(has_default(facts, "max_num_seqs=96 (source fact, engine_columns.facts.toml:4)"));
+    const auto& context = by_id("serve-context");
+    CHECK_MESSAGE(context.error.empty(), context.error);
+    CHECK(context.run.infer.max_model_len == 2000);
+    CHECK(context.offline);
+    // An offline row's request count is its global_batch; an engine's batch limit is a serving setting.
+    const auto& offline = by_id("offline-requests");
+    CHECK(offline.error_where.key == "requests");
+    CHECK(offline.error.find("global_batch") != std::string::npos);
+    const auto& fixed = by_id("infer-batch-limit");
+    CHECK(fixed.error_where.key == "max_num_seqs");
+    CHECK(fixed.error.find("serving") != std::string::npos);
+    // The kernel column wins over the fact (fa1); it needs fused attention and a known name.
+    const auto& kernel = by_id("train-kernel");
+    CHECK_MESSAGE(kernel.error.empty(), kernel.error);
+    CHECK(kernel.run.train.attn_kernel == AttentionKernel::Cudnn);
+    CHECK_FALSE(mentions(kernel.defaults, "attn_kernel="));
+    const auto& unfused = by_id("train-kernel-unfused");
+    CHECK(unfused.error_where.key == "attn_kernel");
+    CHECK(unfused.error.find("flash_attn = no") != std::string::npos);
+    const auto& bad = by_id("bad-kernel");
+    CHECK(bad.error_where.key == "attn_kernel");
+    CHECK(bad.error.find("'fa4'") != std::string::npos);
+    CHECK(bad.error.find("cudnn") != std::string::npos);
+    const auto& train_context = by_id("train-context");
+    CHECK(train_context.error_where.key == "max_model_len");
+    // A length sample counted in Llama-3.1 tokens runs in Llama 2's: 3.94 / 3.17 times as many (no fact needed).
+    const auto& tokens = by_id("serve-tokenizer");
+    CHECK_MESSAGE(tokens.error.empty(), tokens.error);
+    REQUIRE(tokens.lengths);
+    CHECK(tokens.run.infer.input_len == std::llround(65814.0 / 320 * 3.94 / 3.17));
+    CHECK(std::any_of(tokens.defaults.begin(), tokens.defaults.end(),
+                      [](const std::string& d) { return d.find("x1.24 in llama2-7b tokens") != std::string::npos; }));
   }
 
   TEST_CASE("a time set by the unstated batch is unsupported with the reason, not predicted at a default") {
@@ -643,7 +700,9 @@ TEST_SUITE("measured_runs") {
     CHECK(thirteen.engine_max_num_seqs == 0);
     CHECK(thirteen.engine_kv_blocks == 0);
     REQUIRE(thirteen.lengths != nullptr);
-    CHECK(thirteen.lengths->name == "sharegpt");
+    // Without a length_scale fact the sample goes into the model's tokens by the tokenizer rule (Llama-3.1's
+    // 3.94 characters per token, Llama 2's 3.17): the fact's 1.25 above replaced that rule for the 7B.
+    CHECK(thirteen.lengths->name == "sharegptx1.2429");
   }
 
   TEST_CASE("source facts for one fine-tuning method: each method's script apart") {
