@@ -16,6 +16,7 @@
 #include "llmsim/report/chrome_trace.h"
 #include "llmsim/report/report.h"
 #include "llmsim/report/train_parts.h"
+#include "llmsim/run/stage_layout.h"
 #include "llmsim/train/train_sim.h"
 #include "measured_bands.h"
 
@@ -126,6 +127,11 @@ void print_table(const model::ModelSpec& m, const hardware::SystemSpec& sys, con
                            r.micro_batches, r.tokens_per_step);
   std::cout << fmt::format("{:<22} {} micro-batches in flight at most; memory timeline peak {} GiB\n", "schedule",
                            r.peak_in_flight, gib(r.memory_timeline_peak_bytes));
+  if (sim::embedding_loss_split(run.par.pp, run.par.vp, m.num_layers))
+    std::cout << fmt::format(
+        "{:<22} {} layers + embedding + loss over {} x {} chunks of {} (Megatron "
+        "account_for_embedding/loss_in_pipeline_split)\n",
+        "pipeline split", m.num_layers, run.par.pp, run.par.vp, (m.num_layers + 2) / (run.par.pp * run.par.vp));
   print_shares(fmt::format("time by phase (stage {}, sums to the step time)", r.critical_stage).c_str(), r.by_phase);
   print_shares(fmt::format("GPU busy time by module (stage {})", r.critical_stage).c_str(), r.by_module);
   print_shares(fmt::format("busy time by operator class (stage {}, all its streams)", r.critical_stage).c_str(),

@@ -56,8 +56,8 @@ struct Stage {
   bool last = false;
 };
 
-Stage stage_of(std::int64_t index, std::int64_t pp, std::int64_t num_layers) {
-  const StageLayers layers = stage_layers(index, pp, num_layers);
+Stage stage_of(std::int64_t index, std::int64_t pp, std::int64_t num_layers, std::int64_t vp) {
+  const StageLayers layers = stage_layers(index, pp, num_layers, vp);
   return Stage{.index = index,
                .first_layer = layers.first,
                .layers = layers.count,
@@ -68,7 +68,7 @@ Stage stage_of(std::int64_t index, std::int64_t pp, std::int64_t num_layers) {
 }  // namespace
 
 StageParams stage_params(const model::ModelSpec& m, const ParallelSpec& par, std::int64_t stage) {
-  const StageLayers st = stage_layers(stage, par.pp, m.num_layers);
+  const StageLayers st = stage_layers(stage, par.pp, m.num_layers, par.vp);
   const double tp = static_cast<double>(par.tp);
   StageParams sp;
   for (std::int64_t l = st.first; l < st.first + st.count; ++l) {
@@ -269,7 +269,7 @@ MemoryResult pick_peak(const model::ModelSpec& m, const hardware::SystemSpec& sy
   double best_bytes = -1;
   if (last < 0) last = run.par.pp - 1;
   for (std::int64_t i = first; i <= last; ++i) {
-    const Stage st = stage_of(i, run.par.pp, m.num_layers);
+    const Stage st = stage_of(i, run.par.pp, m.num_layers, run.par.vp);
     double kv = 0;
     StageMemory sm = run.workload == Workload::Inference ? inference_stage(m, sys, run, st, batch, kv)
                                                          : training_stage(m, sys, run, st);

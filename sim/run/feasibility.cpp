@@ -131,8 +131,11 @@ std::vector<std::string> training_problems(const model::ModelSpec& m, const hard
     // Megatron --recompute-method block --recompute-num-layers N recomputes the first N layers of each
     // pipeline stage (of each virtual chunk with interleaving) and keeps the others' activations; at N >= the
     // layers a chunk holds it is full recomputation.
-    const std::int64_t chunk = p.vp > 1 ? m.num_layers / std::max<std::int64_t>(1, p.pp * p.vp)
-                                        : stage_layers(p.pp - 1, std::max<std::int64_t>(1, p.pp), m.num_layers).count;
+    std::int64_t chunk = 0;  // the most layers a chunk (or a stage without interleaving) holds
+    for (std::int64_t c = 0; c < std::max<std::int64_t>(1, p.vp); ++c)
+      chunk = std::max(chunk, stage_chunk(std::max<std::int64_t>(1, p.pp) - 1, c, std::max<std::int64_t>(1, p.pp), p.vp,
+                                          m.num_layers)
+                                  .count);
     if (t.recompute != Recompute::Full)
       why.push_back(
           fmt::format("recompute_layers {} needs recompute full (it says how many layers of each stage "
@@ -144,12 +147,14 @@ std::vector<std::string> training_problems(const model::ModelSpec& m, const hard
           "memory model and the step graph recompute all of a stage's layers or none",
           t.recompute_layers, chunk, p.vp > 1 ? "virtual chunk" : "pipeline stage"));
   }
-  if (p.vp > 1 && m.num_layers % (p.pp * p.vp) != 0)
+  // Interleaving splits the layers evenly over pp x vp chunks, or (Megatron-core with the embedding and the loss
+  // counted as layers) num_layers + 2 of them (sim/run/stage_layout.h); Megatron runs no other split.
+  if (p.vp > 1 && m.num_layers % (p.pp * p.vp) != 0 && !embedding_loss_split(p.pp, p.vp, m.num_layers))
     why.push_back(fmt::format(
-        "interleaving needs pp {} x vp {} to divide the {} layers: Megatron's uneven virtual stages "
-        "(account_for_embedding_in_pipeline_split / account_for_loss_in_pipeline_split, first/last stage layer "
-        "counts) are not modelled yet",
-        p.pp, p.vp, m.num_layers));
+        "interleaving needs pp {} x vp {} = {} to divide the {} layers, or the {} with the embedding and the loss "
+        "counted as layers (Megatron account_for_embedding_in_pipeline_split and "
+        "account_for_loss_in_pipeline_split)",
+        p.pp, p.vp, p.pp * p.vp, m.num_layers, m.num_layers + 2));
   if (p.dp > 0 && t.micro_batch > 0 && t.global_batch % (t.micro_batch * p.dp) == 0 && p.pp > 1) {
     const auto mb = static_cast<int>(micro_batches_per_step(run));
     for (auto& w : pipeline_problems(static_cast<int>(p.pp), static_cast<int>(p.vp), mb, t.schedule)) why.push_back(w);

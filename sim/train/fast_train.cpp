@@ -96,16 +96,18 @@ FastTrainEvaluator::Affine FastTrainEvaluator::affine(Collective kind, const Com
 }
 
 const std::vector<FastTrainEvaluator::StageParams>& FastTrainEvaluator::stage_params(std::int64_t pp, std::int64_t tp,
-                                                                                     std::int64_t ep,
+                                                                                     std::int64_t ep, std::int64_t vp,
                                                                                      const TrainSpec& t) {
-  const std::uint64_t key =
-      static_cast<std::uint64_t>(pp) | static_cast<std::uint64_t>(tp) << 20 | static_cast<std::uint64_t>(ep) << 40;
+  // The layout depends on vp only where interleaving splits the layers unevenly (stage_layout.h).
+  const std::int64_t split_vp = embedding_loss_split(pp, vp, m_.num_layers) ? vp : 1;
+  const std::uint64_t key = static_cast<std::uint64_t>(pp) | static_cast<std::uint64_t>(tp) << 16 |
+                            static_cast<std::uint64_t>(ep) << 32 | static_cast<std::uint64_t>(split_vp) << 48;
   if (const auto it = stage_params_cache_.find(key); it != stage_params_cache_.end()) return it->second;
   // The memory model's count per stage (sim::stage_params), with its layer kinds and LoRA adapters.
-  const ParallelSpec par{.tp = tp, .pp = pp, .ep = ep};
+  const ParallelSpec par{.tp = tp, .pp = pp, .ep = ep, .vp = split_vp};
   std::vector<StageParams> out(static_cast<std::size_t>(pp));
   for (std::int64_t s = 0; s < pp; ++s) {
-    const StageLayers stage = stage_layers(s, pp, m_.num_layers);
+    const StageLayers stage = stage_layers(s, pp, m_.num_layers, split_vp);
     StageParams& sp = out[static_cast<std::size_t>(s)];
     const sim::StageParams counted = sim::stage_params(m_, par, s);
     sp.linear = counted.linear;
@@ -144,9 +146,9 @@ FastMemory FastTrainEvaluator::memory(const RunSpec& run) {
 
   double best = -1;
   const std::int64_t L = m_.num_layers, pp = par.pp;
-  const auto& stages = stage_params(pp, par.tp, par.ep, t);
+  const auto& stages = stage_params(pp, par.tp, par.ep, par.vp, t);
   for (std::int64_t s = 0; s < pp; ++s) {
-    const StageLayers stage = stage_layers(s, pp, L);
+    const StageLayers stage = stage_layers(s, pp, L, par.vp);
     const StageParams& sp = stages[static_cast<std::size_t>(s)];
     const double per_mb = dbl(sp.dense_layers) * stored[0] + dbl(sp.moe_layers) * stored[1];
     const double working_set = std::max(sp.dense_layers > 0 ? working[0] : 0.0, sp.moe_layers > 0 ? working[1] : 0.0);

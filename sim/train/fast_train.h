@@ -110,7 +110,8 @@ class FastTrainEvaluator {
     double linear = 0, other = 0, largest_layer = 0, lora = 0;
     std::int64_t dense_layers = 0, moe_layers = 0;
   };
-  const std::vector<StageParams>& stage_params(std::int64_t pp, std::int64_t tp, std::int64_t ep, const TrainSpec& t);
+  const std::vector<StageParams>& stage_params(std::int64_t pp, std::int64_t tp, std::int64_t ep, std::int64_t vp,
+                                               const TrainSpec& t);
   std::unordered_map<std::uint64_t, std::vector<StageParams>> stage_params_cache_;
   // The run settings every cached cost shares (a change clears the cache).
   bool have_fixed_ = false;

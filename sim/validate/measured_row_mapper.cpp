@@ -11,6 +11,7 @@
 #include "llmsim/model/presets.h"
 #include "llmsim/run/engine_profile.h"
 #include "llmsim/run/framework_catalog.h"
+#include "llmsim/run/stage_layout.h"
 #include "llmsim/validate/measured_row.h"
 #include "llmsim/validate/validation.h"
 
@@ -96,6 +97,11 @@ class RowMapper {
     quiet_ = false;
     map_model();
     lengths_in_model_tokens();
+    if (embedding_loss_split(out_.run.par.pp, out_.run.par.vp, out_.model.num_layers))
+      note_default(
+          fmt::format("pipeline split: the embedding and the loss counted as layers ({} + 2 over pp {} x vp {}; "
+                      "Megatron account_for_embedding/loss_in_pipeline_split, the only split it runs)",
+                      out_.model.num_layers, out_.run.par.pp, out_.run.par.vp));
     map_system();
     apply_run_facts();
     map_memory_measure();

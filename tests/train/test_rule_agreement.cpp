@@ -10,6 +10,7 @@
 #include "llmsim/cost/compute_cost.h"
 #include "llmsim/memory/activation_memory.h"
 #include "llmsim/memory/memory_model.h"
+#include "llmsim/run/feasibility.h"
 #include "llmsim/run/framework_profile.h"
 #include "llmsim/run/lora_adapters.h"
 #include "llmsim/run/stage_layout.h"
@@ -132,6 +133,67 @@ TEST_CASE("pipeline stage layout: even split, the remainder on the last stages; 
   CHECK(sim::stage_chunk(1, 1, 4, 2, 32).first == 20);
   CHECK(sim::stage_chunk(1, 1, 4, 2, 32).count == 4);
   CHECK(sim::stage_chunk(3, 0, 4, 1, 30).first == 22);  // vp 1: the whole stage
+}
+
+TEST_CASE("interleaving over layers pp x vp does not divide: the embedding and the loss count as layers (Megatron)") {
+  // Llama-3.1-405B, 126 layers at pp 8 x vp 8: (126 + 2) / 64 = 2 slots per chunk; the first chunk of stage 0 and the
+  // last chunk of stage 7 give one to the embedding and the loss (transformer_block.py get_num_layers_to_build).
+  CHECK(sim::embedding_loss_split(8, 8, 126));
+  CHECK_FALSE(sim::embedding_loss_split(8, 8, 128));  // divides: the plain split
+  CHECK_FALSE(sim::embedding_loss_split(8, 8, 125));  // 127 does not divide either: refused (feasibility)
+  CHECK_FALSE(sim::embedding_loss_split(8, 1, 126));  // no interleaving: the plain uneven split
+  const auto first = sim::stage_chunk(0, 0, 8, 8, 126), second = sim::stage_chunk(1, 0, 8, 8, 126);
+  CHECK(first.first == 0);
+  CHECK(first.count == 1);
+  CHECK(second.first == 1);
+  CHECK(second.count == 2);
+  CHECK(sim::stage_chunk(0, 1, 8, 8, 126).first == 15);  // virtual stage 8: slots 16-17, layers 15-16
+  const auto last = sim::stage_chunk(7, 7, 8, 8, 126);
+  CHECK(last.first == 125);
+  CHECK(last.count == 1);
+  // Every layer once, in model order over the virtual stages.
+  std::int64_t next = 0;
+  for (std::int64_t c = 0; c < 8; ++c)
+    for (std::int64_t s = 0; s < 8; ++s) {
+      const auto ch = sim::stage_chunk(s, c, 8, 8, 126);
+      CHECK(ch.first == next);
+      next += ch.count;
+    }
+  CHECK(next == 126);
+  // A stage's count is its chunks' (15 on the two ends, 16 between), the memory model's and the fast estimator's.
+  CHECK(sim::stage_layers(0, 8, 126, 8).count == 15);
+  CHECK(sim::stage_layers(3, 8, 126, 8).count == 16);
+  CHECK(sim::stage_layers(7, 8, 126, 8).count == 15);
+  CHECK(sim::stage_layers(7, 8, 126).count == 16);  // without interleaving the remainder goes to the last stages
+  // The run is feasible, and the fast estimator's memory agrees with the memory model's on it.
+  const auto m = preset_model("llama3.1-405b");
+  const auto sys = preset_system("dgx-h100");
+  sim::RunSpec r;
+  r.workload = sim::Workload::Pretrain;
+  r.par.gpus = 1024;
+  r.par.tp = 8;
+  r.par.pp = 8;
+  r.par.vp = 8;
+  r.par.cp = 2;
+  r.train.micro_batch = 1;
+  r.train.global_batch = 512;
+  r.train.seq_len = 8192;
+  r.train.framework = sim::Framework::Megatron;
+  r = sim::with_defaults(r);
+  CHECK(sim::training_problems(m, sys, r).empty());
+  sim::FastTrainEvaluator fe(m, sys);
+  CHECK(fe.memory(r).gpu_bytes == doctest::Approx(sim::evaluate_memory(m, sys, r).gpu_bytes).epsilon(1e-6));
+  // The closed-form step over the same chunks agrees with the step graph (the search's 2 % for most runs).
+  const auto full = sim::simulate_training(m, sys, r);
+  REQUIRE(full.valid());
+  CHECK(fe.estimate(r).step_time_s == doctest::Approx(full.step_time_s.value).epsilon(0.03));
+  r.par.vp = 4;  // 126 over 32 chunks: 128 / 32 = 4, the same rule
+  CHECK(sim::training_problems(m, sys, r).empty());
+  r.par.vp = 3;  // 128 / 24 is not whole: refused with both counts
+  const auto why = sim::training_problems(m, sys, r);
+  REQUIRE_FALSE(why.empty());
+  CHECK(why.front().find("pp 8 x vp 3 = 24 to divide the 126 layers, or the 128 with the embedding") !=
+        std::string::npos);
 }
 
 TEST_CASE("micro-batches per step: global batch / (micro-batch x dp)") {
