@@ -1,6 +1,7 @@
 // `llmsim plan serve`: the fewest GPUs (then the lowest cost) that serve a request rate within p99 TTFT
 // and TPOT bounds, over systems x engines x tensor-parallel sizes x weight formats (sim/search/plan_serve.h).
 #include <charconv>
+#include <chrono>
 #include <iostream>
 #include <memory>
 #include <sstream>
@@ -63,6 +64,11 @@ std::string layout(const sim::ServePlanCandidate& k) {
 
 // The plan report (docs/output-schema.md, "plan serve"): the question as an object (model, rate, SLOs,
 // lengths, what was considered) and every evaluated candidate, feasible first.
+// A p99 of a candidate with the iteration model's band (its run's latency ratio band).
+sim::Interval p99_band(double p99, const sim::ServePlanCandidate& k) {
+  return sim::Interval{p99, p99 * k.latency_band_low, p99 * k.latency_band_high};
+}
+
 nlohmann::json plan_json(const model::ModelSpec& m, const std::vector<hardware::SystemSpec>& systems,
                          const sim::ServePlanSpec& spec, const sim::ServePlan& plan) {
   using report::figure;
@@ -103,8 +109,11 @@ nlohmann::json plan_json(const model::ModelSpec& m, const std::vector<hardware::
                                {"feasible", k.feasible},
                                {"replicas", k.replicas},
                                {"gpus", k.gpus},
-                               {"ttft_p99_s", figure(k.ttft_p99_s, "s")},
-                               {"tpot_p99_s", figure(k.tpot_p99_s, "s")},
+                               {"ttft_p99_s", figure(p99_band(k.ttft_p99_s, k), "s")},
+                               {"tpot_p99_s", figure(p99_band(k.tpot_p99_s, k), "s")},
+                               {"requests_per_replica", k.requests_per_replica},
+                               {"converged", k.converged},
+                               {"p99_change", k.p99_change},
                                {"output_tokens_per_s", figure(k.output_tokens_per_s, "tokens/s")},
                                {"cost_per_hour", k.cost_per_hour},
                                {"pareto", k.pareto},
@@ -246,12 +255,28 @@ void print_table(const PlanServeCommand& c, const model::ModelSpec& m, const sim
             : "",
         b.ttft_p99_s * 1e3, b.tpot_p99_s * 1e3, b.output_tokens_per_s,
         b.cost_per_hour > 0 ? fmt::format(", {:.2f} per hour", b.cost_per_hour) : "");
+    std::cout << fmt::format("margin: p99 TTFT {:.0f} ms [{:.0f} .. {:.0f}] is {:.0f} % of its SLO", b.ttft_p99_s * 1e3,
+                             b.ttft_p99_s * b.latency_band_low * 1e3, b.ttft_p99_s * b.latency_band_high * 1e3,
+                             100 * b.ttft_p99_s / spec.slo_ttft_p99_s);
+    if (spec.slo_tpot_p99_s > 0)
+      std::cout << fmt::format(", p99 TPOT {:.1f} ms [{:.1f} .. {:.1f}] {:.0f} %", b.tpot_p99_s * 1e3,
+                               b.tpot_p99_s * b.latency_band_low * 1e3, b.tpot_p99_s * b.latency_band_high * 1e3,
+                               100 * b.tpot_p99_s / spec.slo_tpot_p99_s);
+    std::cout << " (the iteration model's band)\n";
+    std::cout << (b.converged
+                      ? fmt::format("settled: the p99s moved {:.1f} % when the stream doubled to {} requests per "
+                                    "replica (at most {:.0f} %)\n",
+                                    100 * b.p99_change, b.requests_per_replica, 100 * sim::kSettledChange)
+                      : fmt::format("NOT SETTLED: the p99s still moved {:.1f} % when the stream doubled to {} "
+                                    "requests per replica; a longer --requests may need more GPUs\n",
+                                    100 * b.p99_change, b.requests_per_replica));
   } else {
     std::cout << fmt::format("\nno candidate meets the SLOs within {} GPUs\n", c.max_gpus);
   }
-  std::cout << fmt::format("\n{:<16} {:<9} {:>5} {:>3} {:>5} {:>5} {:>5} {:>5} {:>10} {:>5} {:>11} {:>11} {:>11}  {}\n",
-                           "system", "engine", "tp", "pp", "quant", "kv", "seqs", "chunk", "replicas", "GPUs",
-                           "p99 TTFT", "p99 TPOT", "out tok/s", "result (* = GPUs vs p99 TTFT Pareto front)");
+  std::cout << fmt::format(
+      "\n{:<16} {:<9} {:>5} {:>3} {:>5} {:>5} {:>5} {:>5} {:>10} {:>5} {:>11} {:>11} {:>11} {:>8}  {}\n", "system",
+      "engine", "tp", "pp", "quant", "kv", "seqs", "chunk", "replicas", "GPUs", "p99 TTFT", "p99 TPOT", "out tok/s",
+      "requests", "result (* = GPUs vs p99 TTFT Pareto front; ~ = p99s not settled)");
   for (const auto& k : plan.candidates) {
     const std::string head =
         fmt::format("{:<16} {:<9} {:>5} {:>3} {:>5} {:>5} {:>5} {:>5}", k.system, sim::serving_engine_name(k.engine),
@@ -259,11 +284,12 @@ void print_table(const PlanServeCommand& c, const model::ModelSpec& m, const sim
                     k.chunked_prefill ? "on" : "off");
     const std::string replicas = k.prefill_replicas > 0 ? layout(k) : std::to_string(k.replicas);
     if (k.feasible)
-      std::cout << fmt::format("{} {:>10} {:>5} {:>8.0f} ms {:>8.1f} ms {:>11.0f}  meets{}\n", head, replicas, k.gpus,
-                               k.ttft_p99_s * 1e3, k.tpot_p99_s * 1e3, k.output_tokens_per_s, k.pareto ? " *" : "");
+      std::cout << fmt::format("{} {:>10} {:>5} {:>8.0f} ms {:>8.1f} ms {:>11.0f} {:>8}  meets{}{}\n", head, replicas,
+                               k.gpus, k.ttft_p99_s * 1e3, k.tpot_p99_s * 1e3, k.output_tokens_per_s,
+                               k.requests_per_replica, k.pareto ? " *" : "", k.converged ? "" : " ~");
     else
-      std::cout << fmt::format("{} {:>10} {:>5} {:>11} {:>11} {:>11}  {}\n", head,
-                               k.prefill_replicas > 0 ? layout(k) : "-", "-", "-", "-", "-", k.why);
+      std::cout << fmt::format("{} {:>10} {:>5} {:>11} {:>11} {:>11} {:>8}  {}\n", head,
+                               k.prefill_replicas > 0 ? layout(k) : "-", "-", "-", "-", "-", "-", k.why);
   }
 }
 
@@ -281,8 +307,19 @@ int run(const PlanServeCommand& c) {
   const model::ModelSpec m = model::resolve_model(c.model, data);
   std::vector<hardware::SystemSpec> systems;
   for (const auto& s : names) systems.push_back(hardware::resolve_system(s, data));
-  const sim::ServePlanSpec spec = plan_spec(c, names, data, m);
+  sim::ServePlanSpec spec = plan_spec(c, names, data, m);
   std::cerr << "llmsim plan serve: simulating candidates…\n";
+  // Progress of a long plan on stderr: at most one line every 2 s.
+  const auto started = std::chrono::steady_clock::now();
+  auto last = started;
+  spec.progress = [&](std::size_t done, std::size_t total) {
+    const auto now = std::chrono::steady_clock::now();
+    if (done < total && now - last < std::chrono::seconds(2)) return;
+    if (done == total && now - started < std::chrono::seconds(2)) return;
+    last = now;
+    std::cerr << fmt::format("llmsim plan serve: {} of {} candidates simulated ({:.0f} s)\n", done, total,
+                             std::chrono::duration<double>(now - started).count());
+  };
   const sim::ServePlan plan = sim::plan_serving(m, systems, spec);
   emit(c.common, plan_json(m, systems, spec, plan), [&] { print_table(c, m, spec, plan); });
   return plan.found() ? 0 : 1;

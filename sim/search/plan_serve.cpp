@@ -1,7 +1,9 @@
 #include "llmsim/search/plan_serve.h"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
+#include <tuple>
 #include <utility>
 
 #include <fmt/format.h>
@@ -19,6 +21,7 @@ struct Outcome {
   bool meets = false;  // p99 TTFT and TPOT within the SLOs
   std::string why;
   double ttft_p99 = 0, tpot_p99 = 0, out_tps = 0;
+  double band_low = 1, band_high = 1;  // the run's latency band (ServingResult::time_ratio_low/high)
 };
 
 // One replica at rate / replicas (round-robin dispatch of a Poisson stream is approximated by a Poisson
@@ -79,16 +82,18 @@ Outcome outcome_of(const ServePlanSpec& spec, const ServingResult& r, double out
   o.ttft_p99 = r.ttft.p99;
   o.tpot_p99 = r.tpot.p99;
   o.out_tps = r.output_tokens_per_s.value * out_tps_scale;
+  o.band_low = r.time_ratio_low;
+  o.band_high = r.time_ratio_high;
   o.meets = o.ttft_p99 <= spec.slo_ttft_p99_s && (spec.slo_tpot_p99_s <= 0 || o.tpot_p99 <= spec.slo_tpot_p99_s);
   return o;
 }
 
 Outcome evaluate(const model::ModelSpec& m, const hardware::SystemSpec& sys, const ServePlanSpec& spec,
-                 const Choice& ch, std::int64_t replicas) {
+                 const Choice& ch, std::int64_t replicas, std::int64_t per_replica) {
   ServingConfig cfg;
   cfg.engine = ch.profile;
   try {
-    const auto requests = candidate_stream(spec, spec.rate / static_cast<double>(replicas), spec.requests_per_replica);
+    const auto requests = candidate_stream(spec, spec.rate / static_cast<double>(replicas), per_replica);
     return outcome_of(spec, simulate_serving(m, sys, candidate_run(spec, ch), cfg, requests),
                       static_cast<double>(replicas));
   } catch (const Error& e) {
@@ -101,11 +106,12 @@ Outcome evaluate(const model::ModelSpec& m, const hardware::SystemSpec& sys, con
 // The whole stream on P prefill replicas of the candidate's TP and D decode replicas of `decode_tp` (pools of an
 // engine that mixes prefill and decode), requests_per_replica per replica.
 Outcome evaluate_pd(const model::ModelSpec& m, const hardware::SystemSpec& sys, const ServePlanSpec& spec,
-                    const Choice& ch, std::int64_t prefill, std::int64_t decode, std::int64_t decode_tp) {
+                    const Choice& ch, std::int64_t prefill, std::int64_t decode, std::int64_t decode_tp,
+                    std::int64_t per_replica) {
   ServingConfig cfg;
   cfg.engine = ch.profile;
   try {
-    const auto requests = candidate_stream(spec, spec.rate, spec.requests_per_replica * (prefill + decode));
+    const auto requests = candidate_stream(spec, spec.rate, per_replica * (prefill + decode));
     const DisaggregatedResult r = simulate_disaggregated(
         m, sys, candidate_run(spec, ch), cfg,
         {.prefill_replicas = prefill, .prefill_tp = ch.tp, .decode_replicas = decode, .decode_tp = decode_tp},
@@ -126,6 +132,8 @@ void meets(ServePlanCandidate& c, const Outcome& o, std::int64_t replicas, std::
   c.ttft_p99_s = o.ttft_p99;
   c.tpot_p99_s = o.tpot_p99;
   c.output_tokens_per_s = o.out_tps;
+  c.latency_band_low = o.band_low;
+  c.latency_band_high = o.band_high;
   c.cost_per_hour = price * static_cast<double>(gpus);
 }
 
@@ -134,10 +142,12 @@ bool tp_fits(const model::ModelSpec& m, const hardware::SystemSpec& sys, std::in
   return m.num_heads % tp == 0 && model::kv_heads_per_rank(m, tp) > 0 && tp <= hardware::fast_domain_gpus(sys);
 }
 
-// The smallest n in 1..max_n for which `at(n)` meets the SLOs: doubling, then bisection (more replicas
-// never raise a replica's load). Returns 0 and the last outcome when none does or a run fails.
-std::pair<std::int64_t, Outcome> fewest(std::int64_t max_n, const std::function<Outcome(std::int64_t)>& at) {
-  std::int64_t lo = 0, hi = 1;
+// The smallest n in lo+1..max_n for which `at(n)` meets the SLOs (lo: a count known to miss, 0 for none):
+// doubling, then bisection (more replicas never raise a replica's load). Returns 0 and the last outcome when
+// none does or a run fails.
+std::pair<std::int64_t, Outcome> fewest(std::int64_t max_n, const std::function<Outcome(std::int64_t)>& at,
+                                        std::int64_t lo = 0) {
+  std::int64_t hi = lo + 1;
   Outcome at_hi = at(hi);
   if (!at_hi.ran) return {0, at_hi};
   while (!at_hi.meets && hi < max_n) {
@@ -157,6 +167,50 @@ std::pair<std::int64_t, Outcome> fewest(std::int64_t max_n, const std::function<
     }
   }
   return {hi, at_hi};
+}
+
+// How far the p99s the SLOs compare moved from `a` to `b` (relative, the larger of the two).
+double p99_change(const ServePlanSpec& spec, const Outcome& a, const Outcome& b) {
+  const auto rel = [](double x, double y) { return x > 0 ? std::abs(y / x - 1) : (y > 0 ? 1.0 : 0.0); };
+  double c = rel(a.ttft_p99, b.ttft_p99);
+  if (spec.slo_tpot_p99_s > 0) c = std::max(c, rel(a.tpot_p99, b.tpot_p99));
+  return c;
+}
+
+// The answer of `fewest` on the first stream, then on streams twice as long until the compared p99s move by at
+// most kSettledChange: a longer stream that misses the SLOs searches more replicas on it. `at(n, requests per
+// replica)` simulates n replicas (or units).
+struct Settled {
+  std::int64_t n = 0;
+  Outcome o;
+  std::int64_t requests = 0;
+  bool converged = false;
+  double change = 0;
+};
+Settled settle(const ServePlanSpec& spec, std::int64_t max_n,
+               const std::function<Outcome(std::int64_t, std::int64_t)>& at) {
+  Settled s;
+  s.requests = spec.requests_per_replica;
+  std::tie(s.n, s.o) = fewest(max_n, [&](std::int64_t k) { return at(k, s.requests); });
+  for (int d = 0; s.n > 0 && d < kMaxStreamDoublings; ++d) {
+    const std::int64_t longer = s.requests * 2;
+    const Outcome o = at(s.n, longer);
+    s.requests = longer;
+    if (!o.ran) return Settled{0, o, longer, false, 0};
+    if (!o.meets) {
+      // The first answer was a warm-up's: more replicas on the longer stream, whose p99s the next doubling checks.
+      if (s.n >= max_n) return Settled{0, o, longer, false, 0};
+      std::tie(s.n, s.o) = fewest(
+          max_n, [&](std::int64_t k) { return at(k, longer); }, s.n);
+      s.converged = false;
+      continue;
+    }
+    s.change = p99_change(spec, s.o, o);
+    s.o = o;
+    s.converged = s.change <= kSettledChange;
+    if (s.converged) break;
+  }
+  return s;
 }
 
 }  // namespace
@@ -191,6 +245,7 @@ ServePlan plan_serving(const model::ModelSpec& m, const std::vector<hardware::Sy
                 }
   }
   for (std::size_t i = 0; i < choices.size(); ++i) {
+    if (spec.progress) spec.progress(i, choices.size());
     const Choice& ch = choices[i];
     const hardware::SystemSpec& sys = *choice_sys[i];
     const double price = choice_price[i];
@@ -200,8 +255,13 @@ ServePlan plan_serving(const model::ModelSpec& m, const std::vector<hardware::Sy
     // Aggregated: replicas of the candidate, each at its share of the rate.
     {
       ServePlanCandidate c = base;
-      const auto [n, o] = fewest(spec.max_gpus / per_replica,
-                                 [&](std::int64_t replicas) { return evaluate(m, sys, spec, ch, replicas); });
+      const Settled st = settle(spec, spec.max_gpus / per_replica, [&](std::int64_t replicas, std::int64_t requests) {
+        return evaluate(m, sys, spec, ch, replicas, requests);
+      });
+      const auto& [n, o, requests, converged, change] = st;
+      c.requests_per_replica = requests;
+      c.converged = converged;
+      c.p99_change = change;
       if (n == 0) {
         c.why = o.ran ? fmt::format(
                             "misses the SLOs even with {} replicas ({} GPUs): p99 TTFT {:.0f} ms, p99 TPOT "
@@ -222,8 +282,13 @@ ServePlan plan_serving(const model::ModelSpec& m, const std::vector<hardware::Sy
         ServePlanCandidate c = base;
         c.decode_tp = dtp;
         const std::int64_t per_unit = p * ch.tp + d * dtp;
-        const auto [n, o] = fewest(spec.max_gpus / per_unit,
-                                   [&](std::int64_t k) { return evaluate_pd(m, sys, spec, ch, p * k, d * k, dtp); });
+        const Settled st = settle(spec, spec.max_gpus / per_unit, [&](std::int64_t k, std::int64_t requests) {
+          return evaluate_pd(m, sys, spec, ch, p * k, d * k, dtp, requests);
+        });
+        const auto& [n, o, requests, converged, change] = st;
+        c.requests_per_replica = requests;
+        c.converged = converged;
+        c.p99_change = change;
         c.prefill_replicas = p * std::max<std::int64_t>(1, n);
         c.decode_replicas = d * std::max<std::int64_t>(1, n);
         if (spec.max_gpus < per_unit) {
@@ -240,6 +305,7 @@ ServePlan plan_serving(const model::ModelSpec& m, const std::vector<hardware::Sy
         plan.candidates.push_back(c);
       }
   }
+  if (spec.progress) spec.progress(choices.size(), choices.size());
   // The GPUs vs p99-TTFT Pareto front of the feasible candidates.
   for (auto& a : plan.candidates) {
     if (!a.feasible) continue;

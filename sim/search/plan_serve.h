@@ -3,8 +3,12 @@
 // TTFT/TPOT SLOs, over systems x engines x tensor-parallel sizes x weight formats. Each candidate is a
 // replica of tp GPUs simulated by the serving DES (sim/serve/serving_sim.h) at its share of the rate; the
 // replica count is found by doubling then bisection on "meets the SLOs" (more replicas never raise a
-// replica's load). Deterministic: fixed seeds, candidates in enumeration order.
+// replica's load). A short stream has not reached steady state (its tail is its warm-up), so each answer is
+// re-simulated on streams twice as long until its p99s settle, more replicas taken where the longer stream
+// misses the SLOs; the candidate says whether they settled. Deterministic: fixed seeds, candidates in
+// enumeration order.
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -42,8 +46,12 @@ struct ServePlanSpec {
   std::vector<std::int64_t> max_num_seqs = {0};  // engine's sequence limit (0 = the engine's default)
   std::vector<int> chunked_prefill = {-1};       // -1 = the engine's default, 0 = off, 1 = on
   DType precision = DType::BF16;
-  std::int64_t max_gpus = 64;               // per candidate
-  std::int64_t requests_per_replica = 400;  // simulated requests per replica (Poisson, seeded)
+  std::int64_t max_gpus = 64;  // per candidate
+  // Simulated requests per replica (Poisson, seeded) of the first pass; each answer is then re-simulated on
+  // streams twice as long until its p99s settle (plan_serving), up to kMaxStreamDoublings doublings.
+  std::int64_t requests_per_replica = 400;
+  // Progress of a long plan: called after each candidate with (candidates done, candidates in all).
+  std::function<void(std::size_t, std::size_t)> progress;
   std::uint64_t seed = 1;
   // Disaggregated layouts to try beside aggregated serving, as prefill:decode replica ratios (1:1, 2:1, ...):
   // each candidate of an engine that mixes prefill and decode also runs as P x n prefill replicas of its TP and
@@ -74,8 +82,21 @@ struct ServePlanCandidate {
   std::int64_t gpus = 0;
   double ttft_p99_s = 0, tpot_p99_s = 0;  // at that replica count
   double output_tokens_per_s = 0;         // all replicas
+  // The latency band of that run: the p99s lie in [p99 x low, p99 x high] (the iteration model's band).
+  double latency_band_low = 1, latency_band_high = 1;
   double cost_per_hour = 0;
+  // The stream the answer was settled on: requests per replica, whether its compared p99s moved by at most
+  // kSettledChange at the last doubling (false: still moving at the longest stream, or never doubled), and
+  // that move (relative, the larger of p99 TTFT and, with a TPOT SLO, p99 TPOT).
+  std::int64_t requests_per_replica = 0;
+  bool converged = false;
+  double p99_change = 0;
 };
+
+// A p99 has settled when doubling the stream moves it by at most this fraction; a plan doubles at most
+// kMaxStreamDoublings times (16x the first stream).
+inline constexpr double kSettledChange = 0.05;
+inline constexpr int kMaxStreamDoublings = 4;
 
 struct ServePlan {
   std::vector<ServePlanCandidate> candidates;  // feasible first: fewest GPUs, then cost, then p99 TTFT

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "llmsim/search/plan_serve.h"
+#include "llmsim/serve/request_stream.h"
 #include "memory/memory_test_util.h"
 
 using namespace llmsim;
@@ -71,4 +72,39 @@ TEST_CASE("plan serve: each disaggregated pool takes its own tensor-parallel siz
   }
   std::sort(pools.begin(), pools.end());
   CHECK(pools == std::vector<std::pair<std::int64_t, std::int64_t>>{{1, 1}, {1, 2}, {2, 1}, {2, 2}});
+}
+
+TEST_CASE("plan serve settles each answer on longer streams: a warm-up's p99 does not decide the GPUs") {
+  // Llama-3-70B at 20 requests/s on H100s, vLLM TP2, ShareGPT lengths (issue 41): a 400-request stream per replica
+  // is mostly warm-up, and its p99 TPOT says 3 replicas meet 50 ms; a ten times longer stream needs 4.
+  const auto m = test::preset_model("llama3-70b");
+  const std::vector<hardware::SystemSpec> systems = {test::preset_system("dgx-h100")};
+  sim::ServePlanSpec spec;
+  spec.rate = 20;
+  spec.slo_ttft_p99_s = 1.0;
+  spec.slo_tpot_p99_s = 0.05;
+  spec.engines = {sim::Framework::Vllm};
+  spec.tps = {2};
+  spec.input = sim::parse_length_dist("sharegpt", "--input-len", LLMSIM_DATA_DIR);
+  spec.output = sim::parse_length_dist("sharegpt", "--output-len", LLMSIM_DATA_DIR, true);
+  spec.requests_per_replica = 400;
+  std::size_t calls = 0, total = 0;
+  spec.progress = [&](std::size_t, std::size_t n) {
+    ++calls;
+    total = n;
+  };
+  const auto plan = sim::plan_serving(m, systems, spec);
+  REQUIRE(plan.found());
+  const auto& settled = plan.candidates.front();
+  CHECK(settled.replicas == 4);
+  CHECK(settled.converged);
+  CHECK(settled.requests_per_replica > 400);
+  CHECK(settled.p99_change <= sim::kSettledChange);
+  CHECK(settled.latency_band_low <= 1.0);
+  CHECK(settled.latency_band_high >= 1.0);
+  CHECK(calls == 2);  // before the one candidate and at the end
+  CHECK(total == 1);
+  // The long stream from the start gives the same count.
+  spec.requests_per_replica = 4000;
+  CHECK(sim::plan_serving(m, systems, spec).candidates.front().replicas == settled.replicas);
 }
