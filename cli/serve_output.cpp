@@ -168,8 +168,8 @@ nlohmann::json disaggregated_json(const sim::DisaggregatedResult& pd, std::int64
 void print_table(const Context& c, const sim::ServingResult& r) {
   const auto& p = c.run.par;
   std::cout << fmt::format("llmsim serve: {} on {}\n", c.model, c.system);
-  std::cout << fmt::format("run: {} GPU{} (tp {}, pp {}) = {} replica{}, {} weights {}, kv {}\n", p.gpus,
-                           p.gpus == 1 ? "" : "s", p.tp, p.pp, r.replicas,
+  std::cout << fmt::format("run: {} GPU{} (tp {}, pp {}{}) = {} replica{}, {} weights {}, kv {}\n", p.gpus,
+                           p.gpus == 1 ? "" : "s", p.tp, p.pp, p.ep > 1 ? fmt::format(", ep {}", p.ep) : "", r.replicas,
                            r.replicas == 1 ? "" : "s (requests round-robin)", dtype_name(c.run.infer.precision),
                            model::weight_quant_name(c.run.infer.weight_quant), dtype_name(c.run.infer.kv_dtype));
   std::cout << fmt::format("engine: {}: {}\n", r.profile.name, describe_engine(r.profile));

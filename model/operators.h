@@ -153,11 +153,14 @@ struct EagerGlue {
 enum class DequantKernel { Fused, TorchUnpack };
 
 struct InventoryParams {
-  std::int64_t micro_batch = 1;      // sequences
-  std::int64_t q_len = 0;            // query tokens per sequence (training / prefill: the sequence length; decode: 1)
-  std::int64_t kv_len = 0;           // tokens attended to per sequence (0 = q_len; decode: the context length)
-  bool causal = true;                // causal mask (halves attention FLOPs when q_len == kv_len and fused)
-  std::int64_t tp = 1;               // tensor-parallel degree (must divide heads and kv heads)
+  std::int64_t micro_batch = 1;  // sequences
+  std::int64_t q_len = 0;        // query tokens per sequence (training / prefill: the sequence length; decode: 1)
+  std::int64_t kv_len = 0;       // tokens attended to per sequence (0 = q_len; decode: the context length)
+  bool causal = true;            // causal mask (halves attention FLOPs when q_len == kv_len and fused)
+  std::int64_t tp = 1;           // tensor-parallel degree (must divide heads and kv heads)
+  // Tensor-parallel degree of each routed expert (0 = tp): tp / ep where inference runs expert parallelism
+  // inside the tensor-parallel group (sim/run/expert_layout.h), whose ranks then skip the all-to-alls.
+  std::int64_t expert_tp = 0;
   bool sequence_parallel = false;    // Megatron SP: norms/dropout on s/tp tokens, RS+AG instead of all-reduce
   bool flash_attn = true;            // fused attention vs the unfused chain
   DType act_dtype = DType::BF16;     // activation dtype

@@ -104,7 +104,7 @@ void add_moe(const Ctx& c, std::vector<Operator>& ops) {
   ops.push_back(comm("moe.dispatch", OpKind::MoeComm, Module::Moe, a2a, Collective::AllToAll, Collective::AllToAll));
   // The routed experts' operators (their projections, activation and dequant kernels): EP shards them.
   const std::size_t first_expert_op = ops.size();
-  add_ffn(c, ops, "moe.experts_", Module::Moe, e.expert_ffn / c.tp, routed, active, e.num_experts);
+  add_ffn(c, ops, "moe.experts_", Module::Moe, e.expert_ffn / c.etp, routed, active, e.num_experts);
   for (std::size_t i = first_expert_op; i < ops.size(); ++i) ops[i].routed_expert = true;
   ops.push_back(comm("moe.combine", OpKind::MoeComm, Module::Moe, a2a, Collective::AllToAll, Collective::AllToAll));
   // Unpermute: weighted sum of each token's top-k expert outputs (multiply + add per element).

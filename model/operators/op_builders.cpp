@@ -18,6 +18,7 @@ Ctx make_ctx(const ModelSpec& m, const InventoryParams& p) {
   c.q = p.q_len;
   c.kv = p.kv_len == 0 ? p.q_len : p.kv_len;
   c.tp = p.tp;
+  c.etp = p.expert_tp > 0 ? p.expert_tp : p.tp;
   c.T = c.b * c.q;
   c.sp = p.sequence_parallel && p.tp > 1;
   // Megatron requires s % tp == 0 with SP; ceil keeps odd decode batches usable (the largest shard).

@@ -47,6 +47,7 @@ struct Ctx {
   const ModelSpec& m;
   const InventoryParams& p;
   i64 b = 0, q = 0, kv = 0, tp = 1;
+  i64 etp = 1;         // tensor-parallel degree of a routed expert (InventoryParams::expert_tp, else tp)
   i64 T = 0;           // tokens in the micro-batch
   i64 window = 0;      // the layer's attention window (ModelSpec::window_of; 0 = full attention)
   i64 Tn = 0;          // tokens the norms / dropout / residual see: T, or ceil(T/tp) with sequence parallelism

@@ -6,6 +6,7 @@
 #include "llmsim/cost/host_dispatch.h"
 #include "llmsim/memory/memory_model.h"
 #include "llmsim/model/operators.h"
+#include "llmsim/run/expert_layout.h"
 
 namespace llmsim::sim {
 
@@ -97,6 +98,7 @@ IterationCostModel::IterationCostModel(const model::ModelSpec& m, const hardware
   model::InventoryParams p;
   p.q_len = 1;
   p.tp = par.tp;
+  p.expert_tp = expert_tp(par);
   p.training = false;
   double linear = 0, other = 0;
   auto count = [&](const std::vector<model::Operator>& ops, double times) {
@@ -197,12 +199,15 @@ IterationCost IterationCostModel::iteration(const std::vector<SequenceWork>& bat
   // Expert parallelism: experts spread over `ep` ranks next to the TP group; dispatch and combine are
   // all-to-alls (each rank still computes its share of the routed tokens, so expert GEMM time is unchanged).
   const CommGroup ep = make_group(static_cast<int>(par_.ep), static_cast<int>(par_.tp), domain);
+  // Inside the TP group (sim/run/expert_layout.h) every rank already holds every token: no all-to-all runs.
+  const bool a2a_free = experts_within_tp(par_);
   const double imbalance = par_.ep > 1 ? std::max(1.0, par_.expert_imbalance) : 1.0;
 
   model::InventoryParams p;
   p.micro_batch = 1;
   p.q_len = T;
   p.tp = par_.tp;
+  p.expert_tp = expert_tp(par_);
   p.flash_attn = true;
   p.act_dtype = act;
   p.weight_dtype = model::stored_dtype(in_.weight_quant, act);
@@ -228,6 +233,7 @@ IterationCost IterationCostModel::iteration(const std::vector<SequenceWork>& bat
         packed_weight_bytes = op.fwd_bytes - dense_weight_bytes;
         continue;
       }
+      if (op.kind == model::OpKind::MoeComm && a2a_free) continue;
       // Launches of everything the iteration issues (the dequantization is inside its GEMM's kernel).
       const double norm_kernels = op.kind == model::OpKind::Norm ? opt_.glue.norm_kernels(m_.norm) : 1.0;
       c.launches += forward_launches(op, norm_kernels) * times;
@@ -249,18 +255,34 @@ IterationCost IterationCostModel::iteration(const std::vector<SequenceWork>& bat
         // With expert parallelism a rank reads only its own experts' weights (num_experts / ep of the
         // active ones), while computing the same number of routed tokens on average; the busiest rank
         // computes `imbalance` times as many, and the iteration waits for it.
-        std::int64_t rows = op.m;
+        std::int64_t rows = op.m, experts = op.batch;
         double flops = op.fwd_flops;
         if (par_.ep > 1 && op.routed_expert) {
           model::Operator busiest = op;
           busiest.fwd_bytes = bytes - weight_bytes * (1.0 - 1.0 / dbl(par_.ep));
+          if (a2a_free) {
+            // Inside the TP group the rank computes only its own experts' assignments of the tokens every rank
+            // holds: ep-th of the active experts (each whole), ep-th of the rows' FLOPs and activations.
+            busiest.batch = std::max<std::int64_t>(1, (op.batch + par_.ep - 1) / par_.ep);
+            busiest.fwd_flops = op.fwd_flops / dbl(par_.ep);
+            busiest.fwd_bytes = bytes / dbl(par_.ep);
+          }
           busiest = model::on_busiest_expert_rank(busiest, imbalance, weight_bytes / dbl(par_.ep));
           rows = busiest.m;
+          experts = busiest.batch;
           flops = busiest.fwd_flops;
           bytes = busiest.fwd_bytes;
         }
-        c.linear_s += compute_.gemm(rows, op.n, op.k, op.batch, flops, bytes, gemm_dtype) * times;
+        c.linear_s += compute_.gemm(rows, op.n, op.k, experts, flops, bytes, gemm_dtype) * times;
         packed_weight_bytes = -1;
+        continue;
+      }
+      if (a2a_free && op.routed_expert) {
+        // The experts' own pointwise work (activation, their share of the rows) as their GEMMs above.
+        model::Operator local = op;
+        local.fwd_flops /= dbl(par_.ep);
+        local.fwd_bytes /= dbl(par_.ep);
+        c.other_s += compute_.forward(model::on_busiest_expert_rank(local, imbalance, 0), act, norm_kernels) * times;
         continue;
       }
       c.other_s += compute_.forward(op, act, norm_kernels) * times;

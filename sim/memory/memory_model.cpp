@@ -10,6 +10,7 @@
 #include "llmsim/memory/training_stage.h"
 #include "llmsim/model/param_count.h"
 #include "llmsim/run/engine_profile.h"
+#include "llmsim/run/expert_layout.h"
 #include "llmsim/run/feasibility.h"
 #include "llmsim/run/framework_profile.h"
 #include "llmsim/run/lora_adapters.h"
@@ -76,8 +77,10 @@ StageParams stage_params(const model::ModelSpec& m, const ParallelSpec& par, std
     // Replicated KV heads (inference with tp above the KV heads): each rank holds its head's whole K and V.
     double linear = static_cast<double>(lp.linear) / tp + model::replicated_kv_params(m, par.tp);
     // Expert parallelism spreads the experts of an MoE layer over the EP group.
-    if (m.is_moe_layer(l) && par.ep > 1)
-      linear = (static_cast<double>(lp.attention) + static_cast<double>(lp.mlp) / static_cast<double>(par.ep)) / tp +
+    if (m.is_moe_layer(l) && expert_weight_split(par) > 1)
+      linear = (static_cast<double>(lp.attention) +
+                static_cast<double>(lp.mlp) / static_cast<double>(expert_weight_split(par))) /
+                   tp +
                model::replicated_kv_params(m, par.tp);
     const double norms = static_cast<double>(lp.total() - lp.linear);  // replicated on every TP rank
     sp.linear += linear;
@@ -102,7 +105,8 @@ double lora_params(const model::ModelSpec& m, const ParallelSpec& par, std::int6
   const LoraParams dense = lora_layer_params(m, false, t.lora_rank, t.lora_targets);
   const LoraParams moe = lora_layer_params(m, true, t.lora_rank, t.lora_targets);
   double n = 0;
-  for (std::int64_t l = first; l < first + count; ++l) n += (m.is_moe_layer(l) ? moe : dense).per_gpu(par.tp, par.ep);
+  for (std::int64_t l = first; l < first + count; ++l)
+    n += (m.is_moe_layer(l) ? moe : dense).per_gpu(par.tp, expert_weight_split(par));
   return n;
 }
 

@@ -6,6 +6,7 @@
 
 #include "llmsim/hardware/attention_support.h"
 #include "llmsim/run/engine_profile.h"
+#include "llmsim/run/expert_layout.h"
 #include "llmsim/run/framework_profile.h"
 #include "llmsim/run/sample_lengths.h"
 #include "llmsim/run/stage_layout.h"
@@ -43,7 +44,13 @@ std::vector<std::string> structural_problems(const RunSpec& run, const model::Mo
   if (p.ep > 1 && (!m.moe.enabled() || m.moe.num_experts % p.ep != 0))
     why.push_back(m.moe.enabled() ? fmt::format("ep {} does not divide the {} experts", p.ep, m.moe.num_experts)
                                   : fmt::format("ep {} needs a mixture-of-experts model", p.ep));
-  if (p.ep > 1 && p.dp % p.ep != 0) why.push_back(fmt::format("ep {} does not divide dp {}", p.ep, p.dp));
+  // EP across DP ranks everywhere; inside the TP group for inference only (sim/run/expert_layout.h).
+  if (p.ep > 1 && p.dp % p.ep != 0 && !(run.workload == Workload::Inference && experts_within_tp(p)))
+    why.push_back(run.workload == Workload::Inference
+                      ? fmt::format("ep {} divides neither dp {} (experts across replicas) nor tp {} (experts inside "
+                                    "the tensor-parallel group)",
+                                    p.ep, p.dp, p.tp)
+                      : fmt::format("ep {} does not divide dp {}", p.ep, p.dp));
   if (run.workload != Workload::Inference) {
     const auto& t = run.train;
     if (t.global_batch % (t.micro_batch * p.dp) != 0)

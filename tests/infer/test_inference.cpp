@@ -5,11 +5,13 @@
 #include "llmsim/infer/infer_sim.h"
 #include "llmsim/infer/iteration_cost.h"
 #include "llmsim/model/hf_config.h"
+#include "llmsim/run/expert_layout.h"
 #include "llmsim/run/feasibility.h"
 #include "llmsim/run/framework_profile.h"
 #include "memory/memory_test_util.h"
 
 using namespace llmsim;
+using llmsim::test::item;
 using llmsim::test::preset_model;
 using llmsim::test::preset_system;
 
@@ -132,6 +134,56 @@ TEST_CASE("expert parallelism: each rank reads only its experts and pays the all
   CHECK(db.linear_s.value < 0.5 * da.linear_s.value);  // 32 tokens x top-2 touch all 8 experts: 1/8 of them per rank
   CHECK(db.comm_s.value > da.comm_s.value);            // dispatch + combine all-to-alls per MoE layer
   CHECK(b.weight_bytes_per_gpu() < 0.3 * a.weight_bytes_per_gpu());
+}
+
+TEST_CASE("expert parallelism inside the tensor-parallel group (inference TP8 + EP8): no all-to-all, same weights") {
+  // vLLM --enable-expert-parallel at data-parallel size 1, SGLang --ep-size 8 with --tp 8 (sim/run/expert_layout.h):
+  // each rank owns an eighth of the experts whole instead of an eighth of every expert.
+  const auto m = preset_model("mixtral-8x7b");
+  const auto sys = preset_system("dgx-h100");
+  sim::ParallelSpec tp8, ep8;
+  tp8.gpus = ep8.gpus = 8;
+  tp8.tp = ep8.tp = 8;
+  tp8.dp = ep8.dp = 1;
+  ep8.ep = 8;
+  REQUIRE(sim::experts_within_tp(ep8));
+  CHECK(sim::expert_tp(ep8) == 1);
+  const sim::IterationCostModel a(m, sys, tp8, bf16()), b(m, sys, ep8, bf16());
+  // The same bytes per GPU: 1/8 of the experts whole = every expert over 8 ranks.
+  CHECK(b.weight_bytes_per_gpu() == doctest::Approx(a.weight_bytes_per_gpu()).epsilon(1e-9));
+  const auto da = a.uniform(64, 1, 512), db = b.uniform(64, 1, 512);
+  // The tokens are on every rank after attention: only the TP all-reduces communicate.
+  CHECK(db.comm_s.value == doctest::Approx(da.comm_s.value).epsilon(1e-9));
+  // The same FLOPs and weight bytes per rank, in fewer, wider GEMMs: within a few percent.
+  CHECK(db.linear_s.value == doctest::Approx(da.linear_s.value).epsilon(0.15));
+  // Uneven routing slows the rank with the busiest experts; tensor-parallel experts share every expert's load.
+  ep8.expert_imbalance = 2;
+  const sim::IterationCostModel skewed(m, sys, ep8, bf16());
+  CHECK(skewed.uniform(64, 512, 0).linear_s.value > 1.2 * b.uniform(64, 512, 0).linear_s.value);
+  // The memory model counts the same weights per GPU.
+  sim::RunSpec mem;
+  mem.workload = sim::Workload::Inference;
+  mem.par = tp8;
+  mem = sim::with_defaults(mem);
+  sim::RunSpec mem_ep = mem;
+  mem_ep.par.ep = 8;
+  CHECK(item(sim::evaluate_memory(m, sys, mem_ep), "weights") ==
+        doctest::Approx(item(sim::evaluate_memory(m, sys, mem), "weights")).epsilon(1e-9));
+  // Training keeps EP across data-parallel ranks; inference takes the TP group, and refuses what fits neither.
+  sim::RunSpec run;
+  run.workload = sim::Workload::Inference;
+  run.par = ep8;
+  run.par.expert_imbalance = 1;
+  CHECK(sim::structural_problems(run, m).empty());
+  run.workload = sim::Workload::Pretrain;
+  run.train.global_batch = 1;
+  CHECK(sim::structural_problems(run, m).front().find("ep 8 does not divide dp 1") != std::string::npos);
+  run.workload = sim::Workload::Inference;
+  run.par.tp = 4;
+  run.par.dp = 2;
+  const auto why = sim::structural_problems(run, m);
+  REQUIRE_FALSE(why.empty());
+  CHECK(why.front().find("divides neither dp 2") != std::string::npos);
 }
 
 TEST_CASE("a sliding window limits the keys each new token attends to, in prefill and decode") {
