@@ -75,6 +75,16 @@ double replicated_kv_params(const ModelSpec& m, std::int64_t tp) {
   return 2.0 * per_head * (static_cast<double>(held) - even);
 }
 
+double replicated_mla_params(const ModelSpec& m, std::int64_t tp) {
+  if (!m.mla.enabled() || tp <= 1) return 0;
+  const MlaSpec& a = m.mla;
+  const double bias = m.qkv_bias ? 1.0 : 0.0;
+  const double hidden = static_cast<double>(m.hidden);
+  double down = (hidden + bias) * static_cast<double>(a.kv_lora_rank + a.qk_rope_head_dim);
+  if (a.q_lora_rank > 0) down += (hidden + bias) * static_cast<double>(a.q_lora_rank);
+  return down * (1.0 - 1.0 / static_cast<double>(tp));
+}
+
 DType stored_dtype(WeightQuant q, DType unquantized) {
   switch (q) {
     case WeightQuant::Int8: return DType::INT8;

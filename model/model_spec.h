@@ -202,5 +202,9 @@ AttentionShape attention_shape(const ModelSpec& m, std::int64_t tp);
 // Parameters of one layer's K and V projections a rank holds beyond an even 1/tp share, because its KV head
 // is replicated (0 when tp divides the KV heads).
 double replicated_kv_params(const ModelSpec& m, std::int64_t tp);
+// Multi-head latent attention's down projections (q_a_proj and kv_a_proj_with_mqa) are replicated on every
+// TP rank, their outputs being latents (vLLM ReplicatedLinear, Megatron-core's duplicated down projections;
+// the layer inventory reads them whole): the parameters a rank holds beyond the even 1/tp share.
+double replicated_mla_params(const ModelSpec& m, std::int64_t tp);
 
 }  // namespace llmsim::model

@@ -74,6 +74,13 @@ void moe_params(const ModelSpec& m, std::int64_t& total, std::int64_t& active) {
 
 }  // namespace
 
+std::int64_t moe_replicated_params(const ModelSpec& m) {
+  if (!m.moe.enabled()) return 0;
+  std::int64_t n = linear(m.hidden, m.moe.num_experts, m.moe.router_bias);
+  if (m.moe.shared_expert_gate) n = add(n, linear(m.hidden, 1, false));
+  return n;
+}
+
 std::int64_t qk_norm_params(const ModelSpec& m) {
   if (!m.qk_norm) return 0;
   return m.qk_norm_full_width ? add(m.q_dim(), m.kv_dim()) : mul(2, m.head_dim);

@@ -74,15 +74,19 @@ StageParams stage_params(const model::ModelSpec& m, const ParallelSpec& par, std
   StageParams sp;
   for (std::int64_t l = st.first; l < st.first + st.count; ++l) {
     const auto lp = model::count_layer_params(m, l);
-    // Replicated KV heads (inference with tp above the KV heads): each rank holds its head's whole K and V.
-    double linear = static_cast<double>(lp.linear) / tp + model::replicated_kv_params(m, par.tp);
+    // An MoE layer's router (and shared-expert gate) is replicated on every rank and stays 16-bit: "other".
+    const double router = m.is_moe_layer(l) ? static_cast<double>(model::moe_replicated_params(m)) : 0.0;
+    // Replicated KV heads (inference with tp above the KV heads) and MLA's down projections: each rank holds
+    // them whole.
+    const double replicated = model::replicated_kv_params(m, par.tp) + model::replicated_mla_params(m, par.tp);
+    double linear = (static_cast<double>(lp.linear) - router) / tp + replicated;
     // Expert parallelism spreads the experts of an MoE layer over the EP group.
     if (m.is_moe_layer(l) && expert_weight_split(par) > 1)
       linear = (static_cast<double>(lp.attention) +
-                static_cast<double>(lp.mlp) / static_cast<double>(expert_weight_split(par))) /
+                (static_cast<double>(lp.mlp) - router) / static_cast<double>(expert_weight_split(par))) /
                    tp +
-               model::replicated_kv_params(m, par.tp);
-    const double norms = static_cast<double>(lp.total() - lp.linear);  // replicated on every TP rank
+               replicated;
+    const double norms = static_cast<double>(lp.total() - lp.linear) + router;  // replicated on every TP rank
     sp.linear += linear;
     sp.other += norms;
     sp.largest_layer = std::max(sp.largest_layer, linear + norms);

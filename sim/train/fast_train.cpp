@@ -104,7 +104,8 @@ const std::vector<FastTrainEvaluator::StageParams>& FastTrainEvaluator::stage_pa
                             static_cast<std::uint64_t>(ep) << 32 | static_cast<std::uint64_t>(split_vp) << 48;
   if (const auto it = stage_params_cache_.find(key); it != stage_params_cache_.end()) return it->second;
   // The memory model's count per stage (sim::stage_params), with its layer kinds and LoRA adapters.
-  const ParallelSpec par{.tp = tp, .pp = pp, .ep = ep, .vp = split_vp};
+  // Training keeps expert parallelism across data-parallel ranks (sim/run/expert_layout.h): dp = ep says so.
+  const ParallelSpec par{.tp = tp, .pp = pp, .dp = ep, .ep = ep, .vp = split_vp};
   std::vector<StageParams> out(static_cast<std::size_t>(pp));
   for (std::int64_t s = 0; s < pp; ++s) {
     const StageLayers stage = stage_layers(s, pp, m_.num_layers, split_vp);

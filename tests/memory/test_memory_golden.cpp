@@ -158,7 +158,10 @@ TEST_CASE("inference with more TP ranks than KV heads replicates them, in the we
   CHECK(r8.kv_bytes_per_token == doctest::Approx(24576.0));
   CHECK(r4.kv_bytes_per_token == doctest::Approx(24576.0));
   const double even8 = lt::item(r4, "weights") / 2;  // TP 4 splits every head evenly
-  CHECK(lt::item(r8, "weights") - even8 == doctest::Approx(2.0 * 128 * 2048 * 0.5 * 48 * 2).epsilon(0.02));
+  // Beyond half of TP 4's: half a K and V head per layer, and half of the router, which every rank holds
+  // whole (2048 x 128 experts per layer, 16-bit; model::moe_replicated_params).
+  CHECK(lt::item(r8, "weights") - even8 ==
+        doctest::Approx(2.0 * 128 * 2048 * 0.5 * 48 * 2 + 2048.0 * 128 * 48 * 2 * 0.5).epsilon(0.02));
   // Training does not replicate (Megatron-LM asserts num_query_groups % tp == 0).
   sim::RunSpec t;
   t.workload = sim::Workload::Pretrain;

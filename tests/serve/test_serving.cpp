@@ -610,3 +610,26 @@ TEST_CASE("memory, infer and serve count an inference model's weights by one rul
   CHECK(fp8 == doctest::Approx(1.0 * 6.98e9 + 2.0 * 1.05e9).epsilon(0.01));
   CHECK(weights_of(DType::FP8, llmsim::model::WeightQuant::Fp8) == doctest::Approx(fp8));
 }
+
+TEST_CASE("memory and the iteration cost count multi-head latent attention's replicated down projections alike") {
+  // DeepSeek's q_a_proj and kv_a_proj_with_mqa are replicated on every TP rank (their outputs are latents): at
+  // TP8 a rank holds all of them, (7168 x (1536 + 512 + 64)) x 61 layers = 923.5e6 parameters, not an eighth.
+  const auto m = llmsim::test::preset_model(std::string(LLMSIM_TEST_DATA_DIR) + "/models/deepseek-r1/config.json");
+  const auto sys = llmsim::test::preset_system("hgx-h200");
+  sim::RunSpec run;
+  run.workload = sim::Workload::Inference;
+  run.par.gpus = 8;
+  run.par.tp = 8;
+  run.infer.framework = sim::Framework::Sglang;
+  run.infer.weight_quant = llmsim::model::WeightQuant::Fp8;
+  run.infer.batch = 1;
+  run.infer.input_len = 128;
+  run.infer.output_len = 16;
+  run = sim::with_defaults(run);
+  double memory = 0;
+  for (const auto& i : sim::evaluate_memory(m, sys, run).gpu)
+    if (i.kind == sim::MemoryKind::Weights) memory += i.bytes;
+  CHECK(memory == doctest::Approx(sim::IterationCostModel(m, sys, run.par, run.infer).weight_bytes_per_gpu()));
+  CHECK(llmsim::model::replicated_mla_params(m, 8) == doctest::Approx(7168.0 * (1536 + 512 + 64) * 7 / 8));
+  CHECK(llmsim::model::replicated_mla_params(m, 1) == 0);
+}

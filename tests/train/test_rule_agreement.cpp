@@ -10,6 +10,7 @@
 #include "llmsim/cost/compute_cost.h"
 #include "llmsim/memory/activation_memory.h"
 #include "llmsim/memory/memory_model.h"
+#include "llmsim/run/expert_layout.h"
 #include "llmsim/run/feasibility.h"
 #include "llmsim/run/framework_profile.h"
 #include "llmsim/run/lora_adapters.h"
@@ -194,6 +195,28 @@ TEST_CASE("interleaving over layers pp x vp does not divide: the embedding and t
   REQUIRE_FALSE(why.empty());
   CHECK(why.front().find("pp 8 x vp 3 = 24 to divide the 126 layers, or the 128 with the embedding") !=
         std::string::npos);
+}
+
+TEST_CASE("training keeps expert parallelism across data-parallel ranks in the fast estimator too") {
+  // tp 2 x ep 2 on 8 GPUs (dp 4): EP lies across DP ranks; the fast estimator's stage parameters must not take
+  // the inference layout (EP inside the TP group) for lack of a dp.
+  const auto m = preset_model("mixtral-8x7b");
+  const auto sys = preset_system("dgx-h100");
+  sim::RunSpec r;
+  r.workload = sim::Workload::Pretrain;
+  r.par.gpus = 8;
+  r.par.tp = 2;
+  r.par.ep = 2;
+  r.train.micro_batch = 1;
+  r.train.global_batch = 4;
+  r.train.seq_len = 2048;
+  r.train.zero_stage = 1;
+  r.train.framework = sim::Framework::Megatron;
+  r = sim::with_defaults(r);
+  REQUIRE(r.par.dp == 4);
+  CHECK_FALSE(sim::experts_within_tp(r.par));
+  sim::FastTrainEvaluator fe(m, sys);
+  CHECK(fe.memory(r).gpu_bytes == doctest::Approx(sim::evaluate_memory(m, sys, r).gpu_bytes).epsilon(1e-9));
 }
 
 TEST_CASE("micro-batches per step: global batch / (micro-batch x dp)") {
