@@ -192,7 +192,7 @@ Settled settle(const ServePlanSpec& spec, std::int64_t max_n,
   Settled s;
   s.requests = spec.requests_per_replica;
   std::tie(s.n, s.o) = fewest(max_n, [&](std::int64_t k) { return at(k, s.requests); });
-  for (int d = 0; s.n > 0 && d < kMaxStreamDoublings; ++d) {
+  for (int d = 0; s.n > 0 && d < kMaxStreamDoublings && s.requests * 2 <= kMaxSettleRequests; ++d) {
     const std::int64_t longer = s.requests * 2;
     const Outcome o = at(s.n, longer);
     s.requests = longer;

@@ -97,6 +97,8 @@ struct ServePlanCandidate {
 // kMaxStreamDoublings times (16x the first stream).
 inline constexpr double kSettledChange = 0.05;
 inline constexpr int kMaxStreamDoublings = 4;
+// ... and never past this many requests per replica (the --requests limit): a longer first stream doubles less.
+inline constexpr std::int64_t kMaxSettleRequests = 1000000;
 
 struct ServePlan {
   std::vector<ServePlanCandidate> candidates;  // feasible first: fewest GPUs, then cost, then p99 TTFT
