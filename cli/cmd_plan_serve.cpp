@@ -62,13 +62,13 @@ std::string layout(const sim::ServePlanCandidate& k) {
   return k.prefill_replicas > 0 ? fmt::format("{}P+{}D", k.prefill_replicas, k.decode_replicas) : "aggregated";
 }
 
-// The plan report (docs/output-schema.md, "plan serve"): the question as an object (model, rate, SLOs,
-// lengths, what was considered) and every evaluated candidate, feasible first.
 // A p99 of a candidate with the iteration model's band (its run's latency ratio band).
 sim::Interval p99_band(double p99, const sim::ServePlanCandidate& k) {
   return sim::Interval{p99, p99 * k.latency_band_low, p99 * k.latency_band_high};
 }
 
+// The plan report (docs/output-schema.md, "plan serve"): the question as an object (model, rate, SLOs,
+// lengths, what was considered) and every evaluated candidate, feasible first.
 nlohmann::json plan_json(const model::ModelSpec& m, const std::vector<hardware::SystemSpec>& systems,
                          const sim::ServePlanSpec& spec, const sim::ServePlan& plan) {
   using report::figure;
@@ -255,12 +255,11 @@ void print_table(const PlanServeCommand& c, const model::ModelSpec& m, const sim
             : "",
         b.ttft_p99_s * 1e3, b.tpot_p99_s * 1e3, b.output_tokens_per_s,
         b.cost_per_hour > 0 ? fmt::format(", {:.2f} per hour", b.cost_per_hour) : "");
-    std::cout << fmt::format("margin: p99 TTFT {:.0f} ms [{:.0f} .. {:.0f}] is {:.0f} % of its SLO", b.ttft_p99_s * 1e3,
-                             b.ttft_p99_s * b.latency_band_low * 1e3, b.ttft_p99_s * b.latency_band_high * 1e3,
-                             100 * b.ttft_p99_s / spec.slo_ttft_p99_s);
+    const sim::Interval ttft = p99_band(b.ttft_p99_s, b) * 1e3, tpot = p99_band(b.tpot_p99_s, b) * 1e3;
+    std::cout << fmt::format("margin: p99 TTFT {:.0f} ms [{:.0f} .. {:.0f}] is {:.0f} % of its SLO", ttft.value,
+                             ttft.low, ttft.high, 100 * b.ttft_p99_s / spec.slo_ttft_p99_s);
     if (spec.slo_tpot_p99_s > 0)
-      std::cout << fmt::format(", p99 TPOT {:.1f} ms [{:.1f} .. {:.1f}] {:.0f} %", b.tpot_p99_s * 1e3,
-                               b.tpot_p99_s * b.latency_band_low * 1e3, b.tpot_p99_s * b.latency_band_high * 1e3,
+      std::cout << fmt::format(", p99 TPOT {:.1f} ms [{:.1f} .. {:.1f}] {:.0f} %", tpot.value, tpot.low, tpot.high,
                                100 * b.tpot_p99_s / spec.slo_tpot_p99_s);
     std::cout << " (the iteration model's band)\n";
     std::cout << (b.converged

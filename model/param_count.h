@@ -31,12 +31,12 @@ struct ParamCounts {
   std::int64_t mtp = 0;            // multi-token prediction modules, apart from total (ModelSpec::mtp_layers)
 };
 
-// The q/k norms' weights of one layer: 2 * head_dim per-head (Qwen3), q_dim + kv_dim full-width (OLMo-2).
 // An MoE layer's router (hidden -> num_experts) and shared-expert gate: replicated on every tensor- and
 // expert-parallel rank and kept in 16 bits by the weight formats (vLLM's ReplicatedLinear gate without a
 // quant_config, Megatron's TopKRouter weight; the layer inventory marks them not quantizable). Counted in
 // LayerParams::mlp and linear.
 std::int64_t moe_replicated_params(const ModelSpec& m);
+// The q/k norms' weights of one layer: 2 * head_dim per-head (Qwen3), q_dim + kv_dim full-width (OLMo-2).
 std::int64_t qk_norm_params(const ModelSpec& m);
 LayerParams count_layer_params(const ModelSpec& m, std::int64_t layer_index);
 // Upper bounds of a model's dimensions, for every reader of user input (hf_config, custom_model): far above

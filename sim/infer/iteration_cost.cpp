@@ -199,8 +199,15 @@ IterationCost IterationCostModel::iteration(const std::vector<SequenceWork>& bat
   // Expert parallelism: experts spread over `ep` ranks next to the TP group; dispatch and combine are
   // all-to-alls (each rank still computes its share of the routed tokens, so expert GEMM time is unchanged).
   const CommGroup ep = make_group(static_cast<int>(par_.ep), static_cast<int>(par_.tp), domain);
-  // Inside the TP group (sim/run/expert_layout.h) every rank already holds every token: no all-to-all runs.
+  // Inside the TP group (sim/run/expert_layout.h) every rank already holds every token: no all-to-all runs,
+  // and a rank computes only its own experts' assignments of them: an ep-th of the routed work's FLOPs and
+  // bytes (weights and activations alike).
   const bool a2a_free = experts_within_tp(par_);
+  const auto own_experts_share = [&](model::Operator op) {
+    op.fwd_flops /= dbl(par_.ep);
+    op.fwd_bytes /= dbl(par_.ep);
+    return op;
+  };
   const double imbalance = par_.ep > 1 ? std::max(1.0, par_.expert_imbalance) : 1.0;
 
   model::InventoryParams p;
@@ -259,13 +266,12 @@ IterationCost IterationCostModel::iteration(const std::vector<SequenceWork>& bat
         double flops = op.fwd_flops;
         if (par_.ep > 1 && op.routed_expert) {
           model::Operator busiest = op;
-          busiest.fwd_bytes = bytes - weight_bytes * (1.0 - 1.0 / dbl(par_.ep));
+          busiest.fwd_bytes = bytes;
           if (a2a_free) {
-            // Inside the TP group the rank computes only its own experts' assignments of the tokens every rank
-            // holds: ep-th of the active experts (each whole), ep-th of the rows' FLOPs and activations.
+            busiest = own_experts_share(busiest);  // ep-th of the active experts too, each whole
             busiest.batch = std::max<std::int64_t>(1, (op.batch + par_.ep - 1) / par_.ep);
-            busiest.fwd_flops = op.fwd_flops / dbl(par_.ep);
-            busiest.fwd_bytes = bytes / dbl(par_.ep);
+          } else {
+            busiest.fwd_bytes -= weight_bytes * (1.0 - 1.0 / dbl(par_.ep));
           }
           busiest = model::on_busiest_expert_rank(busiest, imbalance, weight_bytes / dbl(par_.ep));
           rows = busiest.m;
@@ -278,11 +284,10 @@ IterationCost IterationCostModel::iteration(const std::vector<SequenceWork>& bat
         continue;
       }
       if (a2a_free && op.routed_expert) {
-        // The experts' own pointwise work (activation, their share of the rows) as their GEMMs above.
-        model::Operator local = op;
-        local.fwd_flops /= dbl(par_.ep);
-        local.fwd_bytes /= dbl(par_.ep);
-        c.other_s += compute_.forward(model::on_busiest_expert_rank(local, imbalance, 0), act, norm_kernels) * times;
+        // The experts' own pointwise work (their activation) on the rank's share of the rows, as their GEMMs.
+        c.other_s +=
+            compute_.forward(model::on_busiest_expert_rank(own_experts_share(op), imbalance, 0), act, norm_kernels) *
+            times;
         continue;
       }
       c.other_s += compute_.forward(op, act, norm_kernels) * times;

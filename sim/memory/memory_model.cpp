@@ -81,11 +81,8 @@ StageParams stage_params(const model::ModelSpec& m, const ParallelSpec& par, std
     const double replicated = model::replicated_kv_params(m, par.tp) + model::replicated_mla_params(m, par.tp);
     double linear = (static_cast<double>(lp.linear) - router) / tp + replicated;
     // Expert parallelism spreads the experts of an MoE layer over the EP group.
-    if (m.is_moe_layer(l) && expert_weight_split(par) > 1)
-      linear = (static_cast<double>(lp.attention) +
-                (static_cast<double>(lp.mlp) - router) / static_cast<double>(expert_weight_split(par))) /
-                   tp +
-               replicated;
+    if (const double split = static_cast<double>(expert_weight_split(par)); m.is_moe_layer(l) && split > 1)
+      linear = (static_cast<double>(lp.attention) + (static_cast<double>(lp.mlp) - router) / split) / tp + replicated;
     const double norms = static_cast<double>(lp.total() - lp.linear) + router;  // replicated on every TP rank
     sp.linear += linear;
     sp.other += norms;

@@ -138,11 +138,11 @@ std::vector<std::string> training_problems(const model::ModelSpec& m, const hard
     // Megatron --recompute-method block --recompute-num-layers N recomputes the first N layers of each
     // pipeline stage (of each virtual chunk with interleaving) and keeps the others' activations; at N >= the
     // layers a chunk holds it is full recomputation.
-    std::int64_t chunk = 0;  // the most layers a chunk (or a stage without interleaving) holds
+    // The most layers a chunk of the last stage (or the stage, without interleaving) holds.
+    const std::int64_t pp = std::max<std::int64_t>(1, p.pp);
+    std::int64_t chunk = 0;
     for (std::int64_t c = 0; c < std::max<std::int64_t>(1, p.vp); ++c)
-      chunk = std::max(chunk, stage_chunk(std::max<std::int64_t>(1, p.pp) - 1, c, std::max<std::int64_t>(1, p.pp), p.vp,
-                                          m.num_layers)
-                                  .count);
+      chunk = std::max(chunk, stage_chunk(pp - 1, c, pp, p.vp, m.num_layers).count);
     if (t.recompute != Recompute::Full)
       why.push_back(
           fmt::format("recompute_layers {} needs recompute full (it says how many layers of each stage "

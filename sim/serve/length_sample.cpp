@@ -40,22 +40,18 @@ LengthSample read_length_sample(const std::string& path) {
   const std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
   LengthSample s;
   s.name = path;
-  // The first comment line names the source.
-  for (std::size_t pos = 0; pos < text.size();) {
-    const std::size_t end = std::min(text.find('\n', pos), text.size());
-    const std::string line(trim_space(std::string_view(text).substr(pos, end - pos)));
-    pos = end + 1;
-    if (line.empty()) continue;
-    if (line.front() == '#') s.source = std::string(trim_space(std::string_view(line).substr(1)));
-    break;
-  }
-  // "# chars_per_token: X (why)": the tokenizer the lengths are counted in.
-  int comment_line = 0;
+  // The comment lines: the first line, when a comment, names the source; "# chars_per_token: X (why)" says
+  // which tokenizer the lengths are counted in.
+  int line_number = 0;
+  bool first = true;
   for (std::size_t pos = 0; pos < text.size();) {
     const std::size_t end = std::min(text.find('\n', pos), text.size());
     const std::string_view line = trim_space(std::string_view(text).substr(pos, end - pos));
     pos = end + 1;
-    ++comment_line;
+    ++line_number;
+    if (line.empty()) continue;
+    if (first && line.front() == '#') s.source = std::string(trim_space(line.substr(1)));
+    first = false;
     constexpr std::string_view kKey = "# chars_per_token:";
     if (!line.starts_with(kKey)) continue;
     const std::string_view rest = trim_space(line.substr(kKey.size()));
@@ -63,7 +59,7 @@ LengthSample read_length_sample(const std::string& path) {
     const auto x = parse_finite(number);
     if (!x || *x < 1 || *x > 10)
       throw_input(
-          Location{.file = path, .line = comment_line, .key = "chars_per_token"},
+          Location{.file = path, .line = line_number, .key = "chars_per_token"},
           fmt::format("chars_per_token = '{}': must be a number from 1 to 10 (characters of text per token)", number));
     s.chars_per_token = *x;
   }

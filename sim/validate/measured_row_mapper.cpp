@@ -571,8 +571,7 @@ class RowMapper {
       map_lengths_column();
     }
     if (out_.lengths) {
-      in.input_len = std::max<std::int64_t>(1, std::llround(out_.lengths->mean_input()));
-      in.output_len = std::max<std::int64_t>(1, std::llround(out_.lengths->mean_output()));
+      runs_at_sample_means();
     } else if (fact_ && fact_->lengths && out_.workload == "serving" && !row_.stated("input_len") &&
                !row_.stated("output_len")) {
       // The benchmark's own request lengths: a length sample, paired as it sent them.
@@ -582,8 +581,7 @@ class RowMapper {
         lengths_scaled_by_fact_ = true;
       }
       note_fact(fmt::format("lengths={} ({} requests in order)", out_.lengths->name, out_.lengths->size()));
-      in.input_len = std::max<std::int64_t>(1, std::llround(out_.lengths->mean_input()));
-      in.output_len = std::max<std::int64_t>(1, std::llround(out_.lengths->mean_output()));
+      runs_at_sample_means();
     } else if (auto i = row_.integer("input_len", 1)) {
       in.input_len = *i;
     } else if (fact_ && fact_->input_len) {
@@ -697,6 +695,11 @@ class RowMapper {
     if (!t.note.empty()) note_default(t.note);
     if (t.sample == out_.lengths) return;
     out_.lengths = t.sample;
+    runs_at_sample_means();
+  }
+
+  // The request lengths a row with a length sample runs at: the sample's means (SCHEMA.md, `lengths`).
+  void runs_at_sample_means() {
     out_.run.infer.input_len = std::max<std::int64_t>(1, std::llround(out_.lengths->mean_input()));
     out_.run.infer.output_len = std::max<std::int64_t>(1, std::llround(out_.lengths->mean_output()));
   }
