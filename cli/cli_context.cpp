@@ -378,8 +378,8 @@ std::string describe_run(const sim::RunSpec& r) {
     const auto& i = r.infer;
     return s + fmt::format(
                    ", inference, batch {}, {} + {} tokens, {} weights {}, kv {}, {}{}", i.batch, i.input_len,
-                   i.output_len, dtype_name(i.precision), model::weight_quant_name(i.weight_quant),
-                   dtype_name(i.kv_dtype), sim::name_of(i.framework),
+                   i.output_len, dtype_name(i.precision), sim::weight_format_name(i), dtype_name(i.kv_dtype),
+                   sim::name_of(i.framework),
                    i.attn_kernel == AttentionKernel::Fa2 ? "" : fmt::format(", attention {}", name_of(i.attn_kernel)));
   }
   const auto& t = r.train;

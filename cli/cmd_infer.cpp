@@ -72,6 +72,10 @@ void print_table(const model::ModelSpec& m, const hardware::SystemSpec& sys, con
                            r.output_tokens_per_s.low, r.output_tokens_per_s.high);
   std::cout << fmt::format("{:<26} {:.1f} tokens/s (prompt + output)\n", "total throughput",
                            r.total_tokens_per_s.value);
+  std::cout << fmt::format(
+      "{:<26} {:.1f} tokens/s prompt, {:.1f} tokens/s generation  (per replica, as llama-bench's "
+      "pp and tg)\n",
+      "rates", r.prompt_tokens_per_s.value, r.generation_tokens_per_s.value);
   auto split = [](const char* what, const sim::IterationCost& c) {
     const double t = c.time_s.value;
     std::cout << fmt::format(
@@ -135,6 +139,8 @@ Runner add_infer_command(CLI::App& app) {
       doc["e2e_s"] = figure(r.e2e_s, "s");
       doc["output_tokens_per_s"] = figure(r.output_tokens_per_s, "tokens/s");
       doc["total_tokens_per_s"] = figure(r.total_tokens_per_s, "tokens/s");
+      doc["prompt_tokens_per_s"] = figure(r.prompt_tokens_per_s, "tokens/s");
+      doc["generation_tokens_per_s"] = figure(r.generation_tokens_per_s, "tokens/s");
       // Where an iteration's time goes: the batch's prefill and a decode step half-way through the output.
       const auto split = [&](const sim::IterationCost& c) {
         return nlohmann::json{{"time_s", figure(c.time_s, "s")},

@@ -171,7 +171,7 @@ void print_table(const Context& c, const sim::ServingResult& r) {
   std::cout << fmt::format("run: {} GPU{} (tp {}, pp {}{}) = {} replica{}, {} weights {}, kv {}\n", p.gpus,
                            p.gpus == 1 ? "" : "s", p.tp, p.pp, p.ep > 1 ? fmt::format(", ep {}", p.ep) : "", r.replicas,
                            r.replicas == 1 ? "" : "s (requests round-robin)", dtype_name(c.run.infer.precision),
-                           model::weight_quant_name(c.run.infer.weight_quant), dtype_name(c.run.infer.kv_dtype));
+                           sim::weight_format_name(c.run.infer), dtype_name(c.run.infer.kv_dtype));
   std::cout << fmt::format("engine: {}: {}\n", r.profile.name, describe_engine(r.profile));
   std::cout << fmt::format("stream: {}\n", c.stream);
   for (const auto& n : r.notes) std::cout << "note: " << n << "\n";

@@ -12,6 +12,10 @@ double GpuSpec::peak(DType precision) const {
   return it == peak_flops.end() ? 0.0 : it->second;
 }
 
+double GpuSpec::peak_fp16_accumulate() const {
+  return fp16_accumulate_flops > 0 ? fp16_accumulate_flops : peak(DType::FP16);
+}
+
 namespace {
 struct FabricEntry {
   Fabric fabric;

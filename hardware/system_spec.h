@@ -21,9 +21,14 @@ struct GpuSpec {
   double boost_clock_Hz = 0;           // Hz
   double tdp_W = 0;                    // watts
   int compute_capability = 0;          // 10 x major + minor (90 = Hopper); 0 = not stated
+  // FP16 tensor peak when the products are accumulated in FP16 (cublasHgemm, CUBLAS_COMPUTE_16F), FLOP/s: twice
+  // the FP32-accumulate rate on GeForce parts, which halve the latter; 0 = not stated (the same as peak(FP16)).
+  double fp16_accumulate_flops = 0;
 
   // Peak for a precision; 0 when the GPU has no such tensor path (e.g. fp8 before Hopper/Ada).
   double peak(DType precision) const;
+  // The FP16 peak with FP16 accumulation (fp16_accumulate_flops, else peak(FP16)).
+  double peak_fp16_accumulate() const;
 };
 
 // NvSwitch: every GPU reaches every other at its full fabric rate. NvLinkPairs: bridges join GPUs two

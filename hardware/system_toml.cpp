@@ -42,6 +42,7 @@ const std::initializer_list<const char*> kGpuKeys = {"name",
                                                      "peak_fp32_TFLOPs",
                                                      "peak_tf32_TFLOPs",
                                                      "peak_fp16_TFLOPs",
+                                                     "peak_fp16_acc16_TFLOPs",
                                                      "peak_bf16_TFLOPs",
                                                      "peak_fp8_TFLOPs",
                                                      "peak_int8_TOPs",
@@ -110,7 +111,13 @@ GpuSpec read_gpu(TomlReader t) {
   // fp32 and fp16 exist on every supported GPU; the others are absent where the GPU has no such
   // tensor path (V100: no tf32/bf16; nothing before Hopper/Ada: no fp8).
   set_peak(g, DType::FP32, t.positive("peak_fp32_TFLOPs"));
-  set_peak(g, DType::FP16, t.positive("peak_fp16_TFLOPs"));
+  const double fp16 = t.positive("peak_fp16_TFLOPs");
+  set_peak(g, DType::FP16, fp16);
+  if (const auto acc16 = t.opt_positive("peak_fp16_acc16_TFLOPs")) {
+    // A GPU does not accumulate in FP16 slower than in FP32: a smaller figure is a mistyped one.
+    if (*acc16 < fp16) broken_rule(t, "peak_fp16_acc16_TFLOPs", show(*acc16), "must be at least peak_fp16_TFLOPs");
+    g.fp16_accumulate_flops = *acc16 * units::TFLOPs;
+  }
   set_peak(g, DType::TF32, t.opt_positive("peak_tf32_TFLOPs"));
   set_peak(g, DType::BF16, t.opt_positive("peak_bf16_TFLOPs"));
   set_peak(g, DType::FP8, t.opt_positive("peak_fp8_TFLOPs"));

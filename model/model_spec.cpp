@@ -154,15 +154,4 @@ bool parse_weight_quant(std::string_view name, WeightQuant& out) {
   return false;
 }
 
-std::string unmodelled_weight_format(std::string_view text) {
-  const auto starts = [&](std::string_view p) { return text.substr(0, p.size()) == p; };
-  if (starts("gguf:"))
-    return std::string("GGUF weight types (") + std::string(text.substr(5)) +
-           ") need llama.cpp's block formats and its dequantize/MMQ kernels, which llmsim does not model yet";
-  if (starts("exl2:"))
-    return std::string("EXL2 at ") + std::string(text.substr(5)) +
-           " bits per weight needs ExLlamaV2's mixed-bit format and kernels, which llmsim does not model yet";
-  return "";
-}
-
 }  // namespace llmsim::model

@@ -27,9 +27,6 @@ std::vector<std::string> weight_quant_names();  // in enum order
 std::vector<std::string> weight_quant_method_names();
 // Every spelling parse_weight_quant takes: the formats, then the methods.
 std::vector<std::string> weight_quant_spellings();
-// Why a weight format llmsim has no kernel model for is not predicted ("gguf:Q4_K_M", "exl2:4.0"): the
-// missing mechanism, or "" when `text` is none of those (it may still be unknown).
-std::string unmodelled_weight_format(std::string_view text);
 // The element type an inference GEMM over weights of format `q` computes in: fp8 weights run FP8 GEMMs
 // on a GPU with an FP8 tensor path (`fp8_tensor_path`: Ada, Hopper and later) and are dequantized into
 // `activation` in the GEMM's kernel on one without (W8A16: vLLM's FP8 Marlin on Ampere, PR #5975; whether

@@ -168,6 +168,11 @@ struct InventoryParams {
   bool training = true;              // include dropout (when the model has dropout) and backward figures
   EagerGlue glue;                    // unfused eager-code traffic (default: fused kernels)
   DequantKernel dequant = DequantKernel::Fused;  // how packed weights are expanded (with a packed weight_dtype)
+  // A block format's stored bytes per weight (block_format.h, inference): the packed projections' mean,
+  // scales included, in place of weight_dtype's own; and the LM head's (GGUF keeps it in Q6_K, EXL2 at its
+  // head bits). 0: the weight_dtype's (and the LM head in the activation dtype).
+  double packed_weight_bytes = 0;
+  double head_weight_bytes = 0;
 };
 
 struct LayerInventory {

@@ -21,7 +21,8 @@ import statistics
 FAMILY = {
     "trt-llm": "TensorRT-LLM", "fsdp": "FSDP", "hf": "HF transformers", "lmdeploy": "LMDeploy", "vllm": "vLLM",
     "megatron": "Megatron", "deepspeed": "DeepSpeed", "tgi": "TGI", "sglang": "SGLang", "lightllm": "LightLLM",
-    "static": "static batch", "fastertransformer": "FasterTransformer",
+    "static": "static batch", "fastertransformer": "FasterTransformer", "llama.cpp": "llama.cpp",
+    "exllamav2": "ExLlama / ExLlamaV2", "mlc-llm": "MLC LLM", "tinychat": "TinyChat (llm-awq)", "autoawq": "AutoAWQ",
 }
 GENERATION = [(12.0, "Blackwell (consumer)"), (10.0, "Blackwell"), (9.0, "Hopper"), (8.9, "Ada"), (8.0, "Ampere"),
               (7.5, "Turing"), (7.0, "Volta")]

@@ -94,6 +94,8 @@ LayerInventory head_ops(const ModelSpec& m, const InventoryParams& p) {
                                   .quantizable = false,
                                   .role = OpRole::LmHead});
   if (m.tied_embeddings) lm.weight_params = 0;
+  // A block format stores the LM head in a block type of its own, which the GEMV reads instead of 16-bit rows.
+  if (p.head_weight_bytes > 0) lm.fwd_bytes += dbl(vocab_local) * h * (p.head_weight_bytes - c.wdense);
   inv.ops.push_back(lm);
   const double logits = dbl(rows) * dbl(vocab_local);
   if (p.training) {

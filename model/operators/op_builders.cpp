@@ -35,7 +35,7 @@ Ctx make_ctx(const ModelSpec& m, const InventoryParams& p) {
                         : m.quant.format == WeightQuant::Mxfp4 ? 1.0 / 32.0
                         : m.quant.group_size > 0               ? 2.0 / dbl(m.quant.group_size)
                                                                : 0.0;
-  c.wpacked = c.quant ? dtype_bytes(p.weight_dtype) + scales : 0.0;
+  c.wpacked = !c.quant ? 0.0 : p.packed_weight_bytes > 0 ? p.packed_weight_bytes : dtype_bytes(p.weight_dtype) + scales;
   return c;
 }
 

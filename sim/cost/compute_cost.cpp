@@ -81,12 +81,18 @@ Interval ComputeCost::roofline(double flops, double frac, double frac_low, doubl
 }
 
 Interval ComputeCost::gemm(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch, double flops,
-                           double bytes, DType precision) const {
+                           double bytes, DType precision, bool half_accumulate) const {
   const auto it = sys_.efficiency.gemm.find(precision);
   const hardware::Fraction f = it != sys_.efficiency.gemm.end() ? it->second : hardware::Fraction{0.5, 0.4, 0.6, ""};
-  const double shape = gemm_shape_factor(m, n, k, batch);
-  const Interval t = roofline(flops, f.value * shape, f.low * shape, f.high * shape, bytes, precision, 1,
-                              sys_.efficiency.memory_bandwidth);
+  // A skinny GEMM is a GEMV-style kernel (kGemvMaxRows): the FP32 rate at the fitted fraction, no tile padding.
+  const bool gemv = m > 0 && m <= kGemvMaxRows && sys_.gpu.peak(DType::FP32) > 0;
+  // FP16 accumulation runs at its own peak: the fraction scales by its ratio to the FP32-accumulate peak.
+  const double acc16 = !gemv && half_accumulate && precision == DType::FP16 && sys_.gpu.peak(DType::FP16) > 0
+                           ? sys_.gpu.peak_fp16_accumulate() / sys_.gpu.peak(DType::FP16)
+                           : 1.0;
+  const double shape = (gemv ? 1.0 : gemm_shape_factor(m, n, k, batch)) * acc16;
+  const Interval t = roofline(flops, f.value * shape, f.low * shape, f.high * shape, bytes,
+                              gemv ? DType::FP32 : precision, 1, sys_.efficiency.memory_bandwidth);
   // A GEMM issued by its own library call takes at least the measured call floor (Efficiency::gemm_call_s):
   // on the H200 profile a 256^3 or a 1 x 2048 x 1024 GEMM takes 8.2-9 us where its launch and bytes give 4.
   return max(t, Interval::exact(sys_.efficiency.gemm_call_s));

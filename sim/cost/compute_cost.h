@@ -15,6 +15,11 @@ namespace llmsim::sim {
 
 // Shape effects of the physical default model (see compute_cost.cpp for the why of each number).
 inline constexpr std::int64_t kGemmTile = 128;  // output tile edge (elements) of a large cuBLAS kernel
+// Rows up to which a GEMM runs as a GEMV-style kernel on the CUDA cores (llama.cpp's mul_mat_vec_q up to
+// MMVQ_MAX_BATCH_SIZE = 8 rows, ggml-cuda/mmvq.cuh; cuBLAS's gemv kernels at m = 1; ExLlamaV2's q_gemm and AWQ's
+// GEMV kernels at decode): every SM streams a slice of the weights, split over n and the contraction, so no
+// tensor-core output tile pads the rows; their FLOPs run at the FP32 (CUDA-core) rate.
+inline constexpr std::int64_t kGemvMaxRows = 8;
 
 // Fraction of the large-GEMM throughput a GEMM of this shape reaches on a GPU of `sm_count` SMs: wave
 // quantisation x edge padding x k / (k + half_k). Shared by the simulator and the calibration fit.
@@ -33,9 +38,10 @@ class ComputeCost {
   // fraction times wave quantisation times the short-contraction factor.
   double gemm_shape_factor(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch) const;
 
-  // One GEMM (or `batch` of them) of `flops` FLOPs moving `bytes` bytes, shape m x n x k.
+  // One GEMM (or `batch` of them) of `flops` FLOPs moving `bytes` bytes, shape m x n x k. `half_accumulate`:
+  // an FP16 GEMM that accumulates in FP16 (cublasHgemm), at GpuSpec::peak_fp16_accumulate().
   Interval gemm(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch, double flops, double bytes,
-                DType precision) const;
+                DType precision, bool half_accumulate = false) const;
   // A fused attention kernel of `flops` FLOPs and `bytes` bytes (at the constructor's kernel's fraction).
   Interval attention(double flops, double bytes, DType precision) const;
   // A memory-bound compute kernel (or `kernels` of them: norms, activations, casts, the optimizer update)

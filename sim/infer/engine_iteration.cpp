@@ -13,6 +13,7 @@ IterationOptions engine_iteration_options(const EngineProfile& engine, const har
   o.overhead_per_seq_s = engine.iteration_overhead_per_seq_s;
   o.glue = engine.glue;
   o.decode_split_kv = engine.decode_split_kv;
+  o.fp16_accumulate = engine.fp16_accumulate;
   o.kv_copy_passes = engine.kv_copy_passes;
   o.all_prompt_logits = engine.all_prompt_logits;
   o.int8_dequantize_to_16bit = engine.int8_dequantize_to_16bit;

@@ -63,6 +63,8 @@ InferResult simulate_inference(const model::ModelSpec& m, const hardware::System
   const double out_tokens = dbl(in.batch) * dbl(in.output_len) * dbl(r.replicas);
   r.output_tokens_per_s = per_second(out_tokens, r.e2e_s);
   r.total_tokens_per_s = per_second(dbl(in.batch) * dbl(in.input_len + in.output_len) * dbl(r.replicas), r.e2e_s);
+  r.prompt_tokens_per_s = per_second(dbl(in.batch) * dbl(in.input_len), r.ttft_s);
+  r.generation_tokens_per_s = per_second(dbl(in.batch), r.tpot_s);
   return r;
 }
 

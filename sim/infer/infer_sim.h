@@ -18,12 +18,16 @@ struct InferResult {
   std::vector<std::string> problems;
   MemoryResult memory;
   std::string engine;
-  std::int64_t replicas = 1;           // gpus / (tp * pp), each running the same batch
-  Interval ttft_s;                     // prefill of the batch (time to first token)
-  Interval tpot_s;                     // time per output token after the first (a decode iteration / tokens_per_step)
-  Interval e2e_s;                      // prefill + every decode iteration
-  Interval output_tokens_per_s;        // all replicas
-  Interval total_tokens_per_s;         // prompt + output tokens, all replicas
+  std::int64_t replicas = 1;     // gpus / (tp * pp), each running the same batch
+  Interval ttft_s;               // prefill of the batch (time to first token)
+  Interval tpot_s;               // time per output token after the first (a decode iteration / tokens_per_step)
+  Interval e2e_s;                // prefill + every decode iteration
+  Interval output_tokens_per_s;  // all replicas
+  Interval total_tokens_per_s;   // prompt + output tokens, all replicas
+  // The two rates llama-bench reports (pp, tg) and local engines print, per replica: prompt tokens per second
+  // of the prefill (batch x input_len / TTFT) and output tokens per second of decoding (batch / TPOT).
+  Interval prompt_tokens_per_s;
+  Interval generation_tokens_per_s;
   IterationCost prefill;               // the prefill iteration
   IterationCost decode_mid;            // the decode iteration half-way through the output
   std::vector<double> decode_steps_s;  // every decode iteration in order (best estimate, seconds), for traces

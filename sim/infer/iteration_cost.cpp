@@ -114,7 +114,8 @@ IterationCostModel::IterationCostModel(const model::ModelSpec& m, const hardware
   count(model::embedding_ops(m, p).ops, 1.0);
   count(model::head_ops(m, p).ops, 1.0);
   const double pp = dbl(std::max<std::int64_t>(1, par.pp));
-  const model::InferenceWeightBytes wb = model::inference_weight_bytes(infer.weight_quant, infer.precision);
+  const model::InferenceWeightBytes wb =
+      model::inference_weight_bytes(infer.block_format, infer.weight_quant, infer.precision, m);
   weight_bytes_ = (linear * wb.linear + other * wb.other) / pp;
   for (std::int64_t l = 0; l < m.num_layers; ++l) {
     Layers& kind = m.is_moe_layer(l) ? moe_layers_ : dense_layers_;
@@ -220,6 +221,11 @@ IterationCost IterationCostModel::iteration(const std::vector<SequenceWork>& bat
   p.weight_dtype = model::stored_dtype(in_.weight_quant, act);
   p.training = false;
   p.glue = opt_.glue;
+  if (in_.block_format) {
+    const model::StoredBits bits = model::stored_bits(*in_.block_format, m_);
+    p.packed_weight_bytes = bits.linear / 8.0;
+    p.head_weight_bytes = bits.head / 8.0;
+  }
 
   // Costs one op list (layers, embedding or head) `times` times.
   const bool unfused_dequant = opt_.int8_dequantize_to_16bit && in_.weight_quant == model::WeightQuant::Int8;
@@ -279,7 +285,7 @@ IterationCost IterationCostModel::iteration(const std::vector<SequenceWork>& bat
           flops = busiest.fwd_flops;
           bytes = busiest.fwd_bytes;
         }
-        c.linear_s += compute_.gemm(rows, op.n, op.k, experts, flops, bytes, gemm_dtype) * times;
+        c.linear_s += compute_.gemm(rows, op.n, op.k, experts, flops, bytes, gemm_dtype, opt_.fp16_accumulate) * times;
         packed_weight_bytes = -1;
         continue;
       }

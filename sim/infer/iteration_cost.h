@@ -49,6 +49,7 @@ struct IterationOptions {
                                           // GEMM reads (EngineProfile::int8_dequantize_to_16bit)
   bool all_prompt_logits = false;         // the LM head and an fp32 upcast over every new token, not one per sequence
                                           // (EngineProfile::all_prompt_logits)
+  bool fp16_accumulate = false;           // FP16 GEMMs accumulate in FP16 (EngineProfile::fp16_accumulate)
   bool decode_split_kv = true;  // decode attention splits each sequence's keys over thread blocks (Flash-Decoding,
                                 // PagedAttention V2, TRT-LLM multi-block); false: one block per sequence and
                                 // query head streams its whole KV (FlashAttention-2 as HF transformers calls it)

@@ -227,10 +227,11 @@ StageMemory inference_stage(const model::ModelSpec& m, const hardware::SystemSpe
   const StageParams sp = stage_params(m, par, st.index);
   StageMemory out;
   out.params = sp.total();
-  const model::InferenceWeightBytes wb = model::inference_weight_bytes(in.weight_quant, in.precision);
+  const model::InferenceWeightBytes wb =
+      model::inference_weight_bytes(in.block_format, in.weight_quant, in.precision, m);
   add(out.gpu, MemoryKind::Weights, sp.linear * wb.linear + sp.other * wb.other,
-      fmt::format("{:.3g} params: linear at {:.4g} B ({}), rest at {} B", sp.total(), wb.linear,
-                  model::weight_quant_name(in.weight_quant), wb.other));
+      fmt::format("{:.3g} params: linear at {:.4g} B ({}), rest at {:.4g} B", sp.total(), wb.linear,
+                  weight_format_name(in), wb.other));
 
   // KV cache: K and V per layer per token (model::kv_bytes_per_token).
   kv_per_token = model::kv_bytes_per_token(m, st.layers, par.tp, dtype_bytes(in.kv_dtype));

@@ -8,6 +8,7 @@
 
 #include "llmsim/core/units.h"
 #include "llmsim/run/framework_profile.h"
+#include "llmsim/run/local_engine_profiles.h"
 
 namespace llmsim::sim {
 
@@ -373,6 +374,7 @@ bool vllm_v1(const std::optional<Version>& release) { return !release || *releas
 EngineProfile released_profile(Framework f, const std::optional<Version>& release, std::int64_t max_model_len) {
   EngineProfile p = engine_profile(f);
   p.all_prompt_logits = full_prefill_logits(framework_profile(f), release);
+  p = released_local_profile(f, std::move(p), release);
   if (!release) return p;
   if (f == Framework::Tgi && *release < Version{2, 0, 0}) {
     // CUDA graphs entered TGI as an experimental opt-in (--enable-cuda-graphs, off by default) in 1.4.1
@@ -473,6 +475,8 @@ std::optional<ReleaseSpan> described_releases(Framework f) {
                          "BlockManager, config.ini and TurbomindEngineConfig)"};
     case Framework::Sglang:
       return ReleaseSpan{{0, 1, 0}, {1, 0, 0}, "SGLang's 0.x series (server_args.py and the scheduler's policy)"};
+    case Framework::ExLlamaV2:
+      return ReleaseSpan{{0, 0, 1}, {1, 0, 0}, "ExLlamaV2's 0.x series (CUDA graphs per module from 0.1.9)"};
     case Framework::TrtLlm:
       return ReleaseSpan{
           {0, 5, 0}, {2, 0, 0}, "TensorRT-LLM from 0.5.0 (its first public release) through the 1.x series"};
@@ -525,11 +529,13 @@ double KvWindow::tokens_held(double tokens) const {
 }
 
 const EngineProfile& engine_profile(Framework f) {
-  static const std::array<EngineProfile, 9> profiles{static_profile(),   vllm_profile(),
-                                                     tgi_profile(),      lightllm_profile(),
-                                                     trtllm_profile(),   fastertransformer_profile(),
-                                                     lmdeploy_profile(), deepspeed_inference_profile(),
-                                                     sglang_profile()};
+  static const std::array<EngineProfile, 14> profiles{static_profile(),    vllm_profile(),
+                                                      tgi_profile(),       lightllm_profile(),
+                                                      trtllm_profile(),    fastertransformer_profile(),
+                                                      lmdeploy_profile(),  deepspeed_inference_profile(),
+                                                      sglang_profile(),    llamacpp_profile(),
+                                                      exllamav2_profile(), mlc_llm_profile(),
+                                                      tinychat_profile(),  autoawq_profile()};
   switch (f) {
     case Framework::DeepSpeed: return profiles[7];
     case Framework::Vllm: return profiles[1];
@@ -539,6 +545,11 @@ const EngineProfile& engine_profile(Framework f) {
     case Framework::FasterTransformer: return profiles[5];
     case Framework::LmDeploy: return profiles[6];
     case Framework::Sglang: return profiles[8];
+    case Framework::LlamaCpp: return profiles[9];
+    case Framework::ExLlamaV2: return profiles[10];
+    case Framework::MlcLlm: return profiles[11];
+    case Framework::TinyChat: return profiles[12];
+    case Framework::AutoAwq: return profiles[13];
     default: return profiles[0];  // Hf and the training frameworks: HF generate()
   }
 }

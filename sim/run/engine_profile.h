@@ -69,6 +69,13 @@ struct EngineProfile {
   // (DeepSpeed-Inference's quantized_gemm: launch_dequantize + cublas_gemm_ex); false: a fused kernel reads
   // the packed int8 weights (Marlin, AWQ/GPTQ kernels, TensorRT-LLM weight-only GEMMs).
   bool int8_dequantize_to_16bit = false;
+  // Prompt GEMMs in FP16 accumulate in FP16 (cublasHgemm / CUBLAS_COMPUTE_16F), at the GPU's FP16-accumulate
+  // peak, twice the FP32-accumulate one on GeForce parts (GpuSpec::fp16_accumulate_flops); false: FP32
+  // accumulation, as cuBLAS's default for FP16 inputs in PyTorch and the serving engines.
+  bool fp16_accumulate = false;
+  // The activation dtype the engine always computes in, whatever a run states (the local engines' kernels are
+  // FP16 only); nullopt: the run's precision.
+  std::optional<DType> compute_precision;
   double waiting_served_ratio = 0;  // TGI: admit waiting requests when waiting/running exceeds it
   std::string source;
 

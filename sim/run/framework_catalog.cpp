@@ -668,54 +668,64 @@ std::vector<FrameworkEntry> inference_engines() {
 
   c.push_back(FrameworkEntry{
       .name = "llama.cpp",
-      .aliases = {"llama-cpp", "llamacpp", "ggml", "llama.cpp-server"},
-      .unsupported_reason =
-          "llama.cpp runs its own ggml kernels over GGUF block-quantized weights (Q4_K, Q8_0, …), on CPU, GPU or both, "
-          "with its own graph and server scheduler; no profile shares those kernels or formats (and it does not train)",
-      .source = "ggml-org/llama.cpp README (ggml backends, GGUF quantization types)"});
+      .aliases = {"llama-cpp", "llamacpp", "ggml", "llama.cpp-server", "llama-server", "llama-bench"},
+      .inference = Framework::LlamaCpp,
+      .inference_mapping = "llama.cpp profile (ggml graph node by node from C++, GGUF block types, CUDA graphs at "
+                           "batch 1)",
+      .unsupported_reason = "llama.cpp runs inference; it does not train",
+      .source = "ggml-org/llama.cpp src/llama-model.cpp llm_build_llama, src/llama-quant.cpp (GGUF recipes)"});
+
+  c.push_back(FrameworkEntry{
+      .name = "exllamav2",
+      .aliases = {"exllama-v2", "exllama2", "turboderp-exllamav2"},
+      .inference = Framework::ExLlamaV2,
+      .inference_mapping = "exllamav2 profile (one C++ extension call per module, q_gemm over EXL2 / GPTQ weights)",
+      .unsupported_reason = "exllamav2 runs inference; it does not train",
+      .source = "turboderp/exllamav2 v0.2.7 attn.py, mlp.py, exllamav2_ext"});
 
   c.push_back(FrameworkEntry{
       .name = "exllama",
-      .aliases = {"exllamav2", "exllama-v2", "exllama2", "turboderp-exllamav2"},
-      .unsupported_reason =
-          "exllama runs its own CUDA kernels for GPTQ / EXL2 mixed-bit weights (2-8 bits per weight) under a Python "
-          "generator; no profile has those kernels or formats (and it does not train)",
-      .source = "turboderp/exllamav2 README (EXL2 format, custom kernels); assumption: code not re-read"});
+      .aliases = {"exllama-v1", "turboderp-exllama"},
+      .inference = Framework::ExLlamaV2,
+      .inference_release = Version{0, 0, 1},
+      .inference_mapping =
+          "exllamav2 profile before CUDA graphs (ExLlama v1 runs the same structure: a Python loop over modules that "
+          "call its CUDA extension, q4_matmul over GPTQ weights, a static cache; v2 rewrote the kernels)",
+      .unsupported_reason = "exllama runs inference; it does not train",
+      .source = "turboderp/exllama README (cuda_ext q4_matmul, per-layer extension calls) and turboderp/exllamav2 "
+                "(its successor's structure)"});
 
   c.push_back(FrameworkEntry{
       .name = "mlc-llm",
       .aliases = {"mlc", "mlcllm", "mlc-ai"},
-      .unsupported_reason =
-          "mlc-llm compiles each model with Apache TVM into its own kernels (q4f16 group-quantized GEMV etc.) and "
-          "runtime; no profile models TVM-generated kernels (and it does not train)",
-      .source = "mlc-ai/mlc-llm docs (TVM compilation, quantization modes q4f16_1 …); assumption: code not re-read"});
+      .inference = Framework::MlcLlm,
+      .inference_mapping = "mlc-llm profile (TVM-compiled fused kernels run from C++, CUDA graphs at --opt O2)",
+      .unsupported_reason = "mlc-llm runs inference; it does not train",
+      .source = "mlc-ai/mlc-llm python/mlc_llm/interface/compiler_flags.py"});
 
   c.push_back(FrameworkEntry{
       .name = "autoawq",
       .aliases = {"auto-awq", "casper-hansen-autoawq"},
-      .unsupported_reason =
-          "autoawq: from_quantized(fuse_layers=True) by default swaps in fused modules (fused attention with its own "
-          "KV cache, FasterTransformer RMSNorm, fused MLP) under an HF generate loop without CUDA graphs; the static "
-          "profile counts HF eager glue and the CUDA-graph engines a C++/graph loop, so neither is fair (and it "
-          "does not train)",
+      .inference = Framework::AutoAwq,
+      .inference_mapping = "autoawq profile (fused modules with a preallocated cache under HF generate, eager)",
+      .unsupported_reason = "autoawq quantizes and runs inference; it does not train",
       .source = "casper-hansen/AutoAWQ awq/models/auto.py / base.py from_quantized: fuse_layers: ... = True; "
                 "awq/modules/fused"});
 
   c.push_back(FrameworkEntry{
       .name = "tinychat",
       .aliases = {"tiny-chat", "awq-tinychat"},
-      .unsupported_reason =
-          "tinychat: llm-awq's chat runtime with its own fused kernels (fused attention with a preallocated KV cache, "
-          "fused norm, AWQ W4A16 GEMV) in a Python loop; no profile has fused kernels without CUDA graphs (and it "
-          "does not train)",
-      .source = "mit-han-lab/llm-awq tinychat/README.md (fused kernels, pre-allocated KV cache)"});
+      .inference = Framework::TinyChat,
+      .inference_mapping = "tinychat profile (fused W4A16 modules run eagerly from Python, no CUDA graphs)",
+      .unsupported_reason = "tinychat runs inference; it does not train",
+      .source = "mit-han-lab/llm-awq tinychat/benchmark.py, tinychat/modules"});
 
   c.push_back(FrameworkEntry{
       .name = "llm-awq",
       .aliases = {"mit-han-lab-llm-awq", "awq-kernels"},
-      .unsupported_reason =
-          "llm-awq: inference through its TinyChat runtime and kernels (fused attention, W4A16 GEMV) in a Python "
-          "loop; no profile has fused kernels without CUDA graphs (and it quantizes, it does not train)",
+      .inference = Framework::TinyChat,
+      .inference_mapping = "tinychat profile (llm-awq runs inference through its TinyChat runtime and kernels)",
+      .unsupported_reason = "llm-awq quantizes and runs inference through TinyChat; it does not train",
       .source = "mit-han-lab/llm-awq README and tinychat/README.md"});
 
   c.push_back(FrameworkEntry{

@@ -64,6 +64,9 @@ struct FrameworkEntry {
   // serving rows; nullopt = no fair stand-in for that kind of workload (see unsupported_reason).
   std::optional<Framework> training;
   std::optional<Framework> inference;
+  // The release of the inference profile the name runs as when a row states none (ExLlama v1 runs as ExLlamaV2
+  // before its CUDA graphs); nullopt: the profile's own (current) release.
+  std::optional<Version> inference_release;
   std::string training_mapping;                // for reports: "megatron TP/PP + DeepSpeed ZeRO-1 DP"
   std::string inference_mapping;               // "static batching, HF generate loop"
   std::string unsupported_reason;              // why a workload without a profile has none

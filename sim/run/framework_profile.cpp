@@ -276,7 +276,7 @@ FrameworkProfile engine(Framework f, std::string name) {
 }  // namespace
 
 const FrameworkProfile& framework_profile(Framework f) {
-  static const std::array<FrameworkProfile, 11> profiles{megatron(),
+  static const std::array<FrameworkProfile, 16> profiles{megatron(),
                                                          deepspeed(),
                                                          fsdp(),
                                                          hf(),
@@ -286,7 +286,12 @@ const FrameworkProfile& framework_profile(Framework f) {
                                                          engine(Framework::TrtLlm, "trt-llm"),
                                                          engine(Framework::FasterTransformer, "fastertransformer"),
                                                          engine(Framework::LmDeploy, "lmdeploy"),
-                                                         engine(Framework::Sglang, "sglang")};
+                                                         engine(Framework::Sglang, "sglang"),
+                                                         engine(Framework::LlamaCpp, "llama.cpp"),
+                                                         engine(Framework::ExLlamaV2, "exllamav2"),
+                                                         engine(Framework::MlcLlm, "mlc-llm"),
+                                                         engine(Framework::TinyChat, "tinychat"),
+                                                         engine(Framework::AutoAwq, "autoawq")};
   for (const auto& p : profiles)
     if (p.framework == f) return p;
   return profiles[1];

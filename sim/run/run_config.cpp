@@ -11,6 +11,7 @@
 
 #include "llmsim/core/suggest.h"
 #include "llmsim/core/toml_reader.h"
+#include "llmsim/run/engine_profile.h"
 
 namespace llmsim::sim {
 
@@ -339,13 +340,23 @@ const std::vector<Setting>& table() {
        },
        [](const RunRequest& r) -> std::optional<std::string> { return std::to_string(r.run.infer.output_len); }},
       {{"weight-quant", K::Choice,
-        "weight storage format or quantization method (inference; or the frozen base under LoRA)",
+        "weight storage format or quantization method (inference; or the frozen base under LoRA); also gguf:TYPE "
+        "(llama.cpp file types such as Q4_K_M) and exl2:BITS (ExLlamaV2, e.g. exl2:4.0)",
         model::weight_quant_spellings()},
        [](RunRequest& r, const std::string& v) {
+         std::string why;
+         r.run.infer.block_format = model::parse_block_format(v, why);
+         if (r.run.infer.block_format) {
+           // Stored as its blocks, run by the kernels of its family (model/block_format.h).
+           r.run.infer.weight_quant = model::kernel_format(*r.run.infer.block_format);
+           r.run.train.base_quant = r.run.infer.weight_quant;
+           return;
+         }
          model::parse_weight_quant(v, r.run.infer.weight_quant);
          model::parse_weight_quant(v, r.run.train.base_quant);
        },
        [](const RunRequest& r) -> std::optional<std::string> {
+         if (r.run.workload == Workload::Inference && r.run.infer.block_format) return r.run.infer.block_format->text();
          return std::string(model::weight_quant_name(r.run.workload == Workload::Inference ? r.run.infer.weight_quant
                                                                                            : r.run.train.base_quant));
        }},
@@ -454,8 +465,11 @@ std::string checked_value(const SettingInfo& info, const std::string& value, con
         if (info.name == "framework" && parse_name(value, f) && is_training_framework(f)) return value;
         if (info.name == "engine" && parse_engine(value, f)) return value;
         if (info.name == "workload" && parse_name(value, w)) return value;
-        if (info.name == "weight-quant")
-          if (const std::string why = model::unmodelled_weight_format(value); !why.empty()) fail(why);
+        if (info.name == "weight-quant" && model::is_block_format_text(value)) {
+          std::string why;
+          if (model::parse_block_format(value, why)) return value;
+          fail(why);
+        }
         // Training frameworks and inference engines are separate settings: say which one a name belongs to.
         if (info.name == "framework" && parse_engine(value, f))
           fail("'" + value +
@@ -580,6 +594,11 @@ void apply_run_toml(RunRequest& req, const std::string& path) {
 void apply_checkpoint_format(RunRequest& req, const model::ModelSpec& m) {
   if (!req.was_given("weight-quant") && m.quant.format != model::WeightQuant::None)
     req.run.infer.weight_quant = m.quant.format;
+  // An engine that computes in one dtype only (the local engines: FP16) runs in it unless --precision says.
+  if (const auto& e = engine_profile(req.run.infer.framework); !req.was_given("precision") && e.compute_precision) {
+    req.run.infer.precision = *e.compute_precision;
+    if (!req.was_given("kv-dtype")) req.run.infer.kv_dtype = *e.compute_precision;
+  }
 }
 
 }  // namespace llmsim::sim

@@ -22,7 +22,9 @@ struct RunRequest {
 };
 
 // A pre-quantized checkpoint (quantization_config: GPTQ, AWQ, FP8, MXFP4, …) is served in its own format
-// unless --weight-quant says otherwise: the request's inference weight format becomes the model's.
+// unless --weight-quant says otherwise: the request's inference weight format becomes the model's. An engine
+// that computes in one dtype only (EngineProfile::compute_precision) sets the precision and KV dtype unless
+// --precision / --kv-dtype say otherwise.
 void apply_checkpoint_format(RunRequest& req, const model::ModelSpec& m);
 
 enum class SettingKind {

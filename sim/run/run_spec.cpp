@@ -31,7 +31,7 @@ constexpr Names<SamplePadding, 3> kPadding{
     {{SamplePadding::Max, "max"}, {SamplePadding::Batch, "batch"}, {SamplePadding::None, "none"}}};
 constexpr Names<PipelineSchedule, 2> kSchedule{
     {{PipelineSchedule::OneFOneB, "1f1b"}, {PipelineSchedule::GPipe, "gpipe"}}};
-constexpr Names<Framework, 11> kFramework{{{Framework::Megatron, "megatron"},
+constexpr Names<Framework, 16> kFramework{{{Framework::Megatron, "megatron"},
                                            {Framework::DeepSpeed, "deepspeed"},
                                            {Framework::Fsdp, "fsdp"},
                                            {Framework::Hf, "hf"},
@@ -41,7 +41,12 @@ constexpr Names<Framework, 11> kFramework{{{Framework::Megatron, "megatron"},
                                            {Framework::TrtLlm, "trt-llm"},
                                            {Framework::FasterTransformer, "fastertransformer"},
                                            {Framework::LmDeploy, "lmdeploy"},
-                                           {Framework::Sglang, "sglang"}}};
+                                           {Framework::Sglang, "sglang"},
+                                           {Framework::LlamaCpp, "llama.cpp"},
+                                           {Framework::ExLlamaV2, "exllamav2"},
+                                           {Framework::MlcLlm, "mlc-llm"},
+                                           {Framework::TinyChat, "tinychat"},
+                                           {Framework::AutoAwq, "autoawq"}}};
 
 template <typename E, std::size_t N>
 std::string_view lookup(const Names<E, N>& table, E v) {
@@ -109,6 +114,10 @@ double expected_tokens_per_step(std::int64_t k, double alpha) {
   if (a >= 1) return static_cast<double>(k + 1);
   return (1 - std::pow(a, static_cast<double>(k + 1))) / (1 - a);
 }
+std::string weight_format_name(const InferSpec& in) {
+  return in.block_format ? in.block_format->text() : std::string(model::weight_quant_name(in.weight_quant));
+}
+
 bool is_training_framework(Framework f) {
   return f == Framework::Megatron || f == Framework::DeepSpeed || f == Framework::Fsdp || f == Framework::Hf;
 }

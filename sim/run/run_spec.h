@@ -11,6 +11,7 @@
 #include "llmsim/core/dtype.h"
 #include "llmsim/core/version.h"
 #include "llmsim/hardware/attention_kernel.h"
+#include "llmsim/model/block_format.h"
 #include "llmsim/model/model_spec.h"
 
 namespace llmsim::sim {
@@ -47,7 +48,13 @@ enum class Framework {
   TrtLlm,
   FasterTransformer,
   LmDeploy,
-  Sglang
+  Sglang,
+  // Local and consumer engines (issue 40): one request at a time on one desktop's GPUs.
+  LlamaCpp,
+  ExLlamaV2,
+  MlcLlm,
+  TinyChat,
+  AutoAwq
 };
 
 // Names as used on the CLI, in run TOML files and in measured-run CSVs.
@@ -213,6 +220,9 @@ struct InferSpec {
   std::int64_t output_len = 128;  // generated tokens per sequence
   DType precision = DType::BF16;  // activation / compute precision
   model::WeightQuant weight_quant = model::WeightQuant::None;
+  // A weight format stated with its exact storage (gguf:Q4_K_M, exl2:4.0; model/block_format.h): its stored
+  // bits price the weights, and weight_quant holds the kernel format that runs it (kernel_format).
+  std::optional<model::BlockFormat> block_format;
   DType kv_dtype = DType::BF16;                        // KV cache element type (bf16, fp16, fp8)
   AttentionKernel attn_kernel = AttentionKernel::Fa2;  // the fused prefill attention kernel
   Framework framework = Framework::Hf;  // engine family for workspace rules (vllm etc. arrive with serving)
@@ -228,6 +238,9 @@ struct InferSpec {
   std::int64_t adapter_rank = 0;
   std::vector<std::string> adapter_targets;
 };
+
+// The weight format as a run names it: the block format ("gguf:Q4_K_M") when one is stated, else weight_quant's.
+std::string weight_format_name(const InferSpec& in);
 
 // The context an engine serves: the run's max_model_len when set (never beyond the model's), else the
 // model's maximum positions (0 = unbounded). The one rule for request rejection, engine token budgets

@@ -270,6 +270,10 @@ class RowMapper {
     } else if (const RecipeDefaults* r = recipe(); r && r->precision) {
       t.precision = in.precision = *r->precision;
       note_recipe(fmt::format("precision={}", dtype_name(t.precision)));
+    } else if (const auto& e = engine_profile(in.framework);
+               out_.run.workload == Workload::Inference && e.compute_precision) {
+      t.precision = in.precision = *e.compute_precision;
+      note_default(fmt::format("precision={} (not stated; {} computes in it)", dtype_name(in.precision), e.name));
     } else {
       note_default(fmt::format("precision={} (not stated)", dtype_name(t.precision)));
     }
@@ -315,7 +319,13 @@ class RowMapper {
       in.framework = *profile;
     else
       t.framework = *profile;
-    if (!release_text.empty()) map_release(*profile, release_text, release_column);
+    if (!release_text.empty()) {
+      map_release(*profile, release_text, release_column);
+    } else if (inference && entry_->inference_release) {
+      in.engine_version = *entry_->inference_release;
+      note_default(
+          fmt::format("engine_version={} ({} runs as that release)", to_string(*in.engine_version), entry_->name));
+    }
     // The row's defaults are listed "; "-separated: the mapping's own "; " become ", ".
     std::string mapping = inference ? entry_->inference_mapping : entry_->training_mapping;
     for (std::size_t at = mapping.find("; "); at != std::string::npos; at = mapping.find("; ", at))
@@ -350,12 +360,15 @@ class RowMapper {
                              to_string(*v), name_of(profile)));
   }
 
-  // The weight_quant column, unless it names a format llmsim has no kernel model for (the row is then
-  // unsupported with the missing mechanism).
+  // The weight_quant column: a format or method of model_spec.h, or a block format stated with its exact storage
+  // (gguf:TYPE, exl2:BITS; model/block_format.h), returned as the kernel format that runs it and kept in
+  // block_format_ for inference rows.
   std::optional<std::string> weight_quant_column() {
-    if (std::string why = model::unmodelled_weight_format(row_.text("weight_quant")); !why.empty()) {
-      if (out_.unsupported.empty()) out_.unsupported = std::move(why);
-      return std::nullopt;
+    if (const std::string text = row_.text("weight_quant"); model::is_block_format_text(text)) {
+      std::string why;
+      block_format_ = model::parse_block_format(text, why);
+      if (!block_format_) row_.fail("weight_quant", why);
+      return std::string(model::weight_quant_name(model::kernel_format(*block_format_)));
     }
     auto q = row_.choice("weight_quant", kWeightQuants);
     if (q) {
@@ -629,9 +642,10 @@ class RowMapper {
       in.max_model_len = *fact_->max_model_len;
       note_fact(fmt::format("max_model_len={}", in.max_model_len));
     }
-    if (auto q = weight_quant_column())
+    if (auto q = weight_quant_column()) {
       model::parse_weight_quant(*q, in.weight_quant);
-    else if (!row_.stated("weight_quant"))
+      in.block_format = block_format_;
+    } else if (!row_.stated("weight_quant"))
       note_default("weight_quant=none (not stated)");
     if (auto k = attn_kernel_column(true)) {
       in.attn_kernel = *k;
@@ -784,6 +798,7 @@ class RowMapper {
   const SourceFact* fact_ = nullptr;         // the facts file's entry for this row's source, if any
   const FrameworkEntry* entry_ = nullptr;    // the catalog's entry for the row's framework, when it has a profile
   std::optional<Version> training_release_;  // a training row's stated release: picks the recipe of its era
+  std::optional<model::BlockFormat> block_format_;  // the weight_quant column as a block format (gguf:, exl2:)
 };
 
 }  // namespace

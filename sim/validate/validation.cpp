@@ -273,8 +273,7 @@ std::vector<std::string> run_features(const RunSpec& run_in) {
   if (p.tp > 1) f.emplace_back("tp");
   if (p.pp > 1) f.emplace_back("pp");
   if (run.workload == Workload::Inference) {
-    if (run.infer.weight_quant != model::WeightQuant::None)
-      f.push_back("quant-" + std::string(model::weight_quant_name(run.infer.weight_quant)));
+    if (run.infer.weight_quant != model::WeightQuant::None) f.push_back("quant-" + weight_format_name(run.infer));
     if (run.infer.kv_dtype == DType::FP8) f.emplace_back("kv-fp8");
     return f;
   }

@@ -69,3 +69,40 @@ TEST_CASE("a small GEMM takes at least the smallest library call the H200 measur
   // Above the floor the streaming rule still holds: 1 x 12288 x 4096 (101 MB) measured 27.5 us.
   CHECK(near(gemm(1, 12288, 4096), 27.5e-6, 0.08));
 }
+
+TEST_CASE("a decode GEMV of at most 8 rows streams its weights on a GeForce part; wider ones pad to tiles") {
+  const auto sys = hardware::resolve_system("rtx3090-nvlink", LLMSIM_DATA_DIR);
+  const sim::ComputeCost cc(sys, AttentionKernel::Fa2);
+  // Llama-2-7B's q_proj in int4 with group-128 scales, one token: 33.5 MFLOP, 8.7 MB of weights.
+  const double k = 4096, n = 4096, weights = k * n * (0.5 + 2.5 / 128);
+  const double bw = sys.gpu.memory_bandwidth_Bps * sys.efficiency.memory_bandwidth.value;
+  const double streaming = sys.efficiency.kernel_launch_s + weights / bw;
+  const auto gemv = cc.gemm(1, 4096, 4096, 1, 2 * k * n, weights, DType::FP16);
+  // As a GEMV-style kernel (llama.cpp's mul_mat_vec_q, ExLlamaV2's q_gemm, cuBLAS gemv): its bytes at the
+  // memory bandwidth. Padded to a 16-row tensor-core tile on 32 of the 82 SMs it would be compute-bound, near
+  // 1.8x slower: the rule this case guards against.
+  CHECK(near(gemv.value, std::max(streaming, sys.efficiency.gemm_call_s), 1e-9));
+  const double tile_shape = cc.gemm_shape_factor(1, 4096, 4096, 1);
+  const double padded =
+      2 * k * n / (sys.gpu.peak(DType::FP16) * sys.efficiency.gemm.at(DType::FP16).value * tile_shape);
+  CHECK(padded > 1.5 * gemv.value);
+  // Sixteen rows are a tensor-core GEMM again (tile padding and waves).
+  const auto wide = cc.gemm(16, 4096, 4096, 1, 2 * 16 * k * n, weights, DType::FP16);
+  CHECK(wide.value > gemv.value);
+}
+
+TEST_CASE("FP16 accumulation runs at the GeForce FP16-accumulate peak, and only where the datasheet gives one") {
+  const double m = 2048, n = 4096, k = 4096, flops = 2 * m * n * k, bytes = 2 * (m * k + k * n + m * n);
+  const auto rtx = hardware::resolve_system("rtx4090-pcie", LLMSIM_DATA_DIR);
+  REQUIRE(rtx.gpu.peak_fp16_accumulate() == doctest::Approx(2 * rtx.gpu.peak(DType::FP16)).epsilon(0.001));
+  const sim::ComputeCost geforce(rtx, AttentionKernel::Fa2);
+  const double acc32 = geforce.gemm(2048, 4096, 4096, 1, flops, bytes, DType::FP16).value;
+  const double acc16 = geforce.gemm(2048, 4096, 4096, 1, flops, bytes, DType::FP16, true).value;
+  CHECK(near(acc16, acc32 / 2, 1e-3));  // compute-bound: half the time at twice the peak
+  // BF16 has no FP16-accumulate path; an H100 states none (the same peak either way).
+  CHECK(geforce.gemm(2048, 4096, 4096, 1, flops, bytes, DType::BF16, true).value ==
+        geforce.gemm(2048, 4096, 4096, 1, flops, bytes, DType::BF16).value);
+  const sim::ComputeCost h100(hardware::resolve_system("dgx-h100", LLMSIM_DATA_DIR), AttentionKernel::Fa2);
+  CHECK(h100.gemm(2048, 4096, 4096, 1, flops, bytes, DType::FP16, true).value ==
+        h100.gemm(2048, 4096, 4096, 1, flops, bytes, DType::FP16).value);
+}

@@ -162,6 +162,17 @@ TEST_CASE("rtx4090-pcie: fp32-accumulate tensor rates, PCIe only, P2P disabled")
   CHECK(s.node.fabric == hw::Fabric::Pcie);
   CHECK(s.node.pcie_gen == 4);
   CHECK(s.node.pcie_bandwidth_Bps == doctest::Approx(16 * 1.969e9));
+  // FP16 accumulation (cublasHgemm) at the whitepaper's full rate; BF16 has no such path.
+  CHECK(s.gpu.peak_fp16_accumulate() == doctest::Approx(330.3e12));
+}
+
+TEST_CASE("peak_fp16_acc16_TFLOPs: optional, never below the FP32-accumulate peak") {
+  CHECK(preset("dgx-h100").gpu.peak_fp16_accumulate() == preset("dgx-h100").gpu.peak(DType::FP16));
+  CHECK(preset("rtx3090-nvlink").gpu.peak_fp16_accumulate() == doctest::Approx(142e12));
+  const Error e = rejection("acc16_below_fp16.toml");
+  CHECK(e.kind() == ErrorKind::Input);
+  CHECK(e.where().key == "gpu.peak_fp16_acc16_TFLOPs");
+  CHECK(contains(e.message(), "value 50 breaks the rule: must be at least peak_fp16_TFLOPs"));
 }
 
 TEST_CASE("rtx3090-nvlink: bridges join pairs, the rest goes over PCIe") {

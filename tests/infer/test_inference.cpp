@@ -578,3 +578,58 @@ TEST_CASE("the LM head runs once per sequence; HF generate before 4.45.0 ran it 
   // The head's rows are the sequences: 64 of them cost more than one.
   CHECK(a.uniform(64, 1, 0).linear_s.value > a.uniform(1, 1, 0).linear_s.value);
 }
+
+TEST_CASE("local engines: a GGUF decode step streams the file type's exact bytes") {
+  const auto m = preset_model("llama3-8b");
+  const auto sys = preset_system("rtx3090-nvlink");
+  sim::ParallelSpec par;
+  const auto engine = sim::engine_profile(sim::Framework::LlamaCpp);
+  const auto step_of = [&](const char* type) {
+    sim::InferSpec in;
+    in.precision = in.kv_dtype = DType::FP16;
+    in.framework = sim::Framework::LlamaCpp;
+    std::string why;
+    in.block_format = model::parse_block_format(type, why);
+    REQUIRE(in.block_format.has_value());
+    in.weight_quant = model::kernel_format(*in.block_format);
+    const sim::EngineIterationCost cost(m, sys, par, in, engine);
+    return cost.uniform(1, 1, 512);
+  };
+  // By hand: 6.98 B projection weights x 4.5 bits + the 525 M-weight head in Q6_K = 4.36 GB for Q4_0; x 8.5 bits
+  // + the head in Q8_0 = 7.97 GB for Q8_0, both at 936 GB/s x 0.88.
+  const double proj = 32.0 * (2 * 4096.0 * 4096 + 2 * 4096.0 * 1024 + 3 * 4096.0 * 14336), head = 128256.0 * 4096;
+  const double bw = 936e9 * 0.88;
+  const auto q40 = step_of("gguf:Q4_0"), q80 = step_of("gguf:Q8_0");
+  CHECK(q40.linear_s.value == doctest::Approx((proj * 4.5 + head * 6.5625) / 8 / bw).epsilon(0.1));
+  CHECK(q80.linear_s.value == doctest::Approx((proj + head) * 8.5 / 8 / bw).epsilon(0.1));
+  // The rest of the step (graph nodes, the cache) does not scale with the bits.
+  CHECK(q80.time_s.value / q40.time_s.value > 1.6);
+  CHECK(q80.time_s.value / q40.time_s.value < 1.83);
+  // A single-token step replays llama.cpp's CUDA graph: no host work per kernel.
+  CHECK(q40.host_wait_s.value == 0);
+}
+
+TEST_CASE("local engines: ExLlamaV2's CUDA graphs from 0.1.9, and memory in EXL2's bits") {
+  const auto v2 = sim::released_profile(sim::Framework::ExLlamaV2, std::nullopt);
+  CHECK(v2.cuda_graphs);
+  CHECK_FALSE(v2.python_dispatch);
+  CHECK(v2.compute_precision == DType::FP16);
+  CHECK(v2.fp16_accumulate);
+  const auto v1 = sim::released_profile(sim::Framework::ExLlamaV2, Version{0, 0, 1});
+  CHECK_FALSE(v1.cuda_graphs);
+  CHECK(sim::released_profile(sim::Framework::ExLlamaV2, Version{0, 1, 9}).cuda_graphs);
+  // Llama-2-7B at exl2:4.0: 6.48 B projection weights x 4 bits + the 131 M-weight head x 6 bits (the embedding
+  // stays in host memory) = 3.336 GB of weights.
+  const auto m = preset_model("llama2-7b");
+  sim::RunSpec run;
+  run.workload = sim::Workload::Inference;
+  run.infer.framework = sim::Framework::ExLlamaV2;
+  run.infer.precision = run.infer.kv_dtype = DType::FP16;
+  std::string why;
+  run.infer.block_format = model::parse_block_format("exl2:4.0", why);
+  run.infer.weight_quant = model::kernel_format(*run.infer.block_format);
+  run = sim::with_defaults(run);
+  const auto mem = sim::evaluate_memory(m, preset_system("rtx4090-pcie"), run);
+  const double proj = 32.0 * 4096 * (4 * 4096 + 3 * 11008), table = 32000.0 * 4096;
+  CHECK(item(mem, "weights") == doctest::Approx(proj * 0.5 + table * 0.75).epsilon(1e-3));
+}

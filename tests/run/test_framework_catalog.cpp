@@ -58,7 +58,8 @@ TEST_CASE("every listed framework name resolves") {
   CHECK(find_framework("LLaMA-Factory")->name == "llama-factory");
   CHECK(find_framework("Composer")->name == "llm-foundry");
   CHECK(find_framework("InternEvo")->name == "internlm");
-  CHECK(find_framework("ExLlamaV2")->name == "exllama");
+  CHECK(find_framework("ExLlamaV2")->name == "exllamav2");
+  CHECK(find_framework("llama-server")->name == "llama.cpp");
   CHECK(find_framework(" DeepSpeed-MII ")->name == "deepspeed-fastgen");
   CHECK(find_framework("Text Generation Inference")->name == "tgi");
   CHECK(find_framework("TurboMind")->name == "lmdeploy");
@@ -138,14 +139,28 @@ TEST_CASE("each mapping class") {
     CHECK_MESSAGE(!entry(n).unsupported_reason.empty(), n);
   }
 
+  // The local engines (issue 40) run inference as their own profiles and say why they do not train.
+  CHECK(entry("llama.cpp").inference == Framework::LlamaCpp);
+  CHECK(entry("exllamav2").inference == Framework::ExLlamaV2);
+  CHECK(entry("mlc-llm").inference == Framework::MlcLlm);
+  CHECK(entry("tinychat").inference == Framework::TinyChat);
+  CHECK(entry("llm-awq").inference == Framework::TinyChat);
+  CHECK(entry("autoawq").inference == Framework::AutoAwq);
+  // ExLlama v1 runs as ExLlamaV2 before its CUDA graphs.
+  CHECK(entry("exllama").inference == Framework::ExLlamaV2);
+  REQUIRE(entry("exllama").inference_release.has_value());
+  CHECK(*entry("exllama").inference_release < llmsim::Version{0, 1, 9});
+  for (const char* n : {"llama.cpp", "exllamav2", "exllama", "mlc-llm", "autoawq", "tinychat", "llm-awq"}) {
+    CHECK_MESSAGE(!entry(n).training.has_value(), n);
+    CHECK_MESSAGE(!entry(n).unsupported_reason.empty(), n);
+  }
   // Unsupported: no fair stand-in, with the reason.
-  for (const char* n : {"llama.cpp", "exllama", "mlc-llm", "autoawq", "tinychat", "llm-awq", "unsloth", "megascale"}) {
+  for (const char* n : {"unsloth", "megascale"}) {
     const FrameworkEntry& e = entry(n);
     CHECK_MESSAGE(!e.training.has_value(), n);
     CHECK_MESSAGE(!e.inference.has_value(), n);
     CHECK_MESSAGE(!e.unsupported_reason.empty(), n);
   }
-  CHECK(entry("llama.cpp").unsupported_reason.find("GGUF") != std::string::npos);
   // Training frameworks without an inference stand-in say why.
   CHECK_FALSE(entry("torchtitan").inference.has_value());
   CHECK(entry("nemo").unsupported_reason.find("TensorRT-LLM") != std::string::npos);
@@ -288,7 +303,8 @@ TEST_CASE("the training frameworks come first in Framework, and the aliases pars
 
 TEST_CASE("serving engines: static (hf) and the inference engines, by one list") {
   CHECK(serving_engine_names() == std::vector<std::string>{"static", "vllm", "tgi", "lightllm", "trt-llm",
-                                                           "fastertransformer", "lmdeploy", "sglang"});
+                                                           "fastertransformer", "lmdeploy", "sglang", "llama.cpp",
+                                                           "exllamav2", "mlc-llm", "tinychat", "autoawq"});
   for (const std::string& name : serving_engine_names()) {
     Framework f{};
     REQUIRE(parse_serving_engine(name, f));

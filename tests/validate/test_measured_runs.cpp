@@ -194,7 +194,7 @@ TEST_SUITE("measured_runs") {
 
   TEST_CASE("the revised schema's columns (2026-12-04): releases, methods, targets, sample lengths, statistics") {
     const auto runs = load("revised_columns.csv");
-    REQUIRE(runs.size() == 12);
+    REQUIRE(runs.size() == 14);
     const auto by_id = [&](const std::string& id) -> const sim::MeasuredRun& { return run_by_id(runs, id); };
     // The release in the framework text selects the engine's rules; the length sample and the statistic too.
     const auto& serve = by_id("serve-release-in-text");
@@ -226,10 +226,24 @@ TEST_SUITE("measured_runs") {
                       "alike)"));
     CHECK(train.run.train.lora_targets == std::vector<std::string>{"q", "v"});
     CHECK(train.run.train.recompute_layers == 4);
-    // A GGUF type is a prediction llmsim cannot make yet: unsupported with the missing mechanism, not an error.
+    // A GGUF file type is stored as its blocks and run by the int4 kernels' path; an unknown type is an error of the
+    // row naming the known ones.
     const auto& gguf = by_id("gguf-row");
     CHECK(gguf.error.empty());
-    CHECK(gguf.unsupported.find("llama.cpp's block formats") != std::string::npos);
+    CHECK(gguf.unsupported.empty());
+    REQUIRE(gguf.run.infer.block_format.has_value());
+    CHECK(gguf.run.infer.block_format->text() == "gguf:Q4_K_M");
+    CHECK(gguf.run.infer.weight_quant == model::WeightQuant::Int4);
+    const auto& gguf_unknown = by_id("gguf-unknown-type");
+    CHECK(gguf_unknown.error.find("weight_quant = 'gguf:Q4_X'") != std::string::npos);
+    CHECK(gguf_unknown.error.find("known: Q4_0") != std::string::npos);
+    const auto& exl2 = by_id("exl2-row");
+    CHECK(exl2.error.empty());
+    REQUIRE(exl2.run.infer.block_format.has_value());
+    CHECK(exl2.run.infer.block_format->bits == doctest::Approx(4.65));
+    // An engine that computes only in FP16 runs a row that states no precision in FP16.
+    CHECK(exl2.run.infer.precision == DType::FP16);
+    CHECK(has_default(exl2, "precision=fp16 (not stated; exllamav2 computes in it)"));
     // GPT-2's c_proj is both the attention output and the MLP output: refused, naming what is accepted.
     const auto& ambiguous = by_id("ambiguous-target");
     CHECK(ambiguous.error.find("lora_targets = 'c_proj'") != std::string::npos);
