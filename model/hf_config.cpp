@@ -625,6 +625,32 @@ ModelSpec read_deepseek(const Reader& r, bool v3) {
   return m;
 }
 
+// GLM-4.5 and its successors of the same shape (transformers' Glm4MoeConfig and modeling_glm4_moe.py):
+// grouped-query attention with biases on q, k and v (attention_bias; o_proj has none), an optional RMSNorm over
+// each head's query and key (use_qk_norm), RoPE over partial_rotary_factor of head_dim; after
+// first_k_dense_replace dense layers a DeepSeek-V3-style mixture of n_routed_experts of moe_intermediate_size
+// with n_shared_experts shared experts of that size (Glm4MoeMoE), routed with sigmoid scores and a per-expert
+// correction bias (Glm4MoeTopkRouter.e_score_correction_bias); num_nextn_predict_layers MTP layers, counted
+// apart. As for DeepSeek, n_group, topk_group, routed_scaling_factor and norm_topk_prob change which experts
+// a token meets, not the work. Defaults: Glm4MoeConfig's (GLM-4.5-Air's shape).
+ModelSpec read_glm4_moe(const Reader& r) {
+  ModelSpec m = read_llama_like(r, {151552, 4096, 10944, 46, 96, 8, 131072, 10000.0});
+  m.qkv_bias = r.boolean("attention_bias", false);
+  m.qk_norm = r.boolean("use_qk_norm", false);
+  m.rotary_fraction = read_rotary_fraction(r, "partial_rotary_factor", 0.5);
+  m.moe.num_experts = r.positive("n_routed_experts", 128);
+  m.moe.experts_per_token = read_experts_per_token(r, 8, m.moe.num_experts);
+  m.moe.expert_ffn = r.positive("moe_intermediate_size", 1408);
+  m.moe.shared_expert_ffn = r.non_negative("n_shared_experts", 1) * m.moe.expert_ffn;
+  m.moe.first_dense = r.non_negative("first_k_dense_replace", 1, kMaxLayers);
+  if (m.moe.first_dense > m.num_layers)
+    r.fail("first_k_dense_replace",
+           fmt::format("first_k_dense_replace ({}) exceeds num_hidden_layers ({})", m.moe.first_dense, m.num_layers));
+  m.moe.router_bias = true;
+  m.mtp_layers = r.non_negative("num_nextn_predict_layers", 0, kMaxLayers);
+  return m;
+}
+
 ModelSpec read_deepseek_v2(const Reader& r) { return read_deepseek(r, false); }
 ModelSpec read_deepseek_v3(const Reader& r) { return read_deepseek(r, true); }
 
@@ -799,7 +825,7 @@ struct Family {
   std::string_view model_type;
   Builder build;
 };
-constexpr std::array<Family, 21> kFamilies{{{"llama", read_llama},
+constexpr std::array<Family, 23> kFamilies{{{"llama", read_llama},
                                             {"mistral", read_mistral},
                                             {"mixtral", read_mixtral},
                                             {"qwen2", read_qwen2},
@@ -811,6 +837,9 @@ constexpr std::array<Family, 21> kFamilies{{{"llama", read_llama},
                                             {"gpt2", read_gpt2},
                                             {"deepseek_v2", read_deepseek_v2},
                                             {"deepseek_v3", read_deepseek_v3},
+                                            // Kimi-K2's checkpoints name DeepseekV3ForCausalLM's shape kimi_k2.
+                                            {"kimi_k2", read_deepseek_v3},
+                                            {"glm4_moe", read_glm4_moe},
                                             {"internlm2", read_internlm2},
                                             {"olmo2", read_olmo2},
                                             {"chatglm", read_chatglm},

@@ -38,12 +38,12 @@ bool contains(const std::string& haystack, const std::string& needle) {
 
 }  // namespace
 
-TEST_CASE("supported model types are the twenty-one families, in dispatch order") {
+TEST_CASE("supported model types are the twenty-three families, in dispatch order") {
   CHECK(supported_model_types() ==
-        std::vector<std::string>{"llama",       "mistral", "mixtral",    "qwen2",    "qwen2_moe",   "qwen3",
-                                 "qwen3_moe",   "phi3",    "gpt_neox",   "gpt2",     "deepseek_v2", "deepseek_v3",
-                                 "internlm2",   "olmo2",   "chatglm",    "baichuan", "falcon",      "gemma2",
-                                 "gemma3_text", "gpt_oss", "llama4_text"});
+        std::vector<std::string>{"llama",     "mistral",  "mixtral",     "qwen2",   "qwen2_moe",   "qwen3",
+                                 "qwen3_moe", "phi3",     "gpt_neox",    "gpt2",    "deepseek_v2", "deepseek_v3",
+                                 "kimi_k2",   "glm4_moe", "internlm2",   "olmo2",   "chatglm",     "baichuan",
+                                 "falcon",    "gemma2",   "gemma3_text", "gpt_oss", "llama4_text"});
 }
 
 TEST_CASE("internlm2 (InternLM2.5-7B): fused wqkv, GQA 32/8, no biases, untied; 7.74 B") {
@@ -856,4 +856,41 @@ TEST_CASE("a config whose parameter count overflows 64 bits is refused, naming t
   CHECK(contains(experts.message(), "overflows a 64-bit integer"));
   // The shipped DeepSeek-R1 config still loads (its counts are exact, tested above).
   CHECK(count_params(load_hf_config(kTestModels + "deepseek-r1/config.json")).mtp > 0);
+}
+
+TEST_CASE("glm4_moe (GLM-4.5-Air): q/k/v biases, half-rotary heads, a biased router over 128 experts; 106.9 B") {
+  const ModelSpec m = load_hf_config(kTestModels + "glm-4.5-air/config.json");
+  CHECK(m.model_type == "glm4_moe");
+  CHECK(m.q_dim() == 12288);  // 96 heads of 128: wider than the 4096 hidden
+  CHECK(m.kv_dim() == 1024);
+  CHECK(m.qkv_bias);
+  CHECK_FALSE(m.out_bias);  // o_proj has none (Glm4MoeAttention; Megatron: --add-qkv-bias --disable-bias-linear)
+  CHECK_FALSE(m.qk_norm);   // use_qk_norm false on the Air
+  CHECK(m.rotary_fraction == 0.5);
+  CHECK(m.moe.num_experts == 128);
+  CHECK(m.moe.experts_per_token == 8);
+  CHECK(m.moe.expert_ffn == 1408);
+  CHECK(m.moe.shared_expert_ffn == 1408);
+  CHECK(m.moe.first_dense == 1);
+  CHECK(m.moe.router_bias);
+  CHECK(m.mtp_layers == 1);
+  CHECK_FALSE(m.is_moe_layer(0));
+  CHECK(m.is_moe_layer(1));
+  // Per layer: q 4096*12288 + 12288 bias, k and v 4096*1024 + 1024 each, o 12288*4096 = 109,066,240; norms
+  // 2*4096. Layer 0's dense MLP 3*4096*10944 = 134,479,872; each of the 45 MoE layers: experts 128*3*4096*1408 =
+  // 2,214,592,512, shared expert 3*4096*1408 = 17,301,504, router 128*4096 + 128 bias = 524,416. Layers
+  // 105,610,733,184; + untied embedding and head 2*151552*4096 + final norm 4096.
+  const ParamCounts c = count_params(m);
+  CHECK(c.total == 106852251264);
+  // Active: 8 of the experts 138,412,032 + shared + router = 156,237,952 per MoE layer.
+  CHECK(c.active == 46LL * (109066240 + 8192) + 134479872 + 45LL * 156237952 + 2LL * 151552 * 4096 + 4096);
+}
+
+TEST_CASE("kimi_k2: DeepSeek-V3's shape under Kimi-K2's own model_type label") {
+  const ModelSpec m = from_text(R"({"model_type": "kimi_k2", "architectures": ["DeepseekV3ForCausalLM"],
+    "n_routed_experts": 384, "num_attention_heads": 64, "first_k_dense_replace": 1, "vocab_size": 163840})");
+  CHECK(m.model_type == "kimi_k2");
+  CHECK(m.mla.kv_lora_rank == 512);
+  CHECK(m.moe.num_experts == 384);
+  CHECK(m.moe.first_dense == 1);
 }
