@@ -651,6 +651,50 @@ ModelSpec read_glm4_moe(const Reader& r) {
   return m;
 }
 
+// MiniMax-M2 (transformers' MiniMaxM2Config and modeling_minimax_m2.py; MiniMaxAI/MiniMax-M2's config.json):
+// full attention on every layer (attn_type_list all 1; MiniMax-01's lightning-attention layers, 0, are not
+// modelled and refused), grouped-query attention with an explicit head_dim, RoPE over rotary_dim of each head
+// (or rope_parameters.partial_rotary_factor), an RMSNorm over the whole projected query and key (qk_norm_type
+// "per_layer"; "per_head" normalises each head), and on every layer num_local_experts experts of
+// intermediate_size (no dense MLP; shared_intermediate_size 0 in the released checkpoints) routed with sigmoid
+// scores and a per-expert bias (use_routing_bias); with use_mtp, num_mtp_modules x mtp_transformer_layers MTP
+// layers, counted apart. Defaults: the released MiniMax-M2 shape.
+ModelSpec read_minimax_m2(const Reader& r) {
+  ModelSpec m = read_llama_like(r, {200064, 3072, 1536, 62, 48, 8, 196608, 5000000.0});
+  m.qkv_bias = m.out_bias = r.boolean("attention_bias", false);
+  m.qk_norm = r.boolean("use_qk_norm", true);
+  const std::string norm_type = r.string("qk_norm_type", "per_layer");
+  if (norm_type != "per_layer" && norm_type != "per_head")
+    r.fail("qk_norm_type", fmt::format("qk_norm_type must be per_layer or per_head, got '{}'", norm_type));
+  m.qk_norm_full_width = m.qk_norm && norm_type == "per_layer";
+  if (r.get("rotary_dim")) {
+    const std::int64_t rotary = r.positive("rotary_dim", m.head_dim);
+    if (rotary > m.head_dim)
+      r.fail("rotary_dim", fmt::format("rotary_dim ({}) exceeds head_dim ({})", rotary, m.head_dim));
+    m.rotary_fraction = static_cast<double>(rotary) / static_cast<double>(m.head_dim);
+  } else {
+    m.rotary_fraction = read_rotary_fraction(r, "partial_rotary_factor", 1.0);
+  }
+  if (const json* types = r.get("attn_type_list"); types && types->is_array()) {
+    if (static_cast<std::int64_t>(types->size()) != m.num_layers)
+      r.fail("attn_type_list", fmt::format("attn_type_list must hold one entry per layer ({} layers)", m.num_layers));
+    for (std::size_t i = 0; i < types->size(); ++i)
+      if (!(*types)[i].is_number_integer() || (*types)[i] != 1)
+        r.fail("attn_type_list", fmt::format("attn_type_list[{}] is {}: only full-attention layers (1) are modelled, "
+                                             "not MiniMax's lightning attention (0)",
+                                             i, shown((*types)[i])));
+  }
+  m.moe.num_experts = read_local_experts(r, 256);
+  m.moe.experts_per_token = read_experts_per_token(r, 8, m.moe.num_experts);
+  m.moe.expert_ffn = m.ffn_hidden;  // intermediate_size is one expert's width
+  m.ffn_hidden = 0;
+  m.moe.shared_expert_ffn = r.non_negative("shared_intermediate_size", 0);
+  m.moe.router_bias = r.boolean("use_routing_bias", true);
+  if (r.boolean("use_mtp", false))
+    m.mtp_layers = r.non_negative("num_mtp_modules", 0, kMaxLayers) * r.positive("mtp_transformer_layers", 1);
+  return m;
+}
+
 ModelSpec read_deepseek_v2(const Reader& r) { return read_deepseek(r, false); }
 ModelSpec read_deepseek_v3(const Reader& r) { return read_deepseek(r, true); }
 
@@ -825,7 +869,7 @@ struct Family {
   std::string_view model_type;
   Builder build;
 };
-constexpr std::array<Family, 23> kFamilies{{{"llama", read_llama},
+constexpr std::array<Family, 24> kFamilies{{{"llama", read_llama},
                                             {"mistral", read_mistral},
                                             {"mixtral", read_mixtral},
                                             {"qwen2", read_qwen2},
@@ -840,6 +884,7 @@ constexpr std::array<Family, 23> kFamilies{{{"llama", read_llama},
                                             // Kimi-K2's checkpoints name DeepseekV3ForCausalLM's shape kimi_k2.
                                             {"kimi_k2", read_deepseek_v3},
                                             {"glm4_moe", read_glm4_moe},
+                                            {"minimax_m2", read_minimax_m2},
                                             {"internlm2", read_internlm2},
                                             {"olmo2", read_olmo2},
                                             {"chatglm", read_chatglm},

@@ -38,12 +38,12 @@ bool contains(const std::string& haystack, const std::string& needle) {
 
 }  // namespace
 
-TEST_CASE("supported model types are the twenty-three families, in dispatch order") {
+TEST_CASE("supported model types are the twenty-four families, in dispatch order") {
   CHECK(supported_model_types() ==
-        std::vector<std::string>{"llama",     "mistral",  "mixtral",     "qwen2",   "qwen2_moe",   "qwen3",
-                                 "qwen3_moe", "phi3",     "gpt_neox",    "gpt2",    "deepseek_v2", "deepseek_v3",
-                                 "kimi_k2",   "glm4_moe", "internlm2",   "olmo2",   "chatglm",     "baichuan",
-                                 "falcon",    "gemma2",   "gemma3_text", "gpt_oss", "llama4_text"});
+        std::vector<std::string>{"llama",     "mistral",  "mixtral",    "qwen2",       "qwen2_moe",   "qwen3",
+                                 "qwen3_moe", "phi3",     "gpt_neox",   "gpt2",        "deepseek_v2", "deepseek_v3",
+                                 "kimi_k2",   "glm4_moe", "minimax_m2", "internlm2",   "olmo2",       "chatglm",
+                                 "baichuan",  "falcon",   "gemma2",     "gemma3_text", "gpt_oss",     "llama4_text"});
 }
 
 TEST_CASE("internlm2 (InternLM2.5-7B): fused wqkv, GQA 32/8, no biases, untied; 7.74 B") {
@@ -893,4 +893,37 @@ TEST_CASE("kimi_k2: DeepSeek-V3's shape under Kimi-K2's own model_type label") {
   CHECK(m.mla.kv_lora_rank == 512);
   CHECK(m.moe.num_experts == 384);
   CHECK(m.moe.first_dense == 1);
+}
+
+TEST_CASE("minimax_m2 (MiniMax-M2): full attention, half-rotary heads, whole-projection q/k norms; 228.7 B") {
+  const ModelSpec m = load_hf_config(kTestModels + "minimax-m2/config.json");
+  CHECK(m.model_type == "minimax_m2");
+  CHECK(m.q_dim() == 6144);
+  CHECK(m.rotary_fraction == 0.5);  // rotary_dim 64 of head_dim 128
+  CHECK(m.qk_norm);
+  CHECK(m.qk_norm_full_width);  // qk_norm_type per_layer
+  CHECK(m.ffn_hidden == 0);     // every layer is sparse
+  CHECK(m.moe.num_experts == 256);
+  CHECK(m.moe.expert_ffn == 1536);
+  CHECK(m.moe.shared_expert_ffn == 0);
+  CHECK(m.moe.router_bias);
+  CHECK(m.mtp_layers == 3);
+  // Per layer: q and o 3072*6144 each, k and v 3072*1024 each = 44,040,192; norms 2*3072 + q_norm 6144 + k_norm
+  // 1024 = 13,312; experts 256*3*3072*1536 = 3,623,878,656; router 256*3072 + 256 bias = 786,688: 3,668,718,848 x
+  // 62 layers; + untied embedding and head 2*200064*3072 + final norm 3072.
+  const ParamCounts c = count_params(m);
+  CHECK(c.total == 62LL * 3668718848 + 2LL * 200064 * 3072 + 3072);
+  CHECK(c.total == 228689764864);
+  // Active: 8 experts 113,246,208 + router + attention + norms = 158,086,400 per layer, + embedding and head.
+  CHECK(c.active == 62LL * 158086400 + 2LL * 200064 * 3072 + 3072);
+}
+
+TEST_CASE("minimax_m2: lightning-attention layers and unknown q/k norm kinds are refused by name") {
+  CHECK(contains(error_of([] {
+                   from_text(R"({"model_type": "minimax_m2", "num_hidden_layers": 2, "attn_type_list": [0, 1]})");
+                 }).message(),
+                 "attn_type_list[0] is 0: only full-attention layers (1) are modelled"));
+  CHECK(contains(error_of([] { from_text(R"({"model_type": "minimax_m2", "qk_norm_type": "per_token"})"); }).message(),
+                 "qk_norm_type must be per_layer or per_head"));
+  CHECK_FALSE(from_text(R"({"model_type": "minimax_m2", "qk_norm_type": "per_head"})").qk_norm_full_width);
 }
