@@ -55,6 +55,10 @@ void print_table(const model::ModelSpec& m, const hardware::SystemSpec& sys, con
   std::cout << fmt::format("memory: {}, {} of {} GiB per GPU; max batch at {} tokens/seq: {}\n",
                            mem.fits() ? "fits" : "DOES NOT FIT", gib(mem.gpu_bytes), gib(mem.gpu_capacity_bytes),
                            run.infer.input_len + run.infer.output_len, mem.max_batch);
+  if (mem.host_bytes > 0)
+    std::cout << fmt::format(
+        "host memory: {} GiB ({}){}\n", gib(mem.host_bytes), mem.host.empty() ? std::string() : mem.host.front().note,
+        mem.host_fits() ? "" : fmt::format(", more than the node's {} GiB", gib(mem.host_capacity_bytes)));
   std::cout << fmt::format("engine: {}{} ({} replica{} of tp {} x pp {})\n\n", r.engine,
                            run.infer.engine_version ? " " + to_string(*run.infer.engine_version) : "", r.replicas,
                            r.replicas == 1 ? "" : "s", run.par.tp, run.par.pp);
@@ -80,9 +84,10 @@ void print_table(const model::ModelSpec& m, const hardware::SystemSpec& sys, con
     const double t = c.time_s.value;
     std::cout << fmt::format(
         "  {:<10} {:>10}: GEMMs {:4.1f}%, attention {:4.1f}%, communication {:4.1f}%, other {:4.1f}%, "
-        "waiting for the host {:4.1f}% ({:.0f} kernel launches)\n",
+        "waiting for the host {:4.1f}%{} ({:.0f} kernel launches)\n",
         what, ms(t), 100 * c.linear_s.value / t, 100 * c.attention_s.value / t, 100 * c.comm_s.value / t,
-        100 * c.other_s.value / t, 100 * c.host_wait_s.value / t, c.launches);
+        100 * c.other_s.value / t, 100 * c.host_wait_s.value / t,
+        c.cpu_s.value > 0 ? fmt::format(", layers on the CPU {:4.1f}%", 100 * c.cpu_s.value / t) : "", c.launches);
   };
   std::cout << "\nwhere an iteration's time goes\n";
   split("prefill", r.prefill);
@@ -149,6 +154,7 @@ Runner add_infer_command(CLI::App& app) {
                               {"communication_s", figure(c.comm_s, "s")},
                               {"other_s", figure(c.other_s, "s")},
                               {"host_wait_s", figure(c.host_wait_s, "s")},
+                              {"cpu_s", figure(c.cpu_s, "s")},
                               {"launches", static_cast<std::int64_t>(std::llround(c.launches))}};
       };
       doc["iteration"] = {{"prefill", split(r.prefill)}, {"decode", split(r.decode_mid)}};

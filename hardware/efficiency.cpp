@@ -147,6 +147,12 @@ Efficiency default_efficiency(int compute_capability) {
                "for gen4 x16 P2P on RTX 3090 (noonghunna/club-3090 docs/PCIE_P2P.md) and ~56 of 63 GB/s (0.89) "
                "for gen5 x16 (voipmonitor/rtx6kpro hardware/pcie-bandwidth.md); 26.2 GB/s H2D (0.83) on a 4x "
                "RTX 4090 box (kentino.se case study).");
+  e.host_memory_bandwidth =
+      fraction(0.6, 0.45, 0.8,
+               "engineering assumption: STREAM triad reaches ~70-85% of the DDR datasheet bandwidth on multi-channel "
+               "hosts, and a CPU matrix-vector product over block-quantized weights (llama.cpp's ggml CPU kernels) "
+               "less, with its dequantization on the cores; no measurement of that kernel on these hosts was "
+               "verified for this default (llmsim calibrate does not measure it yet).");
   e.network_bandwidth =
       fraction(0.85, 0.75, 0.92,
                "engineering assumption: inter-node NCCL ring bus bandwidth over InfiniBand typically reaches "

@@ -35,7 +35,10 @@ struct Efficiency {
   // Calibrated per-collective fractions of the NVLink/NVSwitch fabric (nccl-tests bus bandwidth of that
   // collective); absent = fabric_bandwidth applies. send_recv: pipeline point-to-point sends.
   std::optional<Fraction> fabric_all_gather, fabric_reduce_scatter, fabric_all_to_all, fabric_send_recv;
-  Fraction pcie_bandwidth;     // host<->device copy bandwidth / PCIe datasheet
+  Fraction pcie_bandwidth;  // host<->device copy bandwidth / PCIe datasheet
+  // Host DRAM bandwidth a CPU matrix-vector product streams weights at / the node's datasheet host memory
+  // bandwidth (layers an inference engine keeps in host memory: llama.cpp --n-gpu-layers).
+  Fraction host_memory_bandwidth;
   Fraction network_bandwidth;  // inter-node bus bandwidth / NIC line rate
   // Compute seconds lost per second that a collective runs beside the compute stream on the same GPU
   // (NCCL's kernels hold SMs and move HBM bytes while GEMMs and attention run): the interference of

@@ -25,6 +25,8 @@ const std::vector<FractionKey>& fraction_keys() {
       {F::FabricSendRecv, "fabric_bandwidth_fraction_send_recv", "send_recv", "fabric bandwidth, send_recv", nullptr,
        &E::fabric_send_recv},
       {F::PcieBandwidth, "pcie_bandwidth_fraction", "pcie_bandwidth", "pcie bandwidth", &E::pcie_bandwidth},
+      {F::HostMemoryBandwidth, "host_memory_bandwidth_fraction", "host_memory_bandwidth", "host memory bandwidth",
+       &E::host_memory_bandwidth},
       {F::NetworkBandwidth, "network_bandwidth_fraction", "network_bandwidth", "network bandwidth",
        &E::network_bandwidth},
       {F::CommInterference, "comm_interference_fraction", "comm_interference",

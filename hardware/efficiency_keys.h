@@ -24,6 +24,7 @@ enum class FractionField {
   FabricAllToAll,
   FabricSendRecv,
   PcieBandwidth,
+  HostMemoryBandwidth,
   NetworkBandwidth,
   CommInterference,
 };

@@ -14,6 +14,8 @@ IterationOptions engine_iteration_options(const EngineProfile& engine, const har
   o.glue = engine.glue;
   o.decode_split_kv = engine.decode_split_kv;
   o.fp16_accumulate = engine.fp16_accumulate;
+  o.host_layer_upload_min_tokens = engine.host_layer_upload_min_tokens;
+  o.upload_chunk_tokens = engine.max_batched_tokens;
   o.kv_copy_passes = engine.kv_copy_passes;
   o.all_prompt_logits = engine.all_prompt_logits;
   o.int8_dequantize_to_16bit = engine.int8_dequantize_to_16bit;

@@ -17,6 +17,7 @@ IterationCost& IterationCost::operator+=(const IterationCost& o) {
   comm_s += o.comm_s;
   other_s += o.other_s;
   host_wait_s += o.host_wait_s;
+  cpu_s += o.cpu_s;
   launches += o.launches;
   collective_calls += o.collective_calls;
   return *this;
@@ -121,6 +122,21 @@ IterationCostModel::IterationCostModel(const model::ModelSpec& m, const hardware
     Layers& kind = m.is_moe_layer(l) ? moe_layers_ : dense_layers_;
     if (kind.count++ == 0) kind.first = l;
   }
+  offload_ = layer_offload(infer, m.num_layers);
+  if (offload_.any()) {
+    // One GPU (feasibility): the layers' weights as stored, averaged over the layers; the head at its own format.
+    double dense = 0, routed = 0;
+    for (std::int64_t l = 0; l < m.num_layers; ++l)
+      for (const auto& op : model::layer_ops(m, p, l).ops) {
+        const double bytes =
+            dbl(op.weight_params) * (op.kind == model::OpKind::Gemm && op.quantizable ? wb.linear : wb.other);
+        (op.routed_expert ? routed : dense) += bytes;
+      }
+    layer_dense_bytes_ = dense / dbl(m.num_layers);
+    layer_routed_bytes_ = routed / dbl(m.num_layers);
+    const double head = dbl(m.vocab) * dbl(m.hidden);
+    head_bytes_ = head * (infer.block_format ? model::stored_bits(*infer.block_format, m).head / 8.0 : wb.other);
+  }
   if (infer.adapter_rank > 0) {
     lora_dense_ = lora_adapters(m, false, infer.adapter_targets);
     lora_moe_ = lora_adapters(m, true, infer.adapter_targets);
@@ -193,6 +209,13 @@ IterationCost IterationCostModel::iteration(const std::vector<SequenceWork>& bat
     return c;
   }
   const auto S = static_cast<std::int64_t>(batch.size());
+  // Layers in host memory (llama.cpp --n-gpu-layers): below the engine's upload threshold the CPU computes them
+  // and the GPU only its own; from it their weights are copied to the GPU and every layer runs there.
+  const bool cpu_layers =
+      offload_.any() && (opt_.host_layer_upload_min_tokens <= 0 || T < opt_.host_layer_upload_min_tokens);
+  const double gpu_share =
+      cpu_layers ? (dbl(m_.num_layers) - dbl(offload_.cpu_layers)) / dbl(std::max<std::int64_t>(1, m_.num_layers))
+                 : 1.0;
   const DType act = activation_dtype(in_.precision);
   const DType gemm_dtype = model::gemm_dtype(in_.weight_quant, act, sys_.gpu.peak(DType::FP8) > 0);
   const int domain = hardware::fast_domain_gpus(sys_);
@@ -300,7 +323,7 @@ IterationCost IterationCostModel::iteration(const std::vector<SequenceWork>& bat
     }
   };
   for (const Layers& k : {dense_layers_, moe_layers_})
-    if (k.count > 0) add_ops(model::layer_ops(m_, p, k.first).ops, dbl(k.count));
+    if (k.count > 0) add_ops(model::layer_ops(m_, p, k.first).ops, dbl(k.count) * gpu_share);
   add_ops(model::embedding_ops(m_, p).ops, 1.0);
   if (in_.adapter_rank > 0) {
     double rows = 0;
@@ -320,7 +343,7 @@ IterationCost IterationCostModel::iteration(const std::vector<SequenceWork>& bat
   // head_ops takes its rows from micro_batch at inference (q_len 1 each).
   h.micro_batch = opt_.all_prompt_logits ? T : S;
   h.q_len = 1;
-  add_ops(model::head_ops(m_, h).ops, 1.0);
+  if (!(cpu_layers && offload_.head_on_cpu)) add_ops(model::head_ops(m_, h).ops, 1.0);
 
   // Attention, per layer: prefill chunks as one causal kernel, decode steps as one KV-reading kernel.
   // The layer's attention shape on this rank (model::attention_shape): heads, per-head widths, the cached
@@ -383,19 +406,44 @@ IterationCost IterationCostModel::iteration(const std::vector<SequenceWork>& bat
   };
   // Windowed and global layers apart (ModelSpec::window_of: Gemma's local/global pattern).
   const double L = dbl(m_.num_layers);
-  attend(dbl(m_.sliding_window), windowed_layers_);
-  attend(0, L - windowed_layers_);
+  attend(dbl(m_.sliding_window), windowed_layers_ * gpu_share);
+  attend(0, (L - windowed_layers_) * gpu_share);
   if (opt_.kv_copy_passes > 0) {
     const double bytes = opt_.kv_copy_passes * 2.0 * cached_keys * kv_row * kvb;  // read + write, K and V
     c.other_s += compute_.memory_bound(bytes, 2.0 * opt_.kv_copy_passes) * L;
     c.launches += 2.0 * opt_.kv_copy_passes * L;
+  }
+  if (offload_.any()) {
+    const double host_layers = dbl(offload_.cpu_layers);
+    const double head = offload_.head_on_cpu ? head_bytes_ : 0.0;
+    if (cpu_layers) {
+      // The CPU streams each of its layers' weights once per iteration (a token reads its top-k routed experts)
+      // and their KV cache at the host's memory bandwidth, one layer after another with the GPU's; the hidden
+      // states cross PCIe into its first layer and out of its last.
+      const double routed = m_.moe.enabled() ? std::min(1.0, dbl(T) * dbl(m_.moe.experts_per_token) /
+                                                                 dbl(std::max<std::int64_t>(1, m_.moe.num_experts)))
+                                             : 1.0;
+      const double bytes =
+          host_layers * (layer_dense_bytes_ + layer_routed_bytes_ * routed + cached_keys * kv_row * kvb) + head;
+      const hardware::Fraction& f = sys_.efficiency.host_memory_bandwidth;
+      const double bw = sys_.node.host_memory_bandwidth_Bps;
+      c.cpu_s += Interval{bytes / (bw * f.value), bytes / (bw * f.high), bytes / (bw * f.low)};
+      c.comm_s += comm_.host_copy(2.0 * dbl(T) * dbl(m_.hidden) * a);
+    } else {
+      // From the upload threshold every chunk of tokens copies the host layers' weights (and the head) to the GPU
+      // from pageable host memory (the model file's mapping).
+      const double chunk = opt_.upload_chunk_tokens > 0 ? dbl(opt_.upload_chunk_tokens) : dbl(T);
+      const double copies = std::ceil(dbl(T) / chunk);
+      c.comm_s += comm_.host_copy(copies * (host_layers * (layer_dense_bytes_ + layer_routed_bytes_) + head),
+                                  HostMemory::Pageable, CopyDirection::HostToDevice);
+    }
   }
 
   if (par_.pp > 1) {
     const bool cross = par_.tp * par_.pp > hardware::fast_domain_gpus(sys_);
     c.comm_s += comm_.p2p(dbl(T) * dbl(m_.hidden) * a / dbl(par_.tp), cross) * dbl(par_.pp - 1);
   }
-  const Interval gpu = c.linear_s + c.attention_s + c.comm_s + c.other_s;
+  const Interval gpu = c.linear_s + c.attention_s + c.comm_s + c.other_s + c.cpu_s;
   c.other_s += overhead;
   const Interval span = host_bound(gpu, opt_.host_dispatch * c.launches + opt_.collective_host * c.collective_calls);
   c.host_wait_s = exposed_beyond(span, gpu);

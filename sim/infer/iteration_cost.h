@@ -50,6 +50,11 @@ struct IterationOptions {
   bool all_prompt_logits = false;         // the LM head and an fp32 upcast over every new token, not one per sequence
                                           // (EngineProfile::all_prompt_logits)
   bool fp16_accumulate = false;           // FP16 GEMMs accumulate in FP16 (EngineProfile::fp16_accumulate)
+  // Layers in host memory (InferSpec::gpu_layers): from this many tokens an iteration copies their weights to the
+  // GPU, in chunks of upload_chunk_tokens tokens, each chunk once (EngineProfile::host_layer_upload_min_tokens;
+  // 0: the CPU computes them whatever the tokens).
+  std::int64_t host_layer_upload_min_tokens = 0;
+  std::int64_t upload_chunk_tokens = 0;
   bool decode_split_kv = true;  // decode attention splits each sequence's keys over thread blocks (Flash-Decoding,
                                 // PagedAttention V2, TRT-LLM multi-block); false: one block per sequence and
                                 // query head streams its whole KV (FlashAttention-2 as HF transformers calls it)
@@ -62,6 +67,7 @@ struct IterationCost {
   Interval comm_s;              // TP all-reduces, PP hand-offs
   Interval other_s;             // norms, RoPE, activations, residuals, embedding, sampling, overhead
   Interval host_wait_s;         // the GPU idle behind the host issuing the kernels (eager, host-bound iterations)
+  Interval cpu_s;               // layers in host memory computed by the host CPU (llama.cpp --n-gpu-layers)
   double launches = 0;          // kernels the forward pass launches
   double collective_calls = 0;  // of which collective calls (each costs eager code collective_host beyond its launch)
 
@@ -95,6 +101,10 @@ class IterationCostModel {
   double windowed_layers_ = 0;  // layers attending through the model's sliding window (ModelSpec::windowed_layers)
   double weight_bytes_ = 0;
   double adapter_bytes_ = 0;
+  // Layers in host memory (InferSpec::gpu_layers; model-wide, one GPU): how many, and the bytes a token reads
+  // from one such layer's weights (its routed experts apart, of which a token reads its top-k) and from the head.
+  LayerOffload offload_;
+  double layer_dense_bytes_ = 0, layer_routed_bytes_ = 0, head_bytes_ = 0;
   // The model's dense and MoE layers: how many, and the first of each (whose operators stand for all).
   struct Layers {
     std::int64_t count = 0, first = -1;

@@ -229,12 +229,33 @@ StageMemory inference_stage(const model::ModelSpec& m, const hardware::SystemSpe
   out.params = sp.total();
   const model::InferenceWeightBytes wb =
       model::inference_weight_bytes(in.block_format, in.weight_quant, in.precision, m);
-  add(out.gpu, MemoryKind::Weights, sp.linear * wb.linear + sp.other * wb.other,
-      fmt::format("{:.3g} params: linear at {:.4g} B ({}), rest at {:.4g} B", sp.total(), wb.linear,
-                  weight_format_name(in), wb.other));
+  double weights = sp.linear * wb.linear + sp.other * wb.other;
+  // An engine that keeps layers in host memory (llama.cpp): the token embedding always stays there, the output
+  // layer goes to the GPU only with every layer, and --n-gpu-layers leaves the first layers there too
+  // (run_spec.h layer_offload; one GPU, one stage).
+  const EngineProfile& engine = engine_profile(in.framework);
+  const LayerOffload off = layer_offload(in, m.num_layers);
+  double host_layer_share = 0;
+  if (engine.host_layers) {
+    const double table = static_cast<double>(m.vocab) * static_cast<double>(m.hidden);
+    const model::StoredBits bits = in.block_format ? model::stored_bits(*in.block_format, m) : model::StoredBits{};
+    const double embed = table * (in.block_format ? bits.embedding / 8.0 : wb.other);
+    const double head = table * (in.block_format ? bits.head / 8.0 : wb.other);
+    const double layers = std::max(0.0, weights - embed - (m.tied_embeddings ? 0.0 : head));
+    host_layer_share =
+        static_cast<double>(off.cpu_layers) / static_cast<double>(std::max<std::int64_t>(1, m.num_layers));
+    weights = layers * (1.0 - host_layer_share) + (off.head_on_cpu ? 0.0 : head);
+    add(out.host, MemoryKind::Weights, embed + layers * host_layer_share + (off.head_on_cpu ? head : 0.0),
+        fmt::format("the token embedding{}{}",
+                    off.cpu_layers > 0 ? fmt::format(", {} of {} layers", off.cpu_layers, m.num_layers) : "",
+                    off.head_on_cpu ? ", the output layer" : ""));
+  }
+  add(out.gpu, MemoryKind::Weights, weights,
+      fmt::format("{:.3g} params: linear at {:.4g} B ({}), rest at {:.4g} B{}", sp.total(), wb.linear,
+                  weight_format_name(in), wb.other, engine.host_layers ? "; the part on the GPU" : ""));
 
-  // KV cache: K and V per layer per token (model::kv_bytes_per_token).
-  kv_per_token = model::kv_bytes_per_token(m, st.layers, par.tp, dtype_bytes(in.kv_dtype));
+  // KV cache: K and V per layer per token (model::kv_bytes_per_token); layers in host memory keep theirs there.
+  kv_per_token = model::kv_bytes_per_token(m, st.layers, par.tp, dtype_bytes(in.kv_dtype)) * (1.0 - host_layer_share);
   double seq_tokens = std::max(static_cast<double>(in.input_len + in.output_len), fw.kv_prealloc_tokens);
   // Under a sliding window over every layer vLLM and TensorRT-LLM keep only the window's blocks; vLLM V1
   // caps a hybrid model's windowed layers alone (run/engine_profile.h kv_window).
@@ -249,6 +270,10 @@ StageMemory inference_stage(const model::ModelSpec& m, const hardware::SystemSpe
                                   : std::string(" (the sliding window's blocks)"))
                            : std::string(),
                   kv_per_token, dtype_name(in.kv_dtype)));
+  if (host_layer_share > 0)
+    add(out.host, MemoryKind::KvCache,
+        kv_per_token / (1.0 - host_layer_share) * host_layer_share * seq_tokens * static_cast<double>(batch),
+        fmt::format("the KV cache of the {} layers in host memory", off.cpu_layers));
 
   // Transient workspace of the prefill of the whole batch: hidden states in and out, the MLP
   // intermediates (gate, up, product), and the logits the LM head produces.

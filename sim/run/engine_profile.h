@@ -76,6 +76,11 @@ struct EngineProfile {
   // The activation dtype the engine always computes in, whatever a run states (the local engines' kernels are
   // FP16 only); nullopt: the run's precision.
   std::optional<DType> compute_precision;
+  // Layers kept in host memory (InferSpec::gpu_layers, llama.cpp's --n-gpu-layers): whether the engine can keep
+  // them there, and from how many tokens in an iteration it copies their weights to the GPU and computes there
+  // instead of on the CPU (0: never).
+  bool host_layers = false;
+  std::int64_t host_layer_upload_min_tokens = 0;
   double waiting_served_ratio = 0;  // TGI: admit waiting requests when waiting/running exceeds it
   std::string source;
 

@@ -178,6 +178,18 @@ std::vector<std::string> inference_problems(const model::ModelSpec& m, const har
   const auto& in = run.infer;
   if (in.engine_version)
     if (std::string r = release_problem(in.framework, *in.engine_version); !r.empty()) why.push_back(std::move(r));
+  if (in.gpu_layers >= 0) {
+    const EngineProfile e = released_profile(in.framework, in.engine_version);
+    if (!e.host_layers)
+      why.push_back(
+          fmt::format("--gpu-layers keeps layers in host memory, which only llama.cpp's profile does; {} "
+                      "holds every layer on its GPUs",
+                      e.name));
+    else if (run.par.tp > 1 || run.par.pp > 1)
+      why.push_back(
+          "--gpu-layers is modelled on one GPU (tp 1, pp 1): layers in host memory beside a split over "
+          "several GPUs are not");
+  }
   const std::int64_t ctx = in.input_len + in.output_len;
   const std::int64_t served = served_context(m.max_positions, in);
   if (served > 0 && ctx > served)

@@ -36,6 +36,12 @@ EngineProfile llamacpp_profile() {
   // ggml_cuda_op_mul_mat_cublas: FP16 weights (and dequantized blocks) multiply with cublasGemmEx in
   // CUBLAS_COMPUTE_16F on Volta and later, accumulating in FP16.
   p.fp16_accumulate = true;
+  // --n-gpu-layers keeps the first layers in host memory, where the CPU computes them; an iteration of 32
+  // tokens or more copies their weights to the GPU and computes there (ggml-cuda.cu
+  // ggml_backend_cuda_device_offload_op: min_batch_size 32; the scheduler's op offload, on unless
+  // --no-op-offload).
+  p.host_layers = true;
+  p.host_layer_upload_min_tokens = 32;
   p.source =
       "ggml-org/llama.cpp: llm_build_llama (one kernel per ggml node: rms_norm + mul, rope, cpy to the KV cache, "
       "cont(permute), silu + mul), common.h (n_ubatch 512, n_parallel 1), CUDA graphs at batch 1 (PR #6766); "

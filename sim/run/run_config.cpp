@@ -389,6 +389,18 @@ const std::vector<Setting>& table() {
          return r.run.infer.max_model_len > 0 ? std::optional<std::string>(std::to_string(r.run.infer.max_model_len))
                                               : std::nullopt;
        }},
+      {inference({"gpu-layers",
+                  K::NonNegativeInt,
+                  "llama.cpp --n-gpu-layers: the last N layers on the GPU, the others (and the output layer unless N "
+                  "exceeds the layers) in host memory, computed by the CPU at decode (default: all on the GPU)",
+                  {},
+                  100000,
+                  "more layers than any model has"}),
+       [](RunRequest& r, const std::string& v) { r.run.infer.gpu_layers = to_int(v); },
+       [](const RunRequest& r) -> std::optional<std::string> {
+         return r.run.infer.gpu_layers >= 0 ? std::optional<std::string>(std::to_string(r.run.infer.gpu_layers))
+                                            : std::nullopt;
+       }},
       {inference({"speculative", K::Choice,
                   "speculative decoding's drafter: a draft model (--draft-model), an EAGLE head or the model's MTP "
                   "module (docs/serving.md)",

@@ -114,6 +114,14 @@ double expected_tokens_per_step(std::int64_t k, double alpha) {
   if (a >= 1) return static_cast<double>(k + 1);
   return (1 - std::pow(a, static_cast<double>(k + 1))) / (1 - a);
 }
+LayerOffload layer_offload(const InferSpec& in, std::int64_t layers) {
+  LayerOffload o;
+  if (in.gpu_layers < 0 || in.gpu_layers > layers) return o;
+  o.cpu_layers = layers - in.gpu_layers;
+  o.head_on_cpu = true;
+  return o;
+}
+
 std::string weight_format_name(const InferSpec& in) {
   return in.block_format ? in.block_format->text() : std::string(model::weight_quant_name(in.weight_quant));
 }

@@ -223,6 +223,9 @@ struct InferSpec {
   // A weight format stated with its exact storage (gguf:Q4_K_M, exl2:4.0; model/block_format.h): its stored
   // bits price the weights, and weight_quant holds the kernel format that runs it (kernel_format).
   std::optional<model::BlockFormat> block_format;
+  // llama.cpp's --n-gpu-layers: the last N layers on the GPU, the rest in host memory (layer_offload below);
+  // -1: every layer and the output layer on the GPU.
+  std::int64_t gpu_layers = -1;
   DType kv_dtype = DType::BF16;                        // KV cache element type (bf16, fp16, fp8)
   AttentionKernel attn_kernel = AttentionKernel::Fa2;  // the fused prefill attention kernel
   Framework framework = Framework::Hf;  // engine family for workspace rules (vllm etc. arrive with serving)
@@ -238,6 +241,17 @@ struct InferSpec {
   std::int64_t adapter_rank = 0;
   std::vector<std::string> adapter_targets;
 };
+
+// Where llama.cpp keeps a model of `layers` layers under --n-gpu-layers N (src/llama-model.cpp load_tensors:
+// i_gpu_start = max(n_layer - N, 0), so the last N layers go to the GPU; the output layer goes with layer n_layer,
+// i.e. to the GPU only when N exceeds the layers; the token embedding stays on the CPU either way, where its
+// row lookup costs nothing to speak of).
+struct LayerOffload {
+  std::int64_t cpu_layers = 0;  // layers in host memory, computed by the CPU at decode
+  bool head_on_cpu = false;     // the output layer (LM head) in host memory
+  bool any() const { return cpu_layers > 0 || head_on_cpu; }
+};
+LayerOffload layer_offload(const InferSpec& in, std::int64_t layers);
 
 // The weight format as a run names it: the block format ("gguf:Q4_K_M") when one is stated, else weight_quant's.
 std::string weight_format_name(const InferSpec& in);

@@ -633,3 +633,71 @@ TEST_CASE("local engines: ExLlamaV2's CUDA graphs from 0.1.9, and memory in EXL2
   const double proj = 32.0 * 4096 * (4 * 4096 + 3 * 11008), table = 32000.0 * 4096;
   CHECK(item(mem, "weights") == doctest::Approx(proj * 0.5 + table * 0.75).epsilon(1e-3));
 }
+
+TEST_CASE("llama.cpp --gpu-layers: the host's layers stream at its memory bandwidth, or cross PCIe for prompts") {
+  const auto m = preset_model("llama2-70b");
+  const auto sys = preset_system("rtx4090-pcie");
+  sim::ParallelSpec par;
+  sim::InferSpec in;
+  in.precision = in.kv_dtype = DType::FP16;
+  in.framework = sim::Framework::LlamaCpp;
+  std::string why;
+  in.block_format = model::parse_block_format("gguf:Q4_0", why);
+  in.weight_quant = model::kernel_format(*in.block_format);
+  const auto engine = sim::engine_profile(sim::Framework::LlamaCpp);
+  const auto cost = [&](std::int64_t gpu_layers) {
+    sim::InferSpec o = in;
+    o.gpu_layers = gpu_layers;
+    return sim::EngineIterationCost(m, sys, par, o, engine);
+  };
+  // Q4_0: 4.5 bits per projection weight; a Llama-2-70B layer holds 8192 x (2 x 8192 + 2 x 1024) + 3 x 8192 x 28672
+  // projection weights (norms at 16 bits are negligible). 40 of 80 layers on the host at 281.6 GB/s x 0.6.
+  const double layer = 8192.0 * (2 * 8192 + 2 * 1024) + 3.0 * 8192 * 28672;
+  const double host_bw = sys.node.host_memory_bandwidth_Bps * sys.efficiency.host_memory_bandwidth.value;
+  const auto all = cost(-1).uniform(1, 1, 512), half = cost(40).uniform(1, 1, 512);
+  CHECK(all.cpu_s.value == 0);
+  CHECK(half.cpu_s.value > 40 * layer * 4.5 / 8 / host_bw);  // + their KV cache and the output layer
+  CHECK(half.cpu_s.value < 1.05 * (40 * layer * 4.5 / 8 + 8192.0 * 32000 * 6.5625 / 8) / host_bw);
+  // The GPU computes its 40 layers: about half the decode GEMMs of the whole model on the GPU.
+  CHECK(half.linear_s.value == doctest::Approx(all.linear_s.value / 2).epsilon(0.05));
+  // N = the layers: every layer on the GPU, the output layer on the host (llama.cpp's off-by-one).
+  const auto head_only = cost(80).uniform(1, 1, 512);
+  CHECK(head_only.cpu_s.value == doctest::Approx(8192.0 * 32000 * 6.5625 / 8 / host_bw).epsilon(0.01));
+  // A prompt of 32 tokens or more copies the host's layers to the GPU (from pageable memory), chunk by chunk of
+  // 512 tokens, and computes every layer there.
+  const auto p512 = cost(40).uniform(1, 512, 0), p1024 = cost(40).uniform(1, 1024, 0);
+  CHECK(p512.cpu_s.value == 0);
+  CHECK(p512.comm_s.value > 40 * layer * 4.5 / 8 / sys.efficiency.pageable_h2d_Bps);
+  CHECK(p1024.comm_s.value == doctest::Approx(2 * p512.comm_s.value).epsilon(0.01));
+  CHECK(cost(-1).uniform(1, 512, 0).comm_s.value == 0);
+}
+
+TEST_CASE("llama.cpp --gpu-layers: memory on the GPU and in host memory, and who may keep layers on the host") {
+  const auto m = preset_model("llama2-70b");
+  const auto sys = preset_system("rtx4090-pcie");
+  sim::RunSpec run;
+  run.workload = sim::Workload::Inference;
+  run.infer.framework = sim::Framework::LlamaCpp;
+  run.infer.precision = run.infer.kv_dtype = DType::FP16;
+  std::string why;
+  run.infer.block_format = model::parse_block_format("gguf:Q4_0", why);
+  run.infer.weight_quant = model::kernel_format(*run.infer.block_format);
+  run = sim::with_defaults(run);
+  const auto all = sim::evaluate_memory(m, sys, run);
+  run.infer.gpu_layers = 40;
+  const auto half = sim::evaluate_memory(m, sys, run);
+  // The token embedding (32000 x 8192 in Q4_0) is in host memory either way; with 40 layers the host also holds
+  // half of the layers and the output layer, and the KV cache of its layers.
+  const double table = 32000.0 * 8192;
+  CHECK(item(all, "weights") == doctest::Approx(2 * item(half, "weights") + table * 6.5625 / 8).epsilon(0.001));
+  CHECK(half.host_bytes > all.host_bytes);
+  CHECK(all.host_bytes == doctest::Approx(table * 4.5 / 8));
+  CHECK(item(half, "kv_cache") == doctest::Approx(item(all, "kv_cache") / 2));
+  // Only llama.cpp keeps layers in host memory, on one GPU.
+  run.infer.framework = sim::Framework::Vllm;
+  CHECK(sim::inference_problems(m, sys, run).front().find("only llama.cpp's profile") != std::string::npos);
+  run.infer.framework = sim::Framework::LlamaCpp;
+  run.par.tp = 2;
+  run.par.gpus = 2;
+  CHECK(sim::inference_problems(m, sys, run).front().find("one GPU (tp 1, pp 1)") != std::string::npos);
+}
