@@ -695,6 +695,28 @@ ModelSpec read_minimax_m2(const Reader& r) {
   return m;
 }
 
+// SmolLM3 (transformers' SmolLM3Config and modeling_smollm3.py; HuggingFaceTB/SmolLM3-3B's config.json): a Llama
+// decoder whose no_rope_layers flags (1 = RoPE, 0 = none; no_rope_layer_interval 4 builds the default pattern)
+// leave every fourth layer without RoPE, and Qwen2's optional sliding window. A layer without RoPE skips one
+// elementwise pass over its queries and keys and holds no other difference: it is priced as a RoPE layer, a few
+// microseconds per layer. Defaults: the 3B's shape; the context (32768) and rope_theta (2e6) defaults are
+// assumptions (released files state both).
+ModelSpec read_smollm3(const Reader& r) {
+  ModelSpec m = read_llama_like(r, {128256, 2048, 11008, 36, 16, 4, 32768, 2000000.0});
+  m.qkv_bias = m.out_bias = r.boolean("attention_bias", false);
+  m.mlp_bias = r.boolean("mlp_bias", false);
+  r.positive("no_rope_layer_interval", 4);
+  if (const json* flags = r.get("no_rope_layers"); flags && !flags->is_null()) {
+    if (!flags->is_array() || static_cast<std::int64_t>(flags->size()) != m.num_layers)
+      r.fail("no_rope_layers", fmt::format("no_rope_layers must hold one flag per layer ({} layers)", m.num_layers));
+    for (std::size_t i = 0; i < flags->size(); ++i)
+      if (!(*flags)[i].is_number_integer() || ((*flags)[i] != 0 && (*flags)[i] != 1))
+        r.fail("no_rope_layers", fmt::format("no_rope_layers[{}] must be 0 or 1, got {}", i, shown((*flags)[i])));
+  }
+  read_qwen_window(r, m);
+  return m;
+}
+
 ModelSpec read_deepseek_v2(const Reader& r) { return read_deepseek(r, false); }
 ModelSpec read_deepseek_v3(const Reader& r) { return read_deepseek(r, true); }
 
@@ -869,7 +891,7 @@ struct Family {
   std::string_view model_type;
   Builder build;
 };
-constexpr std::array<Family, 24> kFamilies{{{"llama", read_llama},
+constexpr std::array<Family, 25> kFamilies{{{"llama", read_llama},
                                             {"mistral", read_mistral},
                                             {"mixtral", read_mixtral},
                                             {"qwen2", read_qwen2},
@@ -885,6 +907,7 @@ constexpr std::array<Family, 24> kFamilies{{{"llama", read_llama},
                                             {"kimi_k2", read_deepseek_v3},
                                             {"glm4_moe", read_glm4_moe},
                                             {"minimax_m2", read_minimax_m2},
+                                            {"smollm3", read_smollm3},
                                             {"internlm2", read_internlm2},
                                             {"olmo2", read_olmo2},
                                             {"chatglm", read_chatglm},

@@ -38,12 +38,13 @@ bool contains(const std::string& haystack, const std::string& needle) {
 
 }  // namespace
 
-TEST_CASE("supported model types are the twenty-four families, in dispatch order") {
+TEST_CASE("supported model types are the twenty-five families, in dispatch order") {
   CHECK(supported_model_types() ==
-        std::vector<std::string>{"llama",     "mistral",  "mixtral",    "qwen2",       "qwen2_moe",   "qwen3",
-                                 "qwen3_moe", "phi3",     "gpt_neox",   "gpt2",        "deepseek_v2", "deepseek_v3",
-                                 "kimi_k2",   "glm4_moe", "minimax_m2", "internlm2",   "olmo2",       "chatglm",
-                                 "baichuan",  "falcon",   "gemma2",     "gemma3_text", "gpt_oss",     "llama4_text"});
+        std::vector<std::string>{"llama",       "mistral",     "mixtral",     "qwen2",    "qwen2_moe",
+                                 "qwen3",       "qwen3_moe",   "phi3",        "gpt_neox", "gpt2",
+                                 "deepseek_v2", "deepseek_v3", "kimi_k2",     "glm4_moe", "minimax_m2",
+                                 "smollm3",     "internlm2",   "olmo2",       "chatglm",  "baichuan",
+                                 "falcon",      "gemma2",      "gemma3_text", "gpt_oss",  "llama4_text"});
 }
 
 TEST_CASE("internlm2 (InternLM2.5-7B): fused wqkv, GQA 32/8, no biases, untied; 7.74 B") {
@@ -926,4 +927,27 @@ TEST_CASE("minimax_m2: lightning-attention layers and unknown q/k norm kinds are
   CHECK(contains(error_of([] { from_text(R"({"model_type": "minimax_m2", "qk_norm_type": "per_token"})"); }).message(),
                  "qk_norm_type must be per_layer or per_head"));
   CHECK_FALSE(from_text(R"({"model_type": "minimax_m2", "qk_norm_type": "per_head"})").qk_norm_full_width);
+}
+
+TEST_CASE("smollm3 (SmolLM3-3B): a Llama decoder with every fourth layer without RoPE; 3.08 B") {
+  // The 3B's shape as public SmolLM3 loaders state HuggingFaceTB/SmolLM3-3B's config.json (hidden 2048,
+  // intermediate 11008, 36 layers, 16 heads over 4 KV heads, vocab 128256, tied, rope_theta 5e6, no_rope_layers
+  // [1, 1, 1, 0] x 9); not a verbatim copy of the file.
+  std::string flags;
+  for (int i = 0; i < 36; ++i) flags += std::string(i ? ", " : "") + (i % 4 == 3 ? "0" : "1");
+  const ModelSpec m = from_text(R"({"model_type": "smollm3", "hidden_size": 2048, "intermediate_size": 11008,
+    "num_hidden_layers": 36, "num_attention_heads": 16, "num_key_value_heads": 4, "vocab_size": 128256,
+    "tie_word_embeddings": true, "rope_theta": 5000000.0, "use_sliding_window": false, "sliding_window": null,
+    "no_rope_layer_interval": 4, "no_rope_layers": [)" +
+                                flags + "]}");
+  CHECK(m.model_type == "smollm3");
+  CHECK(m.tied_embeddings);
+  // Per layer: q and o 2048*2048, k and v 2048*512 = 10,485,760; MLP 3*2048*11008 = 67,633,152; norms 2*2048:
+  // 78,123,008 x 36; + the tied table 128256*2048 + final norm 2048.
+  CHECK(count_params(m).total == 36LL * 78123008 + 128256LL * 2048 + 2048);
+  CHECK(count_params(m).total == 3075098624);
+  CHECK(contains(error_of([] {
+                   from_text(R"({"model_type": "smollm3", "num_hidden_layers": 2, "no_rope_layers": [1]})");
+                 }).message(),
+                 "no_rope_layers must hold one flag per layer (2 layers)"));
 }
