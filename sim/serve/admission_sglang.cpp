@@ -3,6 +3,8 @@
 // output at a decaying new-token ratio, and a decode without room retracts requests for recomputation.
 #include "llmsim/serve/serving_des.h"
 
+#include <limits>
+
 #include <fmt/format.h>
 
 #include "llmsim/core/error.h"
@@ -180,7 +182,11 @@ bool Des::sglang_decode(Replica& r) {
     if (q.blocks < blocks_for(q.computed + 1))
       throw Error(ErrorKind::Internal, {},
                   fmt::format("serving: SGLang retraction left request {} without a KV slot", id));
-    r.work.push_back({id, 1, q.computed});
+    // Speculative decoding (EAGLE, MTP as NEXTN): the decode batch verifies each request's draft tokens in the
+    // same forward pass, in KV slots taken for them beyond the one token (the draft shrinks to the slots left).
+    std::int64_t draft = draft_tokens(q, std::numeric_limits<std::int64_t>::max());
+    while (draft > 0 && !allocate(r, q, 1 + draft)) --draft;
+    r.work.push_back({id, 1 + draft, q.computed, draft});
   }
   return true;
 }

@@ -13,10 +13,11 @@ namespace llmsim::sim::des {
 
 std::vector<std::string> Des::feasibility() const {
   std::vector<std::string> why;
-  if (s_.spec_tokens > 0 && (e_.batching != Batching::Continuous || e_.separate_prefill || e_.prefill_first))
+  if (s_.spec_tokens > 0 && (e_.batching != Batching::Continuous || e_.separate_prefill))
     why.push_back(
         fmt::format("speculative decoding is modelled for engines that mix prefill and decode in one "
-                    "iteration (vllm from 0.8.0, trt-llm, lmdeploy), not the {} profile",
+                    "iteration (vllm from 0.8.0, trt-llm, lmdeploy) and for SGLang's decode batches, not "
+                    "the {} profile",
                     e_.name));
   if (lora_ && (e_.max_loras <= 0 || e_.batching != Batching::Continuous || e_.separate_prefill))
     why.push_back(
