@@ -16,6 +16,7 @@ IterationOptions engine_iteration_options(const EngineProfile& engine, const har
   o.fp16_accumulate = engine.fp16_accumulate;
   o.host_layer_upload_min_tokens = engine.host_layer_upload_min_tokens;
   o.upload_chunk_tokens = engine.max_batched_tokens;
+  o.embedding_on_host = engine.host_layers;
   o.kv_copy_passes = engine.kv_copy_passes;
   o.all_prompt_logits = engine.all_prompt_logits;
   o.int8_dequantize_to_16bit = engine.int8_dequantize_to_16bit;

@@ -123,7 +123,7 @@ IterationCostModel::IterationCostModel(const model::ModelSpec& m, const hardware
     if (kind.count++ == 0) kind.first = l;
   }
   offload_ = layer_offload(infer, m.num_layers);
-  if (offload_.any()) {
+  if (offload_.any() || opt.embedding_on_host) {
     // One GPU (feasibility): the layers' weights as stored, averaged over the layers; the head at its own format.
     double dense = 0, routed = 0;
     for (std::int64_t l = 0; l < m.num_layers; ++l)
@@ -134,8 +134,16 @@ IterationCostModel::IterationCostModel(const model::ModelSpec& m, const hardware
       }
     layer_dense_bytes_ = dense / dbl(m.num_layers);
     layer_routed_bytes_ = routed / dbl(m.num_layers);
-    const double head = dbl(m.vocab) * dbl(m.hidden);
-    head_bytes_ = head * (infer.block_format ? model::stored_bits(*infer.block_format, m).head / 8.0 : wb.other);
+    const double table = dbl(m.vocab) * dbl(m.hidden);
+    const model::StoredBits bits =
+        infer.block_format ? model::stored_bits(*infer.block_format, m) : model::StoredBits{};
+    head_bytes_ = table * (infer.block_format ? bits.head / 8.0 : wb.other);
+    // What the GPU holds, as the memory model counts it (memory_model.cpp inference_stage): not the embedding,
+    // not the layers and the head kept in host memory.
+    const double embed = table * (infer.block_format ? bits.embedding / 8.0 : wb.other);
+    const double layers = std::max(0.0, weight_bytes_ - embed - (m.tied_embeddings ? 0.0 : head_bytes_));
+    const double host_share = dbl(offload_.cpu_layers) / dbl(std::max<std::int64_t>(1, m.num_layers));
+    weight_bytes_ = layers * (1.0 - host_share) + (offload_.head_on_cpu ? 0.0 : head_bytes_);
   }
   if (infer.adapter_rank > 0) {
     lora_dense_ = lora_adapters(m, false, infer.adapter_targets);

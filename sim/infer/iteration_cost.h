@@ -55,9 +55,10 @@ struct IterationOptions {
   // 0: the CPU computes them whatever the tokens).
   std::int64_t host_layer_upload_min_tokens = 0;
   std::int64_t upload_chunk_tokens = 0;
-  bool decode_split_kv = true;  // decode attention splits each sequence's keys over thread blocks (Flash-Decoding,
-                                // PagedAttention V2, TRT-LLM multi-block); false: one block per sequence and
-                                // query head streams its whole KV (FlashAttention-2 as HF transformers calls it)
+  bool embedding_on_host = false;  // the token embedding stays in host memory (EngineProfile::host_layers: llama.cpp)
+  bool decode_split_kv = true;     // decode attention splits each sequence's keys over thread blocks (Flash-Decoding,
+                                   // PagedAttention V2, TRT-LLM multi-block); false: one block per sequence and
+                                   // query head streams its whole KV (FlashAttention-2 as HF transformers calls it)
 };
 
 struct IterationCost {

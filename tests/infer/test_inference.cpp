@@ -701,3 +701,37 @@ TEST_CASE("llama.cpp --gpu-layers: memory on the GPU and in host memory, and who
   run.par.gpus = 2;
   CHECK(sim::inference_problems(m, sys, run).front().find("one GPU (tp 1, pp 1)") != std::string::npos);
 }
+
+TEST_CASE("weights on the GPU: the memory model and the engine's iteration cost (serve's KV budget) agree") {
+  struct Case {
+    const char* model;
+    const char* system;
+    sim::Framework engine;
+    const char* format;
+    std::int64_t gpu_layers;
+  };
+  for (const Case& k : {Case{"llama3-8b", "dgx-h100", sim::Framework::Vllm, "fp8", -1},
+                        Case{"llama3-8b", "dgx-h100", sim::Framework::Vllm, "none", -1},
+                        Case{"mixtral-8x7b", "dgx-h100", sim::Framework::Vllm, "int4", -1},
+                        Case{"llama3-8b", "rtx4090-pcie", sim::Framework::LlamaCpp, "gguf:Q4_K_M", -1},
+                        Case{"llama2-70b", "rtx4090-pcie", sim::Framework::LlamaCpp, "gguf:Q4_0", 40},
+                        Case{"llama2-7b", "rtx4090-pcie", sim::Framework::LlamaCpp, "gguf:Q8_0", 32}}) {
+    INFO(k.model << " " << k.format << " gpu_layers " << k.gpu_layers);
+    const auto m = preset_model(k.model);
+    const auto sys = preset_system(k.system);
+    sim::RunSpec run;
+    run.workload = sim::Workload::Inference;
+    run.infer.framework = k.engine;
+    run.infer.gpu_layers = k.gpu_layers;
+    std::string why;
+    run.infer.block_format = model::parse_block_format(k.format, why);
+    if (run.infer.block_format)
+      run.infer.weight_quant = model::kernel_format(*run.infer.block_format);
+    else
+      REQUIRE(model::parse_weight_quant(k.format, run.infer.weight_quant));
+    run = sim::with_defaults(run);
+    const double memory = item(sim::evaluate_memory(m, sys, run), "weights");
+    const sim::EngineIterationCost cost(m, sys, run.par, run.infer, sim::engine_profile(k.engine));
+    CHECK(cost.weight_bytes_per_gpu() == doctest::Approx(memory).epsilon(0.001));
+  }
+}
