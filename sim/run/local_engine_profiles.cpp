@@ -33,8 +33,9 @@ EngineProfile llamacpp_profile() {
   p.glue.rope_kernels = 1;
   p.glue.attn_output_copy = true;        // ggml_cont(ggml_permute(kqv))
   p.glue.split_gated_activation = true;  // ggml_silu(gate), then ggml_mul(·, up)
-  // ggml_cuda_op_mul_mat_cublas: FP16 weights (and dequantized blocks) multiply with cublasGemmEx in
-  // CUBLAS_COMPUTE_16F on Volta and later, accumulating in FP16.
+  // ggml_cuda_mul_mat_cublas: FP16 weights (and quantized ones dequantized to FP16) multiply with cublasGemmEx in
+  // CUBLAS_COMPUTE_16F where the GPU has fast FP16, accumulating in FP16. Since mid-2024 quantized prompts run MMQ's
+  // int8 tensor-core kernels instead (PR #7676); the FP16-accumulate peak stands in for them (docs/serving.md).
   p.fp16_accumulate = true;
   // --n-gpu-layers keeps the first layers in host memory, where the CPU computes them; an iteration of 32
   // tokens or more copies their weights to the GPU and computes there (ggml-cuda.cu
