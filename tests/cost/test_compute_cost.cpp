@@ -102,7 +102,8 @@ TEST_CASE("FP16 accumulation runs at the GeForce FP16-accumulate peak, and only 
   // BF16 has no FP16-accumulate path; an H100 states none (the same peak either way).
   CHECK(geforce.gemm(2048, 4096, 4096, 1, flops, bytes, DType::BF16, true).value ==
         geforce.gemm(2048, 4096, 4096, 1, flops, bytes, DType::BF16).value);
-  const sim::ComputeCost h100(hardware::resolve_system("dgx-h100", LLMSIM_DATA_DIR), AttentionKernel::Fa2);
+  const auto h100_sys = hardware::resolve_system("dgx-h100", LLMSIM_DATA_DIR);  // ComputeCost keeps a reference
+  const sim::ComputeCost h100(h100_sys, AttentionKernel::Fa2);
   CHECK(h100.gemm(2048, 4096, 4096, 1, flops, bytes, DType::FP16, true).value ==
         h100.gemm(2048, 4096, 4096, 1, flops, bytes, DType::FP16).value);
 }
