@@ -134,16 +134,14 @@ IterationCostModel::IterationCostModel(const model::ModelSpec& m, const hardware
       }
     layer_dense_bytes_ = dense / dbl(m.num_layers);
     layer_routed_bytes_ = routed / dbl(m.num_layers);
-    const double table = dbl(m.vocab) * dbl(m.hidden);
-    const model::StoredBits bits =
-        infer.block_format ? model::stored_bits(*infer.block_format, m) : model::StoredBits{};
-    head_bytes_ = table * (infer.block_format ? bits.head / 8.0 : wb.other);
-    // What the GPU holds, as the memory model counts it (memory_model.cpp inference_stage): not the embedding,
-    // not the layers and the head kept in host memory.
-    const double embed = table * (infer.block_format ? bits.embedding / 8.0 : wb.other);
-    const double layers = std::max(0.0, weight_bytes_ - embed - (m.tied_embeddings ? 0.0 : head_bytes_));
-    const double host_share = dbl(offload_.cpu_layers) / dbl(std::max<std::int64_t>(1, m.num_layers));
-    weight_bytes_ = layers * (1.0 - host_share) + (offload_.head_on_cpu ? 0.0 : head_bytes_);
+    head_bytes_ = table_bytes(m, infer, wb).head;
+    // What the GPUs hold (the rule of the memory model): the replica's weights less those in host memory.
+    weight_bytes_ = weight_residence(m, infer, wb, linear * wb.linear + other * wb.other, true, true).gpu / pp;
+  }
+  if (infer.block_format) {
+    const model::StoredBits bits = model::stored_bits(*infer.block_format, m);
+    packed_weight_bytes_ = bits.linear / 8.0;
+    head_weight_bytes_ = bits.head / 8.0;
   }
   if (infer.adapter_rank > 0) {
     lora_dense_ = lora_adapters(m, false, infer.adapter_targets);
@@ -252,11 +250,8 @@ IterationCost IterationCostModel::iteration(const std::vector<SequenceWork>& bat
   p.weight_dtype = model::stored_dtype(in_.weight_quant, act);
   p.training = false;
   p.glue = opt_.glue;
-  if (in_.block_format) {
-    const model::StoredBits bits = model::stored_bits(*in_.block_format, m_);
-    p.packed_weight_bytes = bits.linear / 8.0;
-    p.head_weight_bytes = bits.head / 8.0;
-  }
+  p.packed_weight_bytes = packed_weight_bytes_;
+  p.head_weight_bytes = head_weight_bytes_;
 
   // Costs one op list (layers, embedding or head) `times` times.
   const bool unfused_dequant = opt_.int8_dequantize_to_16bit && in_.weight_quant == model::WeightQuant::Int8;

@@ -106,6 +106,9 @@ class IterationCostModel {
   // from one such layer's weights (its routed experts apart, of which a token reads its top-k) and from the head.
   LayerOffload offload_;
   double layer_dense_bytes_ = 0, layer_routed_bytes_ = 0, head_bytes_ = 0;
+  // A block format's stored bytes per projection and LM-head weight (model::stored_bits; 0 without one), computed
+  // once: its GGUF recipe walks every tensor of the model.
+  double packed_weight_bytes_ = 0, head_weight_bytes_ = 0;
   // The model's dense and MoE layers: how many, and the first of each (whose operators stand for all).
   struct Layers {
     std::int64_t count = 0, first = -1;

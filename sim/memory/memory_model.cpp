@@ -237,15 +237,10 @@ StageMemory inference_stage(const model::ModelSpec& m, const hardware::SystemSpe
   const LayerOffload off = layer_offload(in, m.num_layers);
   double host_layer_share = 0;
   if (engine.host_layers) {
-    const double table = static_cast<double>(m.vocab) * static_cast<double>(m.hidden);
-    const model::StoredBits bits = in.block_format ? model::stored_bits(*in.block_format, m) : model::StoredBits{};
-    const double embed = table * (in.block_format ? bits.embedding / 8.0 : wb.other);
-    const double head = table * (in.block_format ? bits.head / 8.0 : wb.other);
-    const double layers = std::max(0.0, weights - embed - (m.tied_embeddings ? 0.0 : head));
-    host_layer_share =
-        static_cast<double>(off.cpu_layers) / static_cast<double>(std::max<std::int64_t>(1, m.num_layers));
-    weights = layers * (1.0 - host_layer_share) + (off.head_on_cpu ? 0.0 : head);
-    add(out.host, MemoryKind::Weights, embed + layers * host_layer_share + (off.head_on_cpu ? head : 0.0),
+    const WeightResidence r = weight_residence(m, in, wb, weights, st.first, st.last);
+    host_layer_share = r.host_layer_share;
+    weights = r.gpu;
+    add(out.host, MemoryKind::Weights, r.host,
         fmt::format("the token embedding{}{}",
                     off.cpu_layers > 0 ? fmt::format(", {} of {} layers", off.cpu_layers, m.num_layers) : "",
                     off.head_on_cpu ? ", the output layer" : ""));

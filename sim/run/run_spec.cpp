@@ -122,6 +122,32 @@ LayerOffload layer_offload(const InferSpec& in, std::int64_t layers) {
   return o;
 }
 
+TableBytes table_bytes(const model::ModelSpec& m, const InferSpec& in, const model::InferenceWeightBytes& wb) {
+  const double table = static_cast<double>(m.vocab) * static_cast<double>(m.hidden);
+  if (!in.block_format) return {table * wb.other, table * wb.other};
+  const model::StoredBits bits = model::stored_bits(*in.block_format, m);
+  return {table * bits.embedding / 8.0, table * bits.head / 8.0};
+}
+
+WeightResidence weight_residence(const model::ModelSpec& m, const InferSpec& in, const model::InferenceWeightBytes& wb,
+                                 double weights, bool embedding, bool output) {
+  const TableBytes t = table_bytes(m, in, wb);
+  const LayerOffload off = layer_offload(in, m.num_layers);
+  const double embed = embedding ? t.embedding : 0.0, head = output ? t.head : 0.0;
+  // `weights` price each table the stage holds at the format's rest (InferenceWeightBytes::other, a block format's
+  // mean of the two tables), an output table of its own unless it is the tied embedding of the same stage.
+  const bool head_counted = output && !(m.tied_embeddings && embedding);
+  const double table = static_cast<double>(m.vocab) * static_cast<double>(m.hidden);
+  const double tables = table * wb.other * ((embedding ? 1.0 : 0.0) + (head_counted ? 1.0 : 0.0));
+  const double layers = std::max(0.0, weights - tables);
+  WeightResidence r;
+  r.host_layer_share =
+      static_cast<double>(off.cpu_layers) / static_cast<double>(std::max<std::int64_t>(1, m.num_layers));
+  r.gpu = layers * (1.0 - r.host_layer_share) + (off.head_on_cpu ? 0.0 : head);
+  r.host = embed + layers * r.host_layer_share + (off.head_on_cpu ? head : 0.0);
+  return r;
+}
+
 std::string weight_format_name(const InferSpec& in) {
   return in.block_format ? in.block_format->text() : std::string(model::weight_quant_name(in.weight_quant));
 }

@@ -253,6 +253,25 @@ struct LayerOffload {
 };
 LayerOffload layer_offload(const InferSpec& in, std::int64_t layers);
 
+// The bytes of the whole token-embedding and output-layer tables as the run's weight format stores them (a block
+// format's own types, else the format's rest, InferenceWeightBytes::other).
+struct TableBytes {
+  double embedding = 0, head = 0;
+};
+TableBytes table_bytes(const model::ModelSpec& m, const InferSpec& in, const model::InferenceWeightBytes& wb);
+
+// Where an engine that keeps weights in host memory (EngineProfile::host_layers: llama.cpp) puts a stage's: the
+// token embedding always in host memory, the first layers and the output layer by layer_offload. `weights`: what
+// the stage holds as inference_weight_bytes prices it; `embedding` / `output`: whether the stage holds the token
+// embedding / the output layer (a tied table is counted once, as the embedding, on a stage that holds both; the
+// GPU's output layer is a copy of its own). The one rule of the memory model and the inference iteration cost.
+struct WeightResidence {
+  double gpu = 0, host = 0;
+  double host_layer_share = 0;  // the share of the layers (and of their KV cache) in host memory
+};
+WeightResidence weight_residence(const model::ModelSpec& m, const InferSpec& in, const model::InferenceWeightBytes& wb,
+                                 double weights, bool embedding, bool output);
+
 // The weight format as a run names it: the block format ("gguf:Q4_K_M") when one is stated, else weight_quant's.
 std::string weight_format_name(const InferSpec& in);
 

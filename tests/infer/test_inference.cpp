@@ -693,6 +693,16 @@ TEST_CASE("llama.cpp --gpu-layers: memory on the GPU and in host memory, and who
   CHECK(half.host_bytes > all.host_bytes);
   CHECK(all.host_bytes == doctest::Approx(table * 4.5 / 8));
   CHECK(item(half, "kv_cache") == doctest::Approx(item(all, "kv_cache") / 2));
+  // Split over two GPUs by layers, the last stage holds its 40 layers and the output layer, and no embedding to
+  // take off (the first stage's is in host memory).
+  sim::RunSpec split = run;
+  split.infer.gpu_layers = -1;
+  split.par.pp = 2;
+  split.par.gpus = 2;
+  split = sim::with_defaults(split);
+  const double head = table * 6.5625 / 8;
+  CHECK(item(sim::evaluate_memory(m, sys, split), "weights") ==
+        doctest::Approx((item(all, "weights") - head) / 2 + head).epsilon(0.001));
   // Only llama.cpp keeps layers in host memory, on one GPU.
   run.infer.framework = sim::Framework::Vllm;
   CHECK(sim::inference_problems(m, sys, run).front().find("only llama.cpp's profile") != std::string::npos);
