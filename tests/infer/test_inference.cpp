@@ -16,6 +16,17 @@ using llmsim::test::preset_model;
 using llmsim::test::preset_system;
 
 namespace {
+// The weights in `text`'s format as --weight-quant sets them: a block format (gguf:, exl2:) with the kernel format
+// that runs it, or a format or method of model_spec.h.
+void use_weight_format(sim::InferSpec& in, const char* text) {
+  std::string why;
+  in.block_format = model::parse_block_format(text, why);
+  if (in.block_format)
+    in.weight_quant = model::kernel_format(*in.block_format);
+  else
+    REQUIRE_MESSAGE(model::parse_weight_quant(text, in.weight_quant), why);
+}
+
 sim::InferSpec bf16() {
   sim::InferSpec in;
   in.precision = DType::BF16;
@@ -588,10 +599,8 @@ TEST_CASE("local engines: a GGUF decode step streams the file type's exact bytes
     sim::InferSpec in;
     in.precision = in.kv_dtype = DType::FP16;
     in.framework = sim::Framework::LlamaCpp;
-    std::string why;
-    in.block_format = model::parse_block_format(type, why);
+    use_weight_format(in, type);
     REQUIRE(in.block_format.has_value());
-    in.weight_quant = model::kernel_format(*in.block_format);
     const sim::EngineIterationCost cost(m, sys, par, in, engine);
     return cost.uniform(1, 1, 512);
   };
@@ -625,9 +634,7 @@ TEST_CASE("local engines: ExLlamaV2's CUDA graphs from 0.1.9, and memory in EXL2
   run.workload = sim::Workload::Inference;
   run.infer.framework = sim::Framework::ExLlamaV2;
   run.infer.precision = run.infer.kv_dtype = DType::FP16;
-  std::string why;
-  run.infer.block_format = model::parse_block_format("exl2:4.0", why);
-  run.infer.weight_quant = model::kernel_format(*run.infer.block_format);
+  use_weight_format(run.infer, "exl2:4.0");
   run = sim::with_defaults(run);
   const auto mem = sim::evaluate_memory(m, preset_system("rtx4090-pcie"), run);
   const double proj = 32.0 * 4096 * (4 * 4096 + 3 * 11008), table = 32000.0 * 4096;
@@ -641,9 +648,7 @@ TEST_CASE("llama.cpp --gpu-layers: the host's layers stream at its memory bandwi
   sim::InferSpec in;
   in.precision = in.kv_dtype = DType::FP16;
   in.framework = sim::Framework::LlamaCpp;
-  std::string why;
-  in.block_format = model::parse_block_format("gguf:Q4_0", why);
-  in.weight_quant = model::kernel_format(*in.block_format);
+  use_weight_format(in, "gguf:Q4_0");
   const auto engine = sim::engine_profile(sim::Framework::LlamaCpp);
   const auto cost = [&](std::int64_t gpu_layers) {
     sim::InferSpec o = in;
@@ -679,9 +684,7 @@ TEST_CASE("llama.cpp --gpu-layers: memory on the GPU and in host memory, and who
   run.workload = sim::Workload::Inference;
   run.infer.framework = sim::Framework::LlamaCpp;
   run.infer.precision = run.infer.kv_dtype = DType::FP16;
-  std::string why;
-  run.infer.block_format = model::parse_block_format("gguf:Q4_0", why);
-  run.infer.weight_quant = model::kernel_format(*run.infer.block_format);
+  use_weight_format(run.infer, "gguf:Q4_0");
   run = sim::with_defaults(run);
   const auto all = sim::evaluate_memory(m, sys, run);
   run.infer.gpu_layers = 40;
@@ -733,12 +736,7 @@ TEST_CASE("weights on the GPU: the memory model and the engine's iteration cost 
     run.workload = sim::Workload::Inference;
     run.infer.framework = k.engine;
     run.infer.gpu_layers = k.gpu_layers;
-    std::string why;
-    run.infer.block_format = model::parse_block_format(k.format, why);
-    if (run.infer.block_format)
-      run.infer.weight_quant = model::kernel_format(*run.infer.block_format);
-    else
-      REQUIRE(model::parse_weight_quant(k.format, run.infer.weight_quant));
+    use_weight_format(run.infer, k.format);
     run = sim::with_defaults(run);
     const double memory = item(sim::evaluate_memory(m, sys, run), "weights");
     const sim::EngineIterationCost cost(m, sys, run.par, run.infer, sim::engine_profile(k.engine));
