@@ -81,6 +81,20 @@ nlohmann::json model_json(const model::ModelSpec& m) {
                 {"qk_nope_head_dim", m.mla.qk_nope_head_dim},
                 {"qk_rope_head_dim", m.mla.qk_rope_head_dim},
                 {"v_head_dim", m.mla.v_head_dim}};
+  if (m.linear_attn.enabled()) {
+    const auto& g = m.linear_attn;
+    j["linear_attention"] = {
+        {"kind", "gated_deltanet"},
+        {"layers", m.linear_attention_layers()},
+        {"key_heads", g.key_heads},
+        {"key_head_dim", g.key_head_dim},
+        {"value_heads", g.value_heads},
+        {"value_head_dim", g.value_head_dim},
+        {"conv_kernel", g.conv_kernel},
+        {"state_dtype", dtype_name(m.linear_state_dtype())},
+        {"state_bytes_per_sequence_16bit", model::linear_state_bytes_per_sequence(m, m.num_layers, 1, 2.0)}};
+  }
+  if (m.attn_output_gate) j["attention_output_gate"] = true;
   if (m.mtp_layers > 0) j["mtp"] = {{"modules", m.mtp_layers}, {"params", pc.mtp}};
   j["unread_config_keys"] = m.unread_keys;
   if (m.vision.present())
@@ -114,6 +128,17 @@ void print_model(const model::ModelSpec& m) {
         "  multi-head latent attention: q_lora_rank {}, kv_lora_rank {}, qk head {} + {} (RoPE), v head {}\n",
         m.mla.q_lora_rank > 0 ? std::to_string(m.mla.q_lora_rank) : "none", m.mla.kv_lora_rank, m.mla.qk_nope_head_dim,
         m.mla.qk_rope_head_dim, m.mla.v_head_dim);
+  if (m.linear_attn.enabled()) {
+    const auto& g = m.linear_attn;
+    std::cout << fmt::format(
+        "  Gated DeltaNet: {} of {} layers (key heads {} x {}, value heads {} x {}, conv {}); per sequence {:.4g} MiB "
+        "of "
+        "state ({}) and convolution inputs at 16-bit instead of their KV\n",
+        m.linear_attention_layers(), m.num_layers, g.key_heads, g.key_head_dim, g.value_heads, g.value_head_dim,
+        g.conv_kernel, model::linear_state_bytes_per_sequence(m, m.num_layers, 1, 2.0) / units::MiB,
+        dtype_name(m.linear_state_dtype()));
+  }
+  if (m.attn_output_gate) std::cout << "  attention output gate (q_proj also projects a sigmoid gate)\n";
   if (m.moe.enabled())
     std::cout << fmt::format(
         "  MoE: {} experts, top-{}, expert ffn {}{}{}\n", m.moe.num_experts, m.moe.experts_per_token, m.moe.expert_ffn,
@@ -149,7 +174,10 @@ void print_model(const model::ModelSpec& m) {
   }
   std::cout << fmt::format("  KV cache: {:.4g} MiB per token at 16-bit ({:.4g} MiB at fp8){}\n",
                            kv_bytes_per_token(m, 2.0) / units::MiB, kv_bytes_per_token(m, 1.0) / units::MiB,
-                           m.mla.enabled() ? " (MLA latent + RoPE key, whole on every TP rank)" : "");
+                           m.mla.enabled() ? " (MLA latent + RoPE key, whole on every TP rank)"
+                           : m.linear_attn.enabled()
+                               ? fmt::format(" (the {} full-attention layers)", m.attention_layers())
+                               : std::string());
   std::cout << fmt::format("  forward FLOPs per token (2 x non-embedding active params): {:.4g} GFLOP\n",
                            2.0 * static_cast<double>(pc.active - pc.embedding - pc.position_embedding) / 1e9);
 }

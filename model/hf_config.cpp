@@ -365,6 +365,94 @@ double read_rotary_fraction(const Reader& r, const char* old_key, double fallbac
   return f;
 }
 
+// The token mixers of the Gated DeltaNet hybrids (model::LinearAttentionSpec; Qwen3NextConfig, Qwen3_5TextConfig
+// and Qwen3_5MoeTextConfig): layer_types lists "linear_attention" or "full_attention" for every layer, or, without
+// it, every full_attention_interval-th layer (default 4) is full attention and the rest linear, as those configs'
+// __post_init__ builds the list; the linear layers' dimensions with those configs' defaults. mamba_ssm_dtype
+// (Qwen3.5's files) is the recurrent state's element type.
+void read_gated_deltanet(const Reader& r, ModelSpec& m) {
+  LinearAttentionSpec& g = m.linear_attn;
+  g.key_heads = r.dimension("linear_num_key_heads", 16);
+  g.key_head_dim = r.dimension("linear_key_head_dim", 128);
+  g.value_heads = r.dimension("linear_num_value_heads", 32);
+  g.value_head_dim = r.dimension("linear_value_head_dim", 128);
+  g.conv_kernel = r.positive("linear_conv_kernel_dim", 4, 1024);
+  if (g.value_heads % g.key_heads != 0)
+    r.fail("linear_num_value_heads",
+           fmt::format("linear_num_value_heads ({}) must be a multiple of linear_num_key_heads ({}): each key head "
+                       "serves the same number of value heads",
+                       g.value_heads, g.key_heads));
+  const std::int64_t interval = r.positive("full_attention_interval", 4, kMaxLayers);
+  g.layers.assign(static_cast<std::size_t>(m.num_layers), false);
+  if (const json* types = r.get("layer_types"); types && !types->is_null()) {
+    if (!types->is_array() || static_cast<std::int64_t>(types->size()) != m.num_layers)
+      r.fail("layer_types", fmt::format("layer_types must list one mixer type per layer ({} layers)", m.num_layers));
+    for (std::size_t i = 0; i < types->size(); ++i) {
+      const json& t = (*types)[i];
+      if (!t.is_string() || (t != "linear_attention" && t != "full_attention"))
+        r.fail("layer_types",
+               fmt::format("layer_types[{}] must be \"linear_attention\" or \"full_attention\", got {}", i, shown(t)));
+      g.layers[i] = t == "linear_attention";
+    }
+  } else {
+    for (std::int64_t l = 0; l < m.num_layers; ++l) g.layers[static_cast<std::size_t>(l)] = (l + 1) % interval != 0;
+  }
+  if (r.get("mamba_ssm_dtype")) {
+    const std::string name = r.string("mamba_ssm_dtype", "");
+    DType t{};
+    if (!parse_dtype(name, t))
+      r.fail("mamba_ssm_dtype", fmt::format("unknown mamba_ssm_dtype '{}'; known: {}", name, join(dtype_names())));
+    g.state_dtype = t;
+  }
+}
+
+// The Qwen3-Next family's decoder (transformers' modeling_qwen3_next.py, modeling_qwen3_5.py and
+// modeling_qwen3_5_moe.py): full-attention layers with Qwen3's per-head q/k norms, RoPE over
+// partial_rotary_factor (0.25) of head_dim (256) and an output gate (attn_output_gate: q_proj projects 2 x q_dim,
+// the output is multiplied by sigmoid(gate) before o_proj), Gated DeltaNet layers in place of the others
+// (read_gated_deltanet); mtp_num_hidden_layers MTP layers (Qwen3.5's files state them; Qwen3-Next's checkpoints
+// carry one MTP layer that the config does not state), counted apart.
+void read_qwen3_next_decoder(const Reader& r, ModelSpec& m) {
+  if (!r.present("head_dim")) m.head_dim = 256;  // the configs' default, not hidden / heads
+  m.qkv_bias = m.out_bias = r.boolean("attention_bias", false);
+  m.qk_norm = true;
+  m.attn_output_gate = r.boolean("attn_output_gate", true);
+  m.rotary_fraction = read_rotary_fraction(r, "partial_rotary_factor", 0.25);
+  read_gated_deltanet(r, m);
+  m.mtp_layers = r.non_negative("mtp_num_hidden_layers", 0, kMaxLayers);
+  if (r.boolean("mtp_use_dedicated_embeddings", false))
+    r.fail("mtp_use_dedicated_embeddings",
+           "MTP layers with embeddings of their own are not counted; only ones sharing the model's are");
+}
+
+// Qwen3-Next (Qwen3NextConfig; Qwen/Qwen3-Next-80B-A3B, Qwen/Qwen3-Coder-Next): the decoder above with Qwen3-MoE's
+// routing plus a shared expert and its sigmoid gate (Qwen3NextSparseMoeBlock) on every decoder_sparse_step-th
+// layer. Defaults: Qwen3NextConfig's.
+ModelSpec read_qwen3_next(const Reader& r) {
+  ModelSpec m = read_llama_like(r, {151936, 2048, 5632, 48, 16, 2, 32768, 10000.0});
+  read_qwen3_next_decoder(r, m);
+  read_qwen_moe(r, m, {.experts = 512, .per_token = 10, .expert_ffn = 512, .shared_ffn = 512});
+  return m;
+}
+
+// Qwen3.5 (Qwen3_5TextConfig, the text model of Qwen3_5ForConditionalGeneration): the decoder above with a dense
+// SwiGLU MLP on every layer. Defaults: Qwen3_5TextConfig's (the 9B's shape).
+ModelSpec read_qwen3_5_text(const Reader& r) {
+  ModelSpec m = read_llama_like(r, {248320, 4096, 12288, 32, 16, 4, 32768, 10000.0});
+  read_qwen3_next_decoder(r, m);
+  return m;
+}
+
+// Qwen3.5-MoE (Qwen3_5MoeTextConfig): the decoder above with Qwen3-Next's mixture on every layer.
+// Defaults: Qwen3_5MoeTextConfig's (the 35B-A3B's shape).
+ModelSpec read_qwen3_5_moe_text(const Reader& r) {
+  // Qwen3_5MoeTextConfig has no intermediate_size: every layer is MoE (the fallback is never used then).
+  ModelSpec m = read_llama_like(r, {248320, 2048, 512, 40, 16, 2, 32768, 10000.0});
+  read_qwen3_next_decoder(r, m);
+  read_qwen_moe(r, m, {.experts = 256, .per_token = 8, .expert_ffn = 512, .shared_ffn = 512});
+  return m;
+}
+
 // Phi-3 (Phi-3/3.5, Phi-4-mini): a Llama-style decoder with a fused qkv_proj and gate_up_proj, no
 // biases, an optional partial rotary factor (Phi-4-mini: 0.75) and a sliding window (Phi3Config: None
 // unless given). resid_pdrop and attention_dropout drop out the residual branches and probabilities.
@@ -891,13 +979,20 @@ struct Family {
   std::string_view model_type;
   Builder build;
 };
-constexpr std::array<Family, 25> kFamilies{{{"llama", read_llama},
+constexpr std::array<Family, 30> kFamilies{{{"llama", read_llama},
                                             {"mistral", read_mistral},
                                             {"mixtral", read_mixtral},
                                             {"qwen2", read_qwen2},
                                             {"qwen2_moe", read_qwen2_moe},
                                             {"qwen3", read_qwen3},
                                             {"qwen3_moe", read_qwen3_moe},
+                                            {"qwen3_next", read_qwen3_next},
+                                            // Qwen3.5's wrappers (qwen3_5, qwen3_5_moe) hold these in text_config;
+                                            // a file flattened to the wrapper's type reads the same.
+                                            {"qwen3_5_text", read_qwen3_5_text},
+                                            {"qwen3_5", read_qwen3_5_text},
+                                            {"qwen3_5_moe_text", read_qwen3_5_moe_text},
+                                            {"qwen3_5_moe", read_qwen3_5_moe_text},
                                             {"phi3", read_phi3},
                                             {"gpt_neox", read_gpt_neox},
                                             {"gpt2", read_gpt2},
@@ -1040,8 +1135,8 @@ constexpr std::string_view kCosmeticKeys[] = {
     // A multimodal wrapper's vision side (the tower is not simulated; vision_tower.h counts it).
     "projector_hidden_act", "vision_feature_layer", "vision_feature_select_strategy", "ignore_index"};
 
-// Keys that change compute or memory in architectures no reader here models (Qwen3-Next's linear-attention
-// layers, Mllama's cross-attention): refused by name rather than ignored.
+// Keys that change compute or memory in architectures no reader of that model_type models (the Gated DeltaNet
+// keys outside the Qwen3-Next family's readers, Mllama's cross-attention): refused by name rather than ignored.
 constexpr std::string_view kUnmodelledKeys[] = {
     "full_attention_interval", "linear_num_key_heads",   "linear_num_value_heads", "linear_key_head_dim",
     "linear_value_head_dim",   "linear_conv_kernel_dim", "cross_attention_layers"};
@@ -1067,7 +1162,22 @@ void collect_unread(const Reader& r, const std::string& type, const std::string&
 VisionTower read_vision_tower(const Reader& root, const Reader& vision, std::int64_t text_hidden) {
   VisionTower v;
   v.model_type = vision.string("model_type", "unknown");
-  if (v.model_type != "pixtral" || root.string("model_type", "") != "mistral3") return v;
+  const std::string wrapper = root.string("model_type", "");
+  if (wrapper == "qwen3_5" || wrapper == "qwen3_5_moe") {
+    if (!vision.get("model_type")) v.model_type = wrapper + "_vision";  // Qwen3_5VisionConfig.model_type
+    // Qwen3_5VisionConfig's defaults; old checkpoints name the tower's type after the wrapper (the config's
+    // __post_init__ renames it).
+    const std::int64_t hidden = vision.dimension("hidden_size", 1152);
+    v.tower_params = qwen3_5_tower_params(
+        hidden, vision.dimension("intermediate_size", 4304), vision.dimension("depth", 27, kMaxLayers),
+        vision.dimension("in_channels", 3), vision.dimension("patch_size", 16),
+        vision.dimension("temporal_patch_size", 2), vision.dimension("num_position_embeddings", 2304));
+    v.projector_params = qwen3_5_merger_params(hidden, vision.positive("spatial_merge_size", 2),
+                                               vision.dimension("out_hidden_size", 3584));
+    v.counted = true;
+    return v;
+  }
+  if (v.model_type != "pixtral" || wrapper != "mistral3") return v;
   const std::int64_t hidden = vision.dimension("hidden_size", 1024);
   v.tower_params = pixtral_tower_params(hidden, vision.dimension("intermediate_size", 4096),
                                         vision.dimension("num_hidden_layers", 24), vision.dimension("num_channels", 3),

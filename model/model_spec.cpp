@@ -31,12 +31,30 @@ std::string_view weight_quant_name(WeightQuant q) {
   return "?";
 }
 
+double kv_layer_share(const ModelSpec& m) {
+  if (!m.linear_attn.enabled() || m.num_layers <= 0) return 1.0;
+  return static_cast<double>(m.attention_layers()) / static_cast<double>(m.num_layers);
+}
+
 double kv_bytes_per_token(const ModelSpec& m, std::int64_t layers, std::int64_t tp, double elem_bytes) {
-  if (m.mla.enabled())
-    return static_cast<double>(m.mla.kv_lora_rank + m.mla.qk_rope_head_dim) * static_cast<double>(layers) * elem_bytes;
+  const double kv_layers = static_cast<double>(layers) * kv_layer_share(m);
+  if (m.mla.enabled()) return static_cast<double>(m.mla.kv_lora_rank + m.mla.qk_rope_head_dim) * kv_layers * elem_bytes;
   const double heads_per_rank =
       std::max(1.0, static_cast<double>(m.num_kv_heads) / static_cast<double>(std::max<std::int64_t>(1, tp)));
-  return 2.0 * heads_per_rank * static_cast<double>(m.head_dim) * static_cast<double>(layers) * elem_bytes;
+  return 2.0 * heads_per_rank * static_cast<double>(m.head_dim) * kv_layers * elem_bytes;
+}
+
+double linear_state_bytes_per_sequence(const ModelSpec& m, std::int64_t layers, std::int64_t tp,
+                                       double conv_elem_bytes) {
+  const LinearAttentionSpec& g = m.linear_attn;
+  if (!g.enabled() || m.num_layers <= 0) return 0;
+  const double t = static_cast<double>(std::max<std::int64_t>(1, tp));
+  const double share = 1.0 - kv_layer_share(m);
+  const double state = static_cast<double>(g.value_heads) / t * static_cast<double>(g.key_head_dim) *
+                       static_cast<double>(g.value_head_dim) * dtype_bytes(m.linear_state_dtype());
+  const double conv = static_cast<double>(g.conv_dim()) / t *
+                      static_cast<double>(std::max<std::int64_t>(0, g.conv_kernel - 1)) * conv_elem_bytes;
+  return static_cast<double>(layers) * share * (state + conv);
 }
 
 AttentionShape attention_shape(const ModelSpec& m, std::int64_t tp) {

@@ -3,6 +3,7 @@
 // config.json (hf_config.h) or from the `custom` columns of a measured-run file (custom_model.h).
 // Everything downstream (parameter counts, operator inventory, memory, time) reads only this struct.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -82,6 +83,29 @@ struct MlaSpec {
   bool enabled() const { return kv_lora_rank > 0; }
 };
 
+// Gated DeltaNet token mixers (Yang, Kautz and Hatamizadeh, "Gated Delta Networks: Improving Mamba2 with Delta
+// Rule", ICLR 2025), the linear_attention layers of Qwen3-Next and Qwen3.5 (transformers' Qwen3NextGatedDeltaNet):
+// in_proj_qkvz projects the normed input to queries and keys of key_heads x key_head_dim and to values and an
+// output gate z of value_heads x value_head_dim; in_proj_ba to a write strength b and a decay input a per value
+// head; a depthwise causal convolution of conv_kernel taps runs over q, k and v; the gated delta rule keeps one
+// key_head_dim x value_head_dim state per value head (the key heads repeated to the value heads) and updates it
+// once per token; an RMSNorm over each head's output, gated by silu(z), feeds out_proj. Instead of K and V per
+// token such a layer keeps, per sequence, that state (at state_dtype) and the convolution's last conv_kernel - 1
+// inputs.
+struct LinearAttentionSpec {
+  std::int64_t key_heads = 0;  // linear_num_key_heads (0: no linear-attention layers)
+  std::int64_t key_head_dim = 0;
+  std::int64_t value_heads = 0;
+  std::int64_t value_head_dim = 0;
+  std::int64_t conv_kernel = 0;
+  std::vector<bool> layers;          // per layer: a Gated DeltaNet (layer_types "linear_attention") or not
+  std::optional<DType> state_dtype;  // the recurrent state's elements (mamba_ssm_dtype); nullopt: the checkpoint's
+  bool enabled() const { return key_heads > 0; }
+  std::int64_t key_dim() const { return key_heads * key_head_dim; }
+  std::int64_t value_dim() const { return value_heads * value_head_dim; }
+  std::int64_t conv_dim() const { return 2 * key_dim() + value_dim(); }  // q, k and v through the convolution
+};
+
 // Pre-quantized checkpoints (quantization_config) or a requested storage format.
 struct QuantSpec {
   WeightQuant format = WeightQuant::None;
@@ -141,8 +165,13 @@ struct ModelSpec {
   // parameters per layer, no measurable work.
   bool attention_sinks = false;
 
+  // Full-attention layers project a sigmoid output gate beside the queries (Qwen3-Next's q_proj of 2 x q_dim,
+  // attn_output_gate): the attention output times sigmoid(gate) feeds o_proj.
+  bool attn_output_gate = false;
+
   MoeSpec moe;
   MlaSpec mla;
+  LinearAttentionSpec linear_attn;
   // DeepSeek-V3's multi-token prediction modules (num_nextn_predict_layers): stored with the checkpoint,
   // used for training signal and speculative decoding; counted apart (param_count.h), never simulated.
   std::int64_t mtp_layers = 0;
@@ -169,6 +198,21 @@ struct ModelSpec {
     for (std::int64_t l = 0; l < num_layers; ++l) n += window_of(l) > 0 ? 1 : 0;
     return n;
   }
+  // A Gated DeltaNet layer (LinearAttentionSpec) rather than full attention.
+  bool is_linear_attention_layer(std::int64_t layer) const {
+    return linear_attn.enabled() && layer >= 0 && layer < static_cast<std::int64_t>(linear_attn.layers.size()) &&
+           linear_attn.layers[static_cast<std::size_t>(layer)];
+  }
+  std::int64_t linear_attention_layers() const {
+    std::int64_t n = 0;
+    for (std::int64_t l = 0; l < num_layers; ++l) n += is_linear_attention_layer(l) ? 1 : 0;
+    return n;
+  }
+  // The element type of the Gated DeltaNet layers' recurrent state (vLLM's gated_delta_net_state_dtype with
+  // mamba_cache_dtype "auto": the config's mamba_ssm_dtype, else the checkpoint's dtype).
+  DType linear_state_dtype() const { return linear_attn.state_dtype.value_or(dtype); }
+  // Layers that keep K and V per token (all but the Gated DeltaNet ones).
+  std::int64_t attention_layers() const { return num_layers - linear_attention_layers(); }
   bool is_moe_layer(std::int64_t layer) const {
     return moe.enabled() && layer >= moe.first_dense && ((layer + 1) % moe.sparse_step == 0);
   }
@@ -179,6 +223,18 @@ struct ModelSpec {
 // one whole head; under MLA the latent and the RoPE key, whole on every rank. The one formula of the
 // memory model, the inference iteration cost and `show model`.
 double kv_bytes_per_token(const ModelSpec& m, std::int64_t layers, std::int64_t tp, double elem_bytes);
+
+// Of `layers` layers on one GPU, the share that keeps K and V (hybrid Gated DeltaNet models: the full-attention
+// layers' share of the model; 1 otherwise): kv_bytes_per_token counts these. Exact for a whole model and for
+// pipeline stages that hold whole periods of the layer pattern (Qwen3-Next's 4 layers).
+double kv_layer_share(const ModelSpec& m);
+// The recurrent state one sequence keeps in the linear-attention layers among `layers` layers on one GPU of a
+// `tp`-way group (their share of the model, as kv_layer_share): per layer the gated delta rule's value_heads / tp
+// states of key_head_dim x value_head_dim at state_dtype, and the convolution's last conv_kernel - 1 inputs of
+// conv_dim / tp channels at `conv_elem_bytes` (the activation dtype: vLLM's and transformers' conv_states). 0
+// for a model without such layers. The one formula of the memory model, the serving KV pool and `show model`.
+double linear_state_bytes_per_sequence(const ModelSpec& m, std::int64_t layers, std::int64_t tp,
+                                       double conv_elem_bytes);
 
 // Key/value heads one rank of a `tp`-way group holds: num_kv_heads / tp when tp divides them; one head,
 // replicated on tp / num_kv_heads ranks, when the KV heads divide tp (vLLM's QKVParallelLinear, SGLang and

@@ -58,6 +58,11 @@ OpCheckpoint alternate_matmul_checkpoint(const ModelSpec& m, const std::vector<O
         share = 0;
         out.saved_bytes += tokens * dbl(m.o_dim()) / tp * a + 4.0 * tokens * dbl(m.num_heads) / tp;
         break;
+      case OpKind::LinearAttn:
+        // The gated delta rule's output (value_dim per token), like SDPA's.
+        share = 0;
+        out.saved_bytes += tokens * dbl(m.linear_attn.value_dim()) / tp * a;
+        break;
       case OpKind::TpComm:
         // The sequence-parallel reduce-scatter's output (1/tp of the exchanged tensor) is saved; the
         // all-gathers and all-reduces run again.

@@ -49,6 +49,7 @@ std::string_view op_kind_name(OpKind k) {
   switch (k) {
     case OpKind::Gemm: return "gemm";
     case OpKind::FlashAttn: return "flash_attn";
+    case OpKind::LinearAttn: return "linear_attn";
     case OpKind::Elementwise: return "elementwise";
     case OpKind::Norm: return "norm";
     case OpKind::Embedding: return "embedding";
@@ -115,7 +116,10 @@ LayerInventory layer_ops(const ModelSpec& m, const InventoryParams& p, std::int6
   Ctx c = make_ctx(m, p);
   c.window = m.window_of(layer_index);
   LayerInventory inv;
-  add_attention(c, inv.ops);
+  if (m.is_linear_attention_layer(layer_index))
+    add_gated_deltanet(c, inv.ops);
+  else
+    add_attention(c, inv.ops);
   if (m.is_moe_layer(layer_index))
     add_moe(c, inv.ops);
   else

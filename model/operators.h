@@ -15,6 +15,7 @@ namespace llmsim::model {
 enum class OpKind {
   Gemm,         // dense matmul C[m,n] = A[m,k] * B[k,n], `batch` independent copies
   FlashAttn,    // fused attention kernel (scores, softmax, context in one pass; no s^2 tensor in memory)
+  LinearAttn,   // a linear-attention mixer's recurrence (the gated delta rule's chunked kernels)
   Elementwise,  // memory-bound pointwise kernel (RoPE, activation, softmax, dropout, residual add, dequant)
   Norm,         // LayerNorm / RMSNorm (memory bound)
   Embedding,    // table gather
@@ -190,7 +191,19 @@ int attention_input_projections(const ModelSpec& m);
 // Projections that read the MLP's normed input: gate and up for a gated MLP, up for a plain one.
 int mlp_input_projections(const ModelSpec& m);
 
-// One decoder layer (layer_index selects dense or MoE for interleaved MoE models).
+// The gated delta rule's work per token and value head (Gated DeltaNet layers; model/operators/gated_deltanet.cpp
+// derives it): in the chunked form of training and prefill (FLA's chunk kernels, chunks of kChunk tokens) and in
+// the recurrent form of a decode step (one read and one write of each state of state_elems elements).
+struct GatedDeltaRuleWork {
+  static constexpr std::int64_t kChunk = 64;  // fla.ops.gated_delta_rule chunk size (BT = 64), vLLM's copy too
+  double chunk_flops_per_token = 0;
+  double recurrent_flops_per_token = 0;
+  double state_elems = 0;  // key_head_dim x value_head_dim
+};
+GatedDeltaRuleWork gated_delta_rule_work(const ModelSpec& m);
+
+// One decoder layer (layer_index selects dense or MoE for interleaved MoE models, and the token mixer:
+// attention or a Gated DeltaNet).
 LayerInventory layer_ops(const ModelSpec& m, const InventoryParams& p, std::int64_t layer_index);
 // Token (and position) embedding lookup.
 LayerInventory embedding_ops(const ModelSpec& m, const InventoryParams& p);

@@ -55,10 +55,27 @@ std::int64_t mla_attention_params(const ModelSpec& m) {
 
 std::int64_t attention_params(const ModelSpec& m) {
   if (m.mla.enabled()) return mla_attention_params(m);
-  return add(m.attention_sinks ? m.num_heads : 0,               // gpt-oss's sinks: one logit per head
-             linear(m.hidden, m.q_dim(), m.qkv_bias),           // q_proj
-             mul(2, linear(m.hidden, m.kv_dim(), m.qkv_bias)),  // k_proj, v_proj
-             linear(m.q_dim(), m.hidden, m.out_bias));          // o_proj
+  return add(m.attention_sinks ? m.num_heads : 0,  // gpt-oss's sinks: one logit per head
+             linear(m.hidden, mul(m.attn_output_gate ? 2 : 1, m.q_dim()), m.qkv_bias),  // q_proj (+ output gate)
+             mul(2, linear(m.hidden, m.kv_dim(), m.qkv_bias)),                          // k_proj, v_proj
+             linear(m.q_dim(), m.hidden, m.out_bias));                                  // o_proj
+}
+
+// A Gated DeltaNet layer's projections (Qwen3NextGatedDeltaNet, no biases): in_proj_qkvz (hidden -> 2 key_dim +
+// 2 value_dim: q, k, v and the output gate z), in_proj_ba (hidden -> 2 value_heads) and out_proj (value_dim ->
+// hidden). Qwen3.5 splits the input projection into in_proj_qkv, in_proj_z, in_proj_b and in_proj_a of the same
+// sizes.
+std::int64_t gated_deltanet_linear_params(const ModelSpec& m) {
+  const LinearAttentionSpec& g = m.linear_attn;
+  return add(linear(m.hidden, add(mul(2, g.key_dim()), mul(2, g.value_dim())), false),
+             linear(m.hidden, mul(2, g.value_heads), false), linear(g.value_dim(), m.hidden, false));
+}
+// ... and the rest of it: the depthwise conv1d over q, k and v (conv_dim x conv_kernel, no bias), dt_bias and A_log
+// (one per value head each) and the gated RMSNorm's head_v_dim scale, shared by the heads.
+std::int64_t gated_deltanet_params(const ModelSpec& m) {
+  const LinearAttentionSpec& g = m.linear_attn;
+  return add(gated_deltanet_linear_params(m), mul(g.conv_dim(), g.conv_kernel), mul(2, g.value_heads),
+             g.value_head_dim);
 }
 
 // An MoE layer: routed experts, the router (hidden -> num_experts, no bias in mixtral or qwen2_moe),
@@ -88,7 +105,8 @@ std::int64_t qk_norm_params(const ModelSpec& m) {
 
 LayerParams count_layer_params(const ModelSpec& m, std::int64_t layer_index) {
   LayerParams p;
-  p.attention = attention_params(m);
+  const bool linear_attention = m.is_linear_attention_layer(layer_index);
+  p.attention = linear_attention ? gated_deltanet_params(m) : attention_params(m);
   if (m.is_moe_layer(layer_index)) {
     moe_params(m, p.mlp, p.mlp_active);
   } else {
@@ -97,10 +115,12 @@ LayerParams count_layer_params(const ModelSpec& m, std::int64_t layer_index) {
   // Two norms per layer (before attention and before the MLP, or after them in OLMo-2: the same
   // weights); a parallel residual keeps both (gpt_neox, Falcon-40B's ln_attn and ln_mlp) unless one
   // feeds both blocks (Falcon-7B's input_layernorm).
-  p.norms = add(mul((m.shared_block_norm ? 1 : 2) + (m.sandwich_norms ? 2 : 0), norm_params(m)), qk_norm_params(m));
+  // A Gated DeltaNet layer has no q/k norms (its own norm is counted in its attention).
+  p.norms = add(mul((m.shared_block_norm ? 1 : 2) + (m.sandwich_norms ? 2 : 0), norm_params(m)),
+                linear_attention ? 0 : qk_norm_params(m));
   // MLA's q_a_layernorm and kv_a_layernorm over the latents.
   if (m.mla.enabled()) p.norms = add(p.norms, m.mla.q_lora_rank, m.mla.kv_lora_rank);
-  p.linear = add(p.attention, p.mlp);
+  p.linear = add(linear_attention ? gated_deltanet_linear_params(m) : p.attention, p.mlp);
   (void)add(p.attention, p.mlp, p.norms);  // total() and active() are sums of these: refused here if they overflow
   return p;
 }
@@ -111,8 +131,8 @@ ParamCounts count_params(const ModelSpec& m) {
   c.position_embedding = m.position == PositionKind::Learned ? mul(m.max_positions, m.hidden) : 0;
   c.lm_head = m.tied_embeddings ? 0 : mul(m.vocab, m.hidden);  // no family here has an LM-head bias
   c.final_norm = norm_params(m);
-  // Layers differ only in being dense or MoE (decoder_sparse_step); summing layer by layer follows
-  // that pattern exactly and costs nothing at a few hundred layers.
+  // Layers differ in being dense or MoE (decoder_sparse_step) and in their token mixer (Gated DeltaNet or
+  // attention); summing layer by layer follows those patterns exactly and costs nothing at a few hundred layers.
   for (std::int64_t i = 0; i < m.num_layers; ++i) {
     const LayerParams l = count_layer_params(m, i);
     c.layers = add(c.layers, l.total());

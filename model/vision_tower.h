@@ -29,4 +29,16 @@ std::int64_t pixtral_tower_params(std::int64_t hidden, std::int64_t intermediate
 std::int64_t mistral3_projector_params(std::int64_t vision_hidden, std::int64_t text_hidden, std::int64_t merge,
                                        bool bias);
 
+// Qwen3.5's vision encoder (transformers' Qwen3_5VisionModel, Qwen3-VL's without its deepstack mergers): a
+// patch Conv3d with bias (channels x temporal_patch x patch^2 -> hidden), a learned position table
+// (num_position_embeddings x hidden), and per block two LayerNorms (weight and bias), qkv (hidden -> 3 hidden)
+// and proj (hidden -> hidden) with biases, and an MLP of linear_fc1 / linear_fc2 (hidden <-> intermediate) with
+// biases.
+std::int64_t qwen3_5_tower_params(std::int64_t hidden, std::int64_t intermediate, std::int64_t depth,
+                                  std::int64_t channels, std::int64_t patch, std::int64_t temporal_patch,
+                                  std::int64_t positions);
+// Its patch merger (Qwen3_5VisionPatchMerger): a LayerNorm over the vision hidden size, then linear_fc1 over
+// merge^2 patches (hidden x merge^2, square) and linear_fc2 to the text hidden size (out_hidden_size), with biases.
+std::int64_t qwen3_5_merger_params(std::int64_t hidden, std::int64_t merge, std::int64_t out_hidden);
+
 }  // namespace llmsim::model

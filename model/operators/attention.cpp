@@ -137,7 +137,8 @@ void add_attention(const Ctx& c, std::vector<Operator>& ops) {
         c, ops,
         Linear{.name = "attn.qkv_proj",
                .module = Module::Attention,
-               .n = m.q_dim() / c.tp + 2 * kv_heads_per_rank(m, c.tp) * m.head_dim,  // KV heads may be replicated
+               // KV heads may be replicated; an output gate doubles the queries' columns (Qwen3-Next's q_proj).
+               .n = (m.attn_output_gate ? 2 : 1) * m.q_dim() / c.tp + 2 * kv_heads_per_rank(m, c.tp) * m.head_dim,
                .k = m.hidden,
                .rows = dbl(c.T),
                .bias = m.qkv_bias,
@@ -179,6 +180,13 @@ void add_attention(const Ctx& c, std::vector<Operator>& ops) {
     ops.push_back(flash_op(c));
   else
     add_unfused_attention(c, ops);
+  if (m.attn_output_gate) {
+    // attn_output * sigmoid(gate) (Qwen3NextAttention): reads the output and the gate, writes the product;
+    // backward reads the output gradient, the output and the gate, writes both gradients.
+    const double out = dbl(c.T) * dbl(m.o_dim() / c.tp);
+    ops.push_back(pointwise("attn.output_gate", OpKind::Elementwise, Module::Attention, 5 * out, 3 * out * c.a, 8 * out,
+                            5 * out * c.a));
+  }
   if (c.p.glue.attn_output_copy) {
     // (b, heads, s, d) -> (b, s, heads * d) made contiguous for the output projection; its gradient likewise.
     const double out = dbl(c.T) * dbl(m.o_dim() / c.tp) * c.a;

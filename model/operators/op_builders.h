@@ -133,6 +133,7 @@ void finish(const Ctx& c, LayerInventory& inv);
 
 // The blocks of a decoder layer, appended to `ops`.
 void add_attention(const Ctx& c, std::vector<Operator>& ops);
+void add_gated_deltanet(const Ctx& c, std::vector<Operator>& ops);
 void add_mlp(const Ctx& c, std::vector<Operator>& ops);
 void add_moe(const Ctx& c, std::vector<Operator>& ops);
 

@@ -105,6 +105,15 @@ Interval ComputeCost::attention(double flops, double bytes, DType precision) con
   return roofline(flops, f.value, f.low, f.high, bytes, p, 1, sys_.efficiency.memory_bandwidth);
 }
 
+Interval ComputeCost::linear_attention(double flops, double bytes, DType precision) const {
+  // FLA's gated delta rule kernels are Triton kernels on the mma.sync path, the class of the Triton
+  // FlashAttention kernel (Efficiency::attention_fa1, cited there), whatever fused-attention kernel the run's
+  // full-attention layers use. An assumption: no measurement of the chunk kernels was verified.
+  const auto& f = sys_.efficiency.attention_fa1;
+  const DType p = precision == DType::FP8 || precision == DType::FP4 ? DType::BF16 : precision;
+  return roofline(flops, f.value, f.low, f.high, bytes, p, 1, sys_.efficiency.memory_bandwidth);
+}
+
 Interval ComputeCost::memory_bound(double bytes, double kernels) const {
   return roofline(0, 1, 1, 1, bytes, DType::BF16, kernels, sys_.efficiency.elementwise_bandwidth);
 }
@@ -131,6 +140,7 @@ Interval ComputeCost::forward(const model::Operator& op, DType precision, double
   switch (op.kind) {
     case OpKind::Gemm: return gemm(op.m, op.n, op.k, op.batch, op.fwd_flops, op.fwd_bytes, precision);
     case OpKind::FlashAttn: return attention(op.fwd_flops, op.fwd_bytes, precision);
+    case OpKind::LinearAttn: return linear_attention(op.fwd_flops, op.fwd_bytes, precision);
     case OpKind::Norm: return memory_bound(op.fwd_bytes * norm_kernels, norm_kernels);
     default: return memory_bound(op.fwd_bytes);
   }
@@ -154,6 +164,7 @@ Interval ComputeCost::backward(const model::Operator& op, DType precision, bool 
       return gemm(op.m, op.n, op.k, op.batch, op.bwd_flops / 2, op.bwd_bytes / 2, precision) * 2.0;
     }
     case OpKind::FlashAttn: return attention(op.bwd_flops, op.bwd_bytes, precision);
+    case OpKind::LinearAttn: return linear_attention(op.bwd_flops, op.bwd_bytes, precision);
     // The dgamma (dbeta) reduction rides along in the same pass, frozen or not.
     case OpKind::Norm: return memory_bound(op.bwd_bytes * norm_kernels, norm_kernels);
     default: return memory_bound(op.bwd_bytes);

@@ -44,6 +44,9 @@ class ComputeCost {
                 DType precision, bool half_accumulate = false) const;
   // A fused attention kernel of `flops` FLOPs and `bytes` bytes (at the constructor's kernel's fraction).
   Interval attention(double flops, double bytes, DType precision) const;
+  // A linear-attention recurrence's kernels (model::OpKind::LinearAttn: the gated delta rule), at the Triton
+  // attention kernels' fraction of the peak or their bytes' time.
+  Interval linear_attention(double flops, double bytes, DType precision) const;
   // A memory-bound compute kernel (or `kernels` of them: norms, activations, casts, the optimizer update)
   // moving `bytes` bytes in total, at the elementwise bandwidth (below a plain copy's).
   Interval memory_bound(double bytes, double kernels = 1) const;

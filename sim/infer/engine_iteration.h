@@ -30,6 +30,7 @@ class EngineIterationCost {
   bool replays_graph(const std::vector<SequenceWork>& batch) const;
 
   double kv_bytes_per_token() const { return eager_->kv_bytes_per_token(); }
+  double state_bytes_per_sequence() const { return eager_->state_bytes_per_sequence(); }
   double weight_bytes_per_gpu() const { return eager_->weight_bytes_per_gpu(); }
   double adapter_bytes_per_gpu() const { return eager_->adapter_bytes_per_gpu(); }
 

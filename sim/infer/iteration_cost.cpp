@@ -95,6 +95,8 @@ IterationCostModel::IterationCostModel(const model::ModelSpec& m, const hardware
   windowed_layers_ = dbl(m.windowed_layers());  // once: every iteration splits its attention by it
   kv_bytes_per_token_ =
       model::kv_bytes_per_token(m, static_cast<std::int64_t>(layers_per_gpu), par.tp, dtype_bytes(infer.kv_dtype));
+  state_bytes_per_sequence_ = model::linear_state_bytes_per_sequence(
+      m, static_cast<std::int64_t>(layers_per_gpu), par.tp, dtype_bytes(activation_dtype(infer.precision)));
   // Weights as stored on one GPU: linear layers packed when quantized, the rest 16-bit.
   model::InventoryParams p;
   p.q_len = 1;
@@ -196,6 +198,43 @@ void IterationCostModel::add_lora(IterationCost& c, double rows, double distinct
   // Every layer of the replica, its pipeline stages one after another (as the base model's GEMMs above).
   add_layers(lora_dense_, dbl(dense_layers_.count));
   add_layers(lora_moe_, dbl(moe_layers_.count));
+}
+
+void IterationCostModel::add_gated_delta_rule(const std::vector<SequenceWork>& batch, double layers,
+                                              IterationCost& c) const {
+  // The gated delta rule of `layers` Gated DeltaNet layers (model::gated_delta_rule_work): a sequence's prompt or
+  // chunk in the chunked form (q, k, v, the gates and the output once, the chunks' fp32 states written and read
+  // between the kernels, the sequence's state read and written once), a decode step in the recurrent form (the
+  // state read and written for the step; vLLM's fused_recurrent_gated_delta_rule, transformers' recurrent path),
+  // with the convolution's state read and written (causal_conv1d_update). Prefill and decode sequences run as one
+  // kernel each per layer, as attention does.
+  if (layers <= 0) return;
+  const model::LinearAttentionSpec& g = m_.linear_attn;
+  const model::GatedDeltaRuleWork w = model::gated_delta_rule_work(m_);
+  const double tp = dbl(std::max<std::int64_t>(1, par_.tp));
+  const double vh = dbl(g.value_heads) / tp, qkvo = (2.0 * dbl(g.key_dim()) + 2.0 * dbl(g.value_dim())) / tp;
+  const double a = dtype_bytes(activation_dtype(in_.precision));
+  const double state = vh * w.state_elems * dtype_bytes(m_.linear_state_dtype());
+  const double conv_state = dbl(g.conv_dim()) / tp * dbl(std::max<std::int64_t>(0, g.conv_kernel - 1)) * a;
+  const double C = dbl(model::GatedDeltaRuleWork::kChunk);
+  double pf = 0, pb = 0, df = 0, db = 0;
+  for (const auto& s : batch) {
+    const double n = dbl(s.new_tokens);
+    if (n <= 0) continue;
+    const bool prefill = s.new_tokens > 1 || s.context == 0;
+    if (prefill) {
+      pf += n * vh * w.chunk_flops_per_token;
+      pb += n * qkvo * a + n * vh * (2.0 + C) * 4.0 + 2.0 * std::ceil(n / C) * vh * w.state_elems * 4.0 + 2.0 * state +
+            2.0 * conv_state;
+    } else {
+      df += n * vh * w.recurrent_flops_per_token;
+      db += n * qkvo * a + 2.0 * state + 2.0 * conv_state;
+    }
+  }
+  const DType act = activation_dtype(in_.precision);
+  if (pf > 0) c.attention_s += compute_.linear_attention(pf, pb, act) * layers;
+  if (df > 0) c.attention_s += compute_.linear_attention(df, db, act) * layers;
+  c.launches += ((pf > 0 ? 1.0 : 0.0) + (df > 0 ? 1.0 : 0.0)) * layers;
 }
 
 IterationCost IterationCostModel::uniform(std::int64_t batch, std::int64_t new_tokens, std::int64_t context) const {
@@ -407,10 +446,12 @@ IterationCost IterationCostModel::iteration(const std::vector<SequenceWork>& bat
     }
     c.launches += ((pf > 0 ? 1.0 : 0.0) + (df > 0 ? 1.0 : 0.0)) * layers;
   };
-  // Windowed and global layers apart (ModelSpec::window_of: Gemma's local/global pattern).
-  const double L = dbl(m_.num_layers);
+  // Windowed and global layers apart (ModelSpec::window_of: Gemma's local/global pattern); Gated DeltaNet layers
+  // keep no K and V and attend by their recurrence below.
+  const double L = dbl(m_.attention_layers());
   attend(dbl(m_.sliding_window), windowed_layers_ * gpu_share);
   attend(0, (L - windowed_layers_) * gpu_share);
+  if (m_.linear_attn.enabled()) add_gated_delta_rule(batch, dbl(m_.linear_attention_layers()) * gpu_share, c);
   if (opt_.kv_copy_passes > 0) {
     const double bytes = opt_.kv_copy_passes * 2.0 * cached_keys * kv_row * kvb;  // read + write, K and V
     c.other_s += compute_.memory_bound(bytes, 2.0 * opt_.kv_copy_passes) * L;
@@ -426,8 +467,9 @@ IterationCost IterationCostModel::iteration(const std::vector<SequenceWork>& bat
       const double routed = m_.moe.enabled() ? std::min(1.0, dbl(T) * dbl(m_.moe.experts_per_token) /
                                                                  dbl(std::max<std::int64_t>(1, m_.moe.num_experts)))
                                              : 1.0;
-      const double bytes =
-          host_layers * (layer_dense_bytes_ + layer_routed_bytes_ * routed + cached_keys * kv_row * kvb) + head;
+      const double bytes = host_layers * (layer_dense_bytes_ + layer_routed_bytes_ * routed +
+                                          cached_keys * kv_row * kvb * model::kv_layer_share(m_)) +
+                           head;
       const hardware::Fraction& f = sys_.efficiency.host_memory_bandwidth;
       const double bw = sys_.node.host_memory_bandwidth_Bps;
       c.cpu_s += Interval{bytes / (bw * f.value), bytes / (bw * f.high), bytes / (bw * f.low)};

@@ -86,11 +86,16 @@ class IterationCostModel {
   IterationCost uniform(std::int64_t batch, std::int64_t new_tokens, std::int64_t context) const;
 
   double kv_bytes_per_token() const { return kv_bytes_per_token_; }  // per GPU, all its layers
-  double weight_bytes_per_gpu() const { return weight_bytes_; }      // as stored (packed when quantized)
+  // A sequence's recurrent state in the Gated DeltaNet layers, per GPU (model::linear_state_bytes_per_sequence).
+  double state_bytes_per_sequence() const { return state_bytes_per_sequence_; }
+  double weight_bytes_per_gpu() const { return weight_bytes_; }  // as stored (packed when quantized)
   // One LoRA adapter's A and B matrices on one GPU, all its layers (InferSpec::adapter_rank; 0 without).
   double adapter_bytes_per_gpu() const { return adapter_bytes_; }
 
  private:
+  // Adds the Gated DeltaNet layers' recurrence for this batch (`layers` of them on this GPU) to `c`.
+  void add_gated_delta_rule(const std::vector<SequenceWork>& batch, double layers, IterationCost& c) const;
+
   const model::ModelSpec& m_;  // must outlive the model (as the system copy below does by value)
   hardware::SystemSpec sys_;   // a copy: the engine's kernel floor replaces the launch overhead
   ParallelSpec par_;
@@ -99,6 +104,7 @@ class IterationCostModel {
   ComputeCost compute_;
   CommCost comm_;
   double kv_bytes_per_token_ = 0;
+  double state_bytes_per_sequence_ = 0;
   double windowed_layers_ = 0;  // layers attending through the model's sliding window (ModelSpec::windowed_layers)
   double weight_bytes_ = 0;
   double adapter_bytes_ = 0;

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "llmsim/core/dtype.h"
+#include "llmsim/model/operators.h"
 #include "llmsim/run/framework_profile.h"
 
 namespace llmsim::sim {
@@ -78,31 +79,50 @@ LayerActivations layer_activations(const model::ModelSpec& m, const ActivationPa
   a.replicated += (resid + eager_norm) * tokens * h     // norm input (and an eager norm's fp32 intermediate)
                   + attn_inputs * gemm_in * tokens * h  // QKV GEMM input (norm output; per projection when cast)
                   + mask * tokens * h;                  // dropout mask after the output projection
-  // Split over TP: Q and K (scores GEMM or flash input), V, and the output-projection input.
-  // qk-norm (Qwen3) saves its input, Q and K before the norm, and fp32 statistics per head.
-  if (m.qk_norm)
-    a.split += beta * tokens * (q_dim / t + kv_dim_per_rank) +
-               4.0 * tokens * (heads_per_rank + kv_dim_per_rank / static_cast<double>(m.head_dim));
-  a.split += beta * tokens * (q_dim / t + kv_dim_per_rank)                             // Q, K after RoPE
-             + beta * tokens * v_dim_per_rank                                          // V
-             + context * beta * tokens * o_dim / t                                     // context = out-projection input
-             + (glue.attn_output_copy && kept.out ? beta * tokens * o_dim / t : 0.0);  // + its contiguous copy
-  // MLA's latents, whole on every rank: q_a's and kv_a's outputs (their norms' inputs) and the normed
-  // latents q_b_proj and kv_b_proj read.
-  if (m.mla.enabled())
-    a.replicated +=
-        beta * tokens * static_cast<double>(2 * m.mla.q_lora_rank + 2 * m.mla.kv_lora_rank + m.mla.qk_rope_head_dim);
-  if (p.flash_attn) {
-    a.split += 4.0 * tokens * heads_per_rank;  // fp32 log-sum-exp per query and head
+  if (m.is_linear_attention_layer(layer_index)) {
+    // A Gated DeltaNet block (model/operators/gated_deltanet.cpp), split over TP by heads: the input projections'
+    // outputs the convolution and the gated norm read (q, k, v and z), the convolved q, k and v, the fp32 gates g
+    // and beta, the WY matrix (fp32, one chunk's width per token and head) that FLA's chunk_gated_delta_rule
+    // saves with them for its backward, the rule's output (the gated norm's input) and the norm's output (the
+    // output projection's input).
+    const model::LinearAttentionSpec& g = m.linear_attn;
+    const double conv = static_cast<double>(g.conv_dim()) / t, vd = static_cast<double>(g.value_dim()) / t;
+    const double vh = static_cast<double>(g.value_heads) / t;
+    const double chunk = static_cast<double>(model::GatedDeltaRuleWork::kChunk);
+    a.split += beta * tokens * (conv + vd)          // in_proj_qkvz's output: q, k, v and z
+               + beta * tokens * conv               // q, k and v after the convolution
+               + 4.0 * tokens * vh * (2.0 + chunk)  // g, beta and the WY matrix
+               + beta * tokens * vd                 // the rule's output
+               + context * beta * tokens * vd;      // the gated norm's output = out_proj's input
   } else {
-    // Softmax output (beta), dropout mask (1) and dropout output (beta) over b * heads * s_q * s_k,
-    // with s_q = s / cp local queries against all s keys: Korthikanti's 5as^2b with dropout.
-    const double scores = tokens * heads_per_rank * s;
-    a.quadratic += beta * scores + (dropout ? (1.0 + beta) * scores : 0.0);
-    // HF's eager chain also keeps the fp32 softmax output (its cast back to 16 bits is the saved beta).
-    if (glue.eager_softmax_chain) a.quadratic += 4.0 * scores;
-  }
+    // Split over TP: Q and K (scores GEMM or flash input), V, and the output-projection input.
+    // qk-norm (Qwen3) saves its input, Q and K before the norm, and fp32 statistics per head.
+    if (m.qk_norm)
+      a.split += beta * tokens * (q_dim / t + kv_dim_per_rank) +
+                 4.0 * tokens * (heads_per_rank + kv_dim_per_rank / static_cast<double>(m.head_dim));
+    a.split += beta * tokens * (q_dim / t + kv_dim_per_rank)  // Q, K after RoPE
+               + beta * tokens * v_dim_per_rank               // V
+               + context * beta * tokens * o_dim / t          // context = out-projection input
+               + (glue.attn_output_copy && kept.out ? beta * tokens * o_dim / t : 0.0);  // + its contiguous copy
+    // MLA's latents, whole on every rank: q_a's and kv_a's outputs (their norms' inputs) and the normed
+    // latents q_b_proj and kv_b_proj read.
+    if (m.mla.enabled())
+      a.replicated +=
+          beta * tokens * static_cast<double>(2 * m.mla.q_lora_rank + 2 * m.mla.kv_lora_rank + m.mla.qk_rope_head_dim);
+    if (p.flash_attn) {
+      a.split += 4.0 * tokens * heads_per_rank;  // fp32 log-sum-exp per query and head
+    } else {
+      // Softmax output (beta), dropout mask (1) and dropout output (beta) over b * heads * s_q * s_k,
+      // with s_q = s / cp local queries against all s keys: Korthikanti's 5as^2b with dropout.
+      const double scores = tokens * heads_per_rank * s;
+      a.quadratic += beta * scores + (dropout ? (1.0 + beta) * scores : 0.0);
+      // HF's eager chain also keeps the fp32 softmax output (its cast back to 16 bits is the saved beta).
+      if (glue.eager_softmax_chain) a.quadratic += 4.0 * scores;
+    }
 
+    // An output gate (Qwen3-Next's gated attention) saves the gate and the attention output beside their product.
+    if (m.attn_output_gate) a.split += beta * tokens * (q_dim / t + o_dim / t);
+  }
   // MLP block: norm input and first-GEMM input replicated; intermediates split.
   // Without its own norm (Falcon-7B's shared input_layernorm) the MLP saves no norm input.
   a.replicated += (m.shared_block_norm ? 0.0 : (resid + eager_norm) * tokens * h) + mlp_inputs * gemm_in * tokens * h +

@@ -38,6 +38,7 @@ std::string_view name_of(MemoryKind k) {
     case MemoryKind::GradientOverlap: return "gradient_overlap";
     case MemoryKind::OptimizerStepCopy: return "optimizer_step_copy";
     case MemoryKind::KvCache: return "kv_cache";
+    case MemoryKind::RecurrentState: return "recurrent_state";
     case MemoryKind::Workspace: return "workspace";
     case MemoryKind::CudaContext: return "cuda_context";
     case MemoryKind::AllocatorReserve: return "allocator_reserve";
@@ -265,6 +266,19 @@ StageMemory inference_stage(const model::ModelSpec& m, const hardware::SystemSpe
                                   : std::string(" (the sliding window's blocks)"))
                            : std::string(),
                   kv_per_token, dtype_name(in.kv_dtype)));
+  // Gated DeltaNet layers keep, per sequence, their recurrent state and the convolution's last inputs instead of
+  // K and V per token (model::linear_state_bytes_per_sequence; the convolution's inputs in the activation dtype).
+  const double state =
+      model::linear_state_bytes_per_sequence(m, st.layers, par.tp, dtype_bytes(activation_dtype(in.precision))) *
+      (1.0 - host_layer_share);
+  if (state > 0)
+    add(out.gpu, MemoryKind::RecurrentState, state * static_cast<double>(batch),
+        fmt::format(
+            "{} seqs x {:.4g} B: the gated delta rule's states ({}) and convolution inputs of {} Gated DeltaNet "
+            "layers",
+            batch, state, dtype_name(m.linear_state_dtype()),
+            static_cast<std::int64_t>(
+                std::llround(static_cast<double>(st.layers) * (1.0 - model::kv_layer_share(m))))));
   if (host_layer_share > 0)
     add(out.host, MemoryKind::KvCache,
         kv_per_token / (1.0 - host_layer_share) * host_layer_share * seq_tokens * static_cast<double>(batch),

@@ -34,6 +34,7 @@ enum class MemoryKind {
   GradientOverlap,
   OptimizerStepCopy,
   KvCache,
+  RecurrentState,  // linear-attention layers' per-sequence state (Gated DeltaNet), in place of their KV
   Workspace,
   CudaContext,
   AllocatorReserve,

@@ -515,10 +515,11 @@ KvWindow kv_window(const model::ModelSpec& m, const EngineProfile& e) {
 std::int64_t KvWindow::blocks(std::int64_t tokens, std::int64_t block) const {
   const std::int64_t bt = std::max<std::int64_t>(1, block);
   const std::int64_t b = (std::max<std::int64_t>(0, tokens) + bt - 1) / bt;
-  if (!caps()) return b;
+  const std::int64_t state = tokens > 0 ? state_blocks : 0;
+  if (!caps()) return b + state;
   const std::int64_t capped = std::min(b, (window + bt - 1) / bt);
-  if (windowed >= layers) return capped;
-  return ((layers - windowed) * b + windowed * capped + layers - 1) / layers;
+  if (windowed >= layers) return capped + state;
+  return ((layers - windowed) * b + windowed * capped + layers - 1) / layers + state;
 }
 
 double KvWindow::tokens_held(double tokens) const {

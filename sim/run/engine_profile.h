@@ -154,9 +154,13 @@ struct KvWindow {
   std::int64_t window = 0;    // tokens a capped layer keeps at most (0: no layer is capped)
   std::int64_t windowed = 0;  // layers capped
   std::int64_t layers = 1;    // layers of the model
+  // Blocks of the same pool every sequence holds, whatever its length, for the recurrent state of its Gated
+  // DeltaNet layers (vLLM V1's hybrid KV cache manager allocates their state pages from the attention layers'
+  // pool; set by the serving simulator from model::linear_state_bytes_per_sequence); 0 without such layers.
+  std::int64_t state_blocks = 0;
   bool caps() const { return window > 0 && windowed > 0; }
   // Whole-model KV blocks of `block` tokens that a sequence of `tokens` holds: the layers' blocks averaged
-  // over the layers, rounded up (all layers capped: min(blocks, window blocks)).
+  // over the layers, rounded up (all layers capped: min(blocks, window blocks)), and its state blocks.
   std::int64_t blocks(std::int64_t tokens, std::int64_t block) const;
   // Whole-model KV tokens a sequence of `tokens` holds (the same average, unrounded).
   double tokens_held(double tokens) const;

@@ -96,10 +96,12 @@ class Des {
     return b;
   }
   std::vector<std::string> feasibility() const;
-  // Prefix caching applies: the engine caches, mixes prefill with decode (plan_mixed), and no KV window
-  // reuses blocks cyclically.
+  // Prefix caching applies: the engine caches, mixes prefill with decode (plan_mixed), no KV window reuses
+  // blocks cyclically, and no layer keeps a recurrent state (a Gated DeltaNet layer's state is not a prefix's
+  // blocks: vLLM V1 reuses prefixes of such models only in its experimental mamba cache modes).
   bool caching() const {
-    return e_.prefix_caching && e_.batching == Batching::Continuous && !e_.separate_prefill && !s_.kv_window.caps();
+    return e_.prefix_caching && e_.batching == Batching::Continuous && !e_.separate_prefill && !s_.kv_window.caps() &&
+           s_.kv_window.state_blocks == 0;
   }
   // Blocks held by sequences (their own and the referenced cached ones): not free, not evictable.
   std::int64_t held_blocks(const Replica& r) const { return r.total_blocks - r.free_blocks - r.cache.evictable(); }

@@ -140,6 +140,12 @@ ServingResult simulate_serving(const model::ModelSpec& m, const hardware::System
   ServingResult res;
   res.engine = cfg.engine.name;
   res.profile = cfg.engine;
+  // A Gated DeltaNet layer's state is no prefix's blocks: vLLM V1 caches prefixes of such hybrids only in its
+  // experimental mamba cache modes, and the DES reuses none (ServingDes::caching).
+  if (m.linear_attn.enabled() && res.profile.prefix_caching) {
+    res.profile.prefix_caching = false;
+    res.profile.source += "; no prefix caching for a model with Gated DeltaNet layers";
+  }
   res.problems = structural_problems(run, m);
   res.rejected = rejected;
   if (kept.empty() && rejected > 0) res.problems.push_back(rejection);
@@ -236,6 +242,8 @@ ServingResult simulate_serving(const model::ModelSpec& m, const hardware::System
   if (!res.problems.empty()) return res;
 
   setup.engine = e;
+  setup.engine.prefix_caching = res.profile.prefix_caching;  // off over Gated DeltaNet layers (above)
+  setup.engine.source = res.profile.source;
   if (e.prefill_first) {
     // SGLang's request pool (model_runner _resolve_max_num_reqs): clamp(KV tokens / context x 512, 2048, 4096),
     // and never above half the KV tokens; a configured limit (--max-num-seqs) stays under both.
@@ -248,6 +256,9 @@ ServingResult simulate_serving(const model::ModelSpec& m, const hardware::System
   setup.gpus_per_replica = per_replica;
   setup.kv_capacity_tokens = cap;
   setup.kv_window = kv_window(m, e);
+  // Each sequence's Gated DeltaNet state, in whole blocks of the pool (EngineIterationCost's per-GPU bytes).
+  if (const double state = engine_cost->state_bytes_per_sequence(); state > 0)
+    setup.kv_window.state_blocks = static_cast<std::int64_t>(std::ceil(state / (res.kv_bytes_per_token * dbl(block))));
   setup.closed_loop = cfg.closed_loop;
   setup.concurrency = cfg.concurrency;
   setup.slo_ttft_s = cfg.slo_ttft_s;
@@ -263,6 +274,11 @@ ServingResult simulate_serving(const model::ModelSpec& m, const hardware::System
   ServingResult out = run_serving(kept, setup, cost);
   out.rejected = rejected;
   if (rejected > 0) out.notes.push_back(rejection);
+  if (setup.kv_window.state_blocks > 0)
+    out.notes.push_back(fmt::format(
+        "each sequence also holds {} KV blocks ({:.3g} MiB per GPU) for the recurrent state of the model's Gated "
+        "DeltaNet layers, whatever its length",
+        setup.kv_window.state_blocks, engine_cost->state_bytes_per_sequence() / units::MiB));
   out.kv_bytes_per_token = res.kv_bytes_per_token;
   out.weight_bytes = res.weight_bytes;
   out.workspace_bytes = res.workspace_bytes;

@@ -72,19 +72,43 @@ const FastTrainEvaluator::Costs& FastTrainEvaluator::costs(const RunSpec& run) {
   Costs c;
   c.embed = conv(layer_cost(li, LayerKind::Embedding, 0));
   c.head = conv(layer_cost(li, LayerKind::Head, 0));
-  for (std::int64_t l = 0; l < m_.num_layers; ++l) {
-    if (m_.is_moe_layer(l)) {
-      c.moe = conv(layer_cost(li, LayerKind::Moe, l));
-      break;
+  // The MoE and the dense layers, each at the average of its token mixers (attention, Gated DeltaNet) over the
+  // model's layers of that kind (layer_mix): exact for stages that hold whole periods of a hybrid's pattern;
+  // the scheduled step (train_graph) prices every layer as it is.
+  const auto kind_cost = [&](bool moe) {
+    Cost out;
+    for (const auto& [layer, weight] : layer_mix(moe)) {
+      const Cost k = conv(layer_cost(li, moe ? LayerKind::Moe : LayerKind::Dense, layer));
+      out.fwd += weight * k.fwd;
+      out.bwd += weight * k.bwd;
+      out.recompute += weight * k.recompute;
+      out.fwd_comm += weight * k.fwd_comm;
+      out.bwd_comm += weight * k.bwd_comm;
+      out.recompute_comm += weight * k.recompute_comm;
+      out.params += weight * k.params;
+      out.trainable += weight * k.trainable;
+      out.gather_bytes += weight * k.gather_bytes;
     }
-  }
-  for (std::int64_t l = 0; l < m_.num_layers; ++l) {
-    if (!m_.is_moe_layer(l)) {
-      c.dense = conv(layer_cost(li, LayerKind::Dense, l));
-      break;
-    }
-  }
+    return out;
+  };
+  c.moe = kind_cost(true);
+  c.dense = kind_cost(false);
   return cache_.emplace(key, c).first->second;
+}
+
+std::vector<std::pair<std::int64_t, double>> FastTrainEvaluator::layer_mix(bool moe) const {
+  // The first layer of each token mixer among the layers of this kind, weighted by the mixer's share of them.
+  std::int64_t first[2] = {-1, -1}, count[2] = {0, 0};
+  for (std::int64_t l = 0; l < m_.num_layers; ++l) {
+    if (m_.is_moe_layer(l) != moe) continue;
+    const int mixer = m_.is_linear_attention_layer(l) ? 1 : 0;
+    if (count[mixer]++ == 0) first[mixer] = l;
+  }
+  std::vector<std::pair<std::int64_t, double>> out;
+  const double n = dbl(count[0] + count[1]);
+  for (int k = 0; k < 2; ++k)
+    if (count[k] > 0) out.emplace_back(first[k], dbl(count[k]) / n);
+  return out;
 }
 
 FastTrainEvaluator::Affine FastTrainEvaluator::affine(Collective kind, const CommGroup& g) const {
@@ -115,8 +139,7 @@ const std::vector<FastTrainEvaluator::StageParams>& FastTrainEvaluator::stage_pa
     sp.other = counted.other;
     sp.largest_layer = counted.largest_layer;
     sp.lora = lora_params(m_, par, stage.first, stage.count, t);
-    for (std::int64_t l = stage.first; l < stage.first + stage.count; ++l)
-      ++(m_.is_moe_layer(l) ? sp.moe_layers : sp.dense_layers);
+    for (std::int64_t l = stage.first; l < stage.first + stage.count; ++l) ++sp.kind_layers[layer_kind(l)];
   }
   return stage_params_cache_.emplace(key, std::move(out)).first->second;
 }
@@ -130,18 +153,15 @@ FastMemory FastTrainEvaluator::memory(const RunSpec& run) {
   out.host_capacity_bytes = sys_.node.host_memory_bytes;
   const bool lora = t.finetune != FinetuneKind::Full;
   const ActivationParams ap = training_activation_params(run);
-  // Per layer kind (layer_activations depends on the layer only through is_moe_layer).
-  double stored[2] = {0, 0}, working[2] = {0, 0};
-  for (int k = 0; k < 2; ++k) {
-    std::int64_t idx = -1;
-    for (std::int64_t l = 0; l < m_.num_layers; ++l)
-      if (m_.is_moe_layer(l) == (k == 1)) {
-        idx = l;
-        break;
-      }
-    if (idx < 0) continue;
-    stored[k] = stored_layer_bytes(m_, ap, idx, t.recompute);
-    working[k] = recompute_working_bytes(m_, ap, idx, t.recompute, stored[k]);
+  // Per layer kind (layer_activations depends on the layer only through is_moe_layer and its token mixer).
+  std::array<double, 4> stored{}, working{};
+  std::array<bool, 4> seen{};
+  for (std::int64_t l = 0; l < m_.num_layers; ++l) {
+    const std::size_t k = layer_kind(l);
+    if (seen[k]) continue;
+    seen[k] = true;
+    stored[k] = stored_layer_bytes(m_, ap, l, t.recompute);
+    working[k] = recompute_working_bytes(m_, ap, l, t.recompute, stored[k]);
   }
   const double gpus_on_node = dbl(std::min<std::int64_t>(par.gpus, sys_.node.gpus_per_node));
 
@@ -151,8 +171,11 @@ FastMemory FastTrainEvaluator::memory(const RunSpec& run) {
   for (std::int64_t s = 0; s < pp; ++s) {
     const StageLayers stage = stage_layers(s, pp, L, par.vp);
     const StageParams& sp = stages[static_cast<std::size_t>(s)];
-    const double per_mb = dbl(sp.dense_layers) * stored[0] + dbl(sp.moe_layers) * stored[1];
-    const double working_set = std::max(sp.dense_layers > 0 ? working[0] : 0.0, sp.moe_layers > 0 ? working[1] : 0.0);
+    double per_mb = 0, working_set = 0;
+    for (std::size_t k = 0; k < 4; ++k) {
+      per_mb += dbl(sp.kind_layers[k]) * stored[k];
+      if (sp.kind_layers[k] > 0) working_set = std::max(working_set, working[k]);
+    }
     const double total_params = sp.linear + sp.other;
     const double trainable = lora ? sp.lora : total_params;
     const bool is_first = s == 0, is_last = s == pp - 1;

@@ -7,9 +7,11 @@
 // (sim::evaluate_memory), so that a search can prune configurations that do not fit.
 //
 // An evaluator is not thread-safe (it owns a cache); a search uses one per worker thread.
+#include <array>
 #include <cstdint>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "llmsim/cost/comm_cost.h"
@@ -74,6 +76,9 @@ class FastTrainEvaluator {
   struct Costs {
     Cost embed, head, dense, moe;
   };
+  // The layers of one kind (MoE or dense) by token mixer: the first layer of each mixer (attention, Gated
+  // DeltaNet) among them and its share of them; empty when the model has no layer of that kind.
+  std::vector<std::pair<std::int64_t, double>> layer_mix(bool moe) const;
   // Collective time a + b * bytes over one group (every collective model is affine in the bytes).
   struct Affine {
     double a = 0, b = 0;
@@ -108,8 +113,13 @@ class FastTrainEvaluator {
   // The LoRA settings are part of the fixed run settings (a change clears the cache).
   struct StageParams {
     double linear = 0, other = 0, largest_layer = 0, lora = 0;
-    std::int64_t dense_layers = 0, moe_layers = 0;
+    // Layers of each kind (layer_kind: dense or MoE, attention or Gated DeltaNet).
+    std::array<std::int64_t, 4> kind_layers{};
   };
+  // A layer's kind for the memory sums: MoE or dense, plus 2 for a Gated DeltaNet mixer.
+  std::size_t layer_kind(std::int64_t layer) const {
+    return (m_.is_moe_layer(layer) ? 1U : 0U) + (m_.is_linear_attention_layer(layer) ? 2U : 0U);
+  }
   const std::vector<StageParams>& stage_params(std::int64_t pp, std::int64_t tp, std::int64_t ep, std::int64_t vp,
                                                const TrainSpec& t);
   std::unordered_map<std::uint64_t, std::vector<StageParams>> stage_params_cache_;

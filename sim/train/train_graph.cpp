@@ -1,6 +1,7 @@
 #include "llmsim/train/train_graph.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <optional>
 
@@ -107,18 +108,21 @@ class GraphBuilder {
     out_.costs.push_back(layer_cost(li, LayerKind::Head, 0));       // 1
     embed_ = 0;
     head_ = 1;
-    // One cost per distinct layer kind (dense, MoE), shared by every layer of that kind.
+    // One cost per distinct layer kind (dense or MoE, attention or a Gated DeltaNet), shared by every layer of
+    // that kind.
     for (std::int64_t l = 0; l < in_.model.num_layers; ++l) {
-      const bool moe = in_.model.is_moe_layer(l);
-      int& slot = moe ? moe_ : dense_;
+      int& slot = kinds_[kind_of(l)];
       if (slot < 0) {
         slot = static_cast<int>(out_.costs.size());
-        out_.costs.push_back(layer_cost(li, moe ? LayerKind::Moe : LayerKind::Dense, l));
+        out_.costs.push_back(layer_cost(li, in_.model.is_moe_layer(l) ? LayerKind::Moe : LayerKind::Dense, l));
       }
     }
   }
 
-  int layer_cost_index(std::int64_t layer) const { return in_.model.is_moe_layer(layer) ? moe_ : dense_; }
+  std::size_t kind_of(std::int64_t layer) const {
+    return (in_.model.is_moe_layer(layer) ? 1U : 0U) + (in_.model.is_linear_attention_layer(layer) ? 2U : 0U);
+  }
+  int layer_cost_index(std::int64_t layer) const { return kinds_[kind_of(layer)]; }
 
   // The stage's program as layer executions.
   void expand(int s, const std::vector<PipeTask>& tasks, StageState& st) {
@@ -411,7 +415,8 @@ class GraphBuilder {
   std::int64_t dp_ = 1;
   bool pp_cross_node_ = false, lora_ = false;
   TrainStateBytes state_;  // bytes per trainable parameter (weights, gradients on the wire, update)
-  int embed_ = 0, head_ = 1, dense_ = -1, moe_ = -1;
+  int embed_ = 0, head_ = 1;
+  std::array<int, 4> kinds_{-1, -1, -1, -1};  // cost index per layer kind (kind_of), -1 until seen
 };
 
 }  // namespace

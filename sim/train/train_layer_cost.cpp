@@ -22,7 +22,8 @@ double dbl(std::int64_t v) { return static_cast<double>(v); }
 std::string op_class_key(const Operator& op, bool backward) {
   switch (op.kind) {
     case OpKind::Gemm: return "gemm";
-    case OpKind::FlashAttn: return "attention";
+    case OpKind::FlashAttn:
+    case OpKind::LinearAttn: return "attention";
     case OpKind::Norm: return "norm";
     case OpKind::TpComm:
     case OpKind::MoeComm: return std::string(model::collective_name(backward ? op.bwd_collective : op.collective));
@@ -296,7 +297,9 @@ std::vector<double> recompute_shares(const model::ModelSpec& m, const std::vecto
     if (block) share = model::alternate_matmul_checkpoint(m, ops, p).recompute_share;
   } else if (recompute == Recompute::Selective) {
     for (std::size_t i = 0; i < ops.size(); ++i)
-      if (is_attention_core(ops[i]) && ops[i].kind != OpKind::FlashAttn) share[i] = 1.0;
+      // The unfused chain's kernels; a fused kernel (FlashAttention, the gated delta rule's) keeps its output.
+      if (is_attention_core(ops[i]) && ops[i].kind != OpKind::FlashAttn && ops[i].kind != OpKind::LinearAttn)
+        share[i] = 1.0;
   }
   return share;
 }

@@ -743,3 +743,30 @@ TEST_CASE("weights on the GPU: the memory model and the engine's iteration cost 
     CHECK(cost.weight_bytes_per_gpu() == doctest::Approx(memory).epsilon(0.001));
   }
 }
+
+TEST_CASE("decode over Gated DeltaNet layers: only the full-attention layers' time grows with the context") {
+  // Qwen3.5-9B: 8 of 32 layers attend; the other 24 read and write each sequence's state once per step,
+  // whatever the context (the gated delta rule's recurrent form).
+  const auto m = llmsim::model::load_hf_config(std::string(LLMSIM_TEST_DATA_DIR) + "/models/qwen3.5-9b");
+  auto attending = m;  // the same model with every layer attending
+  attending.linear_attn = {};
+  REQUIRE(m.attention_layers() == 8);
+  const auto sys = preset_system("hgx-h200");
+  sim::ParallelSpec par;
+  const auto decode = [&](const llmsim::model::ModelSpec& spec, std::int64_t context) {
+    return sim::IterationCostModel(spec, sys, par, bf16()).uniform(8, 1, context).attention_s.value;
+  };
+  const double hybrid_growth = decode(m, 65536) - decode(m, 1024);
+  const double full_growth = decode(attending, 65536) - decode(attending, 1024);
+  CHECK(hybrid_growth > 0);
+  CHECK(hybrid_growth == doctest::Approx(full_growth * 8 / 32).epsilon(1e-9));
+  // The rest is the rule's: the same at any context, and what a model of full-attention layers would not pay.
+  const double rule = decode(m, 1024) - decode(attending, 1024) * 8 / 32;
+  CHECK(rule > 0);
+  CHECK(decode(m, 65536) - decode(attending, 65536) * 8 / 32 == doctest::Approx(rule).epsilon(1e-9));
+  // Per step it moves each state twice (fp32, mamba_ssm_dtype): 8 sequences x 32 heads x 128 x 128 x 4 B x 2,
+  // and more than it would at 16 bits.
+  auto bf16_state = m;
+  bf16_state.linear_attn.state_dtype = llmsim::DType::BF16;
+  CHECK(decode(bf16_state, 1024) < decode(m, 1024));
+}

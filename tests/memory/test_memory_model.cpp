@@ -619,3 +619,25 @@ TEST_CASE("FP8 training under Transformer Engine keeps the GEMM inputs it saves 
   run.train.framework = sim::Framework::Fsdp;
   CHECK(sim::training_activation_params(run).gemm_input_bytes == 0.0);
 }
+
+TEST_CASE("Gated DeltaNet layers keep a state per sequence; only the full-attention layers keep K and V per token") {
+  // Qwen3-Coder-Next: 12 of 48 layers attend (2 KV heads of 256: 2 x 2 x 256 x 2 B = 2,048 B per layer and
+  // token); 36 keep, per sequence, 32 states of 128 x 128 in bf16 (1,048,576 B) and the convolution's last 3
+  // inputs of 8,192 channels (49,152 B).
+  const auto m = llmsim::model::load_hf_config(std::string(LLMSIM_TEST_DATA_DIR) + "/models/qwen3-coder-next");
+  const auto sys = lt::preset_system("hgx-h200");
+  const double kv = inference_item_bytes(m, sys, sim::Framework::Vllm, 4, 8000, 192, sim::MemoryKind::KvCache);
+  CHECK(kv == doctest::Approx(4.0 * 8192 * 12 * 2048));
+  const double state =
+      inference_item_bytes(m, sys, sim::Framework::Vllm, 4, 8000, 192, sim::MemoryKind::RecurrentState);
+  CHECK(state == doctest::Approx(4.0 * 36 * (1048576 + 49152)));
+  CHECK(llmsim::model::linear_state_bytes_per_sequence(m, 48, 2, 2.0) == doctest::Approx(36.0 * (1048576 + 49152) / 2));
+  // A model without such layers holds no state.
+  CHECK(inference_item_bytes(lt::preset_model("llama3-8b"), sys, sim::Framework::Vllm, 4, 8000, 192,
+                             sim::MemoryKind::RecurrentState) == 0);
+  // The serving DES charges the state as whole blocks of the pool on top of a sequence's KV blocks.
+  sim::KvWindow w;
+  w.state_blocks = 101;
+  CHECK(w.blocks(100, 16) == 7 + 101);
+  CHECK(w.blocks(0, 16) == 0);
+}

@@ -38,13 +38,37 @@ bool contains(const std::string& haystack, const std::string& needle) {
 
 }  // namespace
 
-TEST_CASE("supported model types are the twenty-five families, in dispatch order") {
-  CHECK(supported_model_types() ==
-        std::vector<std::string>{"llama",       "mistral",     "mixtral",     "qwen2",    "qwen2_moe",
-                                 "qwen3",       "qwen3_moe",   "phi3",        "gpt_neox", "gpt2",
-                                 "deepseek_v2", "deepseek_v3", "kimi_k2",     "glm4_moe", "minimax_m2",
-                                 "smollm3",     "internlm2",   "olmo2",       "chatglm",  "baichuan",
-                                 "falcon",      "gemma2",      "gemma3_text", "gpt_oss",  "llama4_text"});
+TEST_CASE("supported model types are the thirty families, in dispatch order") {
+  CHECK(supported_model_types() == std::vector<std::string>{"llama",
+                                                            "mistral",
+                                                            "mixtral",
+                                                            "qwen2",
+                                                            "qwen2_moe",
+                                                            "qwen3",
+                                                            "qwen3_moe",
+                                                            "qwen3_next",
+                                                            "qwen3_5_text",
+                                                            "qwen3_5",
+                                                            "qwen3_5_moe_text",
+                                                            "qwen3_5_moe",
+                                                            "phi3",
+                                                            "gpt_neox",
+                                                            "gpt2",
+                                                            "deepseek_v2",
+                                                            "deepseek_v3",
+                                                            "kimi_k2",
+                                                            "glm4_moe",
+                                                            "minimax_m2",
+                                                            "smollm3",
+                                                            "internlm2",
+                                                            "olmo2",
+                                                            "chatglm",
+                                                            "baichuan",
+                                                            "falcon",
+                                                            "gemma2",
+                                                            "gemma3_text",
+                                                            "gpt_oss",
+                                                            "llama4_text"});
 }
 
 TEST_CASE("internlm2 (InternLM2.5-7B): fused wqkv, GQA 32/8, no biases, untied; 7.74 B") {
@@ -604,7 +628,7 @@ TEST_CASE("unknown model_type lists the supported ones with a did-you-mean, at t
   CHECK(e.where().key == "model_type");
   CHECK(e.where().line == 6);
   CHECK(contains(e.message(), "'lama'"));
-  CHECK(contains(e.message(), "llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, phi3, gpt_neox, gpt2"));
+  CHECK(contains(e.message(), "llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, qwen3_next"));
   CHECK(contains(e.message(), "did you mean 'llama'"));
   // The architecture is never guessed: no model_type is an error too.
   CHECK(contains(error_of([] { from_text(R"({"hidden_size": 4096})"); }).message(), "missing model_type"));
@@ -950,4 +974,101 @@ TEST_CASE("smollm3 (SmolLM3-3B): a Llama decoder with every fourth layer without
                    from_text(R"({"model_type": "smollm3", "num_hidden_layers": 2, "no_rope_layers": [1]})");
                  }).message(),
                  "no_rope_layers must hold one flag per layer (2 layers)"));
+}
+
+TEST_CASE("qwen3_5 (Qwen3.5-9B): Gated DeltaNet hybrid, gated attention, MTP and vision tower; 9,653,104,368") {
+  // The real Qwen3.5-9B config as a public test fixture states it (tests/data/models/README.md).
+  const ModelSpec m = load_hf_config(kTestModels + "qwen3.5-9b/config.json");
+  CHECK(m.model_type == "qwen3_5");
+  CHECK(m.linear_attn.enabled());
+  CHECK(m.linear_attention_layers() == 24);
+  CHECK(m.attention_layers() == 8);
+  CHECK(m.is_linear_attention_layer(0));
+  CHECK_FALSE(m.is_linear_attention_layer(3));  // every fourth layer is full attention
+  CHECK(m.attn_output_gate);
+  CHECK(m.qk_norm);
+  CHECK(m.head_dim == 256);
+  CHECK(m.rotary_fraction == 0.25);
+  CHECK(m.linear_state_dtype() == llmsim::DType::FP32);  // mamba_ssm_dtype
+  CHECK(m.mtp_layers == 1);
+  CHECK_FALSE(m.moe.enabled());
+  // Full-attention layer: q_proj with its gate 4096 x 2*16*256 = 33,554,432, k and v 4096 x 1024 each, o 4096 x
+  // 4096, q/k norms 2*256: 58,720,768. Gated DeltaNet layer: in_proj_qkvz 4096 x (2*2048 + 2*4096) = 50,331,648,
+  // in_proj_ba 4096 x 64, conv1d 8192 x 4, dt_bias and A_log 2*32, norm 128, out_proj 4096 x 4096: 67,403,968.
+  // MLP 3 x 4096 x 12288 = 150,994,944 and norms 2*4096 on every layer.
+  const ParamCounts c = count_params(m);
+  const std::int64_t full = 58720768 + 150994944 + 8192, linear = 67403968 + 150994944 + 8192;
+  CHECK(c.layers == 8 * full + 24 * linear);
+  CHECK(c.total == 8 * full + 24 * linear + 2LL * 248320 * 4096 + 4096);
+  CHECK(c.total == 8953803264);
+  // The MTP layer: pre_fc_norm_embedding, pre_fc_norm_hidden and its final norm, fc (2*4096 -> 4096), a
+  // full-attention layer.
+  CHECK(c.mtp == 3 * 4096 + 2LL * 4096 * 4096 + full);
+  // Vision: patch Conv3d 3*2*16*16*1152 + 1152, positions 2304*1152, 27 blocks of 15,239,504, merger 40,119,040.
+  REQUIRE(m.vision.counted);
+  CHECK(m.vision.model_type == "qwen3_5_vision");  // the fixture leaves it out; Qwen3_5VisionConfig's
+  CHECK(m.vision.params() == 456010480);
+  // The checkpoint's safetensors total (Hugging Face API for Qwen/Qwen3.5-9B): text + MTP + vision.
+  CHECK(c.total + c.mtp + m.vision.params() == 9653104368);
+}
+
+TEST_CASE("qwen3_next (Qwen3-Coder-Next): 48 layers, 36 Gated DeltaNet, 512 experts; 79,674,391,296") {
+  // Qwen/Qwen3-Coder-Next's config values as its GGUF metadata and public notes state them (hidden 2048, 48
+  // layers, 16 heads of 256 over 2 KV heads, 512 experts of 512 with top-10 and a shared expert of 512, dense
+  // width 5120, vocab 151936, context 262144, full_attention_interval 4); the linear-attention dimensions are
+  // Qwen3NextConfig's defaults, which the checkpoint keeps.
+  const ModelSpec m = from_text(R"({"model_type": "qwen3_next", "architectures": ["Qwen3NextForCausalLM"],
+    "hidden_size": 2048, "num_hidden_layers": 48, "num_attention_heads": 16, "num_key_value_heads": 2,
+    "head_dim": 256, "intermediate_size": 5120, "num_experts": 512, "num_experts_per_tok": 10,
+    "moe_intermediate_size": 512, "shared_expert_intermediate_size": 512, "decoder_sparse_step": 1,
+    "mlp_only_layers": [], "vocab_size": 151936, "max_position_embeddings": 262144, "full_attention_interval": 4,
+    "linear_num_key_heads": 16, "linear_key_head_dim": 128, "linear_num_value_heads": 32,
+    "linear_value_head_dim": 128, "linear_conv_kernel_dim": 4, "partial_rotary_factor": 0.25,
+    "rope_theta": 10000000, "tie_word_embeddings": false, "torch_dtype": "bfloat16"})");
+  CHECK(m.linear_attention_layers() == 36);
+  CHECK(m.linear_state_dtype() == llmsim::DType::BF16);  // no mamba_ssm_dtype: the checkpoint's
+  CHECK(m.moe.shared_expert_gate);
+  // Full attention 27,263,488 (q with gate 16,777,216, k and v 1,048,576 each, o 8,388,608, q/k norms 512); Gated
+  // DeltaNet 33,718,464 (25,165,824 + 131,072 + 32,768 + 64 + 128 + 8,388,608); MoE 1,614,809,088 (router
+  // 1,048,576, experts 512 x 3,145,728, shared expert 3,145,728 and its gate 2,048); norms 4,096 per layer.
+  const ParamCounts c = count_params(m);
+  CHECK(c.total ==
+        12LL * (27263488 + 1614809088 + 4096) + 36LL * (33718464 + 1614809088 + 4096) + 2LL * 151936 * 2048 + 2048);
+  // The checkpoint's total without its MTP weights (the Hugging Face API's safetensors total; llama.cpp's
+  // n_params for the GGUF): exact.
+  CHECK(c.total == 79674391296);
+  // Per token: 10 of the experts, the shared expert, the router and its gate.
+  CHECK(c.active == c.total - 48LL * 502 * 3 * 512 * 2048);
+  CHECK(c.active == 3874929408);  // the published active count (total less the inactive experts' tensors)
+}
+
+TEST_CASE("Gated DeltaNet configs: layer types, head ratios and unknown dtypes are checked by key") {
+  CHECK(contains(error_of([] {
+                   from_text(R"({"model_type": "qwen3_next", "num_hidden_layers": 2,
+                     "layer_types": ["linear_attention", "sliding_attention"]})");
+                 }).message(),
+                 "layer_types[1] must be \"linear_attention\" or \"full_attention\""));
+  CHECK(contains(error_of([] {
+                   from_text(
+                       R"({"model_type": "qwen3_next", "num_hidden_layers": 3, "layer_types": ["full_attention"]})");
+                 }).message(),
+                 "one mixer type per layer (3 layers)"));
+  CHECK(contains(error_of([] {
+                   from_text(
+                       R"({"model_type": "qwen3_5_text", "linear_num_key_heads": 16, "linear_num_value_heads": 24})");
+                 }).message(),
+                 "must be a multiple of linear_num_key_heads"));
+  CHECK(
+      contains(error_of([] { from_text(R"({"model_type": "qwen3_5_text", "mamba_ssm_dtype": "float64"})"); }).message(),
+               "unknown mamba_ssm_dtype 'float64'"));
+  // The layout without layer_types: every full_attention_interval-th layer is full attention.
+  const ModelSpec m =
+      from_text(R"({"model_type": "qwen3_5_moe_text", "num_hidden_layers": 6, "full_attention_interval": 3})");
+  CHECK(m.linear_attention_layers() == 4);
+  CHECK_FALSE(m.is_linear_attention_layer(2));
+  CHECK_FALSE(m.is_linear_attention_layer(5));
+  CHECK(m.moe.num_experts == 256);  // Qwen3_5MoeTextConfig's default
+  // Another family's reader still refuses the linear-attention keys by name.
+  CHECK(contains(error_of([] { from_text(R"({"model_type": "qwen3", "linear_num_key_heads": 16})"); }).message(),
+                 "linear_num_key_heads changes compute or memory"));
 }

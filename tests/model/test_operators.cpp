@@ -687,3 +687,50 @@ TEST_CASE("internlm2, olmo2, chatglm, baichuan, falcon: a layer's inventory weig
   CHECK(std::none_of(inv7.ops.begin(), inv7.ops.end(), [](const Operator& op) { return op.name == "mlp.norm"; }));
   CHECK(weights(inv7) == doctest::Approx(static_cast<double>(count_layer_params(f7, 0).total())));
 }
+
+TEST_CASE("a Gated DeltaNet layer: the weights its parameters count, the rule's chunked FLOPs, heads split by tp") {
+  const ModelSpec m = load_hf_config(std::string(LLMSIM_TEST_DATA_DIR) + "/models/qwen3.5-9b");
+  InventoryParams p;
+  p.q_len = 4096;
+  // Every layer's inventory holds the weights count_params counts for it, the Gated DeltaNet (0) and the
+  // full-attention one with its output gate (3) alike.
+  for (const std::int64_t l : {0, 3}) {
+    std::int64_t params = 0;
+    for (const Operator& op : layer_ops(m, p, l).ops) params += op.weight_params;
+    CHECK(params == count_layer_params(m, l).total());
+  }
+  const auto rule = [&](std::int64_t tp) {
+    InventoryParams q = p;
+    q.tp = tp;
+    const auto inv = layer_ops(m, q, 0).ops;
+    const auto it =
+        std::find_if(inv.begin(), inv.end(), [](const Operator& op) { return op.kind == OpKind::LinearAttn; });
+    REQUIRE(it != inv.end());
+    CHECK(is_attention_core(*it));
+    return *it;
+  };
+  // Per token and value head, chunks of 64 over key and value heads of 128: 6 C dk + 4 C dv + 6 dk dv + C^2 / 1.5.
+  const double per_token = 6.0 * 64 * 128 + 4.0 * 64 * 128 + 6.0 * 128 * 128 + 2.0 / 3.0 * 64 * 64;
+  CHECK(gated_delta_rule_work(m).chunk_flops_per_token == doctest::Approx(per_token));
+  CHECK(rule(1).fwd_flops == doctest::Approx(4096.0 * 32 * per_token));
+  CHECK(rule(2).fwd_flops == doctest::Approx(rule(1).fwd_flops / 2));  // 16 of the 32 value heads per rank
+  // The full-attention layer's fused projection carries the output gate's columns: 2 x 16 x 256 + 2 x 4 x 256.
+  const auto full = layer_ops(m, p, 3).ops;
+  const auto qkv =
+      std::find_if(full.begin(), full.end(), [](const Operator& op) { return op.role == OpRole::QkvProj; });
+  REQUIRE(qkv != full.end());
+  CHECK(qkv->n == 2 * 16 * 256 + 2 * 4 * 256);
+  CHECK(std::none_of(full.begin(), full.end(), [](const Operator& op) { return op.kind == OpKind::LinearAttn; }));
+  // Tensor parallelism must split the Gated DeltaNet heads too.
+  InventoryParams odd = p;
+  odd.tp = 32;
+  ModelSpec wide = m;
+  wide.num_heads = 32;
+  wide.num_kv_heads = 32;
+  try {
+    (void)layer_ops(wide, odd, 0);
+    FAIL("tp 32 does not divide the 16 key heads");
+  } catch (const Error& e) {
+    CHECK(e.message().find("linear_num_key_heads=16") != std::string::npos);
+  }
+}

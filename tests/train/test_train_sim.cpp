@@ -8,6 +8,8 @@
 
 #include "llmsim/cost/compute_cost.h"
 #include "llmsim/hardware/attention_support.h"
+#include "llmsim/model/hf_config.h"
+#include "llmsim/model/operators.h"
 #include "llmsim/run/feasibility.h"
 #include "llmsim/run/framework_profile.h"
 #include "llmsim/train/fast_train.h"
@@ -803,4 +805,43 @@ TEST_CASE("recompute_layers: all of a stage's layers is full recomputation; fewe
   CHECK(mentions(some.problems, "recomputing 8 of the 16 layers of each pipeline stage"));
   r.train.recompute = sim::Recompute::Selective;
   CHECK(mentions(sim::simulate_training(m, sys, r).problems, "needs recompute full"));
+}
+
+TEST_CASE("a Gated DeltaNet hybrid trains layer by layer; the fast estimator and its memory follow its layer kinds") {
+  const auto m = model::load_hf_config(std::string(LLMSIM_TEST_DATA_DIR) + "/models/qwen3-coder-next");
+  const auto sys = preset_system("hgx-h200");
+  auto run = [&](std::int64_t pp) {
+    sim::RunSpec r = pretrain(64, 1, 512, 4096);
+    r.train.framework = sim::Framework::Megatron;
+    r.par.tp = 2;
+    r.par.pp = pp;
+    r.par.dp = 64 / (2 * pp);
+    r.par.ep = std::min<std::int64_t>(8, r.par.dp);  // experts across data-parallel ranks
+    r.train.recompute = sim::Recompute::Full;
+    return sim::with_defaults(r);
+  };
+  const auto base = run(1);
+  REQUIRE(sim::structural_problems(base, m).empty());
+  const auto full = sim::simulate_training(m, sys, base);
+  REQUIRE(full.valid());
+  // The model FLOPs count attention in the 12 attending layers and the gated delta rule in the other 36.
+  const double attn =
+      6.0 * 4096 * (4096 + 4096) * 12 + 3.0 * model::gated_delta_rule_work(m).chunk_flops_per_token * 32 * 36;
+  CHECK(full.attention_flops_per_step == doctest::Approx(attn * full.tokens_per_step));
+  sim::FastTrainEvaluator fe(m, sys);
+  // Stages of 48, 24 and 12 layers hold whole periods of the 3:1 pattern; 8 stages of 6 do not. The fast memory
+  // model counts each stage's layers by kind, so it equals the memory model either way.
+  for (const std::int64_t pp : {1, 2, 4, 8}) {
+    const auto r = run(pp);
+    REQUIRE(sim::structural_problems(r, m).empty());
+    CHECK(fe.memory(r).gpu_bytes == doctest::Approx(sim::evaluate_memory(m, sys, r).gpu_bytes).epsilon(1e-12));
+  }
+  CHECK(fe.estimate(base).step_time_s == doctest::Approx(full.step_time_s.value).epsilon(0.05));
+  // Context parallelism across the recurrence is refused with its reason.
+  auto cp = base;
+  cp.par.cp = 2;
+  cp.par.dp /= 2;
+  bool named = false;
+  for (const auto& why : sim::structural_problems(cp, m)) named |= why.find("Gated DeltaNet") != std::string::npos;
+  CHECK(named);
 }
