@@ -254,6 +254,23 @@ bool offered(const sim::SettingInfo& s, RunKinds kinds) {
 }
 }  // namespace
 
+// What --help shows for a setting's value: its kind with its range, as apply_setting checks it.
+std::string setting_type_name(const sim::SettingInfo& s) {
+  switch (s.kind) {
+    case sim::SettingKind::PositiveInt: return s.max > 0 ? fmt::format("INT:1..{}", s.max) : "INT:>=1";
+    case sim::SettingKind::NonNegativeInt: return s.max > 0 ? fmt::format("INT:0..{}", s.max) : "INT:>=0";
+    case sim::SettingKind::PositiveNumber: return s.max > 0 ? fmt::format("NUMBER:>0..{}", s.max) : "NUMBER:>0";
+    case sim::SettingKind::Fraction: return "NUMBER:0..1";
+    case sim::SettingKind::Ratio: return "NUMBER:1..1e6";
+    case sim::SettingKind::Release: return "VERSION";
+    case sim::SettingKind::Choice: return "CHOICE";
+    case sim::SettingKind::List: return "LIST";
+    case sim::SettingKind::Text:
+    case sim::SettingKind::Flag: break;
+  }
+  return "TEXT";
+}
+
 void add_run_flags(CLI::App& app, RunFlags& flags, RunKinds kinds) {
   app.add_option("--config", flags.config, "run-config TOML whose keys are these flag names; flags override it");
   for (const auto& s : sim::run_settings()) {
@@ -271,6 +288,7 @@ void add_run_flags(CLI::App& app, RunFlags& flags, RunKinds kinds) {
       // A value that is itself a flag means the value was left out ("--gpus --tp 2"): say so, instead of
       // CLI11's "unexpected argument '2'" about the value the next flag then lacks.
       app.add_option(flag, flags.values[s.name], help)
+          ->type_name(setting_type_name(s))
           ->check(CLI::Validator(
               [](std::string& v) {
                 const bool is_flag =

@@ -95,8 +95,10 @@ void add_serve_flags(CLI::App* sub, ServeCommand& c) {
   add_bands_option(*sub, cmd->bands);
   add_run_flags(*sub, cmd->flags, RunKinds::Inference);
   // serve's lengths take the forms plan serve's take: a stream's lengths are a distribution.
-  sub->get_option("--input-len")->description(std::string("prompt tokens: ") + sim::kLengthForms);
-  sub->get_option("--output-len")->description(std::string("output tokens: ") + sim::kLengthForms);
+  sub->get_option("--input-len")->description(std::string("prompt tokens: ") + sim::kLengthForms)->type_name("LENGTHS");
+  sub->get_option("--output-len")
+      ->description(std::string("output tokens: ") + sim::kLengthForms)
+      ->type_name("LENGTHS");
   sub->add_option("--requests", cmd->requests,
                   "requests to simulate (default 1000, at most 100,000,000: each one is simulated; with --trace-file: "
                   "the first N)")
