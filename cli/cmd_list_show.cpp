@@ -31,7 +31,9 @@ std::string_view norm_name(model::NormKind n) { return n == model::NormKind::Rms
 std::string_view mlp_name(model::MlpKind k) {
   return k == model::MlpKind::Gated ? "gated (3 matrices)" : "plain (2 matrices)";
 }
-std::string_view pos_name(model::PositionKind p) { return p == model::PositionKind::Rope ? "rope" : "learned"; }
+std::string_view pos_name(model::PositionKind p) {
+  return p == model::PositionKind::Rope ? "rope" : p == model::PositionKind::Learned ? "learned" : "none";
+}
 
 // KV-cache bytes per token of the whole model (one GPU, every layer) at `elem_bytes` per element.
 double kv_bytes_per_token(const model::ModelSpec& m, double elem_bytes) {
@@ -83,16 +85,26 @@ nlohmann::json model_json(const model::ModelSpec& m) {
                 {"v_head_dim", m.mla.v_head_dim}};
   if (m.linear_attn.enabled()) {
     const auto& g = m.linear_attn;
-    j["linear_attention"] = {
-        {"kind", "gated_deltanet"},
+    nlohmann::json la = {
         {"layers", m.linear_attention_layers()},
-        {"key_heads", g.key_heads},
-        {"key_head_dim", g.key_head_dim},
-        {"value_heads", g.value_heads},
-        {"value_head_dim", g.value_head_dim},
         {"conv_kernel", g.conv_kernel},
+        {"chunk", g.chunk},
         {"state_dtype", dtype_name(m.linear_state_dtype())},
         {"state_bytes_per_sequence_16bit", model::linear_state_bytes_per_sequence(m, m.num_layers, 1, 2.0)}};
+    if (g.kind == model::LinearMixer::Mamba2) {
+      la["kind"] = "mamba2";
+      la["heads"] = g.ssm_heads;
+      la["head_dim"] = g.ssm_head_dim;
+      la["state_size"] = g.ssm_state;
+      la["groups"] = g.ssm_groups;
+    } else {
+      la["kind"] = "gated_deltanet";
+      la["key_heads"] = g.key_heads;
+      la["key_head_dim"] = g.key_head_dim;
+      la["value_heads"] = g.value_heads;
+      la["value_head_dim"] = g.value_head_dim;
+    }
+    j["linear_attention"] = la;
   }
   if (m.attn_output_gate) j["attention_output_gate"] = true;
   if (m.mtp_layers > 0) j["mtp"] = {{"modules", m.mtp_layers}, {"params", pc.mtp}};
@@ -130,12 +142,16 @@ void print_model(const model::ModelSpec& m) {
         m.mla.qk_rope_head_dim, m.mla.v_head_dim);
   if (m.linear_attn.enabled()) {
     const auto& g = m.linear_attn;
+    const std::string heads = g.kind == model::LinearMixer::Mamba2
+                                  ? fmt::format("{} heads of {}, state {}, {} group(s)", g.ssm_heads, g.ssm_head_dim,
+                                                g.ssm_state, g.ssm_groups)
+                                  : fmt::format("key heads {} x {}, value heads {} x {}", g.key_heads, g.key_head_dim,
+                                                g.value_heads, g.value_head_dim);
     std::cout << fmt::format(
-        "  Gated DeltaNet: {} of {} layers (key heads {} x {}, value heads {} x {}, conv {}); per sequence {:.4g} MiB "
-        "of "
-        "state ({}) and convolution inputs at 16-bit instead of their KV\n",
-        m.linear_attention_layers(), m.num_layers, g.key_heads, g.key_head_dim, g.value_heads, g.value_head_dim,
-        g.conv_kernel, model::linear_state_bytes_per_sequence(m, m.num_layers, 1, 2.0) / units::MiB,
+        "  {}: {} of {} layers ({}, conv {}); per sequence {:.4g} MiB of state ({}) and convolution inputs at "
+        "16-bit instead of their KV\n",
+        model::linear_mixer_name(g.kind), m.linear_attention_layers(), m.num_layers, heads, g.conv_kernel,
+        model::linear_state_bytes_per_sequence(m, m.num_layers, 1, 2.0) / units::MiB,
         dtype_name(m.linear_state_dtype()));
   }
   if (m.attn_output_gate) std::cout << "  attention output gate (q_proj also projects a sigmoid gate)\n";
@@ -174,10 +190,9 @@ void print_model(const model::ModelSpec& m) {
   }
   std::cout << fmt::format("  KV cache: {:.4g} MiB per token at 16-bit ({:.4g} MiB at fp8){}\n",
                            kv_bytes_per_token(m, 2.0) / units::MiB, kv_bytes_per_token(m, 1.0) / units::MiB,
-                           m.mla.enabled() ? " (MLA latent + RoPE key, whole on every TP rank)"
-                           : m.linear_attn.enabled()
-                               ? fmt::format(" (the {} full-attention layers)", m.attention_layers())
-                               : std::string());
+                           m.mla.enabled()           ? " (MLA latent + RoPE key, whole on every TP rank)"
+                           : m.linear_attn.enabled() ? fmt::format(" (the {} attention layers)", m.attention_layers())
+                                                     : std::string());
   std::cout << fmt::format("  forward FLOPs per token (2 x non-embedding active params): {:.4g} GFLOP\n",
                            2.0 * static_cast<double>(pc.active - pc.embedding - pc.position_embedding) / 1e9);
 }

@@ -365,6 +365,16 @@ double read_rotary_fraction(const Reader& r, const char* old_key, double fallbac
   return f;
 }
 
+// mamba_ssm_dtype: the recurrent state's element type where a config states it (Qwen3.5's files).
+void read_state_dtype(const Reader& r, LinearAttentionSpec& g) {
+  if (!r.get("mamba_ssm_dtype")) return;
+  const std::string name = r.string("mamba_ssm_dtype", "");
+  DType t{};
+  if (!parse_dtype(name, t))
+    r.fail("mamba_ssm_dtype", fmt::format("unknown mamba_ssm_dtype '{}'; known: {}", name, join(dtype_names())));
+  g.state_dtype = t;
+}
+
 // The token mixers of the Gated DeltaNet hybrids (model::LinearAttentionSpec; Qwen3NextConfig, Qwen3_5TextConfig
 // and Qwen3_5MoeTextConfig): layer_types lists "linear_attention" or "full_attention" for every layer, or, without
 // it, every full_attention_interval-th layer (default 4) is full attention and the rest linear, as those configs'
@@ -372,6 +382,8 @@ double read_rotary_fraction(const Reader& r, const char* old_key, double fallbac
 // (Qwen3.5's files) is the recurrent state's element type.
 void read_gated_deltanet(const Reader& r, ModelSpec& m) {
   LinearAttentionSpec& g = m.linear_attn;
+  g.kind = LinearMixer::GatedDeltaNet;
+  g.chunk = 64;  // fla.ops.gated_delta_rule's chunk size (BT = 64), as vLLM's copy of it
   g.key_heads = r.dimension("linear_num_key_heads", 16);
   g.key_head_dim = r.dimension("linear_key_head_dim", 128);
   g.value_heads = r.dimension("linear_num_value_heads", 32);
@@ -397,13 +409,7 @@ void read_gated_deltanet(const Reader& r, ModelSpec& m) {
   } else {
     for (std::int64_t l = 0; l < m.num_layers; ++l) g.layers[static_cast<std::size_t>(l)] = (l + 1) % interval != 0;
   }
-  if (r.get("mamba_ssm_dtype")) {
-    const std::string name = r.string("mamba_ssm_dtype", "");
-    DType t{};
-    if (!parse_dtype(name, t))
-      r.fail("mamba_ssm_dtype", fmt::format("unknown mamba_ssm_dtype '{}'; known: {}", name, join(dtype_names())));
-    g.state_dtype = t;
-  }
+  read_state_dtype(r, g);
 }
 
 // The Qwen3-Next family's decoder (transformers' modeling_qwen3_next.py, modeling_qwen3_5.py and
@@ -450,6 +456,78 @@ ModelSpec read_qwen3_5_moe_text(const Reader& r) {
   ModelSpec m = read_llama_like(r, {248320, 2048, 512, 40, 16, 2, 32768, 10000.0});
   read_qwen3_next_decoder(r, m);
   read_qwen_moe(r, m, {.experts = 256, .per_token = 8, .expert_ffn = 512, .shared_ffn = 512});
+  return m;
+}
+
+// Granite-4.0-H (transformers' GraniteMoeHybridConfig and modeling_granitemoehybrid.py; ibm-granite/granite-4.0-h-*):
+// layer_types lists "mamba" (a Mamba-2 mixer, BambaMixer) or "attention" (GraniteMoeSharedAttention: q, k, v and o
+// with attention_bias) per layer (without it every layer is mamba, as the config's layers_block_type says); after
+// the mixer a shared SwiGLU MLP of shared_intermediate_size (input_linear of 2 x width, output_linear) on every
+// layer and, with num_local_experts > 0, a mixture of that many experts of intermediate_size (router without bias,
+// no shared-expert gate) beside it. position_embedding_type "rope" rotates the attention's queries and keys; None
+// or "nope" (the released H models) leaves them without positions. The muP multipliers (embedding, attention,
+// residual, logits) scale values, not work. Defaults: GraniteMoeHybridConfig's.
+ModelSpec read_granitemoehybrid(const Reader& r) {
+  ModelSpec m = read_llama_like(r, {32000, 4096, 11008, 32, 32, 0, 2048, 10000.0});
+  m.qkv_bias = m.out_bias = r.boolean("attention_bias", false);
+  const std::string positions = r.string("position_embedding_type", "nope");
+  if (positions != "rope" && positions != "nope")
+    r.fail("position_embedding_type",
+           fmt::format("position_embedding_type must be \"rope\", \"nope\" or null, got '{}'", positions));
+  if (positions == "nope") {
+    m.position = PositionKind::None;
+    m.rotary_fraction = 0.0;
+  }
+  for (const char* k : {"embedding_multiplier", "attention_multiplier", "residual_multiplier", "logits_scaling"})
+    r.number(k, 1.0);
+  // The MLP of every layer is the shared one; the experts, when there are any, come beside it.
+  const std::int64_t shared = r.non_negative("shared_intermediate_size", 1024);
+  m.moe.num_experts = r.non_negative("num_local_experts", 8);
+  if (m.moe.num_experts > 0) {
+    m.moe.experts_per_token = read_experts_per_token(r, 2, m.moe.num_experts);
+    m.moe.expert_ffn = m.ffn_hidden;
+    m.moe.shared_expert_ffn = shared;
+    m.ffn_hidden = 0;
+  } else {
+    r.non_negative("num_experts_per_tok", 0);
+    m.ffn_hidden = shared;
+  }
+  LinearAttentionSpec& g = m.linear_attn;
+  g.kind = LinearMixer::Mamba2;
+  g.ssm_heads = r.dimension("mamba_n_heads", 128);
+  const std::int64_t inner = r.positive("mamba_expand", 2, 64) * m.hidden;
+  if (inner % g.ssm_heads != 0)
+    r.fail("mamba_n_heads",
+           fmt::format("mamba_n_heads ({}) must divide mamba_expand x hidden_size ({})", g.ssm_heads, inner));
+  if (const json* d = r.get("mamba_d_head"); d && d->is_string() && *d == "auto")
+    g.ssm_head_dim = inner / g.ssm_heads;
+  else
+    g.ssm_head_dim = r.dimension("mamba_d_head", inner / g.ssm_heads);
+  if (g.ssm_head_dim * g.ssm_heads != inner)
+    r.fail("mamba_d_head", fmt::format("mamba_n_heads x mamba_d_head ({} x {}) must equal mamba_expand x hidden_size "
+                                       "({})",
+                                       g.ssm_heads, g.ssm_head_dim, inner));
+  g.ssm_state = r.dimension("mamba_d_state", 256);
+  g.ssm_groups = r.dimension("mamba_n_groups", 1);
+  if (g.ssm_heads % g.ssm_groups != 0)
+    r.fail("mamba_n_groups",
+           fmt::format("mamba_n_groups ({}) must divide mamba_n_heads ({})", g.ssm_groups, g.ssm_heads));
+  g.conv_kernel = r.positive("mamba_d_conv", 4, 1024);
+  g.chunk = r.positive("mamba_chunk_size", 256);
+  g.conv_bias = r.boolean("mamba_conv_bias", true);
+  g.proj_bias = r.boolean("mamba_proj_bias", false);
+  g.layers.assign(static_cast<std::size_t>(m.num_layers), true);
+  if (const json* types = r.get("layer_types"); types && !types->is_null()) {
+    if (!types->is_array() || static_cast<std::int64_t>(types->size()) != m.num_layers)
+      r.fail("layer_types", fmt::format("layer_types must list one mixer type per layer ({} layers)", m.num_layers));
+    for (std::size_t i = 0; i < types->size(); ++i) {
+      const json& t = (*types)[i];
+      if (!t.is_string() || (t != "mamba" && t != "attention"))
+        r.fail("layer_types", fmt::format("layer_types[{}] must be \"mamba\" or \"attention\", got {}", i, shown(t)));
+      g.layers[i] = t == "mamba";
+    }
+  }
+  read_state_dtype(r, g);
   return m;
 }
 
@@ -979,7 +1057,7 @@ struct Family {
   std::string_view model_type;
   Builder build;
 };
-constexpr std::array<Family, 30> kFamilies{{{"llama", read_llama},
+constexpr std::array<Family, 31> kFamilies{{{"llama", read_llama},
                                             {"mistral", read_mistral},
                                             {"mixtral", read_mixtral},
                                             {"qwen2", read_qwen2},
@@ -993,6 +1071,7 @@ constexpr std::array<Family, 30> kFamilies{{{"llama", read_llama},
                                             {"qwen3_5", read_qwen3_5_text},
                                             {"qwen3_5_moe_text", read_qwen3_5_moe_text},
                                             {"qwen3_5_moe", read_qwen3_5_moe_text},
+                                            {"granitemoehybrid", read_granitemoehybrid},
                                             {"phi3", read_phi3},
                                             {"gpt_neox", read_gpt_neox},
                                             {"gpt2", read_gpt2},

@@ -31,6 +31,15 @@ std::string_view weight_quant_name(WeightQuant q) {
   return "?";
 }
 
+std::string_view linear_mixer_name(LinearMixer k) {
+  switch (k) {
+    case LinearMixer::GatedDeltaNet: return "Gated DeltaNet";
+    case LinearMixer::Mamba2: return "Mamba-2";
+    case LinearMixer::None: break;
+  }
+  return "none";
+}
+
 double kv_layer_share(const ModelSpec& m) {
   if (!m.linear_attn.enabled() || m.num_layers <= 0) return 1.0;
   return static_cast<double>(m.attention_layers()) / static_cast<double>(m.num_layers);
@@ -44,15 +53,28 @@ double kv_bytes_per_token(const ModelSpec& m, std::int64_t layers, std::int64_t 
   return 2.0 * heads_per_rank * static_cast<double>(m.head_dim) * kv_layers * elem_bytes;
 }
 
+std::int64_t ssm_groups_per_rank(const ModelSpec& m, std::int64_t tp) {
+  const LinearAttentionSpec& g = m.linear_attn;
+  if (g.kind != LinearMixer::Mamba2) return 0;
+  return tp > 0 && g.ssm_groups % tp == 0 ? g.ssm_groups / tp : g.ssm_groups;
+}
+
+std::int64_t conv_channels_per_rank(const ModelSpec& m, std::int64_t tp) {
+  const LinearAttentionSpec& g = m.linear_attn;
+  const std::int64_t t = std::max<std::int64_t>(1, tp);
+  if (g.kind == LinearMixer::Mamba2) return g.inner_dim() / t + 2 * ssm_groups_per_rank(m, t) * g.ssm_state;
+  return g.conv_dim() / t;
+}
+
 double linear_state_bytes_per_sequence(const ModelSpec& m, std::int64_t layers, std::int64_t tp,
                                        double conv_elem_bytes) {
   const LinearAttentionSpec& g = m.linear_attn;
   if (!g.enabled() || m.num_layers <= 0) return 0;
   const double t = static_cast<double>(std::max<std::int64_t>(1, tp));
   const double share = 1.0 - kv_layer_share(m);
-  const double state = static_cast<double>(g.value_heads) / t * static_cast<double>(g.key_head_dim) *
-                       static_cast<double>(g.value_head_dim) * dtype_bytes(m.linear_state_dtype());
-  const double conv = static_cast<double>(g.conv_dim()) / t *
+  const double state = static_cast<double>(g.state_heads()) / t * static_cast<double>(g.state_elems_per_head()) *
+                       dtype_bytes(m.linear_state_dtype());
+  const double conv = static_cast<double>(conv_channels_per_rank(m, tp)) *
                       static_cast<double>(std::max<std::int64_t>(0, g.conv_kernel - 1)) * conv_elem_bytes;
   return static_cast<double>(layers) * share * (state + conv);
 }

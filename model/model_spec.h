@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "llmsim/core/dtype.h"
@@ -14,7 +15,8 @@ namespace llmsim::model {
 
 enum class NormKind { RmsNorm, LayerNorm };  // LayerNorm has a bias vector, RMSNorm does not
 enum class MlpKind { Gated, Plain };         // Gated: gate/up/down (SwiGLU); Plain: up/down (GELU)
-enum class PositionKind { Rope, Learned };   // Learned adds a max_positions x hidden table
+// Learned adds a max_positions x hidden table; None: no position encoding (Granite-4.0-H's "nope")
+enum class PositionKind { Rope, Learned, None };
 // Nvfp4: NVIDIA's 4-bit format (E2M1 with an FP8 scale per 16 weights), run as FP4 GEMMs on Blackwell.
 enum class WeightQuant { None, Int8, Int4, Nf4, Fp8, Mxfp4, Nvfp4 };
 
@@ -83,27 +85,53 @@ struct MlaSpec {
   bool enabled() const { return kv_lora_rank > 0; }
 };
 
-// Gated DeltaNet token mixers (Yang, Kautz and Hatamizadeh, "Gated Delta Networks: Improving Mamba2 with Delta
-// Rule", ICLR 2025), the linear_attention layers of Qwen3-Next and Qwen3.5 (transformers' Qwen3NextGatedDeltaNet):
-// in_proj_qkvz projects the normed input to queries and keys of key_heads x key_head_dim and to values and an
-// output gate z of value_heads x value_head_dim; in_proj_ba to a write strength b and a decay input a per value
-// head; a depthwise causal convolution of conv_kernel taps runs over q, k and v; the gated delta rule keeps one
-// key_head_dim x value_head_dim state per value head (the key heads repeated to the value heads) and updates it
-// once per token; an RMSNorm over each head's output, gated by silu(z), feeds out_proj. Instead of K and V per
-// token such a layer keeps, per sequence, that state (at state_dtype) and the convolution's last conv_kernel - 1
-// inputs.
+// The token mixer of a layer that keeps a fixed-size recurrent state per sequence instead of K and V per token.
+//  * GatedDeltaNet (Yang, Kautz and Hatamizadeh, "Gated Delta Networks: Improving Mamba2 with Delta Rule", ICLR
+//    2025), the linear_attention layers of Qwen3-Next and Qwen3.5 (transformers' Qwen3NextGatedDeltaNet):
+//    in_proj_qkvz projects the normed input to queries and keys of key_heads x key_head_dim and to values and an
+//    output gate z of value_heads x value_head_dim, in_proj_ba to a write strength b and a decay input a per
+//    value head; a depthwise causal convolution over q, k and v; the gated delta rule keeps one key_head_dim x
+//    value_head_dim state per value head (key heads repeated to the value heads); an RMSNorm over each head's
+//    output gated by silu(z) feeds out_proj.
+//  * Mamba2 (Dao and Gu, "Transformers are SSMs", ICML 2024), the mamba layers of Granite-4.0-H and Bamba
+//    (transformers' BambaMixer): in_proj to z and x (ssm_heads x ssm_head_dim each), B and C (ssm_groups x
+//    ssm_state each) and dt per head; a depthwise causal convolution over x, B and C; the selective scan keeps one
+//    ssm_head_dim x ssm_state state per head; a gated RMSNorm over the inner width feeds out_proj.
+// Instead of K and V per token such a layer keeps, per sequence, its states (at state_dtype) and the
+// convolution's last conv_kernel - 1 inputs.
+enum class LinearMixer { None, GatedDeltaNet, Mamba2 };
+std::string_view linear_mixer_name(LinearMixer k);  // "none", "Gated DeltaNet", "Mamba-2"
 struct LinearAttentionSpec {
-  std::int64_t key_heads = 0;  // linear_num_key_heads (0: no linear-attention layers)
+  LinearMixer kind = LinearMixer::None;
+  // Gated DeltaNet (linear_num_key_heads, linear_key_head_dim, ...).
+  std::int64_t key_heads = 0;
   std::int64_t key_head_dim = 0;
   std::int64_t value_heads = 0;
   std::int64_t value_head_dim = 0;
+  // Mamba-2 (mamba_n_heads, mamba_d_head, mamba_d_state, mamba_n_groups).
+  std::int64_t ssm_heads = 0;
+  std::int64_t ssm_head_dim = 0;
+  std::int64_t ssm_state = 0;
+  std::int64_t ssm_groups = 0;
+  bool conv_bias = false;  // the convolution's per-channel bias (mamba_conv_bias)
+  bool proj_bias = false;  // in_proj's and out_proj's biases (mamba_proj_bias)
   std::int64_t conv_kernel = 0;
-  std::vector<bool> layers;          // per layer: a Gated DeltaNet (layer_types "linear_attention") or not
+  std::int64_t chunk = 0;            // tokens per chunk of the chunked kernels (FLA's 64; mamba_chunk_size)
+  std::vector<bool> layers;          // per layer: this mixer (layer_types "linear_attention" / "mamba") or attention
   std::optional<DType> state_dtype;  // the recurrent state's elements (mamba_ssm_dtype); nullopt: the checkpoint's
-  bool enabled() const { return key_heads > 0; }
+  bool enabled() const { return kind != LinearMixer::None; }
   std::int64_t key_dim() const { return key_heads * key_head_dim; }
   std::int64_t value_dim() const { return value_heads * value_head_dim; }
-  std::int64_t conv_dim() const { return 2 * key_dim() + value_dim(); }  // q, k and v through the convolution
+  std::int64_t inner_dim() const { return ssm_heads * ssm_head_dim; }  // Mamba-2's x and z width
+  // Channels through the convolution: q, k and v (Gated DeltaNet) or x, B and C (Mamba-2).
+  std::int64_t conv_dim() const {
+    return kind == LinearMixer::Mamba2 ? inner_dim() + 2 * ssm_groups * ssm_state : 2 * key_dim() + value_dim();
+  }
+  // Heads the state is kept per (value heads, or Mamba-2's heads) and the state's elements per head.
+  std::int64_t state_heads() const { return kind == LinearMixer::Mamba2 ? ssm_heads : value_heads; }
+  std::int64_t state_elems_per_head() const {
+    return kind == LinearMixer::Mamba2 ? ssm_head_dim * ssm_state : key_head_dim * value_head_dim;
+  }
 };
 
 // Pre-quantized checkpoints (quantization_config) or a requested storage format.
@@ -224,15 +252,21 @@ struct ModelSpec {
 // memory model, the inference iteration cost and `show model`.
 double kv_bytes_per_token(const ModelSpec& m, std::int64_t layers, std::int64_t tp, double elem_bytes);
 
-// Of `layers` layers on one GPU, the share that keeps K and V (hybrid Gated DeltaNet models: the full-attention
-// layers' share of the model; 1 otherwise): kv_bytes_per_token counts these. Exact for a whole model and for
-// pipeline stages that hold whole periods of the layer pattern (Qwen3-Next's 4 layers).
+// Of `layers` layers on one GPU, the share that keeps K and V (hybrids of Gated DeltaNet or Mamba-2 layers: the
+// attention layers' share of the model; 1 otherwise): kv_bytes_per_token counts these. Exact for a whole model
+// and for pipeline stages that hold whole periods of the layer pattern (Qwen3-Next's 4 layers).
 double kv_layer_share(const ModelSpec& m);
+// Mamba-2's B/C groups one rank of a `tp`-way group computes: ssm_groups / tp when tp divides them, else all of
+// them, replicated (vLLM's MambaMixer2 replicates groups that do not split evenly); 0 for other mixers.
+std::int64_t ssm_groups_per_rank(const ModelSpec& m, std::int64_t tp);
+// Channels of a linear-attention layer's convolution on one rank: q, k and v / tp (Gated DeltaNet), x / tp and the
+// rank's groups' B and C (Mamba-2).
+std::int64_t conv_channels_per_rank(const ModelSpec& m, std::int64_t tp);
 // The recurrent state one sequence keeps in the linear-attention layers among `layers` layers on one GPU of a
-// `tp`-way group (their share of the model, as kv_layer_share): per layer the gated delta rule's value_heads / tp
-// states of key_head_dim x value_head_dim at state_dtype, and the convolution's last conv_kernel - 1 inputs of
-// conv_dim / tp channels at `conv_elem_bytes` (the activation dtype: vLLM's and transformers' conv_states). 0
-// for a model without such layers. The one formula of the memory model, the serving KV pool and `show model`.
+// `tp`-way group (their share of the model, as kv_layer_share): per layer state_heads / tp states of
+// state_elems_per_head at state_dtype, and the convolution's last conv_kernel - 1 inputs of its rank's channels
+// at `conv_elem_bytes` (the activation dtype: vLLM's and transformers' conv_states). 0 for a model without such
+// layers. The one formula of the memory model, the serving KV pool and `show model`.
 double linear_state_bytes_per_sequence(const ModelSpec& m, std::int64_t layers, std::int64_t tp,
                                        double conv_elem_bytes);
 

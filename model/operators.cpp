@@ -116,10 +116,12 @@ LayerInventory layer_ops(const ModelSpec& m, const InventoryParams& p, std::int6
   Ctx c = make_ctx(m, p);
   c.window = m.window_of(layer_index);
   LayerInventory inv;
-  if (m.is_linear_attention_layer(layer_index))
-    add_gated_deltanet(c, inv.ops);
-  else
+  if (!m.is_linear_attention_layer(layer_index))
     add_attention(c, inv.ops);
+  else if (m.linear_attn.kind == LinearMixer::Mamba2)
+    add_mamba2(c, inv.ops);
+  else
+    add_gated_deltanet(c, inv.ops);
   if (m.is_moe_layer(layer_index))
     add_moe(c, inv.ops);
   else

@@ -191,16 +191,19 @@ int attention_input_projections(const ModelSpec& m);
 // Projections that read the MLP's normed input: gate and up for a gated MLP, up for a plain one.
 int mlp_input_projections(const ModelSpec& m);
 
-// The gated delta rule's work per token and value head (Gated DeltaNet layers; model/operators/gated_deltanet.cpp
-// derives it): in the chunked form of training and prefill (FLA's chunk kernels, chunks of kChunk tokens) and in
-// the recurrent form of a decode step (one read and one write of each state of state_elems elements).
-struct GatedDeltaRuleWork {
-  static constexpr std::int64_t kChunk = 64;  // fla.ops.gated_delta_rule chunk size (BT = 64), vLLM's copy too
+// The recurrence of a linear-attention layer on one GPU of a `tp`-way group, per token over the rank's heads
+// (model/operators/recurrence.cpp derives each mixer's): in the chunked form of training and prefill (chunks of
+// `chunk` tokens) and the recurrent form of a decode step (each state read and written once); what the chunked
+// kernels read and write per token besides the chunks' states.
+struct RecurrenceWork {
+  std::int64_t chunk = 0;
   double chunk_flops_per_token = 0;
   double recurrent_flops_per_token = 0;
-  double state_elems = 0;  // key_head_dim x value_head_dim
+  double state_elems = 0;         // the rank's states, all heads
+  double io_elems_per_token = 0;  // activations (activation dtype) read or written per token
+  double fp32_per_token = 0;      // fp32 values read or written per token (gates, decays, Gated DeltaNet's WY matrix)
 };
-GatedDeltaRuleWork gated_delta_rule_work(const ModelSpec& m);
+RecurrenceWork recurrence_work(const ModelSpec& m, std::int64_t tp);
 
 // One decoder layer (layer_index selects dense or MoE for interleaved MoE models, and the token mixer:
 // attention or a Gated DeltaNet).

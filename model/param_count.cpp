@@ -61,21 +61,29 @@ std::int64_t attention_params(const ModelSpec& m) {
              linear(m.q_dim(), m.hidden, m.out_bias));                                  // o_proj
 }
 
-// A Gated DeltaNet layer's projections (Qwen3NextGatedDeltaNet, no biases): in_proj_qkvz (hidden -> 2 key_dim +
-// 2 value_dim: q, k, v and the output gate z), in_proj_ba (hidden -> 2 value_heads) and out_proj (value_dim ->
-// hidden). Qwen3.5 splits the input projection into in_proj_qkv, in_proj_z, in_proj_b and in_proj_a of the same
-// sizes.
-std::int64_t gated_deltanet_linear_params(const ModelSpec& m) {
+// A linear-attention layer's projections. Gated DeltaNet (Qwen3NextGatedDeltaNet, no biases): in_proj_qkvz
+// (hidden -> 2 key_dim + 2 value_dim: q, k, v and the output gate z), in_proj_ba (hidden -> 2 value_heads) and
+// out_proj (value_dim -> hidden); Qwen3.5 splits the input projection into in_proj_qkv, in_proj_z, in_proj_b and
+// in_proj_a of the same sizes. Mamba-2 (BambaMixer): in_proj (hidden -> 2 inner + 2 groups x state + heads: z,
+// x, B, C and dt) and out_proj (inner -> hidden), with biases under mamba_proj_bias.
+std::int64_t linear_mixer_linear_params(const ModelSpec& m) {
   const LinearAttentionSpec& g = m.linear_attn;
+  if (g.kind == LinearMixer::Mamba2)
+    return add(
+        linear(m.hidden, add(mul(2, g.inner_dim()), mul(2, mul(g.ssm_groups, g.ssm_state)), g.ssm_heads), g.proj_bias),
+        linear(g.inner_dim(), m.hidden, g.proj_bias));
   return add(linear(m.hidden, add(mul(2, g.key_dim()), mul(2, g.value_dim())), false),
              linear(m.hidden, mul(2, g.value_heads), false), linear(g.value_dim(), m.hidden, false));
 }
-// ... and the rest of it: the depthwise conv1d over q, k and v (conv_dim x conv_kernel, no bias), dt_bias and A_log
-// (one per value head each) and the gated RMSNorm's head_v_dim scale, shared by the heads.
-std::int64_t gated_deltanet_params(const ModelSpec& m) {
+// ... and the rest of it: the depthwise conv1d (conv_dim x conv_kernel; Mamba-2's with a bias per channel under
+// mamba_conv_bias), the per-head parameters (Gated DeltaNet: dt_bias and A_log; Mamba-2: dt_bias, A_log and D)
+// and the gated RMSNorm's scale (Gated DeltaNet: one head_v_dim scale shared by the heads; Mamba-2: the inner width).
+std::int64_t linear_mixer_params(const ModelSpec& m) {
   const LinearAttentionSpec& g = m.linear_attn;
-  return add(gated_deltanet_linear_params(m), mul(g.conv_dim(), g.conv_kernel), mul(2, g.value_heads),
-             g.value_head_dim);
+  const std::int64_t conv = add(mul(g.conv_dim(), g.conv_kernel), g.conv_bias ? g.conv_dim() : 0);
+  if (g.kind == LinearMixer::Mamba2)
+    return add(linear_mixer_linear_params(m), conv, mul(3, g.ssm_heads), g.inner_dim());
+  return add(linear_mixer_linear_params(m), conv, mul(2, g.value_heads), g.value_head_dim);
 }
 
 // An MoE layer: routed experts, the router (hidden -> num_experts, no bias in mixtral or qwen2_moe),
@@ -106,7 +114,7 @@ std::int64_t qk_norm_params(const ModelSpec& m) {
 LayerParams count_layer_params(const ModelSpec& m, std::int64_t layer_index) {
   LayerParams p;
   const bool linear_attention = m.is_linear_attention_layer(layer_index);
-  p.attention = linear_attention ? gated_deltanet_params(m) : attention_params(m);
+  p.attention = linear_attention ? linear_mixer_params(m) : attention_params(m);
   if (m.is_moe_layer(layer_index)) {
     moe_params(m, p.mlp, p.mlp_active);
   } else {
@@ -115,12 +123,12 @@ LayerParams count_layer_params(const ModelSpec& m, std::int64_t layer_index) {
   // Two norms per layer (before attention and before the MLP, or after them in OLMo-2: the same
   // weights); a parallel residual keeps both (gpt_neox, Falcon-40B's ln_attn and ln_mlp) unless one
   // feeds both blocks (Falcon-7B's input_layernorm).
-  // A Gated DeltaNet layer has no q/k norms (its own norm is counted in its attention).
+  // A linear-attention layer has no q/k norms (its own norm is counted in its attention).
   p.norms = add(mul((m.shared_block_norm ? 1 : 2) + (m.sandwich_norms ? 2 : 0), norm_params(m)),
                 linear_attention ? 0 : qk_norm_params(m));
   // MLA's q_a_layernorm and kv_a_layernorm over the latents.
   if (m.mla.enabled()) p.norms = add(p.norms, m.mla.q_lora_rank, m.mla.kv_lora_rank);
-  p.linear = add(linear_attention ? gated_deltanet_linear_params(m) : p.attention, p.mlp);
+  p.linear = add(linear_attention ? linear_mixer_linear_params(m) : p.attention, p.mlp);
   (void)add(p.attention, p.mlp, p.norms);  // total() and active() are sums of these: refused here if they overflow
   return p;
 }

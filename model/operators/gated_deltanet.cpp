@@ -9,54 +9,7 @@
 
 #include "llmsim/model/operators/op_builders.h"
 
-namespace llmsim::model {
-
-GatedDeltaRuleWork gated_delta_rule_work(const ModelSpec& m) {
-  const LinearAttentionSpec& g = m.linear_attn;
-  const double dk = static_cast<double>(g.key_head_dim), dv = static_cast<double>(g.value_head_dim);
-  const double C = static_cast<double>(GatedDeltaRuleWork::kChunk);
-  GatedDeltaRuleWork w;
-  // Per chunk of C tokens and value head (WY form of the chunked delta rule; Yang et al. 2024, "Parallelizing
-  // Linear Transformers with the Delta Rule over Sequence Length", Sec. 3, gated in Yang, Kautz and
-  // Hatamizadeh 2025, Sec. 3.3): K K^T (2 C^2 dk), the WY matrix's triangular inverse (C^3 / 3 multiply-adds),
-  // W = T beta K and U = T beta V (2 C^2 dk + 2 C^2 dv), U - W S (2 C dk dv), the outputs Q S and the masked
-  // (Q K^T) U (2 C dk dv + 2 C^2 dk + 2 C^2 dv) and the state update decay S + K^T U (2 C dk dv); per token,
-  // divided by C.
-  w.chunk_flops_per_token = 6.0 * C * dk + 4.0 * C * dv + 6.0 * dk * dv + 2.0 / 3.0 * C * C;
-  // One token's recurrent step (fused_recurrent_gated_delta_rule): decay the state (dk dv), S^T k (2 dk dv),
-  // the rank-one update k (beta (v - S^T k))^T (2 dk dv) and the output S^T q (2 dk dv).
-  w.recurrent_flops_per_token = 7.0 * dk * dv;
-  w.state_elems = dk * dv;
-  return w;
-}
-
-namespace inventory {
-
-namespace {
-
-// The rule over the rank's heads for T tokens of b sequences in the chunked form (training and prefill): reads
-// q and k (key heads), v, the decay g and write strength beta (fp32 per value head), writes the output and the
-// WY matrix (fp32, C per token and head), and writes and reads every chunk's state (fp32) between its kernels
-// (chunk_gated_delta_rule_fwd_h, then the output kernel). Backward recomputes the states and runs the
-// transposed products: 2.5x the forward's FLOPs, as FlashAttention-2's backward (an assumption: the chunk
-// kernels' backward was not counted line by line), twice its traffic.
-Operator gated_delta_rule_op(const Ctx& c) {
-  const LinearAttentionSpec& g = c.m.linear_attn;
-  const GatedDeltaRuleWork w = gated_delta_rule_work(c.m);
-  const double vh = dbl(g.value_heads / c.tp), kd = dbl(g.key_dim() / c.tp), vd = dbl(g.value_dim() / c.tp);
-  const double T = dbl(c.T);
-  const double chunks = dbl(c.b) * dbl(ceil_div(c.q, GatedDeltaRuleWork::kChunk));
-  Operator op = make_op("attn.gated_delta_rule", OpKind::LinearAttn, Module::Attention);
-  op.role = OpRole::AttentionCore;
-  op.fwd_flops = T * vh * w.chunk_flops_per_token;
-  op.fwd_bytes = T * (2 * kd + 2 * vd) * c.a + T * vh * (2 + dbl(GatedDeltaRuleWork::kChunk)) * kFp32 +
-                 2 * chunks * vh * w.state_elems * kFp32;
-  op.bwd_flops = 2.5 * op.fwd_flops;
-  op.bwd_bytes = 2 * op.fwd_bytes;
-  return op;
-}
-
-}  // namespace
+namespace llmsim::model::inventory {
 
 void add_gated_deltanet(const Ctx& c, std::vector<Operator>& ops) {
   const ModelSpec& m = c.m;
@@ -96,7 +49,7 @@ void add_gated_deltanet(const Ctx& c, std::vector<Operator>& ops) {
   gating.weight_params = 2 * vh;  // A_log and dt_bias
   gating.bwd_weight_flops = 2.0 * gate_elems;
   ops.push_back(gating);
-  ops.push_back(gated_delta_rule_op(c));
+  ops.push_back(recurrence_op(c, "attn.gated_delta_rule"));
   // RMSNorm over each head's output times silu(z) (FusedRMSNormGated): reads the output and z, writes the result.
   const double out_elems = T * dbl(vd);
   Operator gated_norm = pointwise("attn.gated_norm", OpKind::Norm, Module::Attention, (kRmsNormFlops + 4) * out_elems,
@@ -115,5 +68,4 @@ void add_gated_deltanet(const Ctx& c, std::vector<Operator>& ops) {
   add_block_tail(c, ops, "attn", Module::Attention);
 }
 
-}  // namespace inventory
-}  // namespace llmsim::model
+}  // namespace llmsim::model::inventory

@@ -60,12 +60,15 @@ void validate(const ModelSpec& m, const InventoryParams& p) {
                             "tensor-parallel ranks, or replicated when there are fewer of them than ranks)",
                             p.tp, m.num_kv_heads));
   require_divides(p.tp, m.ffn_hidden, "ffn_hidden", "MLP columns are split across tensor-parallel ranks");
-  if (m.linear_attn.enabled()) {
+  if (m.linear_attn.kind == LinearMixer::GatedDeltaNet) {
     require_divides(p.tp, m.linear_attn.key_heads, "linear_num_key_heads",
                     "Gated DeltaNet key heads are split across tensor-parallel ranks");
     require_divides(p.tp, m.linear_attn.value_heads, "linear_num_value_heads",
                     "Gated DeltaNet value heads are split across tensor-parallel ranks");
   }
+  if (m.linear_attn.kind == LinearMixer::Mamba2)
+    require_divides(p.tp, m.linear_attn.ssm_heads, "mamba_n_heads",
+                    "Mamba-2 heads are split across tensor-parallel ranks");
   if (m.moe.enabled()) {
     if (m.moe.sparse_step <= 0)
       throw_input(Location{.key = "moe.sparse_step"},

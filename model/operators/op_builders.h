@@ -134,6 +134,9 @@ void finish(const Ctx& c, LayerInventory& inv);
 // The blocks of a decoder layer, appended to `ops`.
 void add_attention(const Ctx& c, std::vector<Operator>& ops);
 void add_gated_deltanet(const Ctx& c, std::vector<Operator>& ops);
+void add_mamba2(const Ctx& c, std::vector<Operator>& ops);
+// A linear-attention mixer's chunked recurrence as one operator (model/operators/recurrence.cpp).
+Operator recurrence_op(const Ctx& c, std::string name);
 void add_mlp(const Ctx& c, std::vector<Operator>& ops);
 void add_moe(const Ctx& c, std::vector<Operator>& ops);
 

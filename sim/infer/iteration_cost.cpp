@@ -200,35 +200,32 @@ void IterationCostModel::add_lora(IterationCost& c, double rows, double distinct
   add_layers(lora_moe_, dbl(moe_layers_.count));
 }
 
-void IterationCostModel::add_gated_delta_rule(const std::vector<SequenceWork>& batch, double layers,
-                                              IterationCost& c) const {
-  // The gated delta rule of `layers` Gated DeltaNet layers (model::gated_delta_rule_work): a sequence's prompt or
-  // chunk in the chunked form (q, k, v, the gates and the output once, the chunks' fp32 states written and read
-  // between the kernels, the sequence's state read and written once), a decode step in the recurrent form (the
-  // state read and written for the step; vLLM's fused_recurrent_gated_delta_rule, transformers' recurrent path),
-  // with the convolution's state read and written (causal_conv1d_update). Prefill and decode sequences run as one
-  // kernel each per layer, as attention does.
+void IterationCostModel::add_recurrence(const std::vector<SequenceWork>& batch, double layers, IterationCost& c) const {
+  // The recurrence of `layers` linear-attention layers (model::recurrence_work: Gated DeltaNet, Mamba-2): a
+  // sequence's prompt or chunk in the chunked form (its activations and fp32 values once, the chunks' fp32 states
+  // written and read between the kernels, the sequence's state read and written once), a decode step in the
+  // recurrent form (the state read and written for the step; vLLM's fused_recurrent_gated_delta_rule and
+  // selective_state_update), with the convolution's state read and written (causal_conv1d_update). Prefill and
+  // decode sequences run as one kernel each per layer, as attention does.
   if (layers <= 0) return;
-  const model::LinearAttentionSpec& g = m_.linear_attn;
-  const model::GatedDeltaRuleWork w = model::gated_delta_rule_work(m_);
-  const double tp = dbl(std::max<std::int64_t>(1, par_.tp));
-  const double vh = dbl(g.value_heads) / tp, qkvo = (2.0 * dbl(g.key_dim()) + 2.0 * dbl(g.value_dim())) / tp;
+  const model::RecurrenceWork w = model::recurrence_work(m_, par_.tp);
   const double a = dtype_bytes(activation_dtype(in_.precision));
-  const double state = vh * w.state_elems * dtype_bytes(m_.linear_state_dtype());
-  const double conv_state = dbl(g.conv_dim()) / tp * dbl(std::max<std::int64_t>(0, g.conv_kernel - 1)) * a;
-  const double C = dbl(model::GatedDeltaRuleWork::kChunk);
+  const double state = w.state_elems * dtype_bytes(m_.linear_state_dtype());
+  const double conv_state = dbl(model::conv_channels_per_rank(m_, par_.tp)) *
+                            dbl(std::max<std::int64_t>(0, m_.linear_attn.conv_kernel - 1)) * a;
+  const double C = dbl(std::max<std::int64_t>(1, w.chunk));
   double pf = 0, pb = 0, df = 0, db = 0;
   for (const auto& s : batch) {
     const double n = dbl(s.new_tokens);
     if (n <= 0) continue;
     const bool prefill = s.new_tokens > 1 || s.context == 0;
     if (prefill) {
-      pf += n * vh * w.chunk_flops_per_token;
-      pb += n * qkvo * a + n * vh * (2.0 + C) * 4.0 + 2.0 * std::ceil(n / C) * vh * w.state_elems * 4.0 + 2.0 * state +
-            2.0 * conv_state;
+      pf += n * w.chunk_flops_per_token;
+      pb += n * w.io_elems_per_token * a + n * w.fp32_per_token * 4.0 + 2.0 * std::ceil(n / C) * w.state_elems * 4.0 +
+            2.0 * state + 2.0 * conv_state;
     } else {
-      df += n * vh * w.recurrent_flops_per_token;
-      db += n * qkvo * a + 2.0 * state + 2.0 * conv_state;
+      df += n * w.recurrent_flops_per_token;
+      db += n * w.io_elems_per_token * a + 2.0 * state + 2.0 * conv_state;
     }
   }
   const DType act = activation_dtype(in_.precision);
@@ -446,12 +443,12 @@ IterationCost IterationCostModel::iteration(const std::vector<SequenceWork>& bat
     }
     c.launches += ((pf > 0 ? 1.0 : 0.0) + (df > 0 ? 1.0 : 0.0)) * layers;
   };
-  // Windowed and global layers apart (ModelSpec::window_of: Gemma's local/global pattern); Gated DeltaNet layers
-  // keep no K and V and attend by their recurrence below.
+  // Windowed and global layers apart (ModelSpec::window_of: Gemma's local/global pattern); linear-attention
+  // layers (Gated DeltaNet, Mamba-2) keep no K and V and mix by their recurrence below.
   const double L = dbl(m_.attention_layers());
   attend(dbl(m_.sliding_window), windowed_layers_ * gpu_share);
   attend(0, (L - windowed_layers_) * gpu_share);
-  if (m_.linear_attn.enabled()) add_gated_delta_rule(batch, dbl(m_.linear_attention_layers()) * gpu_share, c);
+  if (m_.linear_attn.enabled()) add_recurrence(batch, dbl(m_.linear_attention_layers()) * gpu_share, c);
   if (opt_.kv_copy_passes > 0) {
     const double bytes = opt_.kv_copy_passes * 2.0 * cached_keys * kv_row * kvb;  // read + write, K and V
     c.other_s += compute_.memory_bound(bytes, 2.0 * opt_.kv_copy_passes) * L;

@@ -86,15 +86,15 @@ class IterationCostModel {
   IterationCost uniform(std::int64_t batch, std::int64_t new_tokens, std::int64_t context) const;
 
   double kv_bytes_per_token() const { return kv_bytes_per_token_; }  // per GPU, all its layers
-  // A sequence's recurrent state in the Gated DeltaNet layers, per GPU (model::linear_state_bytes_per_sequence).
+  // A sequence's recurrent state in the linear-attention layers, per GPU (model::linear_state_bytes_per_sequence).
   double state_bytes_per_sequence() const { return state_bytes_per_sequence_; }
   double weight_bytes_per_gpu() const { return weight_bytes_; }  // as stored (packed when quantized)
   // One LoRA adapter's A and B matrices on one GPU, all its layers (InferSpec::adapter_rank; 0 without).
   double adapter_bytes_per_gpu() const { return adapter_bytes_; }
 
  private:
-  // Adds the Gated DeltaNet layers' recurrence for this batch (`layers` of them on this GPU) to `c`.
-  void add_gated_delta_rule(const std::vector<SequenceWork>& batch, double layers, IterationCost& c) const;
+  // Adds the linear-attention layers' recurrence for this batch (`layers` of them on this GPU) to `c`.
+  void add_recurrence(const std::vector<SequenceWork>& batch, double layers, IterationCost& c) const;
 
   const model::ModelSpec& m_;  // must outlive the model (as the system copy below does by value)
   hardware::SystemSpec sys_;   // a copy: the engine's kernel floor replaces the launch overhead

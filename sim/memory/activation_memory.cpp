@@ -79,7 +79,20 @@ LayerActivations layer_activations(const model::ModelSpec& m, const ActivationPa
   a.replicated += (resid + eager_norm) * tokens * h     // norm input (and an eager norm's fp32 intermediate)
                   + attn_inputs * gemm_in * tokens * h  // QKV GEMM input (norm output; per projection when cast)
                   + mask * tokens * h;                  // dropout mask after the output projection
-  if (m.is_linear_attention_layer(layer_index)) {
+  if (m.is_linear_attention_layer(layer_index) && m.linear_attn.kind == model::LinearMixer::Mamba2) {
+    // A Mamba-2 block (model/operators/mamba2.cpp), split over TP by heads: the input projection's output (z, x, B,
+    // C and dt), the convolved x, B and C, dt and the cumulative decay in fp32 per head that mamba_ssm's
+    // mamba_chunk_scan_combined saves with them, the scan's output (the gated norm's input) and the norm's output
+    // (the output projection's input).
+    const model::LinearAttentionSpec& g = m.linear_attn;
+    const double inner = static_cast<double>(g.inner_dim()) / t, heads = static_cast<double>(g.ssm_heads) / t;
+    const double conv = static_cast<double>(model::conv_channels_per_rank(m, p.tp));
+    a.split += beta * tokens * (inner + conv + heads)  // in_proj's output: z, x, B, C and dt
+               + beta * tokens * conv                  // x, B and C after the convolution
+               + 4.0 * tokens * 2.0 * heads            // dt and its cumulative decay
+               + beta * tokens * inner                 // the scan's output
+               + context * beta * tokens * inner;      // the gated norm's output = out_proj's input
+  } else if (m.is_linear_attention_layer(layer_index)) {
     // A Gated DeltaNet block (model/operators/gated_deltanet.cpp), split over TP by heads: the input projections'
     // outputs the convolution and the gated norm read (q, k, v and z), the convolved q, k and v, the fp32 gates g
     // and beta, the WY matrix (fp32, one chunk's width per token and head) that FLA's chunk_gated_delta_rule
@@ -88,7 +101,7 @@ LayerActivations layer_activations(const model::ModelSpec& m, const ActivationPa
     const model::LinearAttentionSpec& g = m.linear_attn;
     const double conv = static_cast<double>(g.conv_dim()) / t, vd = static_cast<double>(g.value_dim()) / t;
     const double vh = static_cast<double>(g.value_heads) / t;
-    const double chunk = static_cast<double>(model::GatedDeltaRuleWork::kChunk);
+    const double chunk = static_cast<double>(g.chunk);
     a.split += beta * tokens * (conv + vd)          // in_proj_qkvz's output: q, k, v and z
                + beta * tokens * conv               // q, k and v after the convolution
                + 4.0 * tokens * vh * (2.0 + chunk)  // g, beta and the WY matrix

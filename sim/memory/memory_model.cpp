@@ -266,19 +266,19 @@ StageMemory inference_stage(const model::ModelSpec& m, const hardware::SystemSpe
                                   : std::string(" (the sliding window's blocks)"))
                            : std::string(),
                   kv_per_token, dtype_name(in.kv_dtype)));
-  // Gated DeltaNet layers keep, per sequence, their recurrent state and the convolution's last inputs instead of
-  // K and V per token (model::linear_state_bytes_per_sequence; the convolution's inputs in the activation dtype).
+  // Linear-attention layers (Gated DeltaNet, Mamba-2) keep, per sequence, their recurrent state and the
+  // convolution's last inputs instead of K and V per token (model::linear_state_bytes_per_sequence; the
+  // convolution's inputs in the activation dtype).
   const double state =
       model::linear_state_bytes_per_sequence(m, st.layers, par.tp, dtype_bytes(activation_dtype(in.precision))) *
       (1.0 - host_layer_share);
   if (state > 0)
     add(out.gpu, MemoryKind::RecurrentState, state * static_cast<double>(batch),
         fmt::format(
-            "{} seqs x {:.4g} B: the gated delta rule's states ({}) and convolution inputs of {} Gated DeltaNet "
-            "layers",
-            batch, state, dtype_name(m.linear_state_dtype()),
-            static_cast<std::int64_t>(
-                std::llround(static_cast<double>(st.layers) * (1.0 - model::kv_layer_share(m))))));
+            "{} seqs x {:.4g} B: the recurrent states ({}) and convolution inputs of {} {} layers", batch, state,
+            dtype_name(m.linear_state_dtype()),
+            static_cast<std::int64_t>(std::llround(static_cast<double>(st.layers) * (1.0 - model::kv_layer_share(m)))),
+            model::linear_mixer_name(m.linear_attn.kind)));
   if (host_layer_share > 0)
     add(out.host, MemoryKind::KvCache,
         kv_per_token / (1.0 - host_layer_share) * host_layer_share * seq_tokens * static_cast<double>(batch),

@@ -35,15 +35,18 @@ std::vector<std::string> structural_problems(const RunSpec& run, const model::Mo
         fmt::format("tp {} and the {} KV heads do not divide one another (engines split the KV heads "
                     "across ranks, or replicate them when tp is a multiple of their count)",
                     p.tp, m.num_kv_heads));
-  if (const auto& g = m.linear_attn; g.enabled() && (g.key_heads % p.tp != 0 || g.value_heads % p.tp != 0))
+  if (const auto& g = m.linear_attn;
+      g.kind == model::LinearMixer::GatedDeltaNet && (g.key_heads % p.tp != 0 || g.value_heads % p.tp != 0))
     // vLLM's and transformers' Gated DeltaNet split its key and value heads across the ranks.
     why.push_back(fmt::format("tp {} does not divide the Gated DeltaNet layers' {} key and {} value heads", p.tp,
                               g.key_heads, g.value_heads));
+  if (const auto& g = m.linear_attn; g.kind == model::LinearMixer::Mamba2 && g.ssm_heads % p.tp != 0)
+    // vLLM's MambaMixer2 splits its heads across the ranks.
+    why.push_back(fmt::format("tp {} does not divide the Mamba-2 layers' {} heads", p.tp, g.ssm_heads));
   if (m.linear_attn.enabled() && p.cp > 1)
     why.push_back(fmt::format(
-        "cp {}: context parallelism over Gated DeltaNet layers (their recurrence crosses the sequence's shards) is "
-        "not modelled",
-        p.cp));
+        "cp {}: context parallelism over {} layers (their recurrence crosses the sequence's shards) is not modelled",
+        p.cp, model::linear_mixer_name(m.linear_attn.kind)));
   if (p.tp * p.pp * p.cp * p.dp != p.gpus)
     why.push_back(fmt::format("gpus {} != tp {} x pp {} x cp {} x dp {}", p.gpus, p.tp, p.pp, p.cp, p.dp));
   if (p.pp > m.num_layers) why.push_back(fmt::format("pp {} exceeds the {} layers", p.pp, m.num_layers));
@@ -76,8 +79,8 @@ std::vector<std::string> structural_problems(const RunSpec& run, const model::Mo
       why.push_back(fmt::format("{} on multi-head latent attention (q_a/q_b/kv_a/kv_b projections) is not modelled",
                                 name_of(t.finetune)));
     if (t.finetune != FinetuneKind::Full && m.linear_attn.enabled())
-      why.push_back(fmt::format("{} on Gated DeltaNet layers (in_proj_qkvz, in_proj_ba, out_proj) is not modelled",
-                                name_of(t.finetune)));
+      why.push_back(fmt::format("{} on {} layers (their in_proj and out_proj) is not modelled", name_of(t.finetune),
+                                model::linear_mixer_name(m.linear_attn.kind)));
     if (t.finetune == FinetuneKind::Full && t.lora_rank > 0)
       why.push_back("--lora-rank given but fine-tuning is full (use --finetune lora or --qlora)");
     if (t.base_quant != model::WeightQuant::None && t.finetune == FinetuneKind::Full)

@@ -140,11 +140,12 @@ ServingResult simulate_serving(const model::ModelSpec& m, const hardware::System
   ServingResult res;
   res.engine = cfg.engine.name;
   res.profile = cfg.engine;
-  // A Gated DeltaNet layer's state is no prefix's blocks: vLLM V1 caches prefixes of such hybrids only in its
+  // A linear-attention layer's state is no prefix's blocks: vLLM V1 caches prefixes of such hybrids only in its
   // experimental mamba cache modes, and the DES reuses none (ServingDes::caching).
   if (m.linear_attn.enabled() && res.profile.prefix_caching) {
     res.profile.prefix_caching = false;
-    res.profile.source += "; no prefix caching for a model with Gated DeltaNet layers";
+    res.profile.source +=
+        fmt::format("; no prefix caching for a model with {} layers", model::linear_mixer_name(m.linear_attn.kind));
   }
   res.problems = structural_problems(run, m);
   res.rejected = rejected;
@@ -242,7 +243,7 @@ ServingResult simulate_serving(const model::ModelSpec& m, const hardware::System
   if (!res.problems.empty()) return res;
 
   setup.engine = e;
-  setup.engine.prefix_caching = res.profile.prefix_caching;  // off over Gated DeltaNet layers (above)
+  setup.engine.prefix_caching = res.profile.prefix_caching;  // off over linear-attention layers (above)
   setup.engine.source = res.profile.source;
   if (e.prefill_first) {
     // SGLang's request pool (model_runner _resolve_max_num_reqs): clamp(KV tokens / context x 512, 2048, 4096),
@@ -276,9 +277,10 @@ ServingResult simulate_serving(const model::ModelSpec& m, const hardware::System
   if (rejected > 0) out.notes.push_back(rejection);
   if (setup.kv_window.state_blocks > 0)
     out.notes.push_back(fmt::format(
-        "each sequence also holds {} KV blocks ({:.3g} MiB per GPU) for the recurrent state of the model's Gated "
-        "DeltaNet layers, whatever its length",
-        setup.kv_window.state_blocks, engine_cost->state_bytes_per_sequence() / units::MiB));
+        "each sequence also holds {} KV blocks ({:.3g} MiB per GPU) for the recurrent state of the model's {} "
+        "layers, whatever its length",
+        setup.kv_window.state_blocks, engine_cost->state_bytes_per_sequence() / units::MiB,
+        model::linear_mixer_name(m.linear_attn.kind)));
   out.kv_bytes_per_token = res.kv_bytes_per_token;
   out.weight_bytes = res.weight_bytes;
   out.workspace_bytes = res.workspace_bytes;

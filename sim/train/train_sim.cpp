@@ -63,12 +63,11 @@ FlopCount flops_per_token(const model::ModelSpec& m, const RunSpec& run) {
   for (std::int64_t l = 0; l < m.num_layers; ++l) layer_lin += linear(model::layer_ops(m, p, l).ops);
   const double lin = layer_lin + linear(model::head_ops(m, p).ops);
   // Scores over q_dim and values over o_dim (equal without MLA: 12 T q_dim), forward + backward, in the layers
-  // that attend; a Gated DeltaNet layer's rule in its chunked form (model::gated_delta_rule_work) per value head,
-  // forward + backward at twice the forward as for the weights.
+  // that attend; a linear-attention layer's recurrence in its chunked form (model::recurrence_work), forward +
+  // backward at twice the forward as for the weights.
   double attn = 6.0 * T * dbl(m.q_dim() + m.o_dim()) * dbl(m.attention_layers());
   if (m.linear_attn.enabled())
-    attn += 3.0 * model::gated_delta_rule_work(m).chunk_flops_per_token * dbl(m.linear_attn.value_heads) *
-            dbl(m.linear_attention_layers());
+    attn += 3.0 * model::recurrence_work(m, 1).chunk_flops_per_token * dbl(m.linear_attention_layers());
   c.model = per_weight * lin + attn;
   if (lora) {
     // Adapters: r * (d_in + d_out) trainable weights per targeted projection, 6 FLOPs each.

@@ -770,3 +770,16 @@ TEST_CASE("decode over Gated DeltaNet layers: only the full-attention layers' ti
   bf16_state.linear_attn.state_dtype = llmsim::DType::BF16;
   CHECK(decode(bf16_state, 1024) < decode(m, 1024));
 }
+
+TEST_CASE("decode over Mamba-2 layers: only the attention layers' time grows with the context") {
+  const auto m = llmsim::model::load_hf_config(std::string(LLMSIM_TEST_DATA_DIR) + "/models/granite-4.0-h-350m");
+  auto attending = m;
+  attending.linear_attn = {};
+  const auto sys = preset_system("hgx-h200");
+  sim::ParallelSpec par;
+  const auto decode = [&](const llmsim::model::ModelSpec& spec, std::int64_t context) {
+    return sim::IterationCostModel(spec, sys, par, bf16()).uniform(8, 1, context).attention_s.value;
+  };
+  CHECK(decode(m, 30000) - decode(m, 1000) ==
+        doctest::Approx((decode(attending, 30000) - decode(attending, 1000)) * 4 / 32).epsilon(1e-9));
+}

@@ -641,3 +641,14 @@ TEST_CASE("Gated DeltaNet layers keep a state per sequence; only the full-attent
   CHECK(w.blocks(100, 16) == 7 + 101);
   CHECK(w.blocks(0, 16) == 0);
 }
+
+TEST_CASE("Mamba-2 layers keep a state per sequence: heads x head dim x state size, and the convolution's inputs") {
+  // Granite-4.0-H-350M (fp32 checkpoint): 28 Mamba-2 layers of 48 heads of 32 x 128 states (786,432 B in fp32)
+  // and 3 inputs of 1,792 channels in bf16 (10,752 B); 4 attention layers of 4 KV heads of 64.
+  const auto m = llmsim::model::load_hf_config(std::string(LLMSIM_TEST_DATA_DIR) + "/models/granite-4.0-h-350m");
+  const auto sys = lt::preset_system("hgx-h200");
+  CHECK(inference_item_bytes(m, sys, sim::Framework::Vllm, 2, 1000, 24, sim::MemoryKind::RecurrentState) ==
+        doctest::Approx(2.0 * 28 * (786432 + 10752)));
+  CHECK(inference_item_bytes(m, sys, sim::Framework::Vllm, 2, 1000, 24, sim::MemoryKind::KvCache) ==
+        doctest::Approx(2.0 * 1024 * 4 * 2 * 4 * 64 * 2));
+}

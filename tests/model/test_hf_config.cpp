@@ -38,7 +38,7 @@ bool contains(const std::string& haystack, const std::string& needle) {
 
 }  // namespace
 
-TEST_CASE("supported model types are the thirty families, in dispatch order") {
+TEST_CASE("supported model types are the thirty-one families, in dispatch order") {
   CHECK(supported_model_types() == std::vector<std::string>{"llama",
                                                             "mistral",
                                                             "mixtral",
@@ -51,6 +51,7 @@ TEST_CASE("supported model types are the thirty families, in dispatch order") {
                                                             "qwen3_5",
                                                             "qwen3_5_moe_text",
                                                             "qwen3_5_moe",
+                                                            "granitemoehybrid",
                                                             "phi3",
                                                             "gpt_neox",
                                                             "gpt2",
@@ -1071,4 +1072,43 @@ TEST_CASE("Gated DeltaNet configs: layer types, head ratios and unknown dtypes a
   // Another family's reader still refuses the linear-attention keys by name.
   CHECK(contains(error_of([] { from_text(R"({"model_type": "qwen3", "linear_num_key_heads": 16})"); }).message(),
                  "linear_num_key_heads changes compute or memory"));
+}
+
+TEST_CASE("granitemoehybrid (Granite-4.0-H-350M): Mamba-2 layers, no positions, a shared MLP; 340,332,224") {
+  // The real checkpoint's values as a public test fixture states them (tests/data/models/README.md).
+  const ModelSpec m = load_hf_config(kTestModels + "granite-4.0-h-350m");
+  CHECK(m.linear_attn.kind == LinearMixer::Mamba2);
+  CHECK(m.linear_attention_layers() == 28);
+  CHECK_FALSE(m.is_linear_attention_layer(10));  // attention at 10, 13, 17 and 27
+  CHECK(m.position == PositionKind::None);
+  CHECK(m.ffn_hidden == 2048);  // the shared MLP; no experts
+  CHECK_FALSE(m.moe.enabled());
+  CHECK(m.linear_attn.inner_dim() == 1536);
+  CHECK(m.linear_attn.conv_dim() == 1536 + 2 * 128);
+  // Attention layer: q and o 768 x 768, k and v 768 x 256: 1,572,864. Mamba-2 layer: in_proj 768 x (2 x 1536 +
+  // 2 x 128 + 48) = 2,592,768, conv1d 1792 x 4 + 1792 bias, dt_bias, A_log and D 3 x 48, norm 1536, out_proj
+  // 1536 x 768: 3,783,056. MLP 3 x 768 x 2048 and norms 2 x 768 on every layer; tied vocab 100352.
+  const ParamCounts c = count_params(m);
+  CHECK(c.total == 4LL * (1572864 + 4718592 + 1536) + 28LL * (3783056 + 4718592 + 1536) + 100352LL * 768 + 768);
+  CHECK(c.total == 340332224);
+  // With experts the shared MLP stays beside them (GraniteMoeHybridDecoderLayer's shared_mlp and block_sparse_moe).
+  const ModelSpec moe = from_text(R"({"model_type": "granitemoehybrid", "hidden_size": 512, "num_hidden_layers": 2,
+    "num_attention_heads": 8, "num_key_value_heads": 2, "intermediate_size": 256, "shared_intermediate_size": 1024,
+    "num_local_experts": 4, "num_experts_per_tok": 2, "mamba_n_heads": 16, "mamba_d_state": 64,
+    "layer_types": ["mamba", "attention"]})");
+  CHECK(moe.moe.num_experts == 4);
+  CHECK(moe.moe.expert_ffn == 256);
+  CHECK(moe.moe.shared_expert_ffn == 1024);
+  CHECK_FALSE(moe.moe.shared_expert_gate);
+  CHECK(moe.linear_attn.ssm_head_dim == 64);  // mamba_d_head "auto": 2 x 512 / 16
+  CHECK(contains(error_of([] {
+                   from_text(R"({"model_type": "granitemoehybrid", "mamba_n_heads": 48, "mamba_expand": 2,
+                     "hidden_size": 1024, "num_attention_heads": 8})");
+                 }).message(),
+                 "mamba_n_heads (48) must divide mamba_expand x hidden_size (2048)"));
+  CHECK(contains(
+      error_of([] {
+        from_text(R"({"model_type": "granitemoehybrid", "num_hidden_layers": 2, "layer_types": ["mamba", "ssm"]})");
+      }).message(),
+      "layer_types[1] must be \"mamba\" or \"attention\""));
 }

@@ -711,7 +711,7 @@ TEST_CASE("a Gated DeltaNet layer: the weights its parameters count, the rule's 
   };
   // Per token and value head, chunks of 64 over key and value heads of 128: 6 C dk + 4 C dv + 6 dk dv + C^2 / 1.5.
   const double per_token = 6.0 * 64 * 128 + 4.0 * 64 * 128 + 6.0 * 128 * 128 + 2.0 / 3.0 * 64 * 64;
-  CHECK(gated_delta_rule_work(m).chunk_flops_per_token == doctest::Approx(per_token));
+  CHECK(recurrence_work(m, 1).chunk_flops_per_token == doctest::Approx(32 * per_token));
   CHECK(rule(1).fwd_flops == doctest::Approx(4096.0 * 32 * per_token));
   CHECK(rule(2).fwd_flops == doctest::Approx(rule(1).fwd_flops / 2));  // 16 of the 32 value heads per rank
   // The full-attention layer's fused projection carries the output gate's columns: 2 x 16 x 256 + 2 x 4 x 256.
@@ -733,4 +733,25 @@ TEST_CASE("a Gated DeltaNet layer: the weights its parameters count, the rule's 
   } catch (const Error& e) {
     CHECK(e.message().find("linear_num_key_heads=16") != std::string::npos);
   }
+}
+
+TEST_CASE("a Mamba-2 layer: the weights its parameters count, the SSD scan's FLOPs, B and C replicated under tp") {
+  const ModelSpec m = load_hf_config(std::string(LLMSIM_TEST_DATA_DIR) + "/models/granite-4.0-h-350m");
+  InventoryParams p;
+  p.q_len = 2048;
+  for (const std::int64_t l : {0, 10}) {
+    std::int64_t params = 0;
+    for (const Operator& op : layer_ops(m, p, l).ops) params += op.weight_params;
+    CHECK(params == count_layer_params(m, l).total());
+  }
+  // Per token: 48 heads x (2 C P + 4 N P) + 1 group x 2 C N at C = 256, P = 32, N = 128 (Dao and Gu 2024, Sec. 6).
+  const RecurrenceWork w = recurrence_work(m, 1);
+  CHECK(w.chunk == 256);
+  CHECK(w.chunk_flops_per_token == doctest::Approx(48.0 * (2 * 256 * 32 + 4 * 128 * 32) + 2.0 * 256 * 128));
+  CHECK(w.recurrent_flops_per_token == doctest::Approx(48.0 * 5 * 128 * 32));
+  // At tp 2 each rank scans 24 heads but computes the one group's B and C whole.
+  const RecurrenceWork h = recurrence_work(m, 2);
+  CHECK(h.chunk_flops_per_token == doctest::Approx(24.0 * (2 * 256 * 32 + 4 * 128 * 32) + 2.0 * 256 * 128));
+  CHECK(ssm_groups_per_rank(m, 2) == 1);
+  CHECK(conv_channels_per_rank(m, 2) == 768 + 2 * 128);
 }

@@ -825,8 +825,7 @@ TEST_CASE("a Gated DeltaNet hybrid trains layer by layer; the fast estimator and
   const auto full = sim::simulate_training(m, sys, base);
   REQUIRE(full.valid());
   // The model FLOPs count attention in the 12 attending layers and the gated delta rule in the other 36.
-  const double attn =
-      6.0 * 4096 * (4096 + 4096) * 12 + 3.0 * model::gated_delta_rule_work(m).chunk_flops_per_token * 32 * 36;
+  const double attn = 6.0 * 4096 * (4096 + 4096) * 12 + 3.0 * model::recurrence_work(m, 1).chunk_flops_per_token * 36;
   CHECK(full.attention_flops_per_step == doctest::Approx(attn * full.tokens_per_step));
   sim::FastTrainEvaluator fe(m, sys);
   // Stages of 48, 24 and 12 layers hold whole periods of the 3:1 pattern; 8 stages of 6 do not. The fast memory
