@@ -387,11 +387,25 @@ void reject_extras(const CLI::App& app) {
                        did_you_mean(bad, names) + " (see " + command + " --help)");
 }
 
+namespace {
+// "8 GPUs (tp 2, pp 1, dp 4)": the parallel layout every run description starts with.
+std::string describe_layout(const sim::ParallelSpec& p) {
+  return fmt::format("{} GPU{} (tp {}, pp {}, dp {}{}{}{})", p.gpus, p.gpus == 1 ? "" : "s", p.tp, p.pp, p.dp,
+                     p.cp > 1 ? fmt::format(", cp {}", p.cp) : "", p.ep > 1 ? fmt::format(", ep {}", p.ep) : "",
+                     p.vp > 1 ? fmt::format(", vp {}", p.vp) : "");
+}
+}  // namespace
+
+std::string describe_serving_run(const sim::RunSpec& r, std::string_view stream) {
+  const auto& i = r.infer;
+  return describe_layout(r.par) + fmt::format(", serving, {}, {} weights {}, kv {}; {}", sim::name_of(i.framework),
+                                              dtype_name(i.precision), sim::weight_format_name(i),
+                                              dtype_name(i.kv_dtype), stream);
+}
+
 std::string describe_run(const sim::RunSpec& r) {
   const auto& p = r.par;
-  std::string s = fmt::format(
-      "{} GPUs (tp {}, pp {}, dp {}{}{}{})", p.gpus, p.tp, p.pp, p.dp, p.cp > 1 ? fmt::format(", cp {}", p.cp) : "",
-      p.ep > 1 ? fmt::format(", ep {}", p.ep) : "", p.vp > 1 ? fmt::format(", vp {}", p.vp) : "");
+  std::string s = describe_layout(p);
   if (r.workload == sim::Workload::Inference) {
     const auto& i = r.infer;
     return s + fmt::format(
@@ -436,6 +450,28 @@ bool print_run_header(const std::string& command, const std::string& model, cons
 }
 
 std::string gib(double bytes) { return fmt::format("{:.2f}", bytes / units::GiB); }
+
+Verdict infeasible_verdict(const std::vector<std::string>& problems) {
+  if (problems.empty()) return {.ok = false, .text = "infeasible"};
+  return {.ok = false,
+          .text = fmt::format("infeasible: {}{}", problems.front(),
+                              problems.size() > 1 ? fmt::format(" (and {} more)", problems.size() - 1) : "")};
+}
+
+Verdict memory_verdict(const sim::MemoryResult& mem) {
+  if (mem.fits())
+    return {.ok = true,
+            .text = fmt::format("memory: fits, {} of {} GiB per GPU (stage {})", gib(mem.gpu_bytes),
+                                gib(mem.gpu_capacity_bytes), mem.peak_stage)};
+  if (!mem.gpu_fits())
+    return {.ok = false,
+            .text = fmt::format("memory: DOES NOT FIT, {} of {} GiB per GPU (see `llmsim memory`); times below "
+                                "assume it ran",
+                                gib(mem.gpu_bytes), gib(mem.gpu_capacity_bytes))};
+  return {.ok = false,
+          .text = fmt::format("memory: DOES NOT FIT in host memory ({} of {} GiB per node); times below assume it ran",
+                              gib(mem.host_bytes), gib(mem.host_capacity_bytes))};
+}
 
 // A token count with an optional SI suffix: 1e12, 300B (= G), 2T, 500M, 8K (case-insensitive); one
 // grammar for train, search and plan.

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "llmsim/hardware/system_spec.h"
+#include "llmsim/memory/memory_model.h"
 #include "llmsim/model/model_spec.h"
 #include "llmsim/run/run_config.h"
 
@@ -124,6 +125,9 @@ ResolvedRun resolve_run(const CLI::App& app, const RunFlags& flags, const Common
 
 // One line describing a run's parallelism and settings, for table headers and JSON.
 std::string describe_run(const sim::RunSpec& r);
+// The same for a served request stream (`serve`): the layout, the engine and formats, then the stream as
+// described (requests, arrivals, lengths) in place of describe_run's batch and lengths, which serve does not run.
+std::string describe_serving_run(const sim::RunSpec& r, std::string_view stream);
 
 // Refuses (Usage error naming `flag`) an output path that is one of the command's input files, so that
 // writing a result never replaces what was read (`validate runs.csv --csv runs.csv`, `serve --trace-file
@@ -134,6 +138,18 @@ void refuse_overwrite(const std::string& flag, const std::string& output, const 
 // infeasible, "result: infeasible" with the reasons. Returns whether the run is feasible.
 bool print_run_header(const std::string& command, const std::string& model, const std::string& system,
                       const sim::RunSpec& run, const std::vector<std::string>& problems);
+
+// A command's answer in one sentence (report::add_verdict): the table prints `text` as its first result line,
+// the JSON and HTML documents carry both.
+struct Verdict {
+  bool ok = false;
+  std::string text;
+};
+// The verdict of a run that cannot run as given: "infeasible: " and its first problem (and how many more).
+Verdict infeasible_verdict(const std::vector<std::string>& problems);
+// The memory verdict of train and infer: "memory: fits, X of Y GiB per GPU (stage S)" or why it does not
+// ("memory: DOES NOT FIT, ..." per GPU, or in host memory), "; times below assume it ran" when it does not.
+Verdict memory_verdict(const sim::MemoryResult& mem);
 
 // "12.34" GiB with two decimals.
 std::string gib(double bytes);

@@ -48,13 +48,21 @@ std::vector<sim::TraceEvent> iteration_events(const sim::RunSpec& run, const sim
 
 std::string ms(double s) { return fmt::format("{:.2f} ms", s * 1e3); }
 
+// The answer in one sentence (the table's memory line; report::add_verdict).
+Verdict infer_verdict(const sim::RunSpec& run, const sim::InferResult& r) {
+  if (!r.valid()) return infeasible_verdict(r.problems);
+  const auto& mem = r.memory;
+  return {.ok = mem.fits(),
+          .text = fmt::format("memory: {}, {} of {} GiB per GPU; max batch at {} tokens/seq: {}",
+                              mem.fits() ? "fits" : "DOES NOT FIT", gib(mem.gpu_bytes), gib(mem.gpu_capacity_bytes),
+                              run.infer.input_len + run.infer.output_len, mem.max_batch)};
+}
+
 void print_table(const model::ModelSpec& m, const hardware::SystemSpec& sys, const sim::RunSpec& run,
                  const sim::InferResult& r) {
   if (!print_run_header("infer", m.name, sys.name, run, r.problems)) return;
   const auto& mem = r.memory;
-  std::cout << fmt::format("memory: {}, {} of {} GiB per GPU; max batch at {} tokens/seq: {}\n",
-                           mem.fits() ? "fits" : "DOES NOT FIT", gib(mem.gpu_bytes), gib(mem.gpu_capacity_bytes),
-                           run.infer.input_len + run.infer.output_len, mem.max_batch);
+  std::cout << infer_verdict(run, r).text << "\n";
   if (mem.host_bytes > 0)
     std::cout << fmt::format(
         "host memory: {} GiB ({}){}\n", gib(mem.host_bytes), mem.host.empty() ? std::string() : mem.host.front().note,
@@ -134,6 +142,8 @@ Runner add_infer_command(CLI::App& app) {
     using report::figure;
     nlohmann::json doc = report::header("infer");
     report::add_run(doc, req, m.name, sys.name, describe_run(run), r.problems);
+    const Verdict verdict = infer_verdict(run, r);
+    report::add_verdict(doc, verdict.ok, verdict.text);
     doc["fits"] = r.memory.fits();
     doc["max_batch"] = r.memory.max_batch;
     if (r.valid()) {

@@ -25,6 +25,21 @@ struct MemoryCommand {
   RunFlags flags;
 };
 
+// The answer in one sentence (the table's result line; report::add_verdict).
+Verdict memory_result_verdict(const sim::MemoryResult& r) {
+  if (!r.valid()) return infeasible_verdict(r.problems);
+  if (r.fits())
+    return {.ok = true,
+            .text = fmt::format("result: fits ({} GiB headroom per GPU)", gib(r.gpu_capacity_bytes - r.gpu_bytes))};
+  std::string text;
+  if (!r.gpu_fits())
+    text = fmt::format("result: does not fit by {} GiB per GPU", gib(r.gpu_bytes - r.gpu_capacity_bytes));
+  if (!r.host_fits())
+    text += fmt::format("{}host memory short by {} GiB per node", text.empty() ? "result: " : "; ",
+                        gib(r.host_bytes - r.host_capacity_bytes));
+  return {.ok = false, .text = text};
+}
+
 // The memory report (docs/output-schema.md, "memory").
 nlohmann::json to_json(const model::ModelSpec& m, const hardware::SystemSpec& sys, const sim::RunRequest& req,
                        const sim::RunSpec& run, const sim::MemoryResult& r,
@@ -32,6 +47,8 @@ nlohmann::json to_json(const model::ModelSpec& m, const hardware::SystemSpec& sy
   using report::figure;
   nlohmann::json j = report::header("memory");
   report::add_run(j, req, m.name, sys.name, describe_run(run), r.problems);
+  const Verdict verdict = memory_result_verdict(r);
+  report::add_verdict(j, verdict.ok, verdict.text);
   j["fits"] = r.fits();
   j["params"] = {{"total", r.params_total}, {"trainable", r.params_trainable}, {"per_gpu", r.params_per_gpu}};
   j["gpu"] = {{"capacity_bytes", figure(r.gpu_capacity_bytes, "B")},
@@ -80,15 +97,8 @@ void print_table(const model::ModelSpec& m, const hardware::SystemSpec& sys, con
         "max KV tokens at this batch: {}\n",
         r.kv_bytes_per_token / units::KiB, run.infer.input_len + run.infer.output_len, r.max_batch, r.max_tokens);
   std::cout << "\n";
-  if (r.fits()) {
-    std::cout << fmt::format("result: fits ({} GiB headroom per GPU)\n", gib(r.gpu_capacity_bytes - r.gpu_bytes));
-    return;
-  }
-  if (!r.gpu_fits())
-    std::cout << fmt::format("result: does not fit by {} GiB per GPU\n", gib(r.gpu_bytes - r.gpu_capacity_bytes));
-  if (!r.host_fits())
-    std::cout << fmt::format("result: host memory short by {} GiB per node\n",
-                             gib(r.host_bytes - r.host_capacity_bytes));
+  std::cout << memory_result_verdict(r).text << "\n";
+  if (r.fits()) return;
   if (fixes.empty()) {
     std::cout
         << "no single change of recomputation, ZeRO stage, offload, micro-batch, TP/PP or quantization makes it fit\n";

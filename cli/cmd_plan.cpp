@@ -18,9 +18,26 @@ namespace llmsim::cli {
 namespace {
 using namespace search_train;  // NOLINT(google-build-using-namespace): this file's own helpers
 
+// The answer in one sentence (the table's answer line; report::add_verdict).
+Verdict plan_verdict(const sim::SearchProblem& p, const sim::PlanOutcome& o, const sim::SearchEntry* best) {
+  if (!best) return {.ok = false, .text = "answer: no configuration fits and runs (see what was pruned)"};
+  const auto& sys = p.systems[static_cast<std::size_t>(best->system)];
+  if (o.met)
+    return {.ok = true,
+            .text = fmt::format("answer: {} GPUs of {} ({} nodes of {})", o.gpus, sys.name,
+                                (o.gpus + sys.node.gpus_per_node - 1) / std::max(1, sys.node.gpus_per_node),
+                                sys.node.gpus_per_node)};
+  return {.ok = false,
+          .text = fmt::format("answer: the deadline cannot be met with at most {} GPUs; the fastest configuration "
+                              "found needs {}",
+                              p.space.max_gpus, duration(row_of(p, *best).time))};
+}
+
 // The plan report (docs/output-schema.md, "plan train").
 nlohmann::json plan_json(const sim::SearchProblem& p, const sim::PlanOutcome& o, const sim::SearchEntry* best) {
   nlohmann::json j = report::header("plan train");
+  const Verdict verdict = plan_verdict(p, o, best);
+  report::add_verdict(j, verdict.ok, verdict.text);
   j["model"] = p.model->name;
   j["systems"] = names_of(p);
   j["tokens"] = p.train_tokens;
@@ -78,15 +95,7 @@ void print_plan_table(const SearchCommand& c, const sim::SearchProblem& p, const
   const Row w = row_of(p, *best);
   const auto& sys = p.systems[static_cast<std::size_t>(best->system)];
   std::cout << "\n";
-  if (o.met)
-    std::cout << fmt::format(
-        "answer: {} GPUs of {} ({} nodes of {})\n", o.gpus, p.systems[static_cast<std::size_t>(best->system)].name,
-        (o.gpus + sys.node.gpus_per_node - 1) / std::max(1, sys.node.gpus_per_node), sys.node.gpus_per_node);
-  else
-    std::cout << fmt::format(
-        "answer: the deadline cannot be met with at most {} GPUs; the fastest configuration found "
-        "needs {}\n",
-        p.space.max_gpus, duration(w.time));
+  std::cout << plan_verdict(p, o, best).text << "\n";
   if (best->full && best->full->valid()) {
     const auto& f = *best->full;
     std::cout << fmt::format("  time           {}  [{} .. {}]  for {} steps\n", duration(f.total_time_s.value),

@@ -67,12 +67,34 @@ sim::Interval p99_band(double p99, const sim::ServePlanCandidate& k) {
   return sim::Interval{p99, p99 * k.latency_band_low, p99 * k.latency_band_high};
 }
 
+// The answer in one sentence (the table's answer line; report::add_verdict): the cheapest candidate that meets
+// the SLOs, or that none does within the GPUs allowed.
+Verdict plan_verdict(const sim::ServePlan& plan, std::int64_t max_gpus) {
+  if (!plan.found()) return {.ok = false, .text = fmt::format("no candidate meets the SLOs within {} GPUs", max_gpus)};
+  const auto& b = plan.candidates.front();
+  return {.ok = true,
+          .text = fmt::format(
+              "answer: {} GPUs of {}: {} on {}{}; p99 TTFT {:.0f} ms, p99 TPOT {:.1f} ms, {:.0f} output tokens/s{}",
+              b.gpus, b.system,
+              b.prefill_replicas > 0 ? fmt::format("{} prefill replicas of TP{} + {} decode replicas of TP{}",
+                                                   b.prefill_replicas, b.tp, b.decode_replicas, b.decode_tp)
+                                     : fmt::format("{} replicas of TP{}", b.replicas, b.tp),
+              sim::name_of(b.engine),
+              b.weight_quant != model::WeightQuant::None
+                  ? fmt::format(" ({} weights)", model::weight_quant_name(b.weight_quant))
+                  : "",
+              b.ttft_p99_s * 1e3, b.tpot_p99_s * 1e3, b.output_tokens_per_s,
+              b.cost_per_hour > 0 ? fmt::format(", {:.2f} per hour", b.cost_per_hour) : "")};
+}
+
 // The plan report (docs/output-schema.md, "plan serve"): the question as an object (model, rate, SLOs,
 // lengths, what was considered) and every evaluated candidate, feasible first.
 nlohmann::json plan_json(const model::ModelSpec& m, const std::vector<hardware::SystemSpec>& systems,
                          const sim::ServePlanSpec& spec, const sim::ServePlan& plan) {
   using report::figure;
   nlohmann::json j = report::header("plan serve");
+  const Verdict verdict = plan_verdict(plan, spec.max_gpus);
+  report::add_verdict(j, verdict.ok, verdict.text);
   nlohmann::json q{{"model", m.name},
                    {"rate_per_s", spec.rate},
                    {"slo_ttft_p99_s", figure(spec.slo_ttft_p99_s, "s")},
@@ -242,19 +264,7 @@ void print_table(const PlanServeCommand& c, const model::ModelSpec& m, const sim
       prefix, spec.output.describe(), spec.adapters > 0 ? c.lora.describe() : std::string());
   if (plan.found()) {
     const auto& b = plan.candidates.front();
-    std::cout << fmt::format(
-        "\nanswer: {} GPUs of {}: {} on {}{}; p99 TTFT {:.0f} ms, p99 TPOT {:.1f} ms, "
-        "{:.0f} output tokens/s{}\n",
-        b.gpus, b.system,
-        b.prefill_replicas > 0 ? fmt::format("{} prefill replicas of TP{} + {} decode replicas of TP{}",
-                                             b.prefill_replicas, b.tp, b.decode_replicas, b.decode_tp)
-                               : fmt::format("{} replicas of TP{}", b.replicas, b.tp),
-        sim::name_of(b.engine),
-        b.weight_quant != model::WeightQuant::None
-            ? fmt::format(" ({} weights)", model::weight_quant_name(b.weight_quant))
-            : "",
-        b.ttft_p99_s * 1e3, b.tpot_p99_s * 1e3, b.output_tokens_per_s,
-        b.cost_per_hour > 0 ? fmt::format(", {:.2f} per hour", b.cost_per_hour) : "");
+    std::cout << "\n" << plan_verdict(plan, spec.max_gpus).text << "\n";
     const sim::Interval ttft = p99_band(b.ttft_p99_s, b) * 1e3, tpot = p99_band(b.tpot_p99_s, b) * 1e3;
     std::cout << fmt::format("margin: p99 TTFT {:.0f} ms [{:.0f} .. {:.0f}] is {:.0f} % of its SLO", ttft.value,
                              ttft.low, ttft.high, 100 * b.ttft_p99_s / spec.slo_ttft_p99_s);
@@ -270,7 +280,7 @@ void print_table(const PlanServeCommand& c, const model::ModelSpec& m, const sim
                                     "requests per replica; a longer --requests may need more GPUs\n",
                                     100 * b.p99_change, b.requests_per_replica));
   } else {
-    std::cout << fmt::format("\nno candidate meets the SLOs within {} GPUs\n", c.max_gpus);
+    std::cout << "\n" << plan_verdict(plan, spec.max_gpus).text << "\n";
   }
   std::cout << fmt::format(
       "\n{:<16} {:<9} {:>5} {:>3} {:>5} {:>5} {:>5} {:>5} {:>10} {:>5} {:>11} {:>11} {:>11} {:>8}  {}\n", "system",

@@ -437,7 +437,7 @@ Runner add_serve_command(CLI::App& app) {
                             s.description,
                             shown.run,
                             shown,
-                            describe_run(shown.run),
+                            describe_serving_run(shown.run, s.description),
                             sys.efficiency.calibrated,
                             sys.gpu.memory_bytes,
                             std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),

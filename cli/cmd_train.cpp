@@ -48,6 +48,8 @@ nlohmann::json to_json(const model::ModelSpec& m, const hardware::SystemSpec& sy
   using report::figure;
   nlohmann::json j = report::header("train");
   report::add_run(j, req, m.name, sys.name, describe_run(run), r.problems);
+  const Verdict v = r.valid() ? memory_verdict(r.memory) : infeasible_verdict(r.problems);
+  report::add_verdict(j, v.ok, v.text);
   j["fits"] = r.memory.fits();
   j["calibrated"] = sys.efficiency.calibrated;
   j["memory"] = {{"gpu_bytes", figure(r.memory.gpu_bytes, "B")},
@@ -98,17 +100,7 @@ void print_shares(const char* title, const std::vector<sim::TimeShare>& v) {
 void print_table(const model::ModelSpec& m, const hardware::SystemSpec& sys, const sim::RunSpec& run,
                  const sim::TrainResult& r) {
   if (!print_run_header("train", m.name, sys.name, run, r.problems)) return;
-  const auto& mem = r.memory;
-  if (mem.fits())
-    std::cout << fmt::format("memory: fits, {} of {} GiB per GPU (stage {})\n", gib(mem.gpu_bytes),
-                             gib(mem.gpu_capacity_bytes), mem.peak_stage);
-  else if (!mem.gpu_fits())
-    std::cout << fmt::format(
-        "memory: DOES NOT FIT, {} of {} GiB per GPU (see `llmsim memory`); times below assume it ran\n",
-        gib(mem.gpu_bytes), gib(mem.gpu_capacity_bytes));
-  else
-    std::cout << fmt::format("memory: DOES NOT FIT in host memory ({} of {} GiB per node); times below assume it ran\n",
-                             gib(mem.host_bytes), gib(mem.host_capacity_bytes));
+  std::cout << memory_verdict(r.memory).text << "\n";
   std::cout << fmt::format("profile: {}\n\n",
                            sys.efficiency.calibrated ? "calibrated" : "uncalibrated defaults (wide intervals)");
   const auto& st = r.step_time_s;

@@ -70,6 +70,36 @@ std::string describe_engine(const sim::EngineProfile& e) {
   return s;
 }
 
+// The SLOs given, as the table writes them ("TTFT <= 200 ms and TPOT <= 50 ms").
+std::string slo_text(const Context& c) {
+  std::string slo;
+  if (c.slo_ttft_ms > 0) slo += fmt::format("TTFT <= {:g} ms", c.slo_ttft_ms);
+  if (c.slo_tpot_ms > 0) slo += fmt::format("{}TPOT <= {:g} ms", slo.empty() ? "" : " and ", c.slo_tpot_ms);
+  return slo;
+}
+
+// The answer in one sentence: every request served or not, and with SLOs whether their p99 holds them (the
+// bound plan serve compares), with the share of requests that meet them.
+Verdict serve_verdict(const Context& c, const sim::ServingResult& r) {
+  if (!r.valid()) return infeasible_verdict(r.problems);
+  std::string text = fmt::format("served {} of {} requests", r.completed, r.completed + r.rejected);
+  bool ok = r.rejected == 0;
+  if (r.rejected > 0) text += fmt::format(" ({} longer than the model's context)", r.rejected);
+  if (!r.slo_given) {
+    text += fmt::format("; p99 TTFT {} ms, p99 TPOT {} ms", ms(r.ttft.p99), ms(r.tpot.p99));
+    return {.ok = ok, .text = text};
+  }
+  const bool ttft_ok = c.slo_ttft_ms <= 0 || r.ttft.p99 * 1e3 <= c.slo_ttft_ms;
+  const bool tpot_ok = c.slo_tpot_ms <= 0 || r.tpot.p99 * 1e3 <= c.slo_tpot_ms;
+  ok = ok && ttft_ok && tpot_ok;
+  std::string p99;
+  if (c.slo_ttft_ms > 0) p99 += fmt::format("p99 TTFT {} ms", ms(r.ttft.p99));
+  if (c.slo_tpot_ms > 0) p99 += fmt::format("{}p99 TPOT {} ms", p99.empty() ? "" : ", ", ms(r.tpot.p99));
+  text += fmt::format("; {}: {} {} ({:.1f}% of requests meet them)", p99, ttft_ok && tpot_ok ? "within" : "OUTSIDE",
+                      slo_text(c), 100 * r.slo_fraction);
+  return {.ok = ok, .text = text};
+}
+
 }  // namespace
 
 // The serve report (docs/output-schema.md, "serve").
@@ -77,6 +107,8 @@ nlohmann::json to_json(const Context& c, const sim::ServingResult& r) {
   using report::figure;
   nlohmann::json j = report::header("serve");
   report::add_run(j, c.request, c.model, c.system, c.summary, r.problems);
+  const Verdict verdict = serve_verdict(c, r);
+  report::add_verdict(j, verdict.ok, verdict.text);
   for (const auto& name : c.stream_replaces) {
     j["run"].erase(name);
     auto& d = j["defaulted"];
@@ -205,6 +237,7 @@ void print_table(const Context& c, const sim::ServingResult& r) {
     for (const auto& why : r.problems) std::cout << "  - " << why << "\n";
     return;
   }
+  std::cout << "result: " << serve_verdict(c, r).text << "\n";
   std::cout << fmt::format("profile: {}\n\n", c.calibrated ? "calibrated" : "uncalibrated defaults (wide intervals)");
   const double g = static_cast<double>(std::max<std::int64_t>(1, r.gpus));
   std::cout << fmt::format("{:<18} {:.3g} requests/s  [{:.3g} .. {:.3g}]  ({:.3g} per GPU)\n", "throughput",
@@ -254,13 +287,9 @@ void print_table(const Context& c, const sim::ServingResult& r) {
         "ms each, {:.3f} s waited\n",
         "LoRA adapters", r.profile.max_loras, r.adapter_bytes / units::MiB, c.run.infer.adapter_rank, r.adapter_loads,
         r.adapter_copy_s * 1e3, r.adapter_load_s);
-  if (r.slo_given) {
-    std::string slo;
-    if (c.slo_ttft_ms > 0) slo += fmt::format("TTFT <= {:g} ms", c.slo_ttft_ms);
-    if (c.slo_tpot_ms > 0) slo += fmt::format("{}TPOT <= {:g} ms", slo.empty() ? "" : " and ", c.slo_tpot_ms);
+  if (r.slo_given)
     std::cout << fmt::format("{:<18} {:.1f}% of requests meet {}: {:.3g} requests/s\n", "goodput", 100 * r.slo_fraction,
-                             slo, r.goodput_rps);
-  }
+                             slo_text(c), r.goodput_rps);
 }
 
 void write_trace(const std::string& path, const sim::ServingResult& r) {

@@ -53,8 +53,8 @@ std::string text(const nlohmann::json& v) {
 }
 
 // The header's keys, in the order every printer shows them; a document's other keys follow in key order.
-constexpr std::string_view kHeaderOrder[] = {"schema_version", "command",     "model", "system",  "run",
-                                             "defaulted",      "run_summary", "valid", "problems"};
+constexpr std::string_view kHeaderOrder[] = {"schema_version", "command",     "model", "system",   "run",
+                                             "defaulted",      "run_summary", "valid", "problems", "verdict"};
 
 // The top-level keys of `doc` in printing order.
 std::vector<std::string> ordered_keys(const nlohmann::json& doc) {
@@ -163,6 +163,10 @@ void add_run(nlohmann::json& doc, const sim::RunRequest& req, std::string_view m
   doc["run_summary"] = std::string(summary);
   doc["valid"] = problems.empty();
   doc["problems"] = problems;
+}
+
+void add_verdict(nlohmann::json& doc, bool ok, std::string_view text) {
+  doc["verdict"] = {{"ok", ok}, {"text", std::string(text)}};
 }
 
 void write_json(std::ostream& out, const nlohmann::json& doc) {

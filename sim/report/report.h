@@ -6,7 +6,8 @@
 //
 //   header   {"schema_version": 2, "command": "train", ...}; commands that simulate a run add "model",
 //            "system", "run" (every setting as simulated, typed), "defaulted" (the settings the user did
-//            not give), "run_summary" (the one-line description), "valid" and "problems".
+//            not give), "run_summary" (the one-line description), "valid", "problems" and "verdict" (the
+//            answer in one sentence, add_verdict).
 //   figure   a quantity with its unit, and its band where it has one: {"value": 0.51, "unit": "s",
 //            "low": 0.44, "high": 0.69}. Units are SI names ("s", "B", "tokens/s", "fraction", "TFLOP/s").
 //   table    an array of objects, one per row, all with the same keys.
@@ -41,6 +42,11 @@ nlohmann::json header(std::string_view command);
 // give), "run_summary", "valid" (no problems) and "problems".
 void add_run(nlohmann::json& doc, const sim::RunRequest& req, std::string_view model, std::string_view system,
              std::string_view summary, const std::vector<std::string>& problems);
+
+// The command's answer in one sentence, the first thing every printer shows (the table's first result line,
+// the HTML report's line under its title): "verdict" = {"ok": whether the run does what was asked (it fits,
+// it serves every request within the SLOs given, a plan was found), "text": the sentence}.
+void add_verdict(nlohmann::json& doc, bool ok, std::string_view text);
 
 // The document as JSON, indented by two spaces, with a final newline.
 void write_json(std::ostream& out, const nlohmann::json& doc);

@@ -205,6 +205,10 @@
     if (doc.model) h += ': ' + doc.model;
     if (doc.system) h += ' on ' + doc.system;
     root.appendChild(el('h1', { text: h }));
+    // The answer first (report::add_verdict): whether it fits, serves within the SLOs, found a plan.
+    if (doc.verdict && typeof doc.verdict.text === 'string') {
+      root.appendChild(el('p', { class: 'verdict ' + (doc.verdict.ok ? 'ok' : 'bad'), text: doc.verdict.text }));
+    }
     if (doc.run_summary) root.appendChild(el('p', { class: 'summary', text: doc.run_summary }));
     if (Array.isArray(doc.problems) && doc.problems.length) {
       root.appendChild(el('div', { class: 'problems' }, [el('strong', { text: 'Problems: ' }), doc.problems.join('; ')]));
@@ -225,7 +229,7 @@
   }
 
   // Top-level figures and scalars of the document as one table.
-  const HEADER_KEYS = new Set(['schema_version', 'command', 'model', 'system', 'run', 'defaulted', 'run_summary', 'valid', 'problems']);
+  const HEADER_KEYS = new Set(['schema_version', 'command', 'model', 'system', 'run', 'defaulted', 'run_summary', 'valid', 'problems', 'verdict']);
   function figuresTable(doc, shown) {
     const keys = Object.keys(doc).filter((k) => !HEADER_KEYS.has(k) && !shown.has(k) && (isFigure(doc[k]) || isScalar(doc[k])));
     if (!keys.length) return;
