@@ -39,6 +39,24 @@ if(NOT last_out MATCHES "installed-only")
   message(FATAL_ERROR "the moved llmsim does not read its own share/llmsim:\n${last_out}")
 endif()
 
+# The installed Python package (when the module was built): imported from the moved tree, it reads the same
+# share/llmsim, and its train returns the figures the installed executable prints as --json. (Lines of the
+# Python code are separated by \n: a ';' would split the argument.)
+if(PYTHON)
+  set(ENV{PYTHONPATH} "${prefix}/${PYTHON_DIR}")
+  run_checked("installed python module" ${PYTHON} -c
+              "import llmsim\nprint(sorted(s['name'] for s in llmsim.list_systems()['systems']))")
+  if(NOT last_out MATCHES "installed-only")
+    message(FATAL_ERROR "the installed Python package does not read its own share/llmsim:\n${last_out}")
+  endif()
+  run_checked("installed python train" ${PYTHON} -c
+              "import json, subprocess, sys, llmsim\na = ['--model', 'llama2-7b', '--system', 'a800-nvlink', '--gpus', '8']\nd = llmsim.train(model='llama2-7b', system='a800-nvlink', gpus=8)\nc = json.loads(subprocess.run([sys.argv[1], 'train'] + a + ['--json'], capture_output=True, text=True).stdout)\nprint('same' if d == c else 'differ')"
+              "${prefix}/bin/llmsim")
+  if(NOT last_out MATCHES "^same")
+    message(FATAL_ERROR "the installed Python package's train differs from the installed llmsim's --json:\n${last_out}")
+  endif()
+endif()
+
 # A consumer: find_package(llmsim) and llmsim::sim.
 run_checked("consumer configure" ${CMAKE_COMMAND} -S "${CONSUMER}" -B "${WORK}/consumer-build"
             -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_CXX_COMPILER=${CXX} -DCMAKE_BUILD_TYPE=Release)
