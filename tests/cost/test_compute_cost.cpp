@@ -57,8 +57,9 @@ TEST_CASE("a small GEMM takes at least the smallest library call the H200 measur
   const auto sys = calibrated_h200();
   const sim::ComputeCost cc(sys, AttentionKernel::Fa2);
   const auto gemm = [&](std::int64_t m, std::int64_t n, std::int64_t k) {
-    const double bytes = (static_cast<double>(m) * k + static_cast<double>(k) * n + static_cast<double>(m) * n) * 2.0;
-    return cc.gemm(m, n, k, 1, 2.0 * static_cast<double>(m) * n * k, bytes, DType::BF16).value;
+    const double dm = static_cast<double>(m), dn = static_cast<double>(n), dk = static_cast<double>(k);
+    const double bytes = (dm * dk + dk * dn + dm * dn) * 2.0;
+    return cc.gemm(m, n, k, 1, 2.0 * dm * dn * dk, bytes, DType::BF16).value;
   };
   // samples.csv: bf16 1 x 2048 x 1024 8.87 us, 256^3 8.47 us, 16 x 768 x 2048 11.5 us; the launch plus the
   // bytes at the copy bandwidth would give 4.5, 3.7 and 4.3 us.
