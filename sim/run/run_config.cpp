@@ -12,6 +12,7 @@
 #include "llmsim/core/suggest.h"
 #include "llmsim/core/toml_reader.h"
 #include "llmsim/run/engine_profile.h"
+#include "llmsim/run/framework_profile.h"
 
 namespace llmsim::sim {
 
@@ -225,10 +226,10 @@ const std::vector<Setting>& table() {
                  "or for-loop (one tensor at a time); default: the framework's",
                  optimizer_impl_names()}),
        [](RunRequest& r, const std::string& v) { r.run.train.optimizer_impl = to_enum<OptimizerImpl>(v); },
+       // Unset: the framework's, as the memory model and the step use it (a default that decides a ranking).
        [](const RunRequest& r) -> std::optional<std::string> {
-         return r.run.train.optimizer_impl
-                    ? std::optional<std::string>(std::string(name_of(*r.run.train.optimizer_impl)))
-                    : std::nullopt;
+         const auto& t = r.run.train;
+         return std::string(name_of(t.optimizer_impl.value_or(framework_profile(t.framework).optimizer_impl)));
        }},
       {training({"master-weights",
                  K::Choice,
@@ -247,7 +248,13 @@ const std::vector<Setting>& table() {
             "overlap the data-parallel gradient reduction with backward (Megatron --overlap-grad-reduce, DeepSpeed "
             "overlap_comm); --no-overlap-grad-reduce blocks; default: the framework's"}),
        [](RunRequest& r, const std::string& v) { r.run.train.overlap_grad_reduce = v == "true"; },
-       [](const RunRequest& r) -> std::optional<std::string> { return flag(r.run.train.overlap_grad_reduce); }},
+       // Unset: whether the framework overlaps the reduction at the run's ZeRO stage (DeepSpeed's overlap_comm is
+       // off for stages 1-2 and on for 3), as the step graph and the fast estimate ask it.
+       [](const RunRequest& r) -> std::optional<std::string> {
+         const auto& t = r.run.train;
+         return flag(
+             !grad_reduce_on_compute_stream(framework_profile(t.framework), t.zero_stage, t.overlap_grad_reduce));
+       }},
       {training({"overlap-param-gather", K::Flag,
                  "overlap ZeRO-1/2's parameter all-gather with the next forward (Megatron --overlap-param-gather)"}),
        [](RunRequest& r, const std::string& v) { r.run.train.overlap_param_gather = v == "true"; },

@@ -64,7 +64,9 @@ const SettingInfo* find_setting(const std::string& name);
 
 // The value of every setting of `req` (with the run as simulated, e.g. after with_defaults), in
 // run_settings() order: the canonical text apply_setting takes, or nullopt where the setting is unset and
-// a simulator rule fills it. The one read of a request's settings for reports (sim/report).
+// a simulator rule fills it. The framework's defaults that decide a training step's time are given as the
+// framework applies them (optimizer-impl; overlap-grad-reduce at the run's ZeRO stage), so that a report
+// shows them. The one read of a request's settings for reports (sim/report).
 std::vector<std::pair<const SettingInfo*, std::optional<std::string>>> setting_values(const RunRequest& req);
 
 // Applies `name = value` (value as text: "4", "true", "bf16", "q,v"). `where` locates the value for
