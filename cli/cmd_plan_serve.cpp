@@ -16,6 +16,7 @@
 #include "llmsim/core/suggest.h"
 #include "llmsim/hardware/system_toml.h"
 #include "llmsim/memory/memory_model.h"
+#include "llmsim/model/block_format.h"
 #include "llmsim/model/presets.h"
 #include "llmsim/report/report.h"
 #include "llmsim/run/engine_profile.h"
@@ -188,9 +189,17 @@ sim::ServePlanSpec plan_spec(const PlanServeCommand& c, const std::vector<std::s
   spec.weight_quants.clear();
   for (const auto& q : split(c.weight_quants)) {
     model::WeightQuant w{};
-    if (!model::parse_weight_quant(q, w))
-      throw_usage("--weight-quant",
-                  fmt::format("--weight-quant = '{}': must be a list of none, int8, int4, nf4, fp8", c.weight_quants));
+    // The spellings serve's --weight-quant takes (the run setting's), but the block formats: a plan prices a
+    // candidate's weights by format (a method such as awq by the format it stores), not a llama.cpp file type.
+    if (model::is_block_format_text(q))
+      throw_usage("--weight-quant", fmt::format("--weight-quant = '{}': {} is a block format, which serve and infer "
+                                                "run; plan serve considers the formats {}",
+                                                c.weight_quants, q, join(model::weight_quant_spellings())));
+    if (!model::parse_weight_quant(q, w)) {
+      const auto names = model::weight_quant_spellings();
+      throw_usage("--weight-quant", fmt::format("--weight-quant = '{}': must be a comma-separated list of {}{}",
+                                                c.weight_quants, join(names), did_you_mean(q, names)));
+    }
     spec.weight_quants.push_back(w);
   }
 
@@ -353,7 +362,9 @@ Runner add_plan_serve_subcommand(CLI::App& plan_top) {
   sub->add_option("--engine", cmd->engines,
                   "engines to consider, comma-separated: " + llmsim::join(sim::serving_engine_names(), ","));
   sub->add_option("--tp", cmd->tps, "tensor-parallel sizes per replica to consider, e.g. 1,2,4,8");
-  sub->add_option("--weight-quant", cmd->weight_quants, "weight formats to consider, e.g. none,int4");
+  sub->add_option("--weight-quant", cmd->weight_quants,
+                  "weight formats to consider, comma-separated (serve's --weight-quant spellings but the block "
+                  "formats), e.g. none,int4");
   sub->add_option("--precision", cmd->precision, "compute precision (bf16, fp16, fp8)");
   sub->add_option("--pp", cmd->pps, "pipeline stages per replica to consider, e.g. 1,2");
   sub->add_option("--kv-dtype", cmd->kv_dtypes, "KV-cache types to consider, e.g. bf16,fp8");

@@ -244,13 +244,7 @@ sim::EngineProfile engine_with_overrides(const ServeCommand& c, const std::strin
                     engine,
                     profile.batching == sim::Batching::Static ? "batches statically"
                                                               : "prefills new batches in their own iterations"));
-  if (profile.chunked_prefill && profile.batching == sim::Batching::Static)
-    throw_usage("--chunked-prefill",
-                "static batching prefills whole prompts; --chunked-prefill needs a continuous engine");
-  if (profile.chunked_prefill && profile.separate_prefill)
-    throw_usage("--chunked-prefill", fmt::format("the {} profile prefills new batches in their own iterations; chunked "
-                                                 "prefill is modelled for vllm and trt-llm",
-                                                 engine));
+  if (const auto why = sim::chunked_prefill_problem(profile)) throw_usage("--chunked-prefill", *why);
 
   return profile;
 }

@@ -19,7 +19,7 @@ std::vector<std::string> serving_engine_names() {
 }
 
 bool parse_serving_engine(std::string_view name, Framework& out) {
-  if (name == "static") {
+  if (name == "static" || name == "hf") {  // serve --engine hf is the same engine (run setting "engine")
     out = Framework::Hf;
     return true;
   }
@@ -553,6 +553,18 @@ const EngineProfile& engine_profile(Framework f) {
     case Framework::AutoAwq: return profiles[13];
     default: return profiles[0];  // Hf and the training frameworks: HF generate()
   }
+}
+
+std::optional<std::string> chunked_prefill_problem(const EngineProfile& p) {
+  if (!p.chunked_prefill) return std::nullopt;
+  if (p.batching == Batching::Static)
+    return std::string("static batching prefills whole prompts; chunked prefill needs a continuous engine");
+  if (p.separate_prefill)
+    return fmt::format(
+        "the {} profile prefills new batches in their own iterations; chunked prefill is modelled for vllm and "
+        "trt-llm",
+        p.name);
+  return std::nullopt;
 }
 
 }  // namespace llmsim::sim

@@ -15,7 +15,8 @@
 namespace llmsim::sim {
 
 // The engines `llmsim serve` and `plan serve` simulate, by their CLI names: "static" (HF generate's
-// static batching, the hf framework) and the inference engines of Framework, in enum order.
+// static batching, the hf framework; "hf", the run setting's name for it, parses too) and the inference
+// engines of Framework, in enum order.
 std::vector<std::string> serving_engine_names();
 // A serving engine's framework; false when `name` is not one of serving_engine_names().
 bool parse_serving_engine(std::string_view name, Framework& out);
@@ -189,5 +190,11 @@ std::optional<ReleaseSpan> described_releases(Framework f);
 // releases it does describe: the one rule of the measured-run rows' framework release and --engine-version.
 std::string release_problem(Framework f, const Version& release);
 EngineProfile static_engine_profile();
+
+// Why a profile, with a run's overrides applied, cannot run chunked prefill as configured (static batching
+// prefills whole prompts; an engine that prefills new batches in iterations of their own has no chunking
+// modelled); nullopt when it can or chunked prefill is off. The one rule serve (a usage error naming
+// --chunked-prefill) and plan serve (an infeasible candidate with the reason) apply.
+std::optional<std::string> chunked_prefill_problem(const EngineProfile& p);
 
 }  // namespace llmsim::sim

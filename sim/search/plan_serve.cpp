@@ -252,6 +252,13 @@ ServePlan plan_serving(const model::ModelSpec& m, const std::vector<hardware::Sy
     const ServePlanCandidate base{
         sys.name, ch.engine, ch.tp, ch.quant, ch.pp, ch.kv, ch.profile.max_num_seqs, ch.profile.chunked_prefill};
     const std::int64_t per_replica = ch.tp * ch.pp;  // GPUs per replica
+    // An override the engine cannot run is refused as serve refuses it (engine_profile.h), by name.
+    if (const auto why = chunked_prefill_problem(ch.profile)) {
+      ServePlanCandidate c = base;
+      c.why = *why;
+      plan.candidates.push_back(c);
+      continue;
+    }
     // Aggregated: replicas of the candidate, each at its share of the rate.
     {
       ServePlanCandidate c = base;

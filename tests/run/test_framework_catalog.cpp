@@ -312,8 +312,24 @@ TEST_CASE("serving engines: static (hf) and the inference engines, by one list")
   }
   Framework f{};
   CHECK_FALSE(parse_serving_engine("megatron", f));
-  CHECK_FALSE(parse_serving_engine("hf", f));    // spelled static for serving
+  // serve --engine hf (the run setting's name) and plan serve --engine hf name the same engine as static.
+  CHECK((parse_serving_engine("hf", f) && f == Framework::Hf && serving_engine_name(f) == "static"));
   CHECK_FALSE(parse_serving_engine("nemo", f));  // an alias parse_name accepts, not an engine name
+}
+
+TEST_CASE("chunked prefill as overridden: one rule for serve and plan serve") {
+  EngineProfile vllm = engine_profile(Framework::Vllm);
+  vllm.chunked_prefill = true;
+  CHECK_FALSE(chunked_prefill_problem(vllm));
+  EngineProfile tgi = engine_profile(Framework::Tgi);
+  CHECK_FALSE(chunked_prefill_problem(tgi));  // off: nothing to refuse
+  tgi.chunked_prefill = true;
+  REQUIRE(chunked_prefill_problem(tgi));
+  CHECK(chunked_prefill_problem(tgi)->find("the tgi profile prefills new batches in their own iterations") == 0);
+  EngineProfile st = static_engine_profile();
+  st.chunked_prefill = true;
+  REQUIRE(chunked_prefill_problem(st));
+  CHECK(chunked_prefill_problem(st)->find("static batching prefills whole prompts") == 0);
 }
 
 TEST_CASE("selective recomputation is offered where the software has a selective policy") {
