@@ -70,16 +70,20 @@ sim::Interval p99_band(double p99, const sim::ServePlanCandidate& k) {
 
 // The answer in one sentence (the table's answer line; report::add_verdict): the cheapest candidate that meets
 // the SLOs, or that none does within the GPUs allowed.
+// "replica" or "replicas" for n of them.
+std::string_view replicas(std::int64_t n) { return n == 1 ? "replica" : "replicas"; }
+
 Verdict plan_verdict(const sim::ServePlan& plan, std::int64_t max_gpus) {
   if (!plan.found()) return {.ok = false, .text = fmt::format("no candidate meets the SLOs within {} GPUs", max_gpus)};
   const auto& b = plan.candidates.front();
   return {.ok = true,
           .text = fmt::format(
-              "answer: {} GPUs of {}: {} on {}{}; p99 TTFT {:.0f} ms, p99 TPOT {:.1f} ms, {:.0f} output tokens/s{}",
-              b.gpus, b.system,
-              b.prefill_replicas > 0 ? fmt::format("{} prefill replicas of TP{} + {} decode replicas of TP{}",
-                                                   b.prefill_replicas, b.tp, b.decode_replicas, b.decode_tp)
-                                     : fmt::format("{} replicas of TP{}", b.replicas, b.tp),
+              "answer: {} GPU{} of {}: {} on {}{}; p99 TTFT {:.0f} ms, p99 TPOT {:.1f} ms, {:.0f} output tokens/s{}",
+              b.gpus, b.gpus == 1 ? "" : "s", b.system,
+              b.prefill_replicas > 0 ? fmt::format("{} prefill {} of TP{} + {} decode {} of TP{}", b.prefill_replicas,
+                                                   replicas(b.prefill_replicas), b.tp, b.decode_replicas,
+                                                   replicas(b.decode_replicas), b.decode_tp)
+                                     : fmt::format("{} {} of TP{}", b.replicas, replicas(b.replicas), b.tp),
               sim::name_of(b.engine),
               b.weight_quant != model::WeightQuant::None
                   ? fmt::format(" ({} weights)", model::weight_quant_name(b.weight_quant))
