@@ -19,6 +19,7 @@ CLI's exit code and message. docs/python.md has a longer example.
 
 import json
 import os
+import sys
 
 from . import _llmsim
 
@@ -89,6 +90,9 @@ def _document(words, options):
     code, out, err = run(*(list(words) + _flags(options) + ["--json", "-"]))
     if code not in _DOCUMENT_CODES or not out.strip():
         raise Error(code, err)
+    # What the CLI logs on stderr (notes, where files went, a long plan's progress), as the CLI would show it.
+    if err:
+        sys.stderr.write(err)
     return json.loads(out)
 
 

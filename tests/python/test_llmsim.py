@@ -8,6 +8,9 @@ import unittest
 import llmsim
 
 EXE = os.environ["LLMSIM_EXE"]
+# A trace whose notes the CLI logs on stderr (one request longer than llama3-70b's context).
+TRACE = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir, "data", "traces",
+                     "azure-conv-2023.csv")
 
 
 def cli_json(*args):
@@ -97,6 +100,14 @@ class Errors(unittest.TestCase):
     def test_calibrate_is_refused(self):
         with self.assertRaises(ValueError):
             llmsim.run("calibrate", "--help")
+
+    def test_the_cli_log_goes_to_stderr(self):
+        import contextlib
+        import io
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            llmsim.serve(model="llama2-70b", system="dgx-h100", tp=8, trace_file=TRACE, requests=200)
+        self.assertIn("llmsim: ", err.getvalue())
 
     def test_run_returns_the_table(self):
         code, out, err = llmsim.run("train", *README_ARGS)
