@@ -68,11 +68,11 @@ sim::Interval p99_band(double p99, const sim::ServePlanCandidate& k) {
   return sim::Interval{p99, p99 * k.latency_band_low, p99 * k.latency_band_high};
 }
 
-// The answer in one sentence (the table's answer line; report::add_verdict): the cheapest candidate that meets
-// the SLOs, or that none does within the GPUs allowed.
 // "replica" or "replicas" for n of them.
 std::string_view replicas(std::int64_t n) { return n == 1 ? "replica" : "replicas"; }
 
+// The answer in one sentence (the table's answer line; report::add_verdict): the cheapest candidate that meets
+// the SLOs, or that none does within the GPUs allowed.
 Verdict plan_verdict(const sim::ServePlan& plan, std::int64_t max_gpus) {
   if (!plan.found()) return {.ok = false, .text = fmt::format("no candidate meets the SLOs within {} GPUs", max_gpus)};
   const auto& b = plan.candidates.front();
@@ -275,9 +275,9 @@ void print_table(const PlanServeCommand& c, const model::ModelSpec& m, const sim
       "llmsim plan serve: {} at {} requests/s, p99 TTFT <= {} ms{}, input {}{}, output {}{}\n", m.name, c.rate,
       c.slo_ttft_ms, c.slo_tpot_ms > 0 ? fmt::format(", p99 TPOT <= {} ms", c.slo_tpot_ms) : "", spec.input.describe(),
       prefix, spec.output.describe(), spec.adapters > 0 ? c.lora.describe() : std::string());
+  std::cout << "\n" << plan_verdict(plan, spec.max_gpus).text << "\n";
   if (plan.found()) {
     const auto& b = plan.candidates.front();
-    std::cout << "\n" << plan_verdict(plan, spec.max_gpus).text << "\n";
     const sim::Interval ttft = p99_band(b.ttft_p99_s, b) * 1e3, tpot = p99_band(b.tpot_p99_s, b) * 1e3;
     std::cout << fmt::format("margin: p99 TTFT {:.0f} ms [{:.0f} .. {:.0f}] is {:.0f} % of its SLO", ttft.value,
                              ttft.low, ttft.high, 100 * b.ttft_p99_s / spec.slo_ttft_p99_s);
@@ -292,8 +292,6 @@ void print_table(const PlanServeCommand& c, const model::ModelSpec& m, const sim
                       : fmt::format("NOT SETTLED: the p99s still moved {:.1f} % when the stream doubled to {} "
                                     "requests per replica; a longer --requests may need more GPUs\n",
                                     100 * b.p99_change, b.requests_per_replica));
-  } else {
-    std::cout << "\n" << plan_verdict(plan, spec.max_gpus).text << "\n";
   }
   std::cout << fmt::format(
       "\n{:<16} {:<9} {:>5} {:>3} {:>5} {:>5} {:>5} {:>5} {:>10} {:>5} {:>11} {:>11} {:>11} {:>8}  {}\n", "system",

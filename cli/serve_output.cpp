@@ -84,7 +84,7 @@ Verdict serve_verdict(const Context& c, const sim::ServingResult& r) {
   if (!r.valid()) return infeasible_verdict(r.problems);
   std::string text = fmt::format("served {} of {} requests", r.completed, r.completed + r.rejected);
   bool ok = r.rejected == 0;
-  if (r.rejected > 0) text += fmt::format(" ({} longer than the model's context)", r.rejected);
+  if (r.rejected > 0) text += fmt::format(" ({} longer than the context served)", r.rejected);
   if (!r.slo_given) {
     text += fmt::format("; p99 TTFT {} ms, p99 TPOT {} ms", ms(r.ttft.p99), ms(r.tpot.p99));
     return {.ok = ok, .text = text};

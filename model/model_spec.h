@@ -127,6 +127,8 @@ struct LinearAttentionSpec {
   std::int64_t conv_dim() const {
     return kind == LinearMixer::Mamba2 ? inner_dim() + 2 * ssm_groups * ssm_state : 2 * key_dim() + value_dim();
   }
+  // The recurrence's output per token, out_proj's input: the value heads' width, or Mamba-2's inner width.
+  std::int64_t output_dim() const { return kind == LinearMixer::Mamba2 ? inner_dim() : value_dim(); }
   // Heads the state is kept per (value heads, or Mamba-2's heads) and the state's elements per head.
   std::int64_t state_heads() const { return kind == LinearMixer::Mamba2 ? ssm_heads : value_heads; }
   std::int64_t state_elems_per_head() const {

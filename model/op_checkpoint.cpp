@@ -61,10 +61,7 @@ OpCheckpoint alternate_matmul_checkpoint(const ModelSpec& m, const std::vector<O
       case OpKind::LinearAttn:
         // The recurrence's output (value_dim, or Mamba-2's inner width, per token), like SDPA's.
         share = 0;
-        out.saved_bytes +=
-            tokens *
-            dbl(m.linear_attn.kind == LinearMixer::Mamba2 ? m.linear_attn.inner_dim() : m.linear_attn.value_dim()) /
-            tp * a;
+        out.saved_bytes += tokens * dbl(m.linear_attn.output_dim()) / tp * a;
         break;
       case OpKind::TpComm:
         // The sequence-parallel reduce-scatter's output (1/tp of the exchanged tensor) is saved; the

@@ -30,16 +30,8 @@ void add_gated_deltanet(const Ctx& c, std::vector<Operator>& ops) {
                     .role = OpRole::QkvProj});
   add_linear(c, ops,
              Linear{.name = "attn.in_proj_ba", .module = Module::Attention, .n = 2 * vh, .k = m.hidden, .rows = T});
-  // The depthwise causal convolution with its SiLU over q, k and v (causal_conv1d_fn): reads the projections,
-  // writes the convolved ones; backward reads the input and the output gradient, writes the input gradient and
-  // reduces the taps' gradients.
-  const double conv_elems = T * dbl(conv);
-  Operator conv_op =
-      pointwise("attn.conv1d", OpKind::Elementwise, Module::Attention, (2.0 * dbl(g.conv_kernel) + 4.0) * conv_elems,
-                2 * conv_elems * c.a, 2 * (2.0 * dbl(g.conv_kernel) + 4.0) * conv_elems, 3 * conv_elems * c.a);
-  conv_op.weight_params = conv * g.conv_kernel;
-  conv_op.bwd_weight_flops = 2.0 * dbl(g.conv_kernel) * conv_elems;
-  ops.push_back(conv_op);
+  // The depthwise causal convolution with its SiLU over q, k and v (Qwen3-Next's has no bias: conv_bias false).
+  ops.push_back(causal_conv_op(c, conv, g.conv_kernel, g.conv_bias));
   // beta = sigmoid(b), g = -exp(A_log) softplus(a + dt_bias) (vLLM's fused_gdn_gating): reads b and a, writes
   // beta and g in fp32.
   const double gate_elems = T * dbl(vh);

@@ -28,16 +28,8 @@ void add_mamba2(const Ctx& c, std::vector<Operator>& ops) {
                     .rows = T,
                     .bias = g.proj_bias,
                     .role = OpRole::QkvProj});
-  // The depthwise causal convolution with its SiLU over x, B and C (causal_conv1d_fn): reads the projections,
-  // writes the convolved ones; backward reads the input and the output gradient, writes the input gradient and
-  // reduces the taps' (and biases') gradients.
-  const double conv_elems = T * dbl(conv);
-  Operator conv_op =
-      pointwise("attn.conv1d", OpKind::Elementwise, Module::Attention, (2.0 * dbl(g.conv_kernel) + 4.0) * conv_elems,
-                2 * conv_elems * c.a, 2 * (2.0 * dbl(g.conv_kernel) + 4.0) * conv_elems, 3 * conv_elems * c.a);
-  conv_op.weight_params = conv * g.conv_kernel + (g.conv_bias ? conv : 0);
-  conv_op.bwd_weight_flops = 2.0 * dbl(g.conv_kernel) * conv_elems;
-  ops.push_back(conv_op);
+  // The depthwise causal convolution with its SiLU over x, B and C.
+  ops.push_back(causal_conv_op(c, conv, g.conv_kernel, g.conv_bias));
   // dt = softplus(dt + dt_bias), and the decay from A_log (inside the scan's first kernel in mamba_ssm): reads dt,
   // writes it in fp32. The skip term D x is applied by the scan.
   const double dt_elems = T * dbl(heads);

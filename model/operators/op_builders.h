@@ -137,6 +137,10 @@ void add_gated_deltanet(const Ctx& c, std::vector<Operator>& ops);
 void add_mamba2(const Ctx& c, std::vector<Operator>& ops);
 // A linear-attention mixer's chunked recurrence as one operator (model/operators/recurrence.cpp).
 Operator recurrence_op(const Ctx& c, std::string name);
+// The depthwise causal convolution with its SiLU both linear mixers run before the recurrence
+// (causal_conv1d_fn) over `channels` per rank with `kernel` taps and, with `bias`, a bias per channel
+// (model/operators/recurrence.cpp).
+Operator causal_conv_op(const Ctx& c, i64 channels, i64 kernel, bool bias);
 void add_mlp(const Ctx& c, std::vector<Operator>& ops);
 void add_moe(const Ctx& c, std::vector<Operator>& ops);
 

@@ -54,6 +54,17 @@ namespace inventory {
 // fp32 values once, and writes and reads every chunk's fp32 states between its kernels. Backward recomputes the
 // states and runs the transposed products: 2.5x the forward's FLOPs, as FlashAttention-2's backward (an
 // assumption: the chunk kernels' backward was not counted line by line), twice its traffic.
+Operator causal_conv_op(const Ctx& c, i64 channels, i64 kernel, bool bias) {
+  // Reads the projections, writes the convolved ones; backward reads the input and the output gradient, writes the
+  // input gradient and reduces the taps' (and biases') gradients.
+  const double elems = dbl(c.T) * dbl(channels), taps = dbl(kernel);
+  Operator op = pointwise("attn.conv1d", OpKind::Elementwise, Module::Attention, (2.0 * taps + 4.0) * elems,
+                          2 * elems * c.a, 2 * (2.0 * taps + 4.0) * elems, 3 * elems * c.a);
+  op.weight_params = channels * kernel + (bias ? channels : 0);
+  op.bwd_weight_flops = 2.0 * taps * elems;
+  return op;
+}
+
 Operator recurrence_op(const Ctx& c, std::string name) {
   const RecurrenceWork w = recurrence_work(c.m, c.tp);
   const double T = dbl(c.T);

@@ -39,8 +39,9 @@ def _installed_presets():
 
 # The presets an installed package ships with, unless LLMSIM_DATA_DIR names others (a build folder's
 # module uses the source tree's data/, as the executable there does).
-if "LLMSIM_DATA_DIR" not in os.environ and _installed_presets():
-    os.environ["LLMSIM_DATA_DIR"] = _installed_presets()
+_PRESETS = _installed_presets()
+if "LLMSIM_DATA_DIR" not in os.environ and _PRESETS:
+    os.environ["LLMSIM_DATA_DIR"] = _PRESETS
 
 
 class Error(Exception):
