@@ -244,6 +244,7 @@ nlohmann::json system_json(const hardware::SystemSpec& s) {
                             {"memory_bytes", s.gpu.memory_bytes},
                             {"memory_bandwidth_Bps", s.gpu.memory_bandwidth_Bps},
                             {"l2_bytes", s.gpu.l2_bytes},
+                            {"l2_read_bandwidth_Bps", s.gpu.l2_read_bandwidth_Bps()},
                             {"sm_count", s.gpu.sm_count},
                             {"boost_clock_Hz", s.gpu.boost_clock_Hz},
                             {"tdp_W", s.gpu.tdp_W},
@@ -276,8 +277,10 @@ void print_system(const hardware::SystemSpec& s) {
   const auto& g = s.gpu;
   std::cout << fmt::format("system {}: {}\n", s.name, s.description);
   std::cout << fmt::format(
-      "  GPU {}: {} GiB at {:.0f} GB/s, L2 {:.0f} MiB, {} SMs at {:.0f} MHz, {:.0f} W{}\n", g.name, gib(g.memory_bytes),
-      g.memory_bandwidth_Bps / 1e9, g.l2_bytes / units::MiB, g.sm_count, g.boost_clock_Hz / 1e6, g.tdp_W,
+      "  GPU {}: {} GiB at {:.0f} GB/s, L2 {:.0f} MiB{}, {} SMs at {:.0f} MHz, {:.0f} W{}\n", g.name,
+      gib(g.memory_bytes), g.memory_bandwidth_Bps / 1e9, g.l2_bytes / units::MiB,
+      g.l2_read_bandwidth_Bps() > 0 ? fmt::format(" (read {:.0f} GB/s)", g.l2_read_bandwidth_Bps() / 1e9) : "",
+      g.sm_count, g.boost_clock_Hz / 1e6, g.tdp_W,
       g.compute_capability > 0
           ? fmt::format(", compute capability {}.{}", g.compute_capability / 10, g.compute_capability % 10)
           : "");

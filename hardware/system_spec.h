@@ -17,10 +17,13 @@ struct GpuSpec {
   double memory_bytes = 0;             // bytes of device memory
   double memory_bandwidth_Bps = 0;     // bytes/s, datasheet peak
   double l2_bytes = 0;                 // bytes
-  int sm_count = 0;                    // streaming multiprocessors
-  double boost_clock_Hz = 0;           // Hz
-  double tdp_W = 0;                    // watts
-  int compute_capability = 0;          // 10 x major + minor (90 = Hopper); 0 = not stated
+  // Bytes per clock the L2 cache delivers to the SMs, as the architecture whitepaper states it (A100: 5120,
+  // V100: 2048, Ampere whitepaper p. 35); 0 = not stated. Prices kernels whose SMs re-read data from L2.
+  double l2_read_bytes_per_clock = 0;
+  int sm_count = 0;            // streaming multiprocessors
+  double boost_clock_Hz = 0;   // Hz
+  double tdp_W = 0;            // watts
+  int compute_capability = 0;  // 10 x major + minor (90 = Hopper); 0 = not stated
   // FP16 tensor peak when the products are accumulated in FP16 (cublasHgemm, CUBLAS_COMPUTE_16F), FLOP/s: twice
   // the FP32-accumulate rate on GeForce parts, which halve the latter; 0 = not stated (the same as peak(FP16)).
   double fp16_accumulate_flops = 0;
@@ -29,6 +32,8 @@ struct GpuSpec {
   double peak(DType precision) const;
   // The FP16 peak with FP16 accumulation (fp16_accumulate_flops, else peak(FP16)).
   double peak_fp16_accumulate() const;
+  // Peak L2 read bandwidth, bytes/s: l2_read_bytes_per_clock at the boost clock; 0 when not stated.
+  double l2_read_bandwidth_Bps() const { return l2_read_bytes_per_clock * boost_clock_Hz; }
 };
 
 // NvSwitch: every GPU reaches every other at its full fabric rate. NvLinkPairs: bridges join GPUs two

@@ -50,6 +50,7 @@ const std::initializer_list<const char*> kGpuKeys = {"name",
                                                      "memory_GiB",
                                                      "hbm_bandwidth_GBps",
                                                      "l2_MiB",
+                                                     "l2_read_bytes_per_clk",
                                                      "sm_count",
                                                      "boost_clock_MHz",
                                                      "tdp_W",
@@ -127,6 +128,7 @@ GpuSpec read_gpu(TomlReader t) {
   g.memory_bytes = t.positive("memory_GiB") * units::GiB;
   g.memory_bandwidth_Bps = t.positive("hbm_bandwidth_GBps") * units::GBps;
   g.l2_bytes = t.positive("l2_MiB") * units::MiB;
+  if (const auto l2_read = t.opt_positive("l2_read_bytes_per_clk")) g.l2_read_bytes_per_clock = *l2_read;
   g.sm_count = at_least(t, "sm_count", 1);
   g.boost_clock_Hz = t.positive("boost_clock_MHz") * units::MHz;
   g.tdp_W = t.positive("tdp_W");

@@ -128,6 +128,14 @@ Interval ComputeCost::streamed_by_blocks(double bytes_per_block, double blocks) 
   return Interval{t(f.value), t(f.high), t(f.low)};
 }
 
+Interval ComputeCost::l2_read(double bytes) const {
+  const double bw = sys_.gpu.l2_read_bandwidth_Bps();
+  const auto& f = sys_.efficiency.memory_bandwidth;
+  if (bytes <= 0 || bw <= 0) return {};
+  auto t = [&](double frac) { return frac > 0 ? bytes / (bw * frac) : 0.0; };
+  return Interval{t(f.value), t(f.high), t(f.low)};
+}
+
 namespace {
 bool is_comm(const model::Operator& op) {
   return op.kind == model::OpKind::TpComm || op.kind == model::OpKind::MoeComm;

@@ -56,6 +56,11 @@ class ComputeCost {
   // moves at most its SM's share of the achievable memory bandwidth, so a kernel with fewer blocks than
   // SMs leaves the rest of the bandwidth unused (ceil(blocks / SMs) waves of one block's time).
   Interval streamed_by_blocks(double bytes_per_block, double blocks) const;
+  // `bytes` the SMs read out of the L2 cache (data another thread block already brought in from HBM), at the
+  // GPU's stated L2 read bandwidth (GpuSpec::l2_read_bandwidth_Bps) times the fraction a streaming kernel
+  // reaches of its memory's peak (Efficiency::memory_bandwidth; an assumption for L2: no L2 stream was
+  // calibrated). Zero when the GPU's L2 bandwidth is not stated.
+  Interval l2_read(double bytes) const;
 
   // Forward / backward time of one inventory operator on the compute stream. Communication operators
   // (TpComm, MoeComm) cost 0 here: CommCost prices them. `weight_grads` false drops the

@@ -13,6 +13,7 @@ IterationOptions engine_iteration_options(const EngineProfile& engine, const har
   o.overhead_per_seq_s = engine.iteration_overhead_per_seq_s;
   o.glue = engine.glue;
   o.decode_split_kv = engine.decode_split_kv;
+  o.decode_kv_per_query_head = engine.decode_kv_per_query_head;
   o.fp16_accumulate = engine.fp16_accumulate;
   o.host_layer_upload_min_tokens = engine.host_layer_upload_min_tokens;
   o.upload_chunk_tokens = engine.max_batched_tokens;

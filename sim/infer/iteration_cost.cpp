@@ -45,6 +45,11 @@ IterationCost& IterationCost::operator+=(const IterationCost& o) {
 //    q_len 1); with fewer blocks than SMs the longest sequence's block, streaming its head's K and V at one
 //    SM's share of the bandwidth, sets the kernel's time (Dao et al., "Flash-Decoding for long-context
 //    inference", 2023: at batch 1 FlashAttention uses a small fraction of the GPU during decoding).
+//  * Decode attention one block per query head (IterationOptions::decode_kv_per_query_head: vLLM's
+//    paged_attention_v1/v2 kernels, grid (num_heads, num_seqs, partitions)): under grouped-query attention
+//    each query head's blocks read its KV head's K and V, so the SMs read the cache `group` times; the HBM
+//    read happens once and the other reads hit L2, so the kernel takes the longer of the HBM read and
+//    group x the cache at the L2 read bandwidth (GpuSpec::l2_read_bandwidth_Bps; not priced where unstated).
 //  * KV-cache copies (IterationOptions::kv_copy_passes): HF's DynamicCache.update concatenates each new
 //    token's K and V onto the layer's cache with torch.cat, a new tensor every step, and the flash-attention
 //    path gathers the whole K and V again (_upad_input's index_first_axis) before calling the kernel: each a
@@ -398,6 +403,7 @@ IterationCost IterationCostModel::iteration(const std::vector<SequenceWork>& bat
   const auto attend = [&](double w, double layers) {
     if (layers <= 0) return;
     double pf = 0, pb = 0, df = 0, db = 0;
+    double decode_kv = 0;                      // bytes of cache the decode steps read
     double decode_seqs = 0, longest_keys = 0;  // for decode attention without split-KV
     for (const auto& s : batch) {
       const double n = dbl(s.new_tokens), ctx = dbl(s.context);
@@ -426,6 +432,7 @@ IterationCost IterationCostModel::iteration(const std::vector<SequenceWork>& bat
       } else {
         df += flops;
         db += bytes;
+        decode_kv += kv_read;
         decode_seqs += 1;
         longest_keys = std::max(longest_keys, keys);
       }
@@ -438,6 +445,13 @@ IterationCost IterationCostModel::iteration(const std::vector<SequenceWork>& bat
         const double per_row = m_.mla.enabled() ? kv_row : 2.0 * shape.qk;
         const double per_block = longest_keys * per_row * kvb;
         decode = max(decode, compute_.streamed_by_blocks(per_block, decode_seqs * heads));
+      }
+      if (opt_.decode_kv_per_query_head && !m_.mla.enabled()) {
+        // One block per query head: every query head of a KV head's group reads that head's K and V, the
+        // first read from HBM, the group's others out of L2 (EngineProfile::decode_kv_per_query_head).
+        const double kv_heads = dbl(model::kv_heads_per_rank(m_, par_.tp));
+        const double group = kv_heads > 0 ? heads / kv_heads : 1.0;
+        if (group > 1) decode = max(decode, compute_.l2_read(group * decode_kv));
       }
       c.attention_s += decode * layers;
     }

@@ -59,6 +59,8 @@ struct IterationOptions {
   bool decode_split_kv = true;     // decode attention splits each sequence's keys over thread blocks (Flash-Decoding,
                                    // PagedAttention V2, TRT-LLM multi-block); false: one block per sequence and
                                    // query head streams its whole KV (FlashAttention-2 as HF transformers calls it)
+  bool decode_kv_per_query_head = false;  // decode attention reads a KV head once per query head of its group, the
+                                          // re-reads out of L2 (EngineProfile::decode_kv_per_query_head)
 };
 
 struct IterationCost {

@@ -412,6 +412,14 @@ EngineProfile released_profile(Framework f, const std::optional<Version>& releas
     if (*release < Version{0, 3, 0}) p.kv_block_tokens = 128;
     if (*release < Version{0, 6, 0}) p.max_num_seqs = *release < Version{0, 2, 4} ? 64 : 128;
   }
+  if (f == Framework::Vllm && *release < Version{0, 4, 3}) {
+    // Before flash-attn decoding (PR #3648, reverted by #4820 and restored by #4907, 2024-05-19, ahead of
+    // 0.4.3), every V0 backend decoded through PagedAttention.forward_decode: the FLASH_ATTN backend called
+    // flash_attn_varlen_func for prompts only (vllm/attention/backends/flash_attn.py of the 0.4.x series), and
+    // the paged_attention_v1/v2 kernels run one block per query head (decode_kv_per_query_head).
+    p.decode_kv_per_query_head = true;
+    p.source += "; decode through paged_attention_v1/v2 before 0.4.3 (one block per query head; PR #3648, #4907)";
+  }
   if (f == Framework::Vllm && *release < Version{0, 5, 1}) {
     p.fp8_weight_only = false;  // FP8 Marlin (PR #5975) arrived with 0.5.1: before, fp8 needed SM 8.9+
     p.source += "; no weight-only fp8 before 0.5.1 (PR #5975)";

@@ -57,6 +57,12 @@ struct EngineProfile {
   // Decode attention splits each sequence's keys over thread blocks (Flash-Decoding, PagedAttention V2,
   // FlashInfer, TRT-LLM multi-block mode); false: FlashAttention-2's one block per sequence and query head.
   bool decode_split_kv = true;
+  // Decode attention runs one thread block per query head, which reads the K and V of its group's KV head:
+  // with grouped-query attention each KV head is read once per query head of its group, the first read from
+  // HBM and the others, issued by neighbouring blocks, out of L2 (vLLM's paged_attention_v1/v2 kernels,
+  // csrc/attention/attention_kernels.cu: head_idx = blockIdx.x, kv_head_idx = head_idx / num_queries_per_kv).
+  // false: one read per KV head (FlashAttention's and FlashInfer's decode kernels pack a group's query heads).
+  bool decode_kv_per_query_head = false;
   // Whole-cache copies of every sequence's K and V per layer per iteration (HF generate: 2; paged engines 0).
   double kv_copy_passes = 0;
   // The prefill computes the LM head for every prompt position and upcasts those logits to fp32 (HF generate

@@ -175,6 +175,18 @@ TEST_CASE("peak_fp16_acc16_TFLOPs: optional, never below the FP32-accumulate pea
   CHECK(contains(e.message(), "value 50 breaks the rule: must be at least peak_fp16_TFLOPs"));
 }
 
+TEST_CASE("l2_read_bytes_per_clk: optional, the whitepaper's bytes per clock at the boost clock") {
+  // Ampere whitepaper p. 35: A100 5120 and V100 2048 bytes per clock; 1410 and 1530 MHz boost.
+  CHECK(preset("dgx-a100-80gb").gpu.l2_read_bandwidth_Bps() == doctest::Approx(5120 * 1410e6));
+  CHECK(preset("a800-nvlink").gpu.l2_read_bandwidth_Bps() == doctest::Approx(7.2192e12));
+  CHECK(preset("dgx2-v100").gpu.l2_read_bandwidth_Bps() == doctest::Approx(2048 * 1530e6));
+  CHECK(preset("hgx-h200").gpu.l2_read_bandwidth_Bps() == 0);  // not stated by the Hopper whitepaper
+  const Error e = rejection("l2_read_zero.toml");
+  CHECK(e.kind() == ErrorKind::Input);
+  CHECK(e.where().key == "gpu.l2_read_bytes_per_clk");
+  CHECK(contains(e.message(), "must be > 0"));
+}
+
 TEST_CASE("rtx3090-nvlink: bridges join pairs, the rest goes over PCIe") {
   const hw::SystemSpec s = preset("rtx3090-nvlink");
   CHECK(s.node.fabric == hw::Fabric::NvLinkPairs);

@@ -290,6 +290,36 @@ TEST_CASE("HF generate: decode attention without split-KV streams a head's cache
   CHECK(b.uniform(8, 1, 31000).attention_s.value == doctest::Approx(3 * 28 * per_layer).epsilon(1e-9));
 }
 
+TEST_CASE("vLLM before 0.4.3: decode reads a KV head once per query head, the re-reads out of L2") {
+  // Qwen2-7B (28 layers, 28 query heads over 4 KV heads of 128: groups of 7) at batch 1 and a 31,000-token
+  // context on an A100: paged_attention_v1/v2 run one block per query head, so the SMs read each layer's
+  // 31,001 x 2 x 4 x 128 x 2 B = 63.5 MB of cache 7 times, at the L2 read bandwidth (5120 B/clk x 1410 MHz)
+  // times the streaming fraction; the HBM read once is the shorter.
+  const auto m = preset_model("qwen2-7b");
+  const auto sys = preset_system("dgx-a100-80gb");
+  sim::ParallelSpec par;
+  sim::IterationOptions packed, per_head;
+  per_head.decode_kv_per_query_head = true;
+  const sim::IterationCostModel a(m, sys, par, bf16(), packed), b(m, sys, par, bf16(), per_head);
+  const double kv = 31001.0 * 2 * 4 * 128 * 2;
+  const double l2 = 5120 * 1410e6 * sys.efficiency.memory_bandwidth.value;
+  CHECK(b.uniform(1, 1, 31000).attention_s.value == doctest::Approx(28 * 7 * kv / l2).epsilon(1e-9));
+  CHECK(28 * 7 * kv / l2 > 1.9e-3);  // ~1.96 ms per token against ~1.13 ms reading the cache once
+  CHECK(b.uniform(1, 1, 31000).attention_s.value > 1.7 * a.uniform(1, 1, 31000).attention_s.value);
+  // Multi-head attention (one query head per KV head) reads its cache once either way.
+  const auto mha = preset_model("llama2-7b");
+  CHECK(sim::IterationCostModel(mha, sys, par, bf16(), per_head).uniform(1, 1, 4000).attention_s.value ==
+        sim::IterationCostModel(mha, sys, par, bf16(), packed).uniform(1, 1, 4000).attention_s.value);
+  // A GPU whose L2 read bandwidth no source states keeps the HBM read alone.
+  const auto h200 = preset_system("hgx-h200");
+  CHECK(sim::IterationCostModel(m, h200, par, bf16(), per_head).uniform(1, 1, 31000).attention_s.value ==
+        sim::IterationCostModel(m, h200, par, bf16(), packed).uniform(1, 1, 31000).attention_s.value);
+  // The rule belongs to the releases that decoded through PagedAttention.forward_decode.
+  CHECK(sim::released_profile(sim::Framework::Vllm, parse_version("0.4.2")).decode_kv_per_query_head);
+  CHECK_FALSE(sim::released_profile(sim::Framework::Vllm, parse_version("0.4.3")).decode_kv_per_query_head);
+  CHECK_FALSE(sim::released_profile(sim::Framework::Vllm, std::nullopt).decode_kv_per_query_head);
+}
+
 TEST_CASE("HF generate: DynamicCache's torch.cat and the unpad gather copy the whole cache every step") {
   const auto m = preset_model("qwen2-7b");
   const auto sys = preset_system("dgx-a100-80gb");
