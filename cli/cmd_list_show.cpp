@@ -83,6 +83,11 @@ nlohmann::json model_json(const model::ModelSpec& m) {
                 {"qk_nope_head_dim", m.mla.qk_nope_head_dim},
                 {"qk_rope_head_dim", m.mla.qk_rope_head_dim},
                 {"v_head_dim", m.mla.v_head_dim}};
+  if (m.dsa.enabled())
+    j["sparse_attention"] = {{"index_n_heads", m.dsa.heads},
+                             {"index_head_dim", m.dsa.head_dim},
+                             {"index_topk", m.dsa.topk},
+                             {"index_cache_bytes_per_token_layer", m.dsa.cache_bytes_per_token()}};
   if (m.linear_attn.enabled()) {
     const auto& g = m.linear_attn;
     nlohmann::json la = {
@@ -140,6 +145,11 @@ void print_model(const model::ModelSpec& m) {
         "  multi-head latent attention: q_lora_rank {}, kv_lora_rank {}, qk head {} + {} (RoPE), v head {}\n",
         m.mla.q_lora_rank > 0 ? std::to_string(m.mla.q_lora_rank) : "none", m.mla.kv_lora_rank, m.mla.qk_nope_head_dim,
         m.mla.qk_rope_head_dim, m.mla.v_head_dim);
+  if (m.dsa.enabled())
+    std::cout << fmt::format(
+        "  DeepSeek sparse attention: an indexer of {} heads x {} scores every earlier token, attention reads the top "
+        "{}; indexer keys {:.0f} B per token and layer (fp8 + scale)\n",
+        m.dsa.heads, m.dsa.head_dim, m.dsa.topk, m.dsa.cache_bytes_per_token());
   if (m.linear_attn.enabled()) {
     const auto& g = m.linear_attn;
     const std::string heads = g.kind == model::LinearMixer::Mamba2
@@ -190,7 +200,8 @@ void print_model(const model::ModelSpec& m) {
   }
   std::cout << fmt::format("  KV cache: {:.4g} MiB per token at 16-bit ({:.4g} MiB at fp8){}\n",
                            kv_bytes_per_token(m, 2.0) / units::MiB, kv_bytes_per_token(m, 1.0) / units::MiB,
-                           m.mla.enabled()           ? " (MLA latent + RoPE key, whole on every TP rank)"
+                           m.dsa.enabled()           ? " (MLA latent + RoPE key + indexer key, whole on every TP rank)"
+                           : m.mla.enabled()         ? " (MLA latent + RoPE key, whole on every TP rank)"
                            : m.linear_attn.enabled() ? fmt::format(" (the {} attention layers)", m.attention_layers())
                                                      : std::string());
   std::cout << fmt::format("  forward FLOPs per token (2 x non-embedding active params): {:.4g} GFLOP\n",

@@ -886,6 +886,20 @@ ModelSpec read_smollm3(const Reader& r) {
 ModelSpec read_deepseek_v2(const Reader& r) { return read_deepseek(r, false); }
 ModelSpec read_deepseek_v3(const Reader& r) { return read_deepseek(r, true); }
 
+// DeepSeek-V3.2 (DeepseekV32ForCausalLM, model_type deepseek_v32): DeepSeek-V3's shape with DeepSeek Sparse
+// Attention (SparseIndexerSpec): index_n_heads, index_head_dim and index_topk, whose defaults are those of
+// deepseek-ai/DeepSeek-V3.2-Exp inference/model.py ModelArgs (64, 128, 2048). The indexer's wq_b reads MLA's
+// query latent, so a model without q_lora_rank has none to read.
+ModelSpec read_deepseek_v32(const Reader& r) {
+  ModelSpec m = read_deepseek(r, true);
+  m.dsa.heads = r.positive("index_n_heads", 64);
+  m.dsa.head_dim = r.positive("index_head_dim", 128);
+  m.dsa.topk = r.positive("index_topk", 2048);
+  if (m.mla.q_lora_rank <= 0)
+    r.fail("q_lora_rank", "DeepSeek sparse attention's indexer projects MLA's query latent: q_lora_rank must be > 0");
+  return m;
+}
+
 // InternLM2 / InternLM2.5 (the checkpoints' own configuration_internlm2.py and modeling_internlm2.py, as
 // internlm/internlm2_5-7b ships them): a Llama decoder whose attention is one fused wqkv of
 // (num_heads + 2 * num_key_value_heads) * head_dim outputs and wo, both with `bias` (InternLM2Config
@@ -1057,7 +1071,7 @@ struct Family {
   std::string_view model_type;
   Builder build;
 };
-constexpr std::array<Family, 31> kFamilies{{{"llama", read_llama},
+constexpr std::array<Family, 32> kFamilies{{{"llama", read_llama},
                                             {"mistral", read_mistral},
                                             {"mixtral", read_mixtral},
                                             {"qwen2", read_qwen2},
@@ -1077,6 +1091,7 @@ constexpr std::array<Family, 31> kFamilies{{{"llama", read_llama},
                                             {"gpt2", read_gpt2},
                                             {"deepseek_v2", read_deepseek_v2},
                                             {"deepseek_v3", read_deepseek_v3},
+                                            {"deepseek_v32", read_deepseek_v32},
                                             // Kimi-K2's checkpoints name DeepseekV3ForCausalLM's shape kimi_k2.
                                             {"kimi_k2", read_deepseek_v3},
                                             {"glm4_moe", read_glm4_moe},
@@ -1216,9 +1231,11 @@ constexpr std::string_view kCosmeticKeys[] = {
 
 // Keys that change compute or memory in architectures no reader of that model_type models (the Gated DeltaNet
 // keys outside the Qwen3-Next family's readers, Mllama's cross-attention): refused by name rather than ignored.
-constexpr std::string_view kUnmodelledKeys[] = {
-    "full_attention_interval", "linear_num_key_heads",   "linear_num_value_heads", "linear_key_head_dim",
-    "linear_value_head_dim",   "linear_conv_kernel_dim", "cross_attention_layers"};
+constexpr std::string_view kUnmodelledKeys[] = {"full_attention_interval", "linear_num_key_heads",
+                                                "linear_num_value_heads",  "linear_key_head_dim",
+                                                "linear_value_head_dim",   "linear_conv_kernel_dim",
+                                                "cross_attention_layers",  "index_n_heads",
+                                                "index_head_dim",          "index_topk"};
 
 bool listed(const auto& list, const std::string& key) {
   return std::find(std::begin(list), std::end(list), std::string_view(key)) != std::end(list);

@@ -47,7 +47,11 @@ double kv_layer_share(const ModelSpec& m) {
 
 double kv_bytes_per_token(const ModelSpec& m, std::int64_t layers, std::int64_t tp, double elem_bytes) {
   const double kv_layers = static_cast<double>(layers) * kv_layer_share(m);
-  if (m.mla.enabled()) return static_cast<double>(m.mla.kv_lora_rank + m.mla.qk_rope_head_dim) * kv_layers * elem_bytes;
+  if (m.mla.enabled())
+    // DeepSeek Sparse Attention keeps the indexer's fp8 key beside the latent, whatever the latent's dtype.
+    return (static_cast<double>(m.mla.kv_lora_rank + m.mla.qk_rope_head_dim) * elem_bytes +
+            (m.dsa.enabled() ? m.dsa.cache_bytes_per_token() : 0.0)) *
+           kv_layers;
   const double heads_per_rank =
       std::max(1.0, static_cast<double>(m.num_kv_heads) / static_cast<double>(std::max<std::int64_t>(1, tp)));
   return 2.0 * heads_per_rank * static_cast<double>(m.head_dim) * kv_layers * elem_bytes;

@@ -85,6 +85,23 @@ struct MlaSpec {
   bool enabled() const { return kv_lora_rank > 0; }
 };
 
+// DeepSeek Sparse Attention (DeepSeek-V3.2; deepseek-ai/DeepSeek-V3.2-Exp inference/model.py, class Indexer, and
+// the V3.2 report): a lightning indexer scores every earlier token for each query with `heads` heads of `head_dim`
+// in fp8 (wq_b from MLA's query latent, one key per token from wk over the hidden state and a LayerNorm,
+// weights_proj mixing the heads), and MLA, in its absorbed (MQA) form, attends only to the `topk` best-scored
+// keys. The indexer runs whole on every tensor-parallel rank (its top-k is one per token) and keeps its own fp8
+// key, with one fp32 scale per 128 elements, per token and layer beside the latent.
+struct SparseIndexerSpec {
+  std::int64_t heads = 0;     // index_n_heads
+  std::int64_t head_dim = 0;  // index_head_dim
+  std::int64_t topk = 0;      // index_topk; 0 = dense attention
+  bool enabled() const { return topk > 0; }
+  // Bytes of the indexer's key cache per token and layer: fp8 keys and an fp32 scale per 128-wide block.
+  double cache_bytes_per_token() const {
+    return static_cast<double>(head_dim) + 4.0 * static_cast<double>((head_dim + 127) / 128);
+  }
+};
+
 // The token mixer of a layer that keeps a fixed-size recurrent state per sequence instead of K and V per token.
 //  * GatedDeltaNet (Yang, Kautz and Hatamizadeh, "Gated Delta Networks: Improving Mamba2 with Delta Rule", ICLR
 //    2025), the linear_attention layers of Qwen3-Next and Qwen3.5 (transformers' Qwen3NextGatedDeltaNet):
@@ -201,6 +218,7 @@ struct ModelSpec {
 
   MoeSpec moe;
   MlaSpec mla;
+  SparseIndexerSpec dsa;  // DeepSeek Sparse Attention over MLA (DeepSeek-V3.2); off for dense attention
   LinearAttentionSpec linear_attn;
   // DeepSeek-V3's multi-token prediction modules (num_nextn_predict_layers): stored with the checkpoint,
   // used for training signal and speculative decoding; counted apart (param_count.h), never simulated.
@@ -250,7 +268,8 @@ struct ModelSpec {
 
 // KV-cache bytes per token of `layers` layers on one GPU of a `tp`-way tensor-parallel group, at
 // `elem_bytes` per element: K and V of every KV head the GPU holds; beyond tp = KV heads each rank keeps
-// one whole head; under MLA the latent and the RoPE key, whole on every rank. The one formula of the
+// one whole head; under MLA the latent and the RoPE key, whole on every rank (with DeepSeek Sparse Attention
+// also the indexer's fp8 key and scale, SparseIndexerSpec). The one formula of the
 // memory model, the inference iteration cost and `show model`.
 double kv_bytes_per_token(const ModelSpec& m, std::int64_t layers, std::int64_t tp, double elem_bytes);
 

@@ -40,6 +40,16 @@ std::int64_t mlp_params(const ModelSpec& m, std::int64_t ffn) {
 // One norm over the hidden vector: RMSNorm has a scale, LayerNorm a scale and a bias.
 std::int64_t norm_params(const ModelSpec& m) { return m.norm == NormKind::LayerNorm ? mul(2, m.hidden) : m.hidden; }
 
+// DeepSeek Sparse Attention's indexer (DeepSeek-V3.2-Exp inference/model.py Indexer, no biases): wq_b from the
+// query latent to every index head, wk from the hidden state to one key, weights_proj to one weight per head; its
+// k_norm (a LayerNorm: scale and bias) is counted with the norms.
+std::int64_t indexer_linear_params(const ModelSpec& m) {
+  const SparseIndexerSpec& x = m.dsa;
+  if (!x.enabled()) return 0;
+  return add(linear(m.mla.q_lora_rank, mul(x.heads, x.head_dim), false), linear(m.hidden, x.head_dim, false),
+             linear(m.hidden, x.heads, false));
+}
+
 // Multi-head latent attention (DeepseekV3Attention): q_a_proj + q_b_proj (or one q_proj without
 // q_lora_rank), kv_a_proj_with_mqa to the latent and the shared RoPE key, kv_b_proj up to every head's
 // non-RoPE key and value, o_proj from the heads' values.
@@ -50,7 +60,7 @@ std::int64_t mla_attention_params(const ModelSpec& m) {
                              : linear(m.hidden, m.q_dim(), false);
   return add(q, linear(m.hidden, add(a.kv_lora_rank, a.qk_rope_head_dim), m.qkv_bias),
              linear(a.kv_lora_rank, mul(m.num_heads, add(a.qk_nope_head_dim, a.v_head_dim)), false),
-             linear(m.o_dim(), m.hidden, m.out_bias));
+             linear(m.o_dim(), m.hidden, m.out_bias), indexer_linear_params(m));
 }
 
 std::int64_t attention_params(const ModelSpec& m) {
@@ -128,6 +138,7 @@ LayerParams count_layer_params(const ModelSpec& m, std::int64_t layer_index) {
                 linear_attention ? 0 : qk_norm_params(m));
   // MLA's q_a_layernorm and kv_a_layernorm over the latents.
   if (m.mla.enabled()) p.norms = add(p.norms, m.mla.q_lora_rank, m.mla.kv_lora_rank);
+  if (m.dsa.enabled() && !linear_attention) p.norms = add(p.norms, mul(2, m.dsa.head_dim));  // the indexer's k_norm
   p.linear = add(linear_attention ? linear_mixer_linear_params(m) : p.attention, p.mlp);
   (void)add(p.attention, p.mlp, p.norms);  // total() and active() are sums of these: refused here if they overflow
   return p;

@@ -7,6 +7,8 @@
 
 namespace llmsim::model::inventory {
 
+Operator latent_norm_op(const Ctx& c, std::string name, i64 width);  // below
+
 namespace {
 
 // (query, key) pairs one head of one sequence evaluates in a fused kernel that skips masked tiles.
@@ -35,11 +37,64 @@ Operator flash_op(const Ctx& c) {
   const double lse = dbl(c.T) * dbl(heads) * kFp32;
   Operator op = make_op("attn.flash", OpKind::FlashAttn, Module::Attention);
   op.role = OpRole::AttentionCore;
-  op.fwd_flops = 2.0 * dbl(c.b) * dbl(heads) * (qk + v) * attended_pairs(c.q, c.kv, c.p.causal, window);
-  op.fwd_bytes = (q_tokens * (qk + v) + kv_tokens * (qk + v)) * c.a + lse;
+  if (c.m.dsa.enabled()) {
+    // DeepSeek Sparse Attention: MLA in its absorbed (MQA) form over each query's top-k keys, gathered from the
+    // latent cache: min(visible, topk) keys per query (the sliding-window count with the window at topk), each
+    // head scoring over the latent and RoPE key and summing values in the latent; the context is read once.
+    const double latent = dbl(c.m.mla.kv_lora_rank), rope = dbl(c.m.mla.qk_rope_head_dim);
+    op.fwd_flops =
+        2.0 * dbl(c.b) * dbl(heads) * (2 * latent + rope) * attended_pairs(c.q, c.kv, c.p.causal, c.m.dsa.topk);
+    op.fwd_bytes = (q_tokens * (2 * latent + rope) + dbl(c.b) * dbl(c.kv) * (latent + rope)) * c.a + lse;
+  } else {
+    op.fwd_flops = 2.0 * dbl(c.b) * dbl(heads) * (qk + v) * attended_pairs(c.q, c.kv, c.p.causal, window);
+    op.fwd_bytes = (q_tokens * (qk + v) + kv_tokens * (qk + v)) * c.a + lse;
+  }
   op.bwd_flops = 2.5 * op.fwd_flops;
   op.bwd_bytes = 2 * op.fwd_bytes;
   return op;
+}
+
+// DeepSeek Sparse Attention's lightning indexer (SparseIndexerSpec; DeepSeek-V3.2-Exp inference/model.py
+// Indexer.forward), whole on every TP rank: wq_b from the query latent, wk and its LayerNorm from the normed
+// input, weights_proj; then one kernel scores every visible (query, key) pair over the index heads (fp8_index:
+// ReLU(q.k) weighted per head and summed), writing an fp32 logit per pair that top-k reads back: a GEMM of the
+// index heads' queries against the one shared key per token, over the visible pairs only. Training prices it at
+// the run's precision (backward, for the indexer's own loss: twice the forward); inference at fp8 where the GPU
+// has fp8 tensor cores, as the reference's fp8_index and vLLM's DeepGEMM kernel compute it.
+void add_sparse_indexer(const Ctx& c, std::vector<Operator>& ops) {
+  const ModelSpec& m = c.m;
+  const SparseIndexerSpec& x = m.dsa;
+  struct Projection {
+    const char* name;
+    i64 n, k;
+  };
+  for (const Projection& p :
+       {Projection{"attn.indexer_q", x.heads * x.head_dim, m.mla.q_lora_rank},
+        Projection{"attn.indexer_k", x.head_dim, m.hidden}, Projection{"attn.indexer_weights", x.heads, m.hidden}})
+    add_linear(c, ops,
+               Linear{.name = p.name,
+                      .module = Module::Attention,
+                      .n = p.n,
+                      .k = p.k,
+                      .rows = dbl(c.T),
+                      .role = OpRole::QkvProj});
+  Operator norm = latent_norm_op(c, "attn.indexer_k_norm", x.head_dim);
+  norm.weight_params = 2 * x.head_dim;  // a LayerNorm: scale and bias
+  ops.push_back(norm);
+  const double pairs = dbl(c.b) * attended_pairs(c.q, c.kv, c.p.causal, 0);
+  // An MQA-logits GEMM (DeepGEMM fp8_mqa_logits in vLLM): the tensor cores multiply every index head's query
+  // (rows: queries x heads) with the shared keys over head_dim, and the epilogue sums the heads in registers, so
+  // one fp32 logit per (query, key) leaves the kernel. Its short contraction is priced by the GEMM shape rule.
+  Operator op = batched_gemm(c, "attn.indexer", c.b, c.q * x.heads, c.kv, x.head_dim);
+  op.role = OpRole::AttentionCore;
+  op.fwd_flops = 2.0 * dbl(x.heads) * dbl(x.head_dim) * pairs;
+  // fp8 queries and their per-head weights, the keys' cache once, and the logits written and read by top-k.
+  op.fwd_bytes = dbl(c.T) * dbl(x.heads) * (dbl(x.head_dim) + kFp32) +
+                 dbl(c.b) * dbl(c.kv) * x.cache_bytes_per_token() + 2 * kFp32 * pairs;
+  op.bwd_flops = 2 * op.fwd_flops;
+  op.bwd_bytes = 2 * op.fwd_bytes;
+  op.launches = 2;  // the scores, then top-k
+  ops.push_back(op);
 }
 
 // The unfused chain (eager attention): real kernels compute and mask the full q x kv score matrix, so
@@ -130,9 +185,10 @@ void add_attention(const Ctx& c, std::vector<Operator>& ops) {
   ops.push_back(norm_op(c, "attn.norm", c.Tn));
   add_sp_gather(c, ops, "attn", Module::Attention);
   add_input_casts(c, ops, "attn", Module::Attention, dbl(c.T), attention_input_projections(m));
-  if (m.mla.enabled())
+  if (m.mla.enabled()) {
     add_mla_projections(c, ops);
-  else
+    if (m.dsa.enabled()) add_sparse_indexer(c, ops);
+  } else
     add_linear(
         c, ops,
         Linear{.name = "attn.qkv_proj",

@@ -403,8 +403,10 @@ IterationCost IterationCostModel::iteration(const std::vector<SequenceWork>& bat
   const auto attend = [&](double w, double layers) {
     if (layers <= 0) return;
     double pf = 0, pb = 0, df = 0, db = 0;
-    double decode_kv = 0;                      // bytes of cache the decode steps read
-    double decode_seqs = 0, longest_keys = 0;  // for decode attention without split-KV
+    double decode_kv = 0;                                     // bytes of cache the decode steps read
+    double decode_seqs = 0, longest_keys = 0;                 // for decode attention without split-KV
+    double index_flops = 0, index_bytes = 0, index_rows = 0;  // DeepSeek Sparse Attention's indexer
+    const model::SparseIndexerSpec& dsa = m_.dsa;
     for (const auto& s : batch) {
       const double n = dbl(s.new_tokens), ctx = dbl(s.context);
       if (n <= 0) continue;
@@ -419,12 +421,27 @@ IterationCost IterationCostModel::iteration(const std::vector<SequenceWork>& bat
         keys = std::min(ctx + n, w + n - 1);
       }
       const bool prefill = s.new_tokens > 1 || s.context == 0;
-      const double flops = (prefill ? shape.prefill_flops_per_pair : shape.decode_flops_per_pair) * pairs;
+      if (dsa.enabled()) {
+        // DeepSeek Sparse Attention: the indexer scores every visible key of every new token (fp8 queries and
+        // head weights, its key cache once, an fp32 logit per pair written and read back by top-k), and MLA
+        // attends to the top-k of them in its absorbed form, prefill too; a decode step gathers top-k latent
+        // rows, a prefill reads its context once (model/operators/attention.cpp, add_sparse_indexer).
+        index_flops += 2.0 * dbl(dsa.heads) * dbl(dsa.head_dim) * pairs;
+        index_rows += n * dbl(dsa.heads);
+        index_bytes += n * dbl(dsa.heads) * (dbl(dsa.head_dim) + 4.0) + keys * dsa.cache_bytes_per_token() +
+                       2.0 * 4.0 * pairs + n * dsa.cache_bytes_per_token();
+        const double k = dbl(dsa.topk);
+        const double full = std::clamp(k - ctx, 0.0, n);  // new tokens that see at most top-k keys
+        pairs = full * ctx + full * (full + 1) / 2 + (n - full) * k;
+        if (!prefill) keys = std::min(keys, k);
+      }
+      const bool absorbed = !prefill || dsa.enabled();  // MLA's MQA form (decode, and every DSA step)
+      const double flops = (absorbed ? shape.decode_flops_per_pair : shape.prefill_flops_per_pair) * pairs;
       // Q and O; read the cache; write the new tokens' entries. Prefill reads K and V expanded (MLA:
       // kv_b_proj's output, per head), decode the cache itself.
-      const double qo = prefill ? n * heads * (shape.qk + shape.v) : n * shape.decode_query_elems;
+      const double qo = absorbed ? n * shape.decode_query_elems : n * heads * (shape.qk + shape.v);
       const double kv_read =
-          prefill && m_.mla.enabled() ? keys * heads * (shape.qk + shape.v) * a : keys * kv_row * kvb;
+          !absorbed && m_.mla.enabled() ? keys * heads * (shape.qk + shape.v) * a : keys * kv_row * kvb;
       const double bytes = qo * a + kv_read + n * kv_row * kvb;
       if (prefill) {
         pf += flops;
@@ -438,6 +455,17 @@ IterationCost IterationCostModel::iteration(const std::vector<SequenceWork>& bat
       }
     }
     if (pf > 0) c.attention_s += compute_.attention(pf, pb, act) * layers;
+    if (index_flops > 0) {
+      // One MQA-logits GEMM (model/operators/attention.cpp, add_sparse_indexer): rows are the batch's new
+      // tokens times the index heads, columns their average visible keys, the contraction head_dim; at fp8
+      // where the GPU has fp8 tensor cores (DeepGEMM fp8_mqa_logits), else at the activation precision.
+      const double keys_avg = index_flops / (2.0 * index_rows * dbl(dsa.head_dim));
+      const DType p = compute_.supports(DType::FP8) ? DType::FP8 : act;
+      c.attention_s += compute_.gemm(std::llround(index_rows), std::max<std::int64_t>(1, std::llround(keys_avg)),
+                                     dsa.head_dim, 1, index_flops, index_bytes, p) *
+                       layers;
+      c.launches += 2.0 * layers;  // the scores, then top-k
+    }
     if (df > 0) {
       Interval decode = compute_.attention(df, db, act);
       if (!opt_.decode_split_kv) {

@@ -1,6 +1,7 @@
 // Inference iteration costs and the fixed-batch simulator: golden numbers derived by hand.
 #include <doctest/doctest.h>
 
+#include "llmsim/cost/compute_cost.h"
 #include "llmsim/infer/engine_iteration.h"
 #include "llmsim/infer/infer_sim.h"
 #include "llmsim/infer/iteration_cost.h"
@@ -318,6 +319,29 @@ TEST_CASE("vLLM before 0.4.3: decode reads a KV head once per query head, the re
   CHECK(sim::released_profile(sim::Framework::Vllm, parse_version("0.4.2")).decode_kv_per_query_head);
   CHECK_FALSE(sim::released_profile(sim::Framework::Vllm, parse_version("0.4.3")).decode_kv_per_query_head);
   CHECK_FALSE(sim::released_profile(sim::Framework::Vllm, std::nullopt).decode_kv_per_query_head);
+}
+
+TEST_CASE("DeepSeek sparse attention at decode: the indexer reads every key, MLA gathers the top-k latents") {
+  const auto m = llmsim::model::load_hf_config(std::string(LLMSIM_TEST_DATA_DIR) + "/models/deepseek-v3.2-exp");
+  auto dense = m;
+  dense.dsa = {};
+  const auto sys = preset_system("hgx-h200");
+  sim::ParallelSpec par;
+  par.gpus = par.tp = 8;
+  const auto attention = [&](const llmsim::model::ModelSpec& spec, std::int64_t context) {
+    return sim::IterationCostModel(spec, sys, par, bf16()).uniform(1, 1, context).attention_s.value;
+  };
+  // Below the top-k every key is attended either way: the difference is the indexer alone, one MQA-logits
+  // GEMM per layer at fp8 (H200): 64 heads' queries against 1,001 keys over 128, reading the fp8 queries and
+  // head weights, the 132-byte keys, writing and reading an fp32 logit per key and writing the new key.
+  const double keys = 1001, flops = 2.0 * 64 * 128 * keys;
+  const double bytes = 64 * (128 + 4) + keys * 132 + 2 * 4 * keys + 132;
+  const sim::ComputeCost cost(sys);
+  const double indexer = cost.gemm(64, 1001, 128, 1, flops, bytes, DType::FP8).value;
+  CHECK(attention(m, 1000) - attention(dense, 1000) == doctest::Approx(61 * indexer).epsilon(1e-6));
+  // At 100,000 cached tokens MLA reads 2,048 latent rows instead of all of them: 2.4 MB and the indexer's 14 MB
+  // per layer against 115 MB (the kernels' launch and call floors keep the ratio near 2).
+  CHECK(attention(m, 100000) < attention(dense, 100000) / 2);
 }
 
 TEST_CASE("HF generate: DynamicCache's torch.cat and the unpad gather copy the whole cache every step") {

@@ -57,6 +57,7 @@ TEST_CASE("supported model types are the thirty-one families, in dispatch order"
                                                             "gpt2",
                                                             "deepseek_v2",
                                                             "deepseek_v3",
+                                                            "deepseek_v32",
                                                             "kimi_k2",
                                                             "glm4_moe",
                                                             "minimax_m2",
@@ -242,6 +243,36 @@ TEST_CASE("deepseek_v3 (DeepSeek-R1): MLA, 256 routed + 1 shared expert after 3 
   CHECK(c.mtp == 11610068224);
   // The latent cache: (512 + 64) x 61 layers x 2 B, whole on every TP rank.
   CHECK(kv_bytes_per_token(m, m.num_layers, 8, 2.0) == doctest::Approx(576.0 * 61 * 2));
+}
+
+TEST_CASE("deepseek_v32 (DeepSeek-V3.2-Exp): V3's shape with the sparse-attention indexer; its keys in the cache") {
+  const ModelSpec m = load_hf_config(kTestModels + "deepseek-v3.2-exp/config.json");
+  const ModelSpec v3 = load_hf_config(kTestModels + "deepseek-r1/config.json");
+  CHECK(m.model_type == "deepseek_v32");
+  CHECK(m.unread_keys.empty());
+  REQUIRE(m.dsa.enabled());
+  CHECK(m.dsa.heads == 64);
+  CHECK(m.dsa.head_dim == 128);
+  CHECK(m.dsa.topk == 2048);
+  CHECK_FALSE(v3.dsa.enabled());
+  // Indexer per layer (DeepSeek-V3.2-Exp inference/model.py Indexer): wq_b 1536 x 64 x 128 = 12,582,912; wk
+  // 7168 x 128 = 917,504; weights_proj 7168 x 64 = 458,752; k_norm 2 x 128 = 256: 13,959,424 on each of the 61
+  // layers and on the MTP module's layer.
+  const ParamCounts c = count_params(m), c3 = count_params(v3);
+  CHECK(c.total - c3.total == 61 * 13959424);
+  CHECK(c.active - c3.active == 61 * 13959424);
+  CHECK(c.mtp - c3.mtp == 13959424);
+  CHECK(c.total == 671877944064);
+  // The cache adds the indexer's fp8 key and one fp32 scale per token and layer: 128 + 4 B, at any latent dtype.
+  CHECK(kv_bytes_per_token(m, m.num_layers, 8, 2.0) == doctest::Approx((576.0 * 2 + 132) * 61));
+  CHECK(kv_bytes_per_token(m, m.num_layers, 8, 1.0) == doctest::Approx((576.0 + 132) * 61));
+  // The indexer projects MLA's query latent: a config without q_lora_rank has none.
+  const Error e = error_of([] { from_text(R"({"model_type": "deepseek_v32", "q_lora_rank": null})"); });
+  CHECK(e.where().key == "q_lora_rank");
+  CHECK(contains(e.message(), "q_lora_rank must be > 0"));
+  // Another DeepSeek reader does not model the indexer: its keys there are refused by name.
+  const Error f = error_of([] { from_text(R"({"model_type": "deepseek_v3", "index_topk": 2048})"); });
+  CHECK(f.where().key == "index_topk");
 }
 
 TEST_CASE("deepseek_v2 (DeepSeek-V2-Lite): one q_proj, 64 experts + 2 shared after 1 dense layer; 15.7 B") {

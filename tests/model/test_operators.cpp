@@ -688,6 +688,54 @@ TEST_CASE("internlm2, olmo2, chatglm, baichuan, falcon: a layer's inventory weig
   CHECK(weights(inv7) == doctest::Approx(static_cast<double>(count_layer_params(f7, 0).total())));
 }
 
+TEST_CASE("DeepSeek sparse attention: the indexer over every visible pair, MLA over the top-k, in the MQA form") {
+  const ModelSpec m = load_hf_config(std::string(LLMSIM_TEST_DATA_DIR) + "/models/deepseek-v3.2-exp");
+  InventoryParams p;
+  p.q_len = 32768;
+  p.tp = 8;
+  p.flash_attn = true;
+  // The layer holds what count_params counts for it (a dense layer and an MoE one).
+  for (const std::int64_t l : {0, 3}) {
+    InventoryParams one = p;
+    one.tp = 1;
+    std::int64_t params = 0;
+    for (const Operator& op : layer_ops(m, one, l).ops) params += op.weight_params;
+    CHECK(params == count_layer_params(m, l).total());
+  }
+  const auto ops = layer_ops(m, p, 0).ops;
+  const auto find = [&](const std::string& name) {
+    const auto it = std::find_if(ops.begin(), ops.end(), [&](const Operator& op) { return op.name == name; });
+    REQUIRE(it != ops.end());
+    return *it;
+  };
+  // 32,768 causal queries: the indexer scores all s^2 / 2 pairs over 64 heads of 128 (whole on every TP rank);
+  // MLA attends to min(visible, 2048) keys, 2048^2 / 2 + (32768 - 2048) x 2048 pairs, each of the rank's 16
+  // heads scoring over the latent and RoPE key (576) and summing in the latent (512).
+  const double s = 32768, k = 2048;
+  const Operator indexer = find("attn.indexer");
+  CHECK(is_attention_core(indexer));
+  CHECK(indexer.fwd_flops == doctest::Approx(2.0 * 64 * 128 * s * s / 2));
+  CHECK(find("attn.indexer_q").weight_params == 1536 * 64 * 128);  // replicated: not divided by tp
+  const Operator core = find("attn.flash");
+  CHECK(core.fwd_flops == doctest::Approx(2.0 * 16 * (2 * 512 + 64) * (k * k / 2 + (s - k) * k)));
+  // Dense MLA (the same layer without the indexer) in its expanded form: 2 x 16 x (192 + 128) per pair. On a
+  // TP-8 rank the replicated indexer alone outweighs it; with all 128 heads on one GPU sparse attention
+  // saves 1.6x at 32k tokens (4.40e13 against 1.81e13 + 0.88e13 FLOPs).
+  ModelSpec dense = m;
+  dense.dsa = {};
+  const auto flash_of = [](const ModelSpec& spec, const InventoryParams& q, const std::string& name) {
+    const auto inv = layer_ops(spec, q, 0).ops;
+    const auto it = std::find_if(inv.begin(), inv.end(), [&](const Operator& op) { return op.name == name; });
+    REQUIRE(it != inv.end());
+    return it->fwd_flops;
+  };
+  CHECK(flash_of(dense, p, "attn.flash") == doctest::Approx(2.0 * 16 * (192 + 128) * s * s / 2));
+  CHECK(indexer.fwd_flops > flash_of(dense, p, "attn.flash"));
+  InventoryParams one = p;
+  one.tp = 1;
+  CHECK(flash_of(dense, one, "attn.flash") > 1.6 * (flash_of(m, one, "attn.flash") + flash_of(m, one, "attn.indexer")));
+}
+
 TEST_CASE("a Gated DeltaNet layer: the weights its parameters count, the rule's chunked FLOPs, heads split by tp") {
   const ModelSpec m = load_hf_config(std::string(LLMSIM_TEST_DATA_DIR) + "/models/qwen3.5-9b");
   InventoryParams p;
