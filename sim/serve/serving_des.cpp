@@ -115,10 +115,7 @@ void Des::preempt(Replica& r, std::int64_t id, bool to_back) {
 
 bool Des::plan(Replica& r) {
   r.work.clear();
-  if (e_.batching == Batching::Static) return plan_static(r);
-  if (e_.prefill_first) return plan_prefill_first(r);
-  if (e_.separate_prefill) return plan_separate(r);
-  return plan_mixed(r);
+  return (this->*policy_.plan)(r);
 }
 
 bool Des::lora_fits(const std::vector<std::int64_t>& scheduled, std::int64_t adapter) const {

@@ -1,8 +1,9 @@
 #pragma once
 // The serving event loop's state (internal to sim/serve/): sequences, per-replica queues and KV
-// blocks, and the discrete-event simulator Des. Its admission policies live one per file
-// (admission_mixed.cpp: vLLM, TensorRT-LLM; admission_separate.cpp: TGI, LightLLM; admission_sglang.cpp:
-// SGLang; admission_static.cpp: HF generate), the event loop in serving_des.cpp, the metrics in serving_metrics.cpp.
+// blocks, and the discrete-event simulator Des. Its admission policies live one per file behind one interface
+// and a registry (admission_policy.h: admission_mixed.cpp: vLLM, TensorRT-LLM, LMDeploy; admission_separate.cpp:
+// TGI, LightLLM; admission_sglang.cpp: SGLang; admission_static.cpp: HF generate, FasterTransformer), the event
+// loop in serving_des.cpp, the metrics in serving_metrics.cpp.
 #include <algorithm>
 #include <cstdint>
 #include <deque>
@@ -12,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "llmsim/serve/admission_policy.h"
 #include "llmsim/serve/prefix_cache.h"
 #include "llmsim/serve/serving_sim.h"
 #include "llmsim/serve/token_gaps.h"
@@ -79,6 +81,7 @@ class Des {
         s_(s),
         e_(s.engine),
         cost_(cost),
+        policy_(admission_policy(admission_kind(s.engine))),
         spec_rng_(s.spec_seed),
         lora_(std::any_of(reqs.begin(), reqs.end(), [](const Request& q) { return q.adapter >= 0; })) {}
 
@@ -113,7 +116,8 @@ class Des {
   void detach_prefix(Replica& r, Seq& q);
   void donate_prefix(Replica& r, Seq& q);
   void dispatch(std::int64_t id, double t);
-  bool plan(Replica& r);
+  friend const AdmissionPolicy& admission_policy(AdmissionKind kind);  // the registry names the policies below
+  bool plan(Replica& r);                                               // the engine's policy (policy_)
   bool plan_static(Replica& r);
   bool plan_mixed(Replica& r);
   bool plan_separate(Replica& r);
@@ -151,6 +155,7 @@ class Des {
   const ServingSetup& s_;
   const EngineProfile& e_;
   const IterationTimeFn& cost_;
+  const AdmissionPolicy& policy_;
   std::vector<Seq> seqs_;
   std::vector<Replica> reps_;
   std::int64_t next_open_ = 0;                            // next request with a known arrival
