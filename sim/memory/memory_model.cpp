@@ -258,6 +258,21 @@ StageMemory inference_stage(const model::ModelSpec& m, const hardware::SystemSpe
   const KvWindow window = kv_window(m, engine_profile(in.framework));
   const bool windowed = window.caps() && seq_tokens > static_cast<double>(window.window);
   if (windowed) seq_tokens = window.tokens_held(seq_tokens);
+  // Linear-attention layers (Gated DeltaNet, Mamba-2) keep, per sequence, their recurrent state and the
+  // convolution's last inputs instead of K and V per token (model::linear_state_bytes_per_sequence; the
+  // convolution's inputs in the activation dtype).
+  double state =
+      model::linear_state_bytes_per_sequence(m, st.layers, par.tp, dtype_bytes(activation_dtype(in.precision))) *
+      (1.0 - host_layer_share);
+  // vLLM V1 keeps each state layer's state in a page of the attention pool, whose blocks grow to that page: a
+  // sequence holds whole blocks, and its state whole pages (run/engine_profile.h aligned_state_pages).
+  StatePages pages;
+  if (state > 0 && released_profile(in.framework, in.engine_version).align_state_pages) {
+    pages = aligned_state_pages(m, kv_per_token, state, engine.kv_block_tokens);
+    const double block = static_cast<double>(pages.block_tokens);
+    seq_tokens = std::ceil(seq_tokens / block) * block;
+    state = static_cast<double>(pages.state_blocks) * block * kv_per_token;
+  }
   add(out.gpu, MemoryKind::KvCache, kv_per_token * seq_tokens * static_cast<double>(batch),
       fmt::format("{} seqs x {:.0f} tokens{} x {:.4g} B/token ({})", batch, seq_tokens,
                   windowed ? (window.windowed < window.layers
@@ -266,19 +281,16 @@ StageMemory inference_stage(const model::ModelSpec& m, const hardware::SystemSpe
                                   : std::string(" (the sliding window's blocks)"))
                            : std::string(),
                   kv_per_token, dtype_name(in.kv_dtype)));
-  // Linear-attention layers (Gated DeltaNet, Mamba-2) keep, per sequence, their recurrent state and the
-  // convolution's last inputs instead of K and V per token (model::linear_state_bytes_per_sequence; the
-  // convolution's inputs in the activation dtype).
-  const double state =
-      model::linear_state_bytes_per_sequence(m, st.layers, par.tp, dtype_bytes(activation_dtype(in.precision))) *
-      (1.0 - host_layer_share);
   if (state > 0)
     add(out.gpu, MemoryKind::RecurrentState, state * static_cast<double>(batch),
         fmt::format(
-            "{} seqs x {:.4g} B: the recurrent states ({}) and convolution inputs of {} {} layers", batch, state,
+            "{} seqs x {:.4g} B: the recurrent states ({}) and convolution inputs of {} {} layers{}", batch, state,
             dtype_name(m.linear_state_dtype()),
             static_cast<std::int64_t>(std::llround(static_cast<double>(st.layers) * (1.0 - model::kv_layer_share(m)))),
-            model::linear_mixer_name(m.linear_attn.kind)));
+            model::linear_mixer_name(m.linear_attn.kind),
+            pages.state_blocks > 0
+                ? fmt::format(" in {} pages of {}-token blocks (vLLM V1)", pages.state_blocks, pages.block_tokens)
+                : std::string()));
   if (host_layer_share > 0)
     add(out.host, MemoryKind::KvCache,
         kv_per_token / (1.0 - host_layer_share) * host_layer_share * seq_tokens * static_cast<double>(batch),

@@ -128,6 +128,8 @@ EngineProfile vllm_profile() {
   // V1's hybrid KV cache manager (vllm/v1/core/kv_cache_coordinator.py HybridKVCacheCoordinator, design doc
   // docs/design/hybrid_kv_cache_manager.md): windowed layers hold their window, global layers every token.
   p.hybrid_window_kv = true;
+  // And a Gated DeltaNet or Mamba-2 layer's state takes one page of that pool (aligned_state_pages).
+  p.align_state_pages = true;
   return p;
 }
 
@@ -428,6 +430,9 @@ EngineProfile released_profile(Framework f, const std::optional<Version>& releas
     // V0's BlockSpaceManager has one block table per sequence for all layers: a hybrid model's windowed
     // layers keep every token's KV like its global ones (the per-attention-type groups are V1's).
     p.hybrid_window_kv = false;
+    // V0 kept the states of Mamba-style layers in a cache of their own beside the block pool (MambaCacheManager,
+    // max_num_seqs states); not modelled: the state blocks are priced as V1's without the page alignment.
+    p.align_state_pages = false;
     // V0, the default engine until 0.8.0 made V1 the default (vllm_v1): its scheduler without
     // chunked prefill (the default for contexts up to 32K) batches prefills in iterations of their own
     // (Scheduler._schedule_default: waiting prompts first; decodes only when no prefill was scheduled),
@@ -518,6 +523,26 @@ KvWindow kv_window(const model::ModelSpec& m, const EngineProfile& e) {
   w.window = (m.sliding_window + block - 1) / block * block;
   w.windowed = windowed;
   return w;
+}
+
+StatePages aligned_state_pages(const model::ModelSpec& m, double kv_bytes_per_token, double state_bytes,
+                               std::int64_t block_tokens) {
+  StatePages p;
+  p.block_tokens = std::max<std::int64_t>(1, block_tokens);
+  const std::int64_t attention = m.attention_layers(), state = m.linear_attention_layers();
+  const double share = model::kv_layer_share(m);  // the attention layers' share of every stage's layers
+  if (state_bytes <= 0 || kv_bytes_per_token <= 0 || attention <= 0 || state <= 0 || share <= 0 || share >= 1) return p;
+  // One state layer's page against one token of one attention layer's KV (the layers on a GPU cancel out).
+  const double tokens_per_state_page = state_bytes * share / (kv_bytes_per_token * (1.0 - share));
+  const std::int64_t align = p.block_tokens;
+  const auto needed = align * static_cast<std::int64_t>(std::ceil(tokens_per_state_page / static_cast<double>(align)));
+  p.block_tokens = std::max(p.block_tokens, needed);
+  std::int64_t group = std::min(attention, state);
+  const std::int64_t most = std::max(attention, state);
+  if (static_cast<double>(most) < 1.5 * static_cast<double>(group)) group = most;
+  const std::int64_t attention_groups = (attention + group - 1) / group, state_groups = (state + group - 1) / group;
+  p.state_blocks = (state_groups + attention_groups - 1) / attention_groups;
+  return p;
 }
 
 std::int64_t KvWindow::blocks(std::int64_t tokens, std::int64_t block) const {

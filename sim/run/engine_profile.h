@@ -63,6 +63,11 @@ struct EngineProfile {
   // csrc/attention/attention_kernels.cu: head_idx = blockIdx.x, kv_head_idx = head_idx / num_queries_per_kv).
   // false: one read per KV head (FlashAttention's and FlashInfer's decode kernels pack a group's query heads).
   bool decode_kv_per_query_head = false;
+  // Models with recurrent-state layers (Gated DeltaNet, Mamba-2) keep each state layer's state in one page of the
+  // attention layers' block pool, so the attention block grows until its page holds a state layer's state (vLLM V1:
+  // platforms/interface.py _align_hybrid_block_size without mamba prefix caching, kv_cache_utils.py
+  // _get_kv_cache_groups_uniform_page_size; aligned_state_pages); false: blocks of kv_block_tokens.
+  bool align_state_pages = false;
   // Whole-cache copies of every sequence's K and V per layer per iteration (HF generate: 2; paged engines 0).
   double kv_copy_passes = 0;
   // The prefill computes the LM head for every prompt position and upcasts those logits to fp32 (HF generate
@@ -172,6 +177,21 @@ struct KvWindow {
   // Whole-model KV tokens a sequence of `tokens` holds (the same average, unrounded).
   double tokens_held(double tokens) const;
 };
+// vLLM V1's pages for a model with recurrent-state layers (EngineProfile::align_state_pages): the attention block
+// is the smallest multiple of `block_tokens` (the kernel's alignment, 16) whose page of one attention layer holds
+// one state layer's state: block = 16 x ceil(state page / (16 x one token's KV of one layer)). Layers are grouped
+// into KV cache groups of equal size (the smaller layer count, or the larger when it is under 1.5 times the
+// smaller); a sequence holds ceil(tokens / block) blocks per attention group and one block per state group.
+// `kv_bytes_per_token` and `state_bytes` are one GPU's: every attention layer's KV per token and one sequence's
+// state over every state layer. Returns the block in tokens and the state blocks in whole-model blocks (each of
+// every attention group); blocks of `block_tokens` and no state blocks when the model keeps no state.
+struct StatePages {
+  std::int64_t block_tokens = 0;
+  std::int64_t state_blocks = 0;
+};
+StatePages aligned_state_pages(const model::ModelSpec& m, double kv_bytes_per_token, double state_bytes,
+                               std::int64_t block_tokens);
+
 // The rule for model `m` under engine `e`: all layers windowed and EngineProfile::sliding_window_kv, or a
 // hybrid model and EngineProfile::hybrid_window_kv; otherwise nothing is capped.
 KvWindow kv_window(const model::ModelSpec& m, const EngineProfile& e);

@@ -163,6 +163,13 @@ ServingResult simulate_serving(const model::ModelSpec& m, const hardware::System
   // KV capacity of one replica: the GPU of its peak stage.
   const double mem = sys.gpu.memory_bytes;
   res.kv_bytes_per_token = engine_cost->kv_bytes_per_token();
+  // A model's recurrent states in pages of the attention pool (vLLM V1) make its blocks as large as a state page.
+  const double state_bytes = engine_cost->state_bytes_per_sequence();
+  const StatePages pages = e.align_state_pages
+                               ? aligned_state_pages(m, res.kv_bytes_per_token, state_bytes, e.kv_block_tokens)
+                               : StatePages{std::max<std::int64_t>(1, e.kv_block_tokens), 0};
+  res.profile.kv_block_tokens =
+      pages.block_tokens;  // as the engine reports it (its log: "Setting attention block size")
   res.weight_bytes = engine_cost->weight_bytes_per_gpu();
   res.runtime_bytes = sys.runtime.cuda_context_bytes;
   const bool is_static = e.batching == Batching::Static;
@@ -200,8 +207,7 @@ ServingResult simulate_serving(const model::ModelSpec& m, const hardware::System
       res.static_memory_fraction = static_memory_fraction(e, mem, per_replica);
       res.kv_budget_bytes = res.static_memory_fraction * mem - res.weight_bytes - res.runtime_bytes;
     } else if (e.kv_cache_blocks > 0)
-      res.kv_budget_bytes =
-          dbl(e.kv_cache_blocks) * dbl(std::max<std::int64_t>(1, e.kv_block_tokens)) * res.kv_bytes_per_token;
+      res.kv_budget_bytes = dbl(e.kv_cache_blocks) * dbl(pages.block_tokens) * res.kv_bytes_per_token;
     else if (e.kv_share_of_device)
       res.kv_budget_bytes = mem * e.gpu_memory_utilization;
     else if (e.utilization_of_free_memory)
@@ -214,7 +220,7 @@ ServingResult simulate_serving(const model::ModelSpec& m, const hardware::System
           "out of GPU memory: {} takes {:.2f} of {:.2f} GiB per GPU for the KV cache ({}) but the weights, "
           "workspace and runtime leave {:.2f} GiB",
           e.name, res.kv_budget_bytes / units::GiB, mem / units::GiB,
-          e.kv_cache_blocks > 0 ? fmt::format("{} blocks of {} tokens", e.kv_cache_blocks, e.kv_block_tokens)
+          e.kv_cache_blocks > 0 ? fmt::format("{} blocks of {} tokens", e.kv_cache_blocks, pages.block_tokens)
                                 : fmt::format("{:.2f} of the device", e.gpu_memory_utilization),
           std::max(0.0, rest) / units::GiB));
   }
@@ -227,7 +233,7 @@ ServingResult simulate_serving(const model::ModelSpec& m, const hardware::System
     res.adapter_copy_s = CommCost(sys).host_copy(res.adapter_bytes).value;
     res.kv_budget_bytes -= dbl(e.max_loras) * res.adapter_bytes;
   }
-  const std::int64_t block = std::max<std::int64_t>(1, e.kv_block_tokens);
+  const std::int64_t block = pages.block_tokens;
   std::int64_t cap = 0;
   if (res.kv_budget_bytes > 0 && res.kv_bytes_per_token > 0)
     cap = static_cast<std::int64_t>(std::floor(res.kv_budget_bytes / res.kv_bytes_per_token / dbl(block))) * block;
@@ -243,6 +249,7 @@ ServingResult simulate_serving(const model::ModelSpec& m, const hardware::System
   if (!res.problems.empty()) return res;
 
   setup.engine = e;
+  setup.engine.kv_block_tokens = block;
   setup.engine.prefix_caching = res.profile.prefix_caching;  // off over linear-attention layers (above)
   setup.engine.source = res.profile.source;
   if (e.prefill_first) {
@@ -257,9 +264,13 @@ ServingResult simulate_serving(const model::ModelSpec& m, const hardware::System
   setup.gpus_per_replica = per_replica;
   setup.kv_capacity_tokens = cap;
   setup.kv_window = kv_window(m, e);
-  // Each sequence's Gated DeltaNet state, in whole blocks of the pool (EngineIterationCost's per-GPU bytes).
-  if (const double state = engine_cost->state_bytes_per_sequence(); state > 0)
-    setup.kv_window.state_blocks = static_cast<std::int64_t>(std::ceil(state / (res.kv_bytes_per_token * dbl(block))));
+  // Each sequence's recurrent state, in whole blocks of the pool (EngineIterationCost's per-GPU bytes): one page per
+  // state group where the engine aligns them, else the bytes in blocks.
+  if (pages.state_blocks > 0)
+    setup.kv_window.state_blocks = pages.state_blocks;
+  else if (state_bytes > 0)
+    setup.kv_window.state_blocks =
+        static_cast<std::int64_t>(std::ceil(state_bytes / (res.kv_bytes_per_token * dbl(block))));
   setup.closed_loop = cfg.closed_loop;
   setup.concurrency = cfg.concurrency;
   setup.slo_ttft_s = cfg.slo_ttft_s;

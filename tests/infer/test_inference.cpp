@@ -825,6 +825,37 @@ TEST_CASE("decode over Gated DeltaNet layers: only the full-attention layers' ti
   CHECK(decode(bf16_state, 1024) < decode(m, 1024));
 }
 
+TEST_CASE("vLLM V1 keeps a recurrent state in one page of the attention pool: blocks as large as that page") {
+  // Qwen3.5-9B on one GPU: an attention layer's K and V take 2 x 4 heads x 256 x 2 B = 4,096 B per token; a
+  // Gated DeltaNet layer's state (fp32 states and the convolution's inputs) one twenty-fourth of the 24 layers'.
+  // The attention block grows to 16 x ceil(state page / 4,096 B): 528 tokens (vLLM logs "Setting attention block
+  // size to 528 tokens"); 8 attention and 24 state layers make KV cache groups of 8, so a sequence holds one
+  // block per 528 tokens and three state blocks.
+  const auto m = llmsim::model::load_hf_config(std::string(LLMSIM_TEST_DATA_DIR) + "/models/qwen3.5-9b");
+  const double kv = llmsim::model::kv_bytes_per_token(m, m.num_layers, 1, 2.0);
+  const double state = llmsim::model::linear_state_bytes_per_sequence(m, m.num_layers, 1, 2.0);
+  CHECK(kv == doctest::Approx(8 * 4096.0));
+  const double page_tokens = state / 24 / 4096;
+  CHECK(page_tokens > 512);
+  CHECK(page_tokens < 528);
+  const sim::StatePages p = sim::aligned_state_pages(m, kv, state, 16);
+  CHECK(p.block_tokens == 528);
+  CHECK(p.state_blocks == 3);
+  // Granite-4.0-H-350M: 4 attention and 28 Mamba-2 layers, groups of 4: seven state blocks.
+  const auto granite = llmsim::model::load_hf_config(std::string(LLMSIM_TEST_DATA_DIR) + "/models/granite-4.0-h-350m");
+  CHECK(sim::aligned_state_pages(granite, llmsim::model::kv_bytes_per_token(granite, granite.num_layers, 1, 2.0),
+                                 llmsim::model::linear_state_bytes_per_sequence(granite, granite.num_layers, 1, 2.0),
+                                 16)
+            .state_blocks == 7);
+  // A model without state layers keeps the engine's blocks.
+  const sim::StatePages dense = sim::aligned_state_pages(preset_model("llama3-8b"), 131072, 0, 16);
+  CHECK(dense.block_tokens == 16);
+  CHECK(dense.state_blocks == 0);
+  // V1 aligns the pages; V0 kept the states apart (MambaCacheManager).
+  CHECK(sim::engine_profile(sim::Framework::Vllm).align_state_pages);
+  CHECK_FALSE(sim::released_profile(sim::Framework::Vllm, parse_version("0.6.3")).align_state_pages);
+}
+
 TEST_CASE("decode over Mamba-2 layers: only the attention layers' time grows with the context") {
   const auto m = llmsim::model::load_hf_config(std::string(LLMSIM_TEST_DATA_DIR) + "/models/granite-4.0-h-350m");
   auto attending = m;

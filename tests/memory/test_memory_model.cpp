@@ -626,12 +626,17 @@ TEST_CASE("Gated DeltaNet layers keep a state per sequence; only the full-attent
   // inputs of 8,192 channels (49,152 B).
   const auto m = llmsim::model::load_hf_config(std::string(LLMSIM_TEST_DATA_DIR) + "/models/qwen3-coder-next");
   const auto sys = lt::preset_system("hgx-h200");
+  CHECK(llmsim::model::linear_state_bytes_per_sequence(m, 48, 1, 2.0) == doctest::Approx(36.0 * (1048576 + 49152)));
+  CHECK(llmsim::model::linear_state_bytes_per_sequence(m, 48, 2, 2.0) == doctest::Approx(36.0 * (1048576 + 49152) / 2));
+  // Under vLLM V1 a state layer's 1,097,728 B take one page of the attention pool, so its blocks grow to
+  // 16 x ceil(1,097,728 / (16 x 2,048)) = 544 tokens: 8,192 tokens hold 16 blocks (8,704 tokens), and the 36 state
+  // layers, in groups of 12, three pages of 544 x 12 x 2,048 B each.
   const double kv = inference_item_bytes(m, sys, sim::Framework::Vllm, 4, 8000, 192, sim::MemoryKind::KvCache);
-  CHECK(kv == doctest::Approx(4.0 * 8192 * 12 * 2048));
+  CHECK(kv == doctest::Approx(4.0 * 8704 * 12 * 2048));
   const double state =
       inference_item_bytes(m, sys, sim::Framework::Vllm, 4, 8000, 192, sim::MemoryKind::RecurrentState);
-  CHECK(state == doctest::Approx(4.0 * 36 * (1048576 + 49152)));
-  CHECK(llmsim::model::linear_state_bytes_per_sequence(m, 48, 2, 2.0) == doctest::Approx(36.0 * (1048576 + 49152) / 2));
+  CHECK(state == doctest::Approx(4.0 * 3 * 544 * 12 * 2048));
+  CHECK(state > 4.0 * 36 * (1048576 + 49152));  // the pages' padding: 1.5 %
   // A model without such layers holds no state.
   CHECK(inference_item_bytes(lt::preset_model("llama3-8b"), sys, sim::Framework::Vllm, 4, 8000, 192,
                              sim::MemoryKind::RecurrentState) == 0);
@@ -647,8 +652,11 @@ TEST_CASE("Mamba-2 layers keep a state per sequence: heads x head dim x state si
   // and 3 inputs of 1,792 channels in bf16 (10,752 B); 4 attention layers of 4 KV heads of 64.
   const auto m = llmsim::model::load_hf_config(std::string(LLMSIM_TEST_DATA_DIR) + "/models/granite-4.0-h-350m");
   const auto sys = lt::preset_system("hgx-h200");
+  CHECK(llmsim::model::linear_state_bytes_per_sequence(m, 32, 1, 2.0) == doctest::Approx(28.0 * (786432 + 10752)));
+  // vLLM V1's pages: 16 x ceil(797,184 / (16 x 1,024 B)) = 784-token blocks; 1,024 tokens hold two, the 28 state
+  // layers in groups of 4 seven pages of 784 x 4 x 1,024 B.
   CHECK(inference_item_bytes(m, sys, sim::Framework::Vllm, 2, 1000, 24, sim::MemoryKind::RecurrentState) ==
-        doctest::Approx(2.0 * 28 * (786432 + 10752)));
+        doctest::Approx(2.0 * 7 * 784 * 4 * 1024));
   CHECK(inference_item_bytes(m, sys, sim::Framework::Vllm, 2, 1000, 24, sim::MemoryKind::KvCache) ==
-        doctest::Approx(2.0 * 1024 * 4 * 2 * 4 * 64 * 2));
+        doctest::Approx(2.0 * 1568 * 4 * 2 * 4 * 64 * 2));
 }
