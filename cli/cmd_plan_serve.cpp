@@ -20,6 +20,7 @@
 #include "llmsim/model/presets.h"
 #include "llmsim/report/report.h"
 #include "llmsim/run/engine_profile.h"
+#include "llmsim/search/axis.h"
 #include "llmsim/search/plan_serve.h"
 #include "llmsim/serve/request_stream.h"
 
@@ -157,8 +158,22 @@ std::vector<std::string> split(const std::string& s) {
 }
 
 // The plan's candidate axes and constraints from the flags (usage errors name the flag).
+// A --tp or --pp of plan serve in the grammar of search and plan train (sim/search/axis.h: 4, 1,2,4, 1-8,
+// pow2:1-16, any), `any` standing for the powers of two up to `any_up_to`. Values stay at most 2^20 (a size
+// beyond any system, and far from overflowing the products of a candidate's GPU counts).
+std::vector<std::int64_t> parallel_sizes(const char* flag, const std::string& text, std::int64_t any_up_to) {
+  const sim::Axis a = sim::parse_int_axis(flag, text);
+  std::vector<std::int64_t> v = a.values;
+  if (a.mode == sim::AxisMode::Free)
+    for (std::int64_t x = 1; x <= std::max<std::int64_t>(1, any_up_to); x *= 2) v.push_back(x);
+  for (const std::int64_t x : v)
+    if (x > (std::int64_t{1} << 20)) sim::axis_error(flag, text, fmt::format("{} is above 1048576", x));
+  return v;
+}
+
 sim::ServePlanSpec plan_spec(const PlanServeCommand& c, const std::vector<std::string>& systems,
-                             const std::string& data_dir, const model::ModelSpec& m) {
+                             const std::vector<hardware::SystemSpec>& specs, const std::string& data_dir,
+                             const model::ModelSpec& m) {
   sim::ServePlanSpec spec;
   spec.rate = c.rate;
   spec.slo_ttft_p99_s = c.slo_ttft_ms / 1e3;
@@ -224,8 +239,11 @@ sim::ServePlanSpec plan_spec(const PlanServeCommand& c, const std::vector<std::s
     }
     return v;
   };
-  spec.tps = ints(c.tps, "--tp", false);
-  spec.pps = ints(c.pps, "--pp", false);
+  // tp any: up to the largest fast (NVLink) domain of the systems considered; pp any: up to --max-gpus.
+  int domain = 1;
+  for (const auto& sys : specs) domain = std::max(domain, hardware::fast_domain_gpus(sys));
+  spec.tps = parallel_sizes("--tp", c.tps, domain);
+  spec.pps = parallel_sizes("--pp", c.pps, c.max_gpus);
   spec.max_num_seqs = ints(c.max_num_seqs, "--max-num-seqs", true);
   spec.kv_dtypes.clear();
   for (const auto& k : split(c.kv_dtypes)) {
@@ -327,7 +345,7 @@ int run(const PlanServeCommand& c) {
   const model::ModelSpec m = model::resolve_model(c.model, data);
   std::vector<hardware::SystemSpec> systems;
   for (const auto& s : names) systems.push_back(hardware::resolve_system(s, data));
-  sim::ServePlanSpec spec = plan_spec(c, names, data, m);
+  sim::ServePlanSpec spec = plan_spec(c, names, systems, data, m);
   std::cerr << "llmsim plan serve: simulating candidates…\n";
   // Progress of a long plan on stderr: at most one line every 2 s.
   const auto started = std::chrono::steady_clock::now();
@@ -363,12 +381,16 @@ Runner add_plan_serve_subcommand(CLI::App& plan_top) {
       ->check(finite_non_negative());
   sub->add_option("--engine", cmd->engines,
                   "engines to consider, comma-separated: " + llmsim::join(sim::serving_engine_names(), ","));
-  sub->add_option("--tp", cmd->tps, "tensor-parallel sizes per replica to consider, e.g. 1,2,4,8");
+  sub->add_option("--tp", cmd->tps,
+                  "tensor-parallel sizes per replica to consider, as search takes them: 1,2,4,8, 1-8, pow2:1-8 or "
+                  "any (powers of two up to the largest NVLink domain)");
   sub->add_option("--weight-quant", cmd->weight_quants,
                   "weight formats to consider, comma-separated (serve's --weight-quant spellings but the block "
                   "formats), e.g. none,int4");
   sub->add_option("--precision", cmd->precision, "compute precision (bf16, fp16, fp8)");
-  sub->add_option("--pp", cmd->pps, "pipeline stages per replica to consider, e.g. 1,2");
+  sub->add_option("--pp", cmd->pps,
+                  "pipeline stages per replica to consider, as search takes them: 1,2, 1-4, pow2:1-4 or any (powers "
+                  "of two up to --max-gpus)");
   sub->add_option("--kv-dtype", cmd->kv_dtypes, "KV-cache types to consider, e.g. bf16,fp8");
   sub->add_option("--max-num-seqs", cmd->max_num_seqs, "engine sequence limits to consider, e.g. default,64,256");
   sub->add_option("--chunked-prefill", cmd->chunked, "chunked prefill settings to consider: default,on,off");
