@@ -196,17 +196,26 @@ sim::ServePlanSpec plan_spec(const PlanServeCommand& c, const std::vector<std::s
   spec.price_per_gpu_hour = parse_prices(c.price, systems);
   if (!parse_dtype(c.precision, spec.precision))
     throw_usage("--precision", "--precision = '" + c.precision + "': unknown");
+  // The choice lists take `any` as search's choice axes do (sim/search/axis.h is_free_axis_text): every choice.
+  const auto choices = [](const std::string& text, const std::vector<std::string>& all) {
+    return sim::is_free_axis_text(text) ? all : split(text);
+  };
   spec.engines.clear();
   const std::vector<std::string> engine_names = sim::serving_engine_names();
-  for (const auto& e : split(c.engines)) {
+  for (const auto& e : choices(c.engines, engine_names)) {
     sim::Framework f{};
     if (!sim::parse_serving_engine(e, f))
-      throw_usage("--engine", fmt::format("--engine = '{}': must be a comma-separated list of {}{}", c.engines,
+      throw_usage("--engine", fmt::format("--engine = '{}': must be any or a comma-separated list of {}{}", c.engines,
                                           join(engine_names), did_you_mean(e, engine_names)));
     spec.engines.push_back(f);
   }
   spec.weight_quants.clear();
-  for (const auto& q : split(c.weight_quants)) {
+  std::vector<std::string> formats;  // `any`: every weight format, once each
+  for (const model::WeightQuant w :
+       {model::WeightQuant::None, model::WeightQuant::Int8, model::WeightQuant::Int4, model::WeightQuant::Nf4,
+        model::WeightQuant::Fp8, model::WeightQuant::Mxfp4, model::WeightQuant::Nvfp4})
+    formats.emplace_back(model::weight_quant_name(w));
+  for (const auto& q : choices(c.weight_quants, formats)) {
     model::WeightQuant w{};
     // The spellings serve's --weight-quant takes (the run setting's), but the block formats: a plan prices a
     // candidate's weights by format (a method such as awq by the format it stores), not a llama.cpp file type.
@@ -216,7 +225,7 @@ sim::ServePlanSpec plan_spec(const PlanServeCommand& c, const std::vector<std::s
                                                 c.weight_quants, q, join(model::weight_quant_spellings())));
     if (!model::parse_weight_quant(q, w)) {
       const auto names = model::weight_quant_spellings();
-      throw_usage("--weight-quant", fmt::format("--weight-quant = '{}': must be a comma-separated list of {}{}",
+      throw_usage("--weight-quant", fmt::format("--weight-quant = '{}': must be any or a comma-separated list of {}{}",
                                                 c.weight_quants, join(names), did_you_mean(q, names)));
     }
     spec.weight_quants.push_back(w);
@@ -246,10 +255,11 @@ sim::ServePlanSpec plan_spec(const PlanServeCommand& c, const std::vector<std::s
   spec.pps = parallel_sizes("--pp", c.pps, c.max_gpus);
   spec.max_num_seqs = ints(c.max_num_seqs, "--max-num-seqs", true);
   spec.kv_dtypes.clear();
-  for (const auto& k : split(c.kv_dtypes)) {
+  for (const auto& k : choices(c.kv_dtypes, {"bf16", "fp16", "fp8", "fp4"})) {
     DType d{};
     if (!parse_dtype(k, d) || (d != DType::BF16 && d != DType::FP16 && d != DType::FP8 && d != DType::FP4))
-      throw_usage("--kv-dtype", fmt::format("--kv-dtype = '{}': must be a list of bf16, fp16, fp8, fp4", c.kv_dtypes));
+      throw_usage("--kv-dtype",
+                  fmt::format("--kv-dtype = '{}': must be any or a list of bf16, fp16, fp8, fp4", c.kv_dtypes));
     spec.kv_dtypes.push_back(d);
   }
   for (const auto& r : split(c.pd_ratios)) {
@@ -267,7 +277,7 @@ sim::ServePlanSpec plan_spec(const PlanServeCommand& c, const std::vector<std::s
     spec.pd_ratios.emplace_back(p, d);
   }
   spec.chunked_prefill.clear();
-  for (const auto& k : split(c.chunked)) {
+  for (const auto& k : choices(c.chunked, {"default", "on", "off"})) {
     if (k == "default")
       spec.chunked_prefill.push_back(-1);
     else if (k == "on")
@@ -276,7 +286,7 @@ sim::ServePlanSpec plan_spec(const PlanServeCommand& c, const std::vector<std::s
       spec.chunked_prefill.push_back(0);
     else
       throw_usage("--chunked-prefill",
-                  fmt::format("--chunked-prefill = '{}': must be a list of on, off, default", c.chunked));
+                  fmt::format("--chunked-prefill = '{}': must be any or a list of on, off, default", c.chunked));
   }
   return spec;
 }
@@ -380,20 +390,20 @@ Runner add_plan_serve_subcommand(CLI::App& plan_top) {
   sub->add_option("--slo-tpot", cmd->slo_tpot_ms, "p99 time per output token bound, ms (0 = none)")
       ->check(finite_non_negative());
   sub->add_option("--engine", cmd->engines,
-                  "engines to consider, comma-separated: " + llmsim::join(sim::serving_engine_names(), ","));
+                  "engines to consider, comma-separated, or any: " + llmsim::join(sim::serving_engine_names(), ","));
   sub->add_option("--tp", cmd->tps,
                   "tensor-parallel sizes per replica to consider, as search takes them: 1,2,4,8, 1-8, pow2:1-8 or "
                   "any (powers of two up to the largest NVLink domain)");
   sub->add_option("--weight-quant", cmd->weight_quants,
                   "weight formats to consider, comma-separated (serve's --weight-quant spellings but the block "
-                  "formats), e.g. none,int4");
+                  "formats), e.g. none,int4, or any");
   sub->add_option("--precision", cmd->precision, "compute precision (bf16, fp16, fp8)");
   sub->add_option("--pp", cmd->pps,
                   "pipeline stages per replica to consider, as search takes them: 1,2, 1-4, pow2:1-4 or any (powers "
                   "of two up to --max-gpus)");
-  sub->add_option("--kv-dtype", cmd->kv_dtypes, "KV-cache types to consider, e.g. bf16,fp8");
+  sub->add_option("--kv-dtype", cmd->kv_dtypes, "KV-cache types to consider, e.g. bf16,fp8, or any");
   sub->add_option("--max-num-seqs", cmd->max_num_seqs, "engine sequence limits to consider, e.g. default,64,256");
-  sub->add_option("--chunked-prefill", cmd->chunked, "chunked prefill settings to consider: default,on,off");
+  sub->add_option("--chunked-prefill", cmd->chunked, "chunked prefill settings to consider: default,on,off or any");
   sub->add_option("--disaggregated", cmd->pd_ratios,
                   "also plan disaggregated serving: prefill:decode replica ratios, e.g. 1:1,2:1 (docs/serving.md)");
   sub->add_option("--input-len", cmd->input, std::string("prompt tokens: ") + sim::kLengthForms);
