@@ -157,7 +157,6 @@ std::vector<std::string> split(const std::string& s) {
   return out;
 }
 
-// The plan's candidate axes and constraints from the flags (usage errors name the flag).
 // A --tp or --pp of plan serve in the grammar of search and plan train (sim/search/axis.h: 4, 1,2,4, 1-8,
 // pow2:1-16, any), `any` standing for the powers of two up to `any_up_to`. Values stay at most 2^20 (a size
 // beyond any system, and far from overflowing the products of a candidate's GPU counts).
@@ -171,6 +170,7 @@ std::vector<std::int64_t> parallel_sizes(const char* flag, const std::string& te
   return v;
 }
 
+// The plan's candidate axes and constraints from the flags (usage errors name the flag).
 sim::ServePlanSpec plan_spec(const PlanServeCommand& c, const std::vector<std::string>& systems,
                              const std::vector<hardware::SystemSpec>& specs, const std::string& data_dir,
                              const model::ModelSpec& m) {
@@ -210,12 +210,7 @@ sim::ServePlanSpec plan_spec(const PlanServeCommand& c, const std::vector<std::s
     spec.engines.push_back(f);
   }
   spec.weight_quants.clear();
-  std::vector<std::string> formats;  // `any`: every weight format, once each
-  for (const model::WeightQuant w :
-       {model::WeightQuant::None, model::WeightQuant::Int8, model::WeightQuant::Int4, model::WeightQuant::Nf4,
-        model::WeightQuant::Fp8, model::WeightQuant::Mxfp4, model::WeightQuant::Nvfp4})
-    formats.emplace_back(model::weight_quant_name(w));
-  for (const auto& q : choices(c.weight_quants, formats)) {
+  for (const auto& q : choices(c.weight_quants, model::weight_quant_names())) {  // any: every format, once
     model::WeightQuant w{};
     // The spellings serve's --weight-quant takes (the run setting's), but the block formats: a plan prices a
     // candidate's weights by format (a method such as awq by the format it stores), not a llama.cpp file type.
@@ -231,29 +226,28 @@ sim::ServePlanSpec plan_spec(const PlanServeCommand& c, const std::vector<std::s
     spec.weight_quants.push_back(w);
   }
 
-  auto ints = [&](const std::string& text, const char* flag, bool allow_default) {
-    std::vector<std::int64_t> v;
-    for (const auto& t : split(text)) {
-      if (allow_default && t == "default") {
-        v.push_back(0);
-        continue;
-      }
-      // The whole token is the number: "2.5", "8x" and "1e30" are refused, not read as 2, 8 and 1.
-      std::int64_t x = 0;
-      const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), x);
-      if (ec != std::errc() || end != t.data() + t.size() || x <= 0 || x > (std::int64_t{1} << 20))
-        throw_usage(flag, fmt::format("{} = '{}': must be a comma-separated list of integers from 1 to 1048576{}", flag,
-                                      text, allow_default ? " or default" : ""));
-      v.push_back(x);
+  // --max-num-seqs: engine limits, or default (0: the engine's own).
+  spec.max_num_seqs.clear();
+  for (const auto& t : split(c.max_num_seqs)) {
+    if (t == "default") {
+      spec.max_num_seqs.push_back(0);
+      continue;
     }
-    return v;
-  };
+    // The whole token is the number: "2.5", "8x" and "1e30" are refused, not read as 2, 8 and 1.
+    std::int64_t x = 0;
+    const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), x);
+    if (ec != std::errc() || end != t.data() + t.size() || x <= 0 || x > (std::int64_t{1} << 20))
+      throw_usage("--max-num-seqs",
+                  fmt::format("--max-num-seqs = '{}': must be a comma-separated list of integers from 1 to 1048576 "
+                              "or default",
+                              c.max_num_seqs));
+    spec.max_num_seqs.push_back(x);
+  }
   // tp any: up to the largest fast (NVLink) domain of the systems considered; pp any: up to --max-gpus.
   int domain = 1;
   for (const auto& sys : specs) domain = std::max(domain, hardware::fast_domain_gpus(sys));
   spec.tps = parallel_sizes("--tp", c.tps, domain);
   spec.pps = parallel_sizes("--pp", c.pps, c.max_gpus);
-  spec.max_num_seqs = ints(c.max_num_seqs, "--max-num-seqs", true);
   spec.kv_dtypes.clear();
   for (const auto& k : choices(c.kv_dtypes, {"bf16", "fp16", "fp8", "fp4"})) {
     DType d{};

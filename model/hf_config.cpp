@@ -1230,7 +1230,8 @@ constexpr std::string_view kCosmeticKeys[] = {
     "projector_hidden_act", "vision_feature_layer", "vision_feature_select_strategy", "ignore_index"};
 
 // Keys that change compute or memory in architectures no reader of that model_type models (the Gated DeltaNet
-// keys outside the Qwen3-Next family's readers, Mllama's cross-attention): refused by name rather than ignored.
+// keys outside the Qwen3-Next family's readers, Mllama's cross-attention, DeepSeek Sparse Attention's index keys
+// outside deepseek_v32's): refused by name rather than ignored.
 constexpr std::string_view kUnmodelledKeys[] = {"full_attention_interval", "linear_num_key_heads",
                                                 "linear_num_value_heads",  "linear_key_head_dim",
                                                 "linear_value_head_dim",   "linear_conv_kernel_dim",

@@ -49,11 +49,6 @@ RecurrenceWork recurrence_work(const ModelSpec& m, std::int64_t tp) {
 
 namespace inventory {
 
-// The chunked recurrence over the rank's heads for T tokens of b sequences (training and prefill; FLA's
-// chunk_gated_delta_rule, mamba_ssm's mamba_chunk_scan_combined): reads and writes its per-token activations and
-// fp32 values once, and writes and reads every chunk's fp32 states between its kernels. Backward recomputes the
-// states and runs the transposed products: 2.5x the forward's FLOPs, as FlashAttention-2's backward (an
-// assumption: the chunk kernels' backward was not counted line by line), twice its traffic.
 Operator causal_conv_op(const Ctx& c, i64 channels, i64 kernel, bool bias) {
   // Reads the projections, writes the convolved ones; backward reads the input and the output gradient, writes the
   // input gradient and reduces the taps' (and biases') gradients.
@@ -65,6 +60,11 @@ Operator causal_conv_op(const Ctx& c, i64 channels, i64 kernel, bool bias) {
   return op;
 }
 
+// The chunked recurrence over the rank's heads for T tokens of b sequences (training and prefill; FLA's
+// chunk_gated_delta_rule, mamba_ssm's mamba_chunk_scan_combined): reads and writes its per-token activations and
+// fp32 values once, and writes and reads every chunk's fp32 states between its kernels. Backward recomputes the
+// states and runs the transposed products: 2.5x the forward's FLOPs, as FlashAttention-2's backward (an
+// assumption: the chunk kernels' backward was not counted line by line), twice its traffic.
 Operator recurrence_op(const Ctx& c, std::string name) {
   const RecurrenceWork w = recurrence_work(c.m, c.tp);
   const double T = dbl(c.T);

@@ -168,8 +168,8 @@ ServingResult simulate_serving(const model::ModelSpec& m, const hardware::System
   const StatePages pages = e.align_state_pages
                                ? aligned_state_pages(m, res.kv_bytes_per_token, state_bytes, e.kv_block_tokens)
                                : StatePages{std::max<std::int64_t>(1, e.kv_block_tokens), 0};
-  res.profile.kv_block_tokens =
-      pages.block_tokens;  // as the engine reports it (its log: "Setting attention block size")
+  // The block the engine runs with, as it reports it (vLLM's log: "Setting attention block size to N tokens").
+  res.profile.kv_block_tokens = pages.block_tokens;
   res.weight_bytes = engine_cost->weight_bytes_per_gpu();
   res.runtime_bytes = sys.runtime.cuda_context_bytes;
   const bool is_static = e.batching == Batching::Static;
