@@ -13,9 +13,9 @@ struct Version {
   auto operator<=>(const Version&) const = default;
 };
 
-// "MAJOR[.MINOR[.PATCH]]" with an optional leading 'v' and an optional pre-release or build suffix after
-// '-', '+' or a letter ("0.6.3.post1", "0.8.0rc1" read as 0.6.3, 0.8.0); nullopt when it does not start
-// with a number or a part exceeds 100000.
+// "MAJOR[.MINOR[.PATCH]]" with an optional leading 'v' and an optional suffix: anything after '-' or '+', or a
+// PEP 440 pre-, post- or dev-release tag ("0.6.3.post1", "0.8.0rc1" read as 0.6.3, 0.8.0); nullopt when it does
+// not start with a number, a part exceeds 100000, or another text follows ("0.4.x" names no release).
 std::optional<Version> parse_version(std::string_view s);
 std::string to_string(const Version& v);  // "0.6.3"
 

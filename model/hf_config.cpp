@@ -244,6 +244,7 @@ ModelSpec read_llama(const Reader& r) {
 ModelSpec read_mistral(const Reader& r) {
   ModelSpec m = read_llama_like(r, {32000, 4096, 14336, 32, 32, 8, 4096 * 32, 10000.0});
   m.sliding_window = read_window(r, 4096);
+  m.flash_class_repeats_kv = true;  // MistralFlashAttention2.forward: repeat_kv before _flash_attention_forward
   return m;
 }
 
@@ -266,6 +267,7 @@ std::int64_t read_local_experts(const Reader& r, std::int64_t fallback) {
 ModelSpec read_mixtral(const Reader& r) {
   ModelSpec m = read_llama_like(r, {32000, 4096, 14336, 32, 32, 8, 4096 * 32, 1000000.0});
   m.sliding_window = r.non_negative("sliding_window", 0);  // MixtralConfig default: None
+  m.flash_class_repeats_kv = true;                         // MixtralFlashAttention2: copied from Mistral's
   m.moe.num_experts = read_local_experts(r, 8);
   m.moe.experts_per_token = read_experts_per_token(r, 2, m.moe.num_experts);
   // Every Mixtral layer is sparse: intermediate_size is the width of one expert, no dense MLP exists.
@@ -319,6 +321,7 @@ ModelSpec read_qwen2(const Reader& r) {
   m.qkv_bias = true;  // Qwen2Attention hard-codes bias=True on q, k, v
   m.out_bias = false;
   read_qwen_window(r, m);
+  m.flash_class_repeats_kv = true;  // Qwen2FlashAttention2.forward: repeat_kv before _flash_attention_forward
   return m;
 }
 
@@ -327,6 +330,7 @@ ModelSpec read_qwen2_moe(const Reader& r) {
   read_qwen_attention_bias(r, m, true);
   read_qwen_window(r, m);
   read_qwen_moe(r, m, {.experts = 60, .per_token = 4, .expert_ffn = 1408, .shared_ffn = 5632});
+  m.flash_class_repeats_kv = true;  // Qwen2MoeFlashAttention2: copied from Qwen2's
   return m;
 }
 

@@ -212,6 +212,12 @@ struct ModelSpec {
   // parameters per layer, no measurable work.
   bool attention_sinks = false;
 
+  // transformers' flash-attention class of this architecture expands K and V to the query heads (repeat_kv)
+  // before calling the kernel, up to the attention-interface refactor of 4.48.0 (MistralFlashAttention2 and the
+  // classes copied from it: Mixtral, Qwen2, Qwen2-MoE; LlamaFlashAttention2 passes the KV heads as they are).
+  // Only HF generate's cost reads it (EngineProfile::repeat_kv_for_flash).
+  bool flash_class_repeats_kv = false;
+
   // Full-attention layers project a sigmoid output gate beside the queries (Qwen3-Next's q_proj of 2 x q_dim,
   // attn_output_gate): the attention output times sigmoid(gate) feeds o_proj.
   bool attn_output_gate = false;

@@ -19,6 +19,7 @@ IterationOptions engine_iteration_options(const EngineProfile& engine, const har
   o.upload_chunk_tokens = engine.max_batched_tokens;
   o.embedding_on_host = engine.host_layers;
   o.kv_copy_passes = engine.kv_copy_passes;
+  o.repeat_kv_for_flash = engine.repeat_kv_for_flash;
   o.all_prompt_logits = engine.all_prompt_logits;
   o.int8_dequantize_to_16bit = engine.int8_dequantize_to_16bit;
   // A graph is replayed by one launch (no host work per kernel); otherwise Python issues each kernel, or a

@@ -397,6 +397,13 @@ IterationCost IterationCostModel::iteration(const std::vector<SequenceWork>& bat
   const double kv_row = shape.cache_row;
   const double a = dtype_bytes(act), kvb = dtype_bytes(in_.kv_dtype);
   double cached_keys = 0;  // keys in the caches after this iteration, all sequences
+  // HF's Mistral-derived flash-attention classes before 4.48 expand K and V to the query heads every step
+  // (EngineProfile::repeat_kv_for_flash): the kernel and the copies after the expansion move group x the cache.
+  const double rank_kv_heads = dbl(model::kv_heads_per_rank(m_, par_.tp));
+  const double repeat_group = opt_.repeat_kv_for_flash && m_.flash_class_repeats_kv && !m_.mla.enabled() &&
+                                      rank_kv_heads > 0 && heads > rank_kv_heads
+                                  ? heads / rank_kv_heads
+                                  : 1.0;
   for (const auto& s : batch)
     if (s.new_tokens > 0) cached_keys += dbl(s.context + s.new_tokens);
   // The attention of `layers` layers attending through window `w` (0 = every key).
@@ -441,7 +448,7 @@ IterationCost IterationCostModel::iteration(const std::vector<SequenceWork>& bat
       // kv_b_proj's output, per head), decode the cache itself.
       const double qo = absorbed ? n * shape.decode_query_elems : n * heads * (shape.qk + shape.v);
       const double kv_read =
-          !absorbed && m_.mla.enabled() ? keys * heads * (shape.qk + shape.v) * a : keys * kv_row * kvb;
+          !absorbed && m_.mla.enabled() ? keys * heads * (shape.qk + shape.v) * a : keys * kv_row * kvb * repeat_group;
       const double bytes = qo * a + kv_read + n * kv_row * kvb;
       if (prefill) {
         pf += flops;
@@ -460,9 +467,9 @@ IterationCost IterationCostModel::iteration(const std::vector<SequenceWork>& bat
       // tokens times the index heads, columns their average visible keys, the contraction head_dim; at fp8
       // where the GPU has fp8 tensor cores (DeepGEMM fp8_mqa_logits), else at the activation precision.
       const double keys_avg = index_flops / (2.0 * index_rows * dbl(dsa.head_dim));
-      const DType p = compute_.supports(DType::FP8) ? DType::FP8 : act;
+      const DType index_dtype = compute_.supports(DType::FP8) ? DType::FP8 : act;
       c.attention_s += compute_.gemm(std::llround(index_rows), std::max<std::int64_t>(1, std::llround(keys_avg)),
-                                     dsa.head_dim, 1, index_flops, index_bytes, p) *
+                                     dsa.head_dim, 1, index_flops, index_bytes, index_dtype) *
                        layers;
       c.launches += 2.0 * layers;  // the scores, then top-k
     }
@@ -491,10 +498,20 @@ IterationCost IterationCostModel::iteration(const std::vector<SequenceWork>& bat
   attend(dbl(m_.sliding_window), windowed_layers_ * gpu_share);
   attend(0, (L - windowed_layers_) * gpu_share);
   if (m_.linear_attn.enabled()) add_recurrence(batch, dbl(m_.linear_attention_layers()) * gpu_share, c);
-  if (opt_.kv_copy_passes > 0) {
-    const double bytes = opt_.kv_copy_passes * 2.0 * cached_keys * kv_row * kvb;  // read + write, K and V
-    c.other_s += compute_.memory_bound(bytes, 2.0 * opt_.kv_copy_passes) * L;
-    c.launches += 2.0 * opt_.kv_copy_passes * L;
+  if (opt_.kv_copy_passes > 0 || repeat_group > 1) {
+    // Each pass reads and writes K and V. The first is the cache's own concatenation; with the expansion,
+    // repeat_kv then reads the cache and writes group x it, and the passes after it (the unpad gather) copy
+    // the expanded tensors.
+    const double cache = cached_keys * kv_row * kvb;
+    const double first = std::min(1.0, opt_.kv_copy_passes);
+    double bytes = 2.0 * cache * (first + (opt_.kv_copy_passes - first) * repeat_group);
+    double kernels = 2.0 * opt_.kv_copy_passes;
+    if (repeat_group > 1) {
+      bytes += (1.0 + repeat_group) * cache;
+      kernels += 2.0;
+    }
+    c.other_s += compute_.memory_bound(bytes, kernels) * L;
+    c.launches += kernels * L;
   }
   if (offload_.any()) {
     const double host_layers = dbl(offload_.cpu_layers);

@@ -37,14 +37,17 @@ struct SequenceWork {
 struct IterationOptions {
   double kernel_floor_s = -1;  // seconds per kernel at least (-1: the profile's launch overhead; CUDA graphs lower it)
   double overhead_s = 0;       // seconds of engine CPU work per iteration (scheduling, sampling, detokenising)
-  double overhead_per_seq_s = 0;  // and per sequence in the iteration (EngineProfile::iteration_overhead_per_seq_s)
-  Interval host_dispatch;         // host seconds per kernel the iteration issues from eager code, banded (0: a graph
-                                  // replay or a C++ runtime; sim/cost/host_dispatch.h)
-  Interval collective_host;       // host seconds per collective call beyond its launch, eager code only (likewise)
-  model::EagerGlue glue;          // the engine's model code: fused kernels, or HF eager glue (HF generate)
-  double kv_copy_passes = 0;      // whole-cache copies per layer per iteration the engine's cache code makes of each
-                                  // sequence's K and V (HF: DynamicCache's torch.cat and the flash-attention unpad
-                                  // gather, 2); paged engines write only the new tokens (0)
+  double overhead_per_seq_s = 0;     // and per sequence in the iteration (EngineProfile::iteration_overhead_per_seq_s)
+  Interval host_dispatch;            // host seconds per kernel the iteration issues from eager code, banded (0: a graph
+                                     // replay or a C++ runtime; sim/cost/host_dispatch.h)
+  Interval collective_host;          // host seconds per collective call beyond its launch, eager code only (likewise)
+  model::EagerGlue glue;             // the engine's model code: fused kernels, or HF eager glue (HF generate)
+  double kv_copy_passes = 0;         // whole-cache copies per layer per iteration the engine's cache code makes of each
+                                     // sequence's K and V (HF: DynamicCache's torch.cat and the flash-attention unpad
+                                     // gather, 2); paged engines write only the new tokens (0)
+  bool repeat_kv_for_flash = false;  // with a model whose flash-attention class repeats K and V to the query
+                                     // heads: that pass, and the copies after the first and the kernel's read
+                                     // at group x the cache (EngineProfile::repeat_kv_for_flash)
   bool int8_dequantize_to_16bit = false;  // int8 weights: a dequantize kernel writes a 16-bit copy that a 16-bit
                                           // GEMM reads (EngineProfile::int8_dequantize_to_16bit)
   bool all_prompt_logits = false;         // the LM head and an fp32 upcast over every new token, not one per sequence

@@ -378,6 +378,15 @@ EngineProfile released_profile(Framework f, const std::optional<Version>& releas
   p.all_prompt_logits = full_prefill_logits(framework_profile(f), release);
   p = released_local_profile(f, std::move(p), release);
   if (!release) return p;
+  if (f == Framework::Hf && *release < Version{4, 48, 0}) {
+    // Qwen2FlashAttention2.forward (modeling_qwen2.py, 4.37-4.47; MistralFlashAttention2 from 4.34 and the
+    // classes copied from it) calls repeat_kv on key_states and value_states after past_key_value.update and
+    // before _flash_attention_forward, whose _upad_input then gathers the expanded tensors (transformers PR
+    // #34505 names it for 4.46). 4.48.0's attention interface (integrations/flash_attention.py,
+    // flash_attention_forward) passes the KV heads to flash-attn as they are.
+    p.repeat_kv_for_flash = true;
+    p.source += "; before 4.48.0 Mistral-derived flash-attention classes expand K and V to the query heads";
+  }
   if (f == Framework::Tgi && *release < Version{2, 0, 0}) {
     // CUDA graphs entered TGI as an experimental opt-in (--enable-cuda-graphs, off by default) in 1.4.1
     // (huggingface/text-generation-inference #1428) and became the default with sizes 1..32 in 2.0.0

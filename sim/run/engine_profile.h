@@ -70,6 +70,11 @@ struct EngineProfile {
   bool align_state_pages = false;
   // Whole-cache copies of every sequence's K and V per layer per iteration (HF generate: 2; paged engines 0).
   double kv_copy_passes = 0;
+  // The flash-attention path of a model whose transformers class expands K and V to the query heads
+  // (ModelSpec::flash_class_repeats_kv) does so every step, between the cache's concatenation (the first of the
+  // kv_copy_passes) and the unpad gather (the others): one more pass reading the cache and writing group x it,
+  // and the gather and the kernel move group x the bytes (HF generate before transformers 4.48.0).
+  bool repeat_kv_for_flash = false;
   // The prefill computes the LM head for every prompt position and upcasts those logits to fp32 (HF generate
   // before transformers 4.45.0, full_prefill_logits in framework_profile.h); false: the last position alone.
   bool all_prompt_logits = false;

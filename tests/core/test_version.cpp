@@ -26,4 +26,11 @@ TEST_CASE("release numbers: what is not one") {
   CHECK_FALSE(parse_version("v"));
   CHECK_FALSE(parse_version("1.2/3"));
   CHECK_FALSE(parse_version("99999999.1"));
+  // A placeholder or stray text after the numbers is not a tag: "0.4.x" once read silently as 0.4.0.
+  CHECK_FALSE(parse_version("0.4.x"));
+  CHECK_FALSE(parse_version("2.1y"));
+  CHECK_FALSE(parse_version("1.0.0.final"));
+  CHECK(parse_version("1.0.0.dev20240101") == Version{1, 0, 0});
+  CHECK(parse_version("2.0.0a1") == Version{2, 0, 0});
+  CHECK(parse_version("0.5.0.post1") == Version{0, 5, 0});
 }

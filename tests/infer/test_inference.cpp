@@ -361,6 +361,41 @@ TEST_CASE("HF generate: DynamicCache's torch.cat and the unpad gather copy the w
   CHECK(b.uniform(1, 1, 31000).launches - a.uniform(1, 1, 31000).launches == 28 * 4);
 }
 
+TEST_CASE("HF before 4.48: Mistral-derived flash-attention classes expand K and V to the query heads") {
+  // Qwen2FlashAttention2.forward (transformers 4.37-4.47) calls repeat_kv between DynamicCache.update and
+  // _flash_attention_forward, whose _upad_input gathers the expanded tensors; 4.48.0's flash_attention_forward
+  // passes the KV heads as they are, and LlamaFlashAttention2 never expanded them.
+  CHECK(sim::released_profile(sim::Framework::Hf, parse_version("4.38.2")).repeat_kv_for_flash);
+  CHECK(sim::released_profile(sim::Framework::Hf, parse_version("4.47.1")).repeat_kv_for_flash);
+  CHECK_FALSE(sim::released_profile(sim::Framework::Hf, parse_version("4.48.0")).repeat_kv_for_flash);
+  CHECK_FALSE(sim::released_profile(sim::Framework::Hf, std::nullopt).repeat_kv_for_flash);
+  CHECK_FALSE(sim::released_profile(sim::Framework::Vllm, parse_version("0.4.2")).repeat_kv_for_flash);
+  const auto m = preset_model("qwen2-7b");
+  CHECK(m.flash_class_repeats_kv);
+  CHECK_FALSE(preset_model("llama3-8b").flash_class_repeats_kv);
+  const auto sys = preset_system("dgx-a100-80gb");
+  sim::ParallelSpec par;
+  sim::IterationOptions copies, repeated;
+  copies.kv_copy_passes = repeated.kv_copy_passes = 2;
+  repeated.repeat_kv_for_flash = true;
+  const sim::IterationCostModel a(m, sys, par, bf16(), copies), b(m, sys, par, bf16(), repeated);
+  // Per layer at 31,001 cached tokens, cache = 31,001 x (K and V: 2 x 4 heads x 128) x 2 B; group 28 / 4 = 7:
+  // repeat_kv reads the cache and writes 7 x it, and the gather copies 7 x it instead of 1 x (read and write).
+  const double cache = 31001.0 * (2 * 4 * 128) * 2;
+  const double extra_bytes = (1 + 7) * cache + 2 * (7 - 1) * cache;
+  const double bw = sys.gpu.memory_bandwidth_Bps * sys.efficiency.elementwise_bandwidth.value;
+  const double extra = b.uniform(1, 1, 31000).other_s.value - a.uniform(1, 1, 31000).other_s.value;
+  // ... and two more kernels (K and V) after their launch latency.
+  CHECK(extra * 1e3 ==
+        doctest::Approx((28 * extra_bytes / bw + 28 * 2 * sys.efficiency.kernel_launch_s) * 1e3).epsilon(1e-6));
+  CHECK(b.uniform(1, 1, 31000).launches - a.uniform(1, 1, 31000).launches == 28 * 2);
+  // A model whose class passes the KV heads through is unchanged.
+  auto llama_like = m;
+  llama_like.flash_class_repeats_kv = false;
+  const sim::IterationCostModel c(llama_like, sys, par, bf16(), copies), d(llama_like, sys, par, bf16(), repeated);
+  CHECK(d.uniform(1, 1, 31000).time_s.value == c.uniform(1, 1, 31000).time_s.value);
+}
+
 TEST_CASE("local and global layers: only the windowed layers' attention is capped by the window") {
   // Gemma-2-9B at an 8,000-token prompt: 21 layers slide over 4,096 keys, 21 see all of them.
   auto m = llmsim::model::load_hf_config(std::string(LLMSIM_TEST_DATA_DIR) + "/models/gemma-2-9b/config.json");
@@ -426,7 +461,7 @@ TEST_CASE("engine releases: TGI before 2.0.0 decodes eagerly, vLLM before 0.8.0 
   const sim::EngineIterationCost new_tgi(m, sys, par, bf16(), sim::engine_profile(Framework::Tgi));
   CHECK_FALSE(old_tgi.replays_graph(decode));
   CHECK(new_tgi.replays_graph(decode));
-  // Eager Python: the step takes at least its launches at the host's 28 us each.
+  // Eager Python: the step takes at least its launches at the host's rate each.
   const auto step = old_tgi.iteration(decode);
   CHECK(step.time_s.value >= step.launches * sys.efficiency.host_dispatch_s);
   CHECK(step.host_wait_s.value > 0);  // the host, not the weights, sets the pace
