@@ -179,14 +179,15 @@ Efficiency default_efficiency(int compute_capability) {
       "16-bit GEMM samples of <= 8 MiB and <= 1 GFLOP, 10-90 % 8.2-11.5 us); stands in for other GPUs and hosts "
       "until calibrated (llmsim calibrate --only gemm)";
   // The host critical path's rate (sim/cost/host_dispatch.h): fitted, not measured.
-  e.host_dispatch_s = 26.0 * units::us;
+  e.host_dispatch_s = 24.0 * units::us;
   e.host_dispatch_low_s = 24.0 * units::us;  // the leave-one-source-out fits ranged 24-26 us
   e.host_dispatch_high_s = 26.0 * units::us;
   e.host_dispatch_source =
       "fitted by llmsim calibrate fit-runs --profile hf on the development files (the 128 time and throughput rows "
       "of the HF transformers profile: mean |log error| over a 0-50 us grid; leave-one-source-out picks 24-26 us "
-      "for each of its sources; refitted after HF generate's repeat_kv before transformers 4.48 (28 us [26, 28] "
-      "before) and the launch + streaming kernel rule (30 us [28, 35] before that); "
+      "for each of its sources; refitted after the gradient-accumulation and weight-gradient reduction kernels of "
+      "backward (26 us [24, 26] before), HF generate's repeat_kv before transformers 4.48 (28 us [26, 28] before "
+      "that) and the launch + streaming kernel rule (30 us [28, 35] before those); "
       "docs/validation.md, 'Host dispatch fit'). Eager PyTorch is commonly put at "
       "5-25 us of host work per op; transformers' module code adds Python work per launch. A property of the "
       "host CPU and PyTorch build: set host_dispatch_us per system when measured";

@@ -83,6 +83,8 @@ struct Operator {
   // EagerGlue::rope_kernels kernels on q and on k); a norm's split comes from EagerGlue::norm_kernels at
   // cost time instead. Counted by the host critical path (sim/cost/host_dispatch.h).
   double launches = 1;
+  // A GEMM whose projections add a bias (its gradient is a separate reduction over the rows in backward).
+  bool bias = false;
 };
 
 // Whether the operator is part of the core attention computation (the fused FlashAttention kernel, or

@@ -154,6 +154,7 @@ Operator gemm_op(const Ctx& c, const Linear& l) {
   op.bwd_bytes = dgrad + wgrad;
   op.bwd_weight_bytes = wgrad;
   op.weight_params = l.k * l.n * l.held + (l.bias ? l.n * l.held : 0);
+  op.bias = l.bias;
   return op;
 }
 

@@ -22,7 +22,8 @@ namespace llmsim::sim {
 // `norm_kernels` kernels by eager code (EagerGlue::norm_kernels), one call per collective.
 double forward_launches(const model::Operator& op, double norm_kernels = 1);
 // Its backward pass: the forward's count for pointwise work and attention, the activation-gradient GEMM
-// plus, with `weight_grads`, the weight-gradient GEMM; none for an operator without backward work.
+// plus, with `weight_grads`, the weight-gradient GEMM and a bias's row sum, a norm's kernels plus, with
+// `weight_grads`, its weight's row reduction; none for an operator without backward work.
 double backward_launches(const model::Operator& op, bool weight_grads, double norm_kernels = 1);
 
 // Collective calls an operator's forward (backward) pass makes: one per collective, none otherwise. Eager code

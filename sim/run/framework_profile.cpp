@@ -96,6 +96,10 @@ FrameworkProfile megatron() {
   // as ready only with overlap_grad_reduce); the all-reduce / reduce-scatter runs synchronously in
   // finish_grad_sync, which finalize_model_grads calls after the pipeline schedule, on every stage at once.
   p.blocking_reduce_after_schedule = true;
+  // megatron/core/distributed/distributed_data_parallel.py _make_backward_post_hook: param.main_grad.add_(
+  // param.grad.data) for every parameter whose grad the fused wgrad GEMM did not add (--no-gradient-accumulation-
+  // fusion turns the fusion off; it is on by default).
+  p.grad_accumulation = FrameworkProfile::GradAccumulation::MainGradHook;
   p.glue = {};  // Megatron-LM fused kernels (apex/TE RMSNorm and RoPE, fused SwiGLU, bf16 residual)
   // --fp8-format runs the layers as Transformer Engine modules under fp8_autocast: TE @0004dbd0
   // transformer_engine/pytorch/module/layernorm_mlp.py _LayerNormMLP.forward normalises into FP8
@@ -231,6 +235,9 @@ FrameworkProfile fsdp() {
 // (generation/utils.py: model_kwargs["num_logits_to_keep"] = 1 when the model supports it, PR #31292).
 FrameworkProfile hf() {
   FrameworkProfile p{.framework = Framework::Hf, .name = "hf"};
+  // HF Trainer accumulates gradients in .grad across gradient_accumulation_steps (zero_grad only after the
+  // optimizer step): autograd's AccumulateGrad adds onto the existing gradient from the second micro-batch on.
+  p.grad_accumulation = FrameworkProfile::GradAccumulation::AccumulateGrad;
   p.weight_bytes = 4;
   p.grad_bytes = 4;
   p.master_bytes = 0;

@@ -74,6 +74,15 @@ struct FrameworkProfile {
   // backward under stages 1-3 (stage_1_and_2.py reduce_ready_partitions_and_remove_grads, stage3.py
   // reduce_partition_and_remove_grads).
   bool zero_hooks = false;
+  // How a micro-batch's parameter gradients join the accumulated ones, as kernels on the host critical path:
+  // MainGradHook: Megatron-LM's DistributedDataParallel backward post-hook adds each parameter's .grad into its
+  // fp32 main_grad (param.main_grad.add_(param.grad.data)) every micro-batch, except the GEMM weights whose wgrad
+  // GEMM accumulated into main_grad itself (gradient_accumulation_fusion, on by default): one add per bias and
+  // norm tensor. AccumulateGrad: plain PyTorch autograd adds a new gradient onto the existing .grad of every
+  // trainable tensor on the micro-batches after the first (the first steals it): one add per tensor there.
+  // None: counted elsewhere (DeepSpeed's ZeRO hooks copy each gradient into a bucket) or not modelled.
+  enum class GradAccumulation { None, MainGradHook, AccumulateGrad };
+  GradAccumulation grad_accumulation = GradAccumulation::None;
   // A data-parallel reduction that is not overlapped runs after the whole pipeline schedule of the step
   // (Megatron: finalize_model_grads -> finish_grad_sync once forward_backward_func returns) instead of
   // in the backward hooks as each bucket fills (DeepSpeed ZeRO-1/2 with overlap_comm false).

@@ -87,7 +87,15 @@ class Builder {
         // the GEMM's launches), one per norm.
         const double modules = op.kind == OpKind::Gemm ? std::max(1.0, op.launches) : 1.0;
         out_.param_modules += modules;
-        if (weights_trainable) out_.trainable_tensors += modules;
+        if (weights_trainable) {
+          out_.trainable_tensors += modules;
+          // A projection's weight (accumulated by a fused wgrad GEMM) and its bias; a norm's weight (and bias).
+          const double unfused = op.kind == OpKind::Gemm ? (op.bias ? modules : 0.0)
+                                 : op.kind == OpKind::Norm && in_.model.norm == model::NormKind::LayerNorm ? 2.0
+                                                                                                           : 1.0;
+          out_.unfused_grad_tensors += unfused;
+          out_.grad_tensors += (op.kind == OpKind::Gemm ? modules : 0.0) + unfused;
+        }
       }
       out_.fwd += f;
       out_.bwd += b;
@@ -150,6 +158,7 @@ class Builder {
       out_.bwd_launches += 6;
       out_.param_modules += 2;  // lora_A and lora_B, both trainable
       out_.trainable_tensors += 2;
+      out_.grad_tensors += 2;
       out_.fwd_flops += fa + fb;
       out_.bwd_flops += 2 * (fa + fb);
       const double p = r * (d_in + d_out) * pairs;
@@ -171,6 +180,7 @@ class Builder {
   // time eager PyTorch needs to issue its kernels; the GPU's wait for the host is its own breakdown row.
   void bound_by_host() {
     count_zero_hooks();
+    count_grad_accumulation();
     const Interval per_launch = in_.compute.host_dispatch();
     const Interval per_call = in_.compute.collective_host();
     const double per_hook = in_.framework.zero_hooks ? in_.compute.deepspeed_hook_s() : 0.0;
@@ -207,6 +217,24 @@ class Builder {
       if (out_.fwd_launches > 0) out_.recompute_hooks = out_.fwd_hooks * out_.recompute_launches / out_.fwd_launches;
     }
     if (stage >= 1) out_.bwd_launches += out_.trainable_tensors;
+  }
+
+  // The kernels that join each micro-batch's gradients to the accumulated ones (FrameworkProfile::
+  // grad_accumulation), per micro-batch: Megatron's post-hook adds every tensor its wgrad GEMM did not
+  // accumulate, every micro-batch; autograd adds every trainable tensor on the micro-batches after the first
+  // ((n - 1) / n of them on average), unless a ZeRO stage hands the gradients to DeepSpeed's hooks.
+  void count_grad_accumulation() {
+    using GA = FrameworkProfile::GradAccumulation;
+    switch (in_.framework.grad_accumulation) {
+      case GA::MainGradHook: out_.bwd_launches += out_.unfused_grad_tensors; break;
+      case GA::AccumulateGrad: {
+        if (in_.run.train.zero_stage > 0) break;
+        const double n = dbl(std::max<std::int64_t>(1, micro_batches_per_step(in_.run)));
+        out_.bwd_launches += out_.grad_tensors * (n - 1.0) / n;
+        break;
+      }
+      case GA::None: break;
+    }
   }
 
   // Context parallelism: the K/V of the whole sequence are all-gathered over the CP group in forward

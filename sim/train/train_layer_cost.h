@@ -40,6 +40,10 @@ struct LayerCost {
   // parameters (each nn.Linear / norm operator, and a LoRA adapter's A and B) and trainable parameter
   // tensors (one per such module: its weight; biases ride with it).
   double param_modules = 0, trainable_tensors = 0;
+  // Trainable parameter tensors counted one by one (a projection's weight and bias apart, a LayerNorm's weight and
+  // bias): all of them, and those a fused weight-gradient GEMM does not accumulate (biases, norms, LoRA's A and B
+  // are GEMM weights too). FrameworkProfile::grad_accumulation adds kernels for them.
+  double grad_tensors = 0, unfused_grad_tensors = 0;
   double fwd_hooks = 0, bwd_hooks = 0, recompute_hooks = 0;
   double params = 0;            // parameters held on one GPU (after TP / EP sharding, before ZeRO)
   double trainable_params = 0;  // of which trainable (LoRA: the adapters)

@@ -20,14 +20,22 @@ TEST_CASE("a trained GEMM launches one kernel forward and two backward; frozen, 
   g.launches = 3;
   CHECK(sim::forward_launches(g) == 3);
   CHECK(sim::backward_launches(g, true) == 6);
+  // With biases (Qwen2's q, k, v) each trained bias is summed over the rows by a kernel of its own.
+  g.bias = true;
+  CHECK(sim::backward_launches(g, true) == 9);
+  CHECK(sim::backward_launches(g, false) == 3);
 }
 
 TEST_CASE("norms split by eager code, collectives and operators without backward") {
   Operator n;
   n.kind = OpKind::Norm;
   n.bwd_bytes = 1;
-  CHECK(sim::forward_launches(n, 6) == 6);  // LlamaRMSNorm in transformers' eager code
-  CHECK(sim::backward_launches(n, true, 6) == 6);
+  CHECK(sim::forward_launches(n, 6) == 6);         // LlamaRMSNorm in transformers' eager code
+  CHECK(sim::backward_launches(n, true, 6) == 6);  // no weight: the input gradient's kernels alone
+  n.weight_params = 4096;  // a trained weight adds its reduction over the rows; a frozen one does not
+  CHECK(sim::backward_launches(n, true, 6) == 7);
+  CHECK(sim::backward_launches(n, false, 6) == 6);
+  CHECK(sim::backward_launches(n, true) == 2);  // a fused norm: the dX kernel and the dgamma reduction
   Operator c;
   c.kind = OpKind::TpComm;
   c.collective = model::Collective::AllReduce;

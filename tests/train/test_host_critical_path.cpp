@@ -39,16 +39,18 @@ sim::LayerCost dense_layer(const hardware::SystemSpec& sys, const sim::RunSpec& 
 
 }  // namespace
 
-TEST_CASE("a Llama layer of fused kernels launches 11 kernels forward and 15 backward") {
+TEST_CASE("a Llama layer of fused kernels launches 11 kernels forward and 19 backward") {
   // Forward: attn norm, QKV, RoPE, flash attention, out proj, residual add, MLP norm, gate+up, SwiGLU,
   // down proj, residual add = 11. Backward: the same 11 with a weight-gradient GEMM more for each of the
-  // four projections = 15.
+  // four projections and a weight-gradient reduction for each of the two norms = 17 (no biases), and
+  // Megatron's post-hook adds the two norm weights' gradients into main_grad (the projections' wgrad GEMMs
+  // accumulate into it themselves) = 19.
   auto sys = preset_system("a800-nvlink");
   sys.efficiency.host_dispatch_s = 0;
   sys.efficiency.host_dispatch_low_s = sys.efficiency.host_dispatch_high_s = 0;  // exact
   const auto c = dense_layer(sys, llama_pretrain(sim::Framework::Megatron));
   CHECK(c.fwd_launches == 11);
-  CHECK(c.bwd_launches == 15);
+  CHECK(c.bwd_launches == 19);
   CHECK(c.recompute_launches == 0);
   CHECK(c.by_module.count("host_wait") == 0);
 }
@@ -72,6 +74,22 @@ TEST_CASE("transformers' eager Llama layer launches 35 kernels forward, 47 under
   CHECK(dense_layer(sys, llama_pretrain(sim::Framework::Hf)).fwd_launches == 47);
 }
 
+TEST_CASE("HF Trainer's gradient accumulation: autograd adds every trained tensor from the second micro-batch") {
+  auto sys = preset_system("a800-nvlink");
+  sys.efficiency.host_dispatch_s = 0;
+  sys.efficiency.host_dispatch_low_s = sys.efficiency.host_dispatch_high_s = 0;  // exact
+  auto one = llama_pretrain(sim::Framework::Hf);
+  auto four = one;
+  four.train.global_batch = 4;  // four micro-batches per step
+  // Llama-2's layer trains 7 projection weights and 2 norm weights: 9 AccumulateGrad adds on 3 of the 4
+  // micro-batches, 6.75 per micro-batch on average; none with one micro-batch per step.
+  CHECK(dense_layer(sys, four).bwd_launches - dense_layer(sys, one).bwd_launches == doctest::Approx(9 * 3.0 / 4));
+  // Megatron's post-hook adds the norms into main_grad every micro-batch, whatever their number.
+  auto meg_one = llama_pretrain(sim::Framework::Megatron), meg_four = meg_one;
+  meg_four.train.global_batch = 4;
+  CHECK(dense_layer(sys, meg_four).bwd_launches == dense_layer(sys, meg_one).bwd_launches);
+}
+
 TEST_CASE("a slow host bounds every pass: the GPU waits for the launches") {
   auto sys = preset_system("a800-nvlink");
   const auto run = llama_pretrain(sim::Framework::Megatron);
@@ -84,8 +102,8 @@ TEST_CASE("a slow host bounds every pass: the GPU waits for the launches") {
   const auto host = dense_layer(sys, run);
   CHECK(host.fwd.value == doctest::Approx(11e-3));
   CHECK(host.fwd.low == doctest::Approx(11e-3));
-  CHECK(host.bwd.value == doctest::Approx(15e-3));
-  CHECK(host.by_module.at("host_wait") == doctest::Approx(26e-3 - gpu.fwd.value - gpu.bwd.value));
+  CHECK(host.bwd.value == doctest::Approx(19e-3));
+  CHECK(host.by_module.at("host_wait") == doctest::Approx(30e-3 - gpu.fwd.value - gpu.bwd.value));
   // A fast host changes nothing: the kernels are longer than their issue time.
   sys.efficiency.host_dispatch_s = 1e-9;
   sys.efficiency.host_dispatch_low_s = sys.efficiency.host_dispatch_high_s = 0;  // exact
