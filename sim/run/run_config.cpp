@@ -377,7 +377,8 @@ const std::vector<Setting>& table() {
       {inference({"engine-version", K::Release,
                   "the engine release the run uses (e.g. 0.6.3): TGI before 2.0.0 runs without CUDA graphs, vLLM "
                   "before 0.8.0 on its V0 engine, HF transformers before 4.45.0 computes the logits of every prompt "
-                  "position (default: the profile's current release)"}),
+                  "position and before 4.48.0 expands K and V to the query heads in Mistral-derived models' flash "
+                  "attention (default: the profile's current release)"}),
        [](RunRequest& r, const std::string& v) { r.run.infer.engine_version = parse_version(v); },
        [](const RunRequest& r) -> std::optional<std::string> {
          return r.run.infer.engine_version ? std::optional<std::string>(to_string(*r.run.infer.engine_version))
