@@ -1,5 +1,6 @@
 // `llmsim plan serve`: the fewest GPUs (then the lowest cost) that serve a request rate within p99 TTFT
 // and TPOT bounds, over systems x engines x tensor-parallel sizes x weight formats (sim/search/plan_serve.h).
+#include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <iostream>
@@ -249,11 +250,12 @@ sim::ServePlanSpec plan_spec(const PlanServeCommand& c, const std::vector<std::s
   spec.tps = parallel_sizes("--tp", c.tps, domain);
   spec.pps = parallel_sizes("--pp", c.pps, c.max_gpus);
   spec.kv_dtypes.clear();
-  for (const auto& k : choices(c.kv_dtypes, {"bf16", "fp16", "fp8", "fp4"})) {
+  const std::vector<std::string> kv_names{"bf16", "fp16", "fp8", "fp4"};  // the KV-cache types a plan considers
+  for (const auto& k : choices(c.kv_dtypes, kv_names)) {
     DType d{};
-    if (!parse_dtype(k, d) || (d != DType::BF16 && d != DType::FP16 && d != DType::FP8 && d != DType::FP4))
+    if (!parse_dtype(k, d) || std::find(kv_names.begin(), kv_names.end(), dtype_name(d)) == kv_names.end())
       throw_usage("--kv-dtype",
-                  fmt::format("--kv-dtype = '{}': must be any or a list of bf16, fp16, fp8, fp4", c.kv_dtypes));
+                  fmt::format("--kv-dtype = '{}': must be any or a list of {}", c.kv_dtypes, join(kv_names)));
     spec.kv_dtypes.push_back(d);
   }
   for (const auto& r : split(c.pd_ratios)) {

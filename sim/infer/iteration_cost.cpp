@@ -397,13 +397,12 @@ IterationCost IterationCostModel::iteration(const std::vector<SequenceWork>& bat
   const double kv_row = shape.cache_row;
   const double a = dtype_bytes(act), kvb = dtype_bytes(in_.kv_dtype);
   double cached_keys = 0;  // keys in the caches after this iteration, all sequences
+  // Query heads per KV head on this rank (grouped-query attention; 1 without it, and for MLA's latent).
+  const double rank_kv_heads = dbl(model::kv_heads_per_rank(m_, par_.tp));
+  const double group = !m_.mla.enabled() && rank_kv_heads > 0 ? heads / rank_kv_heads : 1.0;
   // HF's Mistral-derived flash-attention classes before 4.48 expand K and V to the query heads every step
   // (EngineProfile::repeat_kv_for_flash): the kernel and the copies after the expansion move group x the cache.
-  const double rank_kv_heads = dbl(model::kv_heads_per_rank(m_, par_.tp));
-  const double repeat_group = opt_.repeat_kv_for_flash && m_.flash_class_repeats_kv && !m_.mla.enabled() &&
-                                      rank_kv_heads > 0 && heads > rank_kv_heads
-                                  ? heads / rank_kv_heads
-                                  : 1.0;
+  const double repeat_group = opt_.repeat_kv_for_flash && m_.flash_class_repeats_kv ? group : 1.0;
   for (const auto& s : batch)
     if (s.new_tokens > 0) cached_keys += dbl(s.context + s.new_tokens);
   // The attention of `layers` layers attending through window `w` (0 = every key).
@@ -481,12 +480,10 @@ IterationCost IterationCostModel::iteration(const std::vector<SequenceWork>& bat
         const double per_block = longest_keys * per_row * kvb;
         decode = max(decode, compute_.streamed_by_blocks(per_block, decode_seqs * heads));
       }
-      if (opt_.decode_kv_per_query_head && !m_.mla.enabled()) {
+      if (opt_.decode_kv_per_query_head && group > 1) {
         // One block per query head: every query head of a KV head's group reads that head's K and V, the
         // first read from HBM, the group's others out of L2 (EngineProfile::decode_kv_per_query_head).
-        const double kv_heads = dbl(model::kv_heads_per_rank(m_, par_.tp));
-        const double group = kv_heads > 0 ? heads / kv_heads : 1.0;
-        if (group > 1) decode = max(decode, compute_.l2_read(group * decode_kv));
+        decode = max(decode, compute_.l2_read(group * decode_kv));
       }
       c.attention_s += decode * layers;
     }

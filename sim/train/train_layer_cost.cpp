@@ -89,10 +89,13 @@ class Builder {
         out_.param_modules += modules;
         if (weights_trainable) {
           out_.trainable_tensors += modules;
-          // A projection's weight (accumulated by a fused wgrad GEMM) and its bias; a norm's weight (and bias).
-          const double unfused = op.kind == OpKind::Gemm ? (op.bias ? modules : 0.0)
-                                 : op.kind == OpKind::Norm && in_.model.norm == model::NormKind::LayerNorm ? 2.0
-                                                                                                           : 1.0;
+          // The tensors a fused wgrad GEMM does not accumulate: a projection's bias (its weight it does); a
+          // LayerNorm's weight and bias; any other operator's weight.
+          double unfused = 1.0;
+          if (op.kind == OpKind::Gemm)
+            unfused = op.bias ? modules : 0.0;
+          else if (op.kind == OpKind::Norm && in_.model.norm == model::NormKind::LayerNorm)
+            unfused = 2.0;
           out_.unfused_grad_tensors += unfused;
           out_.grad_tensors += (op.kind == OpKind::Gemm ? modules : 0.0) + unfused;
         }
