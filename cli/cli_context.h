@@ -12,6 +12,7 @@
 #include "llmsim/hardware/system_spec.h"
 #include "llmsim/memory/memory_model.h"
 #include "llmsim/model/model_spec.h"
+#include "llmsim/report/run_summary.h"
 #include "llmsim/run/run_config.h"
 
 namespace llmsim::cli {
@@ -123,11 +124,10 @@ struct ResolvedRun {
 ResolvedRun resolve_run(const CLI::App& app, const RunFlags& flags, const CommonOptions& common,
                         const std::function<void(sim::RunRequest&)>& adjust = {});
 
-// One line describing a run's parallelism and settings, for table headers and JSON.
-std::string describe_run(const sim::RunSpec& r);
-// The same for a served request stream (`serve`): the layout, the engine and formats, then the stream as
-// described (requests, arrivals, lengths) in place of describe_run's batch and lengths, which serve does not run.
-std::string describe_serving_run(const sim::RunSpec& r, std::string_view stream);
+// One line describing a run's parallelism and settings, for table headers and JSON (the library's, so that
+// every document and table says the same).
+using report::describe_run;
+using report::describe_serving_run;
 
 // Refuses (Usage error naming `flag`) an output path that is one of the command's input files, so that
 // writing a result never replaces what was read (`validate runs.csv --csv runs.csv`, `serve --trace-file

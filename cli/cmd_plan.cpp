@@ -8,6 +8,7 @@
 
 #include "llmsim/core/suggest.h"
 #include "llmsim/report/report.h"
+#include "llmsim/report/search_document.h"
 
 #include "commands.h"
 #include "search_train_flags.h"
@@ -39,22 +40,21 @@ nlohmann::json plan_json(const sim::SearchProblem& p, const sim::PlanOutcome& o,
   const Verdict verdict = plan_verdict(p, o, best);
   report::add_verdict(j, verdict.ok, verdict.text);
   j["model"] = p.model->name;
-  j["systems"] = names_of(p);
+  j["systems"] = report::system_names(p);
   j["tokens"] = p.train_tokens;
   j["deadline_s"] = report::figure(p.deadline_s, "s");
-  j["status"] = o.status == sim::SearchStatus::Ok           ? "ok"
-                : o.status == sim::SearchStatus::EmptySpace ? "empty"
-                                                            : "interrupted";
+  j["status"] = report::status_name(o.status);
   j["met"] = o.met;
   j["gpus"] = o.gpus;
   j["lower_bound_gpus"] = o.lower_bound_gpus;
   j["counts_tried"] = o.counts_tried;
   j["space_size"] = o.space_size;
   j["evaluated"] = o.evaluated;
-  j["pruned"] = pruned_json(o.pruned);
-  if (best) j["best"] = entry_json(p, *best, 1);
+  j["pruned"] = report::pruned_json(o.pruned);
+  if (best) j["best"] = report::search_entry_json(p, *best, 1);
   auto alt = nlohmann::json::array();
-  for (std::size_t k = 1; o.met && k < o.search.top.size(); ++k) alt.push_back(entry_json(p, o.search.top[k], k + 1));
+  for (std::size_t k = 1; o.met && k < o.search.top.size(); ++k)
+    alt.push_back(report::search_entry_json(p, o.search.top[k], k + 1));
   j["alternatives"] = alt;
   return j;
 }

@@ -8,6 +8,7 @@
 #include "llmsim/core/strings.h"
 #include "llmsim/core/suggest.h"
 #include "llmsim/report/report.h"
+#include "llmsim/report/search_document.h"
 
 #include "commands.h"
 #include "search_train_flags.h"
@@ -54,28 +55,7 @@ int run_search(const CLI::App& app, SearchCommand& c) {
   const int rc = o.status == sim::SearchStatus::EmptySpace    ? kExitEmptySpace
                  : o.status == sim::SearchStatus::Interrupted ? kExitInterrupted
                                                               : 0;
-  nlohmann::json j = report::header("search train");
-  j["model"] = p.model->name;
-  j["systems"] = names_of(p);
-  j["status"] = o.status == sim::SearchStatus::Ok           ? "ok"
-                : o.status == sim::SearchStatus::EmptySpace ? "empty"
-                                                            : "interrupted";
-  j["objective"] = sim::name_of(p.objective);
-  j["space_size"] = o.space_size;
-  j["processed"] = o.processed;
-  j["evaluated"] = o.evaluated;
-  j["feasible"] = o.feasible;
-  j["pruned"] = pruned_json(o.pruned);
-  j["seconds"] = report::figure(o.fast_seconds, "s");
-  j["configs_per_s"] = o.evals_per_s();
-  j["threads"] = o.threads;
-  j["max_fast_error"] = o.max_fast_error;
-  auto top = nlohmann::json::array();
-  for (std::size_t k = 0; k < o.top.size(); ++k) top.push_back(entry_json(p, o.top[k], k + 1));
-  j["top"] = top;
-  auto front = nlohmann::json::array();
-  for (const auto& e : o.pareto) front.push_back(entry_json(p, e, 0));
-  j["pareto"] = front;
+  const nlohmann::json j = report::search_document(p, o);
   emit(c.common, j, [&] { print_search_table(c, p, o, rs, gen, opt); });
   return rc;
 }

@@ -24,6 +24,7 @@
 #include "llmsim/hardware/system_toml.h"
 #include "llmsim/memory/memory_model.h"
 #include "llmsim/report/report.h"
+#include "llmsim/report/validate_document.h"
 #include "llmsim/validate/honest_loso.h"
 #include "llmsim/validate/measured_runs.h"
 #include "llmsim/validate/regime_bands.h"
@@ -68,62 +69,12 @@ std::string num(double x) {
 
 std::string pct(double x) { return fmt::format("{:+.1f}%", x); }
 
-// ---------------------------------------------------------------------------------------------
-// JSON
-
-nlohmann::json stats_json(const sim::GroupStats& g) {
-  auto worst = nlohmann::json::array();
-  for (const auto& w : g.worst)
-    worst.push_back({{"run_id", w.run_id}, {"metric", w.metric}, {"error_pct", w.error_pct}});
-  return {{"key", g.key},
-          {"rows", g.rows},
-          {"count", g.count},
-          {"median_abs_pct", g.median_abs_pct},
-          {"mape", g.mape},
-          {"mean_pct", g.mean_pct},
-          {"in_band", g.in_band},
-          {"in_band_fraction", g.in_band_fraction()},
-          {"fits_agree", g.fits_agree},
-          {"fits_total", g.fits_total},
-          {"unsupported", g.unsupported},
-          {"errors", g.errors},
-          {"worst", worst}};
-}
-
+// The document (report::validate_document) with the unreadable files as it records them.
 nlohmann::json to_json(const std::vector<std::string>& files, const std::vector<FileError>& file_errors,
                        const std::vector<sim::ValidationRow>& rows, const sim::ValidationSummary& s) {
-  nlohmann::json j = report::header("validate");
-  j["files"] = files;
-  auto fe = nlohmann::json::array();
-  for (const auto& e : file_errors)
-    fe.push_back({{"file", e.file}, {"exit_code", exit_code(e.kind)}, {"error", e.message}});
-  j["file_errors"] = fe;
-  auto a = nlohmann::json::array();
-  for (const auto& r : rows) {
-    nlohmann::json x = {
-        {"file", r.file},         {"line", r.line},     {"run_id", r.run_id},       {"workload", r.workload},
-        {"metric", r.metric},     {"system", r.system}, {"framework", r.framework}, {"profile", r.framework_profile},
-        {"measured", r.measured}, {"status", r.status}, {"note", r.note},           {"features", r.features},
-        {"defaults", r.defaults}, {"source", r.source}};
-    if (r.is_error()) x["error_column"] = r.error_column;
-    if (r.ok()) {
-      x["predicted"] = r.predicted;
-      x["low"] = r.low;
-      x["high"] = r.high;
-      x["error_pct"] = r.error_pct;
-    }
-    a.push_back(std::move(x));
-  }
-  j["rows"] = a;
-  nlohmann::json sum;
-  sum["overall"] = stats_json(s.overall);
-  for (const auto& g : s.groupings) {
-    auto v = nlohmann::json::array();
-    for (const auto& x : g.groups) v.push_back(stats_json(x));
-    sum["by_" + g.by] = v;
-  }
-  j["summary"] = sum;
-  return j;
+  std::vector<report::UnreadFile> unread;
+  for (const auto& e : file_errors) unread.push_back({e.file, exit_code(e.kind), e.message});
+  return report::validate_document(files, unread, rows, s);
 }
 
 // ---------------------------------------------------------------------------------------------

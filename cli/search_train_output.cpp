@@ -35,12 +35,6 @@ std::string duration(double s) {
   return fmt::format("{:.1f} ms", s * 1e3);
 }
 
-std::vector<std::string> names_of(const sim::SearchProblem& p) {
-  std::vector<std::string> v;
-  for (const auto& s : p.systems) v.push_back(s.name);
-  return v;
-}
-
 Row row_of(const sim::SearchProblem& p, const sim::SearchEntry& e) {
   Row r;
   if (e.full && e.full->valid()) {
@@ -208,61 +202,6 @@ void explain(const sim::SearchProblem& p, const sim::SearchEntry& a, const sim::
   if (p.objective != sim::Objective::TokensPerS && a.full_score != b.full_score)
     std::cout << fmt::format("  objective ({}): {:.6g} vs {:.6g}\n", sim::name_of(p.objective), a.full_score,
                              b.full_score);
-}
-
-nlohmann::json entry_json(const sim::SearchProblem& p, const sim::SearchEntry& e, std::size_t rank) {
-  const auto& r = e.run;
-  nlohmann::json j;
-  if (rank > 0) j["rank"] = rank;
-  j["index"] = e.index;
-  j["system"] = p.systems[static_cast<std::size_t>(e.system)].name;
-  j["run_summary"] = describe_run(r);
-  j["config"] = {{"gpus", r.par.gpus},
-                 {"tp", r.par.tp},
-                 {"pp", r.par.pp},
-                 {"dp", r.par.dp},
-                 {"cp", r.par.cp},
-                 {"ep", r.par.ep},
-                 {"vp", r.par.vp},
-                 {"micro-batch", r.train.micro_batch},
-                 {"global-batch", r.train.global_batch},
-                 {"recompute", sim::name_of(r.train.recompute)},
-                 {"sequence-parallel", r.par.sequence_parallel},
-                 {"zero-stage", r.train.zero_stage},
-                 {"offload", sim::name_of(r.train.offload)},
-                 {"flash-attn", r.train.flash_attn},
-                 {"precision", dtype_name(r.train.precision)},
-                 {"framework", sim::name_of(r.train.framework)},
-                 {"pipeline-schedule", sim::name_of(r.train.schedule)}};
-  j["fast"] = {{"step_time_s", report::figure(e.fast.step_time_s, "s")},
-               {"tokens_per_s", report::figure(e.fast.tokens_per_s, "tokens/s")},
-               {"gpu_bytes", report::figure(e.gpu_bytes, "B")},
-               {"score", e.score}};
-  if (e.full && e.full->valid()) {
-    const auto& f = *e.full;
-    j["full"] = {{"step_time_s", report::figure(f.step_time_s, "s")},
-                 {"tokens_per_s", report::figure(f.tokens_per_s, "tokens/s")},
-                 {"tokens_per_s_per_gpu", report::figure(f.tokens_per_s_per_gpu, "tokens/s")},
-                 {"mfu", report::figure(f.mfu, "fraction")},
-                 {"gpu_bytes", report::figure(f.memory.gpu_bytes, "B")},
-                 {"fits", f.memory.fits()},
-                 {"score", e.full_score}};
-    if (f.total_steps > 0)
-      j["full"]["total"] = {{"steps", f.total_steps},
-                            {"time_s", report::figure(f.total_time_s, "s")},
-                            {"cost", f.total_cost},
-                            {"energy_J", report::figure(f.total_energy_J, "J")}};
-    auto phases = nlohmann::json::array();
-    for (const auto& x : f.by_phase) phases.push_back({{"name", x.name}, {"seconds", report::figure(x.seconds, "s")}});
-    j["full"]["by_phase"] = phases;
-  }
-  return j;
-}
-
-nlohmann::json pruned_json(const sim::PruneTally& t) {
-  auto a = nlohmann::json::array();
-  for (const auto& [k, r] : t.sorted()) a.push_back({{"reason", k}, {"count", r.count}, {"example", r.example}});
-  return a;
 }
 
 void write_all_csv(const std::string& path, const sim::SearchProblem& p, const std::vector<sim::SearchEntry>& all) {

@@ -21,15 +21,12 @@ struct Row {
 
 std::string thousands(double v);
 std::string duration(double s);
-std::vector<std::string> names_of(const sim::SearchProblem& p);
 Row row_of(const sim::SearchProblem& p, const sim::SearchEntry& e);
 std::string objective_text(const sim::SearchProblem& p);
 void print_entries(const sim::SearchProblem& p, const std::vector<sim::SearchEntry>& v, bool with_system,
                    std::size_t first_rank = 1);
 void print_pruned(const sim::PruneTally& t, std::uint64_t space, const sim::TrainGenerator* gen, std::size_t max_rows);
 void explain(const sim::SearchProblem& p, const sim::SearchEntry& a, const sim::SearchEntry& b);
-nlohmann::json entry_json(const sim::SearchProblem& p, const sim::SearchEntry& e, std::size_t rank);
-nlohmann::json pruned_json(const sim::PruneTally& t);
 void write_all_csv(const std::string& path, const sim::SearchProblem& p, const std::vector<sim::SearchEntry>& all);
 std::function<void(std::uint64_t, std::uint64_t, double)> progress_printer(const char* what);
 void clear_progress();

@@ -1,0 +1,135 @@
+// The documents built in the library from the search's and the validation's records (search_document.h,
+// validate_document.h) and the run summary every document carries (run_summary.h), on records small enough
+// to follow by hand.
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "llmsim/report/run_summary.h"
+#include "llmsim/report/search_document.h"
+#include "llmsim/report/validate_document.h"
+
+namespace report = llmsim::report;
+namespace sim = llmsim::sim;
+
+TEST_CASE("run summary: the layout, then the training settings that differ from the defaults") {
+  sim::RunSpec r;
+  r.workload = sim::Workload::Pretrain;
+  r.par.gpus = 8;
+  r.par.tp = 2;
+  r.par.dp = 4;
+  r.train.micro_batch = 4;
+  r.train.global_batch = 64;
+  r.train.seq_len = 2048;
+  r.train.precision = llmsim::DType::BF16;
+  r.train.flash_attn = true;
+  const std::string s = report::describe_run(r);
+  CHECK(s.starts_with("8 GPUs (tp 2, pp 1, dp 4), pretrain, "));
+  CHECK(s.find("micro-batch 4, global batch 64, seq 2048, bf16, ZeRO-0") != std::string::npos);
+  CHECK(s.find("flash-attn") != std::string::npos);
+  CHECK(s.find("sequence parallel") == std::string::npos);
+  r.par.sequence_parallel = true;
+  r.par.ep = 2;
+  const std::string t = report::describe_run(r);
+  CHECK(t.starts_with("8 GPUs (tp 2, pp 1, dp 4, ep 2), "));
+  CHECK(t.ends_with(", sequence parallel"));
+}
+
+TEST_CASE("run summary: inference says batch and lengths, serving the stream in their place") {
+  sim::RunSpec r;
+  r.workload = sim::Workload::Inference;
+  r.par.dp = 1;
+  r.infer.batch = 8;
+  r.infer.input_len = 512;
+  r.infer.output_len = 128;
+  const std::string s = report::describe_run(r);
+  CHECK(s.starts_with("1 GPU (tp 1, pp 1, dp 1), inference, batch 8, 512 + 128 tokens, "));
+  const std::string v = report::describe_serving_run(r, "200 requests");
+  CHECK(v.starts_with("1 GPU (tp 1, pp 1, dp 1), serving, "));
+  CHECK(v.ends_with("; 200 requests"));
+  CHECK(v.find("batch 8") == std::string::npos);
+}
+
+TEST_CASE("validate document: a predicted row carries its prediction and band, an error row its column") {
+  sim::ValidationRow ok;
+  ok.file = "runs.csv";
+  ok.line = 2;
+  ok.run_id = "a";
+  ok.metric = "step_time_s";
+  ok.status = sim::kValidationOk;
+  ok.measured = 2.0;
+  ok.predicted = 2.5;
+  ok.low = 2.0;
+  ok.high = 3.0;
+  ok.error_pct = 25;
+  sim::ValidationRow bad;
+  bad.file = "runs.csv";
+  bad.line = 3;
+  bad.run_id = "b";
+  bad.status = "error: runs.csv:3: tp: 3: must divide the heads";
+  bad.error_column = "tp";
+  const std::vector<sim::ValidationRow> rows{ok, bad};
+  const sim::ValidationSummary s = sim::summarize(rows);
+  const nlohmann::json j =
+      report::validate_document({"runs.csv", "gone.csv"}, {{"gone.csv", 4, "gone.csv: no such file"}}, rows, s);
+  CHECK(j["command"] == "validate");
+  CHECK(j["files"].size() == 2);
+  REQUIRE(j["file_errors"].size() == 1);
+  CHECK(j["file_errors"][0]["exit_code"] == 4);
+  REQUIRE(j["rows"].size() == 2);
+  CHECK(j["rows"][0]["predicted"].get<double>() == doctest::Approx(2.5));
+  CHECK(j["rows"][0]["error_pct"].get<double>() == doctest::Approx(25));
+  CHECK_FALSE(j["rows"][0].contains("error_column"));
+  CHECK_FALSE(j["rows"][1].contains("predicted"));
+  CHECK(j["rows"][1]["error_column"] == "tp");
+  // One predicted row of two: its error is the summary's, and it lies in its band [2, 3].
+  CHECK(j["summary"]["overall"]["rows"] == 2);
+  CHECK(j["summary"]["overall"]["count"] == 1);
+  CHECK(j["summary"]["overall"]["errors"] == 1);
+  CHECK(j["summary"]["overall"]["median_abs_pct"].get<double>() == doctest::Approx(25));
+  CHECK(j["summary"]["overall"]["in_band_fraction"].get<double>() == doctest::Approx(1.0));
+  CHECK(j["summary"].contains("by_workload"));
+}
+
+TEST_CASE("search document: ranks, the fast estimate, no full figures where the simulator did not run") {
+  sim::SearchProblem p;
+  p.systems.resize(2);
+  p.systems[0].name = "a100";
+  p.systems[1].name = "h100";
+  sim::SearchEntry e;
+  e.index = 17;
+  e.system = 1;
+  e.run.par.gpus = 8;
+  e.run.par.tp = 8;
+  e.run.par.dp = 1;
+  e.fast.step_time_s = 0.5;
+  e.fast.tokens_per_s = 1000;
+  e.gpu_bytes = 3e9;
+  e.score = 1000;
+  const nlohmann::json ranked = report::search_entry_json(p, e, 2);
+  CHECK(ranked["rank"] == 2);
+  CHECK(ranked["index"] == 17);
+  CHECK(ranked["system"] == "h100");
+  CHECK(ranked["config"]["tp"] == 8);
+  CHECK(ranked["fast"]["step_time_s"]["value"].get<double>() == doctest::Approx(0.5));
+  CHECK(ranked["fast"]["step_time_s"]["unit"] == "s");
+  CHECK_FALSE(ranked.contains("full"));
+  CHECK(ranked["run_summary"].get<std::string>().starts_with("8 GPUs (tp 8, pp 1, dp 1)"));
+  // A Pareto point has no rank.
+  CHECK_FALSE(report::search_entry_json(p, e, 0).contains("rank"));
+  CHECK(report::system_names(p) == std::vector<std::string>{"a100", "h100"});
+  CHECK(report::status_name(sim::SearchStatus::EmptySpace) == "empty");
+  CHECK(report::status_name(sim::SearchStatus::Interrupted) == "interrupted");
+}
+
+TEST_CASE("search document: pruning reasons most frequent first, each with its count and an example") {
+  sim::PruneTally t;
+  t.add("tp does not divide the attention heads", 1, "tp 3 does not divide the 32 attention heads", 2);
+  t.add("does not fit", 2, "needs 90 GiB of 80", 5);
+  const nlohmann::json a = report::pruned_json(t);
+  REQUIRE(a.size() == 2);
+  CHECK(a[0]["reason"] == "does not fit");
+  CHECK(a[0]["count"] == 5);
+  CHECK(a[0]["example"] == "needs 90 GiB of 80");
+  CHECK(a[1]["count"] == 2);
+}
