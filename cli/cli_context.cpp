@@ -397,30 +397,6 @@ bool print_run_header(const std::string& command, const std::string& model, cons
   return false;
 }
 
-std::string gib(double bytes) { return fmt::format("{:.2f}", bytes / units::GiB); }
-
-Verdict infeasible_verdict(const std::vector<std::string>& problems) {
-  if (problems.empty()) return {.ok = false, .text = "infeasible"};
-  return {.ok = false,
-          .text = fmt::format("infeasible: {}{}", problems.front(),
-                              problems.size() > 1 ? fmt::format(" (and {} more)", problems.size() - 1) : "")};
-}
-
-Verdict memory_verdict(const sim::MemoryResult& mem) {
-  if (mem.fits())
-    return {.ok = true,
-            .text = fmt::format("memory: fits, {} of {} GiB per GPU (stage {})", gib(mem.gpu_bytes),
-                                gib(mem.gpu_capacity_bytes), mem.peak_stage)};
-  if (!mem.gpu_fits())
-    return {.ok = false,
-            .text = fmt::format("memory: DOES NOT FIT, {} of {} GiB per GPU (see `llmsim memory`); times below "
-                                "assume it ran",
-                                gib(mem.gpu_bytes), gib(mem.gpu_capacity_bytes))};
-  return {.ok = false,
-          .text = fmt::format("memory: DOES NOT FIT in host memory ({} of {} GiB per node); times below assume it ran",
-                              gib(mem.host_bytes), gib(mem.host_capacity_bytes))};
-}
-
 // A token count with an optional SI suffix: 1e12, 300B (= G), 2T, 500M, 8K (case-insensitive); one
 // grammar for train, search and plan.
 double parse_tokens(const std::string& text) {

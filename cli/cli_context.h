@@ -13,6 +13,7 @@
 #include "llmsim/memory/memory_model.h"
 #include "llmsim/model/model_spec.h"
 #include "llmsim/report/run_summary.h"
+#include "llmsim/report/verdict.h"
 #include "llmsim/run/run_config.h"
 
 namespace llmsim::cli {
@@ -139,20 +140,14 @@ void refuse_overwrite(const std::string& flag, const std::string& output, const 
 bool print_run_header(const std::string& command, const std::string& model, const std::string& system,
                       const sim::RunSpec& run, const std::vector<std::string>& problems);
 
-// A command's answer in one sentence (report::add_verdict): the table prints `text` as its first result line,
-// the JSON and HTML documents carry both.
-struct Verdict {
-  bool ok = false;
-  std::string text;
-};
-// The verdict of a run that cannot run as given: "infeasible: " and its first problem (and how many more).
-Verdict infeasible_verdict(const std::vector<std::string>& problems);
-// The memory verdict of train and infer: "memory: fits, X of Y GiB per GPU (stage S)" or why it does not
-// ("memory: DOES NOT FIT, ..." per GPU, or in host memory), "; times below assume it ran" when it does not.
-Verdict memory_verdict(const sim::MemoryResult& mem);
-
-// "12.34" GiB with two decimals.
-std::string gib(double bytes);
+// A command's answer in one sentence and the verdicts of the simulating commands (report::add_verdict), the
+// library's; and "12.34" GiB with two decimals, as they write it.
+using report::gib;
+using report::infeasible_verdict;
+using report::infer_verdict;
+using report::memory_result_verdict;
+using report::memory_verdict;
+using report::Verdict;
 
 // A positive token count as users write it: 1e12, 300B, 2T, 500M, 8K; --tokens usage errors otherwise.
 double parse_tokens(const std::string& text);

@@ -17,6 +17,7 @@
 #include "llmsim/model/presets.h"
 #include "llmsim/report/chrome_trace.h"
 #include "llmsim/report/report.h"
+#include "llmsim/report/run_documents.h"
 #include "measured_bands.h"
 
 namespace llmsim::cli {
@@ -47,16 +48,6 @@ std::vector<sim::TraceEvent> iteration_events(const sim::RunSpec& run, const sim
 }
 
 std::string ms(double s) { return fmt::format("{:.2f} ms", s * 1e3); }
-
-// The answer in one sentence (the table's memory line; report::add_verdict).
-Verdict infer_verdict(const sim::RunSpec& run, const sim::InferResult& r) {
-  if (!r.valid()) return infeasible_verdict(r.problems);
-  const auto& mem = r.memory;
-  return {.ok = mem.fits(),
-          .text = fmt::format("memory: {}, {} of {} GiB per GPU; max batch at {} tokens/seq: {}",
-                              mem.fits() ? "fits" : "DOES NOT FIT", gib(mem.gpu_bytes), gib(mem.gpu_capacity_bytes),
-                              run.infer.input_len + run.infer.output_len, mem.max_batch)};
-}
 
 void print_table(const model::ModelSpec& m, const hardware::SystemSpec& sys, const sim::RunSpec& run,
                  const sim::InferResult& r) {
@@ -139,42 +130,8 @@ Runner add_infer_command(CLI::App& app) {
                                                {"tpot_ms", r.tpot_s.value * 1e3},
                                                {"e2e_latency_ms", r.e2e_s.value * 1e3},
                                                {"output_tokens_per_s", r.output_tokens_per_s.value}};
-    using report::figure;
-    nlohmann::json doc = report::header("infer");
-    report::add_run(doc, req, m.name, sys.name, describe_run(run), r.problems);
-    const Verdict verdict = infer_verdict(run, r);
-    report::add_verdict(doc, verdict.ok, verdict.text);
-    doc["fits"] = r.memory.fits();
-    doc["max_batch"] = r.memory.max_batch;
-    if (r.valid()) {
-      doc["engine"] = r.engine;
-      doc["replicas"] = r.replicas;
-      doc["ttft_s"] = figure(r.ttft_s, "s");
-      doc["tpot_s"] = figure(r.tpot_s, "s");
-      doc["e2e_s"] = figure(r.e2e_s, "s");
-      doc["output_tokens_per_s"] = figure(r.output_tokens_per_s, "tokens/s");
-      doc["total_tokens_per_s"] = figure(r.total_tokens_per_s, "tokens/s");
-      doc["prompt_tokens_per_s"] = figure(r.prompt_tokens_per_s, "tokens/s");
-      doc["generation_tokens_per_s"] = figure(r.generation_tokens_per_s, "tokens/s");
-      // Where an iteration's time goes: the batch's prefill and a decode step half-way through the output.
-      const auto split = [&](const sim::IterationCost& c) {
-        return nlohmann::json{{"time_s", figure(c.time_s, "s")},
-                              {"gemm_s", figure(c.linear_s, "s")},
-                              {"attention_s", figure(c.attention_s, "s")},
-                              {"communication_s", figure(c.comm_s, "s")},
-                              {"other_s", figure(c.other_s, "s")},
-                              {"host_wait_s", figure(c.host_wait_s, "s")},
-                              {"cpu_s", figure(c.cpu_s, "s")},
-                              {"launches", static_cast<std::int64_t>(std::llround(c.launches))}};
-      };
-      doc["iteration"] = {{"prefill", split(r.prefill)}, {"decode", split(r.decode_mid)}};
-      if (const auto& sp = run.infer.speculative; sp.on())
-        doc["speculative"] = {{"method", sim::name_of(sp.method)},
-                              {"draft_tokens", sp.tokens},
-                              {"acceptance", sp.acceptance},
-                              {"tokens_per_step", r.tokens_per_step}};
-      doc["measured_bands"] = measured_bands_json(bands, "inference", profile, figures);
-    }
+    nlohmann::json doc = report::infer_document(m, sys, req, run, r);
+    if (r.valid()) doc["measured_bands"] = measured_bands_json(bands, "inference", profile, figures);
     emit(cmd->common, doc, [&] {
       print_table(m, sys, run, r);
       if (r.valid()) {

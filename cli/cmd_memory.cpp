@@ -13,6 +13,7 @@
 #include "llmsim/memory/memory_advice.h"
 #include "llmsim/model/presets.h"
 #include "llmsim/report/report.h"
+#include "llmsim/report/run_documents.h"
 #include "llmsim/report/train_parts.h"
 #include "llmsim/run/feasibility.h"
 
@@ -24,51 +25,6 @@ struct MemoryCommand {
   CommonOptions common;
   RunFlags flags;
 };
-
-// The answer in one sentence (the table's result line; report::add_verdict).
-Verdict memory_result_verdict(const sim::MemoryResult& r) {
-  if (!r.valid()) return infeasible_verdict(r.problems);
-  if (r.fits())
-    return {.ok = true,
-            .text = fmt::format("result: fits ({} GiB headroom per GPU)", gib(r.gpu_capacity_bytes - r.gpu_bytes))};
-  std::string text;
-  if (!r.gpu_fits())
-    text = fmt::format("result: does not fit by {} GiB per GPU", gib(r.gpu_bytes - r.gpu_capacity_bytes));
-  if (!r.host_fits())
-    text += fmt::format("{}host memory short by {} GiB per node", text.empty() ? "result: " : "; ",
-                        gib(r.host_bytes - r.host_capacity_bytes));
-  return {.ok = false, .text = text};
-}
-
-// The memory report (docs/output-schema.md, "memory").
-nlohmann::json to_json(const model::ModelSpec& m, const hardware::SystemSpec& sys, const sim::RunRequest& req,
-                       const sim::RunSpec& run, const sim::MemoryResult& r,
-                       const std::vector<sim::FitSuggestion>& fixes) {
-  using report::figure;
-  nlohmann::json j = report::header("memory");
-  report::add_run(j, req, m.name, sys.name, describe_run(run), r.problems);
-  const Verdict verdict = memory_result_verdict(r);
-  report::add_verdict(j, verdict.ok, verdict.text);
-  j["fits"] = r.fits();
-  j["params"] = {{"total", r.params_total}, {"trainable", r.params_trainable}, {"per_gpu", r.params_per_gpu}};
-  j["gpu"] = {{"capacity_bytes", figure(r.gpu_capacity_bytes, "B")},
-              {"total_bytes", figure(r.gpu_bytes, "B")},
-              {"peak_stage", r.peak_stage},
-              {"items", report::memory_items(r.gpu)}};
-  j["host"] = {{"capacity_bytes", figure(r.host_capacity_bytes, "B")},
-               {"total_bytes", figure(r.host_bytes, "B")},
-               {"items", report::memory_items(r.host)}};
-  if (run.workload == sim::Workload::Inference)
-    j["inference"] = {{"kv_bytes_per_token", figure(r.kv_bytes_per_token, "B")},
-                      {"max_batch", r.max_batch},
-                      {"max_kv_tokens", r.max_tokens}};
-  auto s = nlohmann::json::array();
-  for (const auto& f : fixes)
-    s.push_back(
-        {{"change", f.change}, {"gpu_bytes", figure(f.gpu_bytes, "B")}, {"host_bytes", figure(f.host_bytes, "B")}});
-  j["suggestions"] = s;
-  return j;
-}
 
 void print_table(const model::ModelSpec& m, const hardware::SystemSpec& sys, const sim::RunSpec& run,
                  const sim::MemoryResult& r, const std::vector<sim::FitSuggestion>& fixes) {
@@ -129,7 +85,7 @@ Runner add_memory_command(CLI::App& app) {
     // What the framework, engine or GPU cannot run is infeasible here too, as in `train` and `infer`.
     if (r.valid()) r.problems = sim::run_problems(m, sys, run);
     const auto fixes = r.valid() && !r.fits() ? sim::suggest_fits(m, sys, run) : std::vector<sim::FitSuggestion>{};
-    emit(cmd->common, to_json(m, sys, req, run, r, fixes), [&] { print_table(m, sys, run, r, fixes); });
+    emit(cmd->common, report::memory_document(m, sys, req, run, r, fixes), [&] { print_table(m, sys, run, r, fixes); });
     return r.fits() ? 0 : 1;
   };
 }

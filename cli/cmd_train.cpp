@@ -15,6 +15,7 @@
 #include "llmsim/model/presets.h"
 #include "llmsim/report/chrome_trace.h"
 #include "llmsim/report/report.h"
+#include "llmsim/report/run_documents.h"
 #include "llmsim/report/train_parts.h"
 #include "llmsim/run/stage_layout.h"
 #include "llmsim/train/train_sim.h"
@@ -34,55 +35,6 @@ struct TrainCommand {
   std::string bands;
   bool schedule = false;  // --schedule: the scheduled step and its memory timeline in the document (on with --html)
 };
-
-nlohmann::json shares_json(const std::vector<sim::TimeShare>& v) {
-  auto a = nlohmann::json::array();
-  for (const auto& x : v)
-    a.push_back({{"name", x.name}, {"seconds", report::figure(x.seconds, "s")}, {"fraction", x.fraction}});
-  return a;
-}
-
-// The train report (docs/output-schema.md, "train").
-nlohmann::json to_json(const model::ModelSpec& m, const hardware::SystemSpec& sys, const sim::RunRequest& req,
-                       const sim::RunSpec& run, const sim::TrainResult& r) {
-  using report::figure;
-  nlohmann::json j = report::header("train");
-  report::add_run(j, req, m.name, sys.name, describe_run(run), r.problems);
-  const Verdict v = r.valid() ? memory_verdict(r.memory) : infeasible_verdict(r.problems);
-  report::add_verdict(j, v.ok, v.text);
-  j["fits"] = r.memory.fits();
-  j["calibrated"] = sys.efficiency.calibrated;
-  j["memory"] = {{"gpu_bytes", figure(r.memory.gpu_bytes, "B")},
-                 {"gpu_capacity_bytes", figure(r.memory.gpu_capacity_bytes, "B")},
-                 {"host_bytes", figure(r.memory.host_bytes, "B")},
-                 {"timeline_peak_bytes", figure(r.memory_timeline_peak_bytes, "B")},
-                 {"peak_in_flight_micro_batches", r.peak_in_flight},
-                 {"items", report::memory_items(r.memory.gpu)}};
-  if (!r.valid()) return j;
-  j["step_time_s"] = figure(r.step_time_s, "s");
-  j["micro_batches"] = r.micro_batches;
-  j["tokens_per_step"] = r.tokens_per_step;
-  j["tokens_per_s"] = figure(r.tokens_per_s, "tokens/s");
-  j["tokens_per_s_per_gpu"] = figure(r.tokens_per_s_per_gpu, "tokens/s");
-  j["samples_per_s"] = figure(r.samples_per_s, "samples/s");
-  j["samples_per_s_per_gpu"] = figure(r.samples_per_s_per_gpu, "samples/s");
-  j["model_flops_per_step"] = figure(r.model_flops_per_step, "FLOP");
-  j["hardware_flops_per_step"] = figure(r.hardware_flops_per_step, "FLOP");
-  j["model_tflops_per_gpu"] = figure(r.model_tflops_per_gpu, "TFLOP/s");
-  j["mfu"] = figure(r.mfu, "fraction");
-  j["hfu"] = figure(r.hfu, "fraction");
-  j["critical_stage"] = r.critical_stage;
-  j["by_phase"] = shares_json(r.by_phase);
-  j["by_module"] = shares_json(r.by_module);
-  j["by_op_class"] = shares_json(r.by_op_class);
-  j["graph_nodes"] = r.graph_nodes;
-  if (r.total_steps > 0)
-    j["total"] = {{"steps", r.total_steps},
-                  {"time_s", figure(r.total_time_s, "s")},
-                  {"cost", r.total_cost},
-                  {"energy_J", figure(r.total_energy_J, "J")}};
-  return j;
-}
 
 std::string seconds(double s) {
   if (s >= 86400 * 2) return fmt::format("{:.1f} days", s / 86400);
@@ -192,7 +144,7 @@ Runner add_train_command(CLI::App& app) {
     const std::vector<BandedFigure> figures = {{"step_time_s", r.step_time_s.value},
                                                {"tokens_per_s", r.tokens_per_s.value},
                                                {"samples_per_s", r.samples_per_s.value}};
-    nlohmann::json doc = to_json(m, sys, req, run, r);
+    nlohmann::json doc = report::train_document(m, sys, req, run, r);
     if (r.valid()) doc["measured_bands"] = measured_bands_json(bands, workload, profile, figures);
     // Spans closer than 1/2000 of the step are one: a chart 1000 px wide could not show the gap.
     if (r.valid() && schedule) {

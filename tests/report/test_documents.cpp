@@ -8,6 +8,7 @@
 #include "llmsim/report/run_summary.h"
 #include "llmsim/report/search_document.h"
 #include "llmsim/report/validate_document.h"
+#include "llmsim/report/verdict.h"
 
 namespace report = llmsim::report;
 namespace sim = llmsim::sim;
@@ -132,4 +133,27 @@ TEST_CASE("search document: pruning reasons most frequent first, each with its c
   CHECK(a[0]["count"] == 5);
   CHECK(a[0]["example"] == "needs 90 GiB of 80");
   CHECK(a[1]["count"] == 2);
+}
+
+TEST_CASE("verdicts: the sentence each command leads with, from the memory and the problems") {
+  constexpr double GiB = 1024.0 * 1024.0 * 1024.0;
+  CHECK(report::gib(1.5 * GiB) == "1.50");
+  CHECK(report::infeasible_verdict({}).text == "infeasible");
+  const report::Verdict three = report::infeasible_verdict({"tp 3 does not divide 32 heads", "b", "c"});
+  CHECK_FALSE(three.ok);
+  CHECK(three.text == "infeasible: tp 3 does not divide 32 heads (and 2 more)");
+  sim::MemoryResult m;
+  m.gpu_bytes = 60 * GiB;
+  m.gpu_capacity_bytes = 80 * GiB;
+  m.host_capacity_bytes = 100 * GiB;
+  m.peak_stage = 1;
+  CHECK(report::memory_verdict(m).text == "memory: fits, 60.00 of 80.00 GiB per GPU (stage 1)");
+  CHECK(report::memory_result_verdict(m).text == "result: fits (20.00 GiB headroom per GPU)");
+  // 20 GiB over on the GPU and 28 GiB short in host memory: both said, GPU first.
+  m.gpu_bytes = 100 * GiB;
+  m.host_bytes = 128 * GiB;
+  const report::Verdict v = report::memory_result_verdict(m);
+  CHECK_FALSE(v.ok);
+  CHECK(v.text == "result: does not fit by 20.00 GiB per GPU; host memory short by 28.00 GiB per node");
+  CHECK(report::memory_verdict(m).text.starts_with("memory: DOES NOT FIT, 100.00 of 80.00 GiB per GPU"));
 }
