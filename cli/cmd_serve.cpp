@@ -449,9 +449,9 @@ Runner add_serve_command(CLI::App& app) {
                                                {"ttft_ms", r.ttft.mean * 1e3},
                                                {"tpot_ms", r.tpot.mean * 1e3},
                                                {"e2e_latency_ms", r.e2e.mean * 1e3}};
-    nlohmann::json doc = serve_output::to_json(c, r);
+    nlohmann::json doc = report::serve_document(c, r);
     if (r.valid()) doc["measured_bands"] = measured_bands_json(bands, "serving", band_profile, figures);
-    if (pd) doc["disaggregated"] = serve_output::disaggregated_json(*pd, cmd->prefill_replicas, cmd->decode_replicas);
+    if (pd) doc["disaggregated"] = report::disaggregated_json(*pd, cmd->prefill_replicas, cmd->decode_replicas);
     if (r.valid() && timeline) {
       doc["latency_quantiles"] = report::latency_quantiles(r.requests);
       // Disaggregated: the decode pool's course, where the replies are generated.

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "llmsim/report/serve_document.h"
 #include "llmsim/run/run_config.h"
 #include "llmsim/run/run_spec.h"
 #include "llmsim/serve/serving_disagg.h"
@@ -13,26 +14,9 @@
 
 namespace llmsim::cli::serve_output {
 
-// What the printers show besides the result: the run as the user described it.
-struct Context {
-  std::string model, system, stream;
-  sim::RunSpec run;
-  sim::RunRequest request;  // the settings as given, with `run` (for the report's run object)
-  std::string summary;      // the run in one line
-  bool calibrated = false;
-  double gpu_memory = 0;
-  double wall_s = 0;
-  double slo_ttft_ms = 0, slo_tpot_ms = 0;  // the goodput bounds given (0: none)
-  // Settings the request stream stands in for (input-len under --input-dist or a trace, batch under a
-  // continuous engine): left out of the report's run object, where they would state lengths not served.
-  std::vector<std::string> stream_replaces;
-};
+// What the printers show besides the result: the run as the user described it (the library's record).
+using Context = report::ServeDescription;
 
-// The serve report (llmsim/report/report.h conventions).
-nlohmann::json to_json(const Context& c, const sim::ServingResult& r);
-// The pools of a disaggregated run: their sizes, the KV link and transfers, each pool's occupancy.
-nlohmann::json disaggregated_json(const sim::DisaggregatedResult& pd, std::int64_t prefill_replicas,
-                                  std::int64_t decode_replicas);
 void print_table(const Context& c, const sim::ServingResult& r);
 // Iterations and request lifetimes as a Chrome trace (Perfetto).
 void write_trace(const std::string& path, const sim::ServingResult& r);

@@ -7,6 +7,7 @@
 
 #include "llmsim/report/run_summary.h"
 #include "llmsim/report/search_document.h"
+#include "llmsim/report/serve_document.h"
 #include "llmsim/report/validate_document.h"
 #include "llmsim/report/verdict.h"
 
@@ -156,4 +157,30 @@ TEST_CASE("verdicts: the sentence each command leads with, from the memory and t
   CHECK_FALSE(v.ok);
   CHECK(v.text == "result: does not fit by 20.00 GiB per GPU; host memory short by 28.00 GiB per node");
   CHECK(report::memory_verdict(m).text.starts_with("memory: DOES NOT FIT, 100.00 of 80.00 GiB per GPU"));
+}
+
+TEST_CASE("serve verdict: served and rejected requests, then the p99s against the SLOs given") {
+  sim::ServingResult r;
+  r.completed = 98;
+  r.rejected = 2;
+  r.ttft.p99 = 0.25;
+  r.tpot.p99 = 0.02;
+  report::ServeDescription d;
+  CHECK(report::serve_verdict(d, r).text ==
+        "served 98 of 100 requests (2 longer than the context served); p99 TTFT 250.0 ms, p99 TPOT 20.0 ms");
+  CHECK_FALSE(report::serve_verdict(d, r).ok);
+  // With SLOs: p99 TTFT 250 ms breaks the 200 ms bound; the TPOT bound holds; 90 % meet both.
+  r.rejected = 0;
+  r.slo_given = true;
+  r.slo_fraction = 0.9;
+  d.slo_ttft_ms = 200;
+  d.slo_tpot_ms = 30;
+  CHECK(report::slo_text(d) == "TTFT <= 200 ms and TPOT <= 30 ms");
+  const report::Verdict v = report::serve_verdict(d, r);
+  CHECK_FALSE(v.ok);
+  CHECK(v.text ==
+        "served 98 of 98 requests; p99 TTFT 250.0 ms, p99 TPOT 20.0 ms: OUTSIDE TTFT <= 200 ms and TPOT <= 30 ms "
+        "(90.0% of requests meet them)");
+  d.slo_ttft_ms = 300;
+  CHECK(report::serve_verdict(d, r).ok);
 }
