@@ -19,46 +19,6 @@ namespace llmsim::cli {
 namespace {
 using namespace search_train;  // NOLINT(google-build-using-namespace): this file's own helpers
 
-// The answer in one sentence (the table's answer line; report::add_verdict).
-Verdict plan_verdict(const sim::SearchProblem& p, const sim::PlanOutcome& o, const sim::SearchEntry* best) {
-  if (!best) return {.ok = false, .text = "answer: no configuration fits and runs (see what was pruned)"};
-  const auto& sys = p.systems[static_cast<std::size_t>(best->system)];
-  if (o.met)
-    return {.ok = true,
-            .text = fmt::format("answer: {} GPUs of {} ({} nodes of {})", o.gpus, sys.name,
-                                (o.gpus + sys.node.gpus_per_node - 1) / std::max(1, sys.node.gpus_per_node),
-                                sys.node.gpus_per_node)};
-  return {.ok = false,
-          .text = fmt::format("answer: the deadline cannot be met with at most {} GPUs; the fastest configuration "
-                              "found needs {}",
-                              p.space.max_gpus, duration(row_of(p, *best).time))};
-}
-
-// The plan report (docs/output-schema.md, "plan train").
-nlohmann::json plan_json(const sim::SearchProblem& p, const sim::PlanOutcome& o, const sim::SearchEntry* best) {
-  nlohmann::json j = report::header("plan train");
-  const Verdict verdict = plan_verdict(p, o, best);
-  report::add_verdict(j, verdict.ok, verdict.text);
-  j["model"] = p.model->name;
-  j["systems"] = report::system_names(p);
-  j["tokens"] = p.train_tokens;
-  j["deadline_s"] = report::figure(p.deadline_s, "s");
-  j["status"] = report::status_name(o.status);
-  j["met"] = o.met;
-  j["gpus"] = o.gpus;
-  j["lower_bound_gpus"] = o.lower_bound_gpus;
-  j["counts_tried"] = o.counts_tried;
-  j["space_size"] = o.space_size;
-  j["evaluated"] = o.evaluated;
-  j["pruned"] = report::pruned_json(o.pruned);
-  if (best) j["best"] = report::search_entry_json(p, *best, 1);
-  auto alt = nlohmann::json::array();
-  for (std::size_t k = 1; o.met && k < o.search.top.size(); ++k)
-    alt.push_back(report::search_entry_json(p, o.search.top[k], k + 1));
-  j["alternatives"] = alt;
-  return j;
-}
-
 // The plan as a table: the answer, its time, cost and energy, the configuration, alternatives and what
 // was pruned.
 void print_plan_table(const SearchCommand& c, const sim::SearchProblem& p, const sim::PlanOutcome& o,
@@ -68,7 +28,7 @@ void print_plan_table(const SearchCommand& c, const sim::SearchProblem& p, const
   std::vector<std::string> names;
   for (const auto& sys : p.systems) names.push_back(sys.name);
   std::cout << fmt::format("llmsim plan train: {}, {:.3g} tokens within {} on {}\n", p.model->name, p.train_tokens,
-                           duration(p.deadline_s), join(names, ", "));
+                           report::duration_text(p.deadline_s), join(names, ", "));
   std::cout << fmt::format("fixed: {}\n", header_line(p, rs));
   if (o.counts_tried > 0)
     std::cout << fmt::format("searched: {} GPU counts from {} to {} ({} configurations, {} estimated, {:.2f} s)",
@@ -92,19 +52,20 @@ void print_plan_table(const SearchCommand& c, const sim::SearchProblem& p, const
   }
   if (o.status == sim::SearchStatus::Interrupted) std::cout << "\nINTERRUPTED: best so far below (fast estimate)\n";
   if (!best) return;
-  const Row w = row_of(p, *best);
+  const report::SearchRow w = report::search_row(p, *best);
   const auto& sys = p.systems[static_cast<std::size_t>(best->system)];
   std::cout << "\n";
-  std::cout << plan_verdict(p, o, best).text << "\n";
+  std::cout << report::plan_verdict(p, o, best).text << "\n";
   if (best->full && best->full->valid()) {
     const auto& f = *best->full;
-    std::cout << fmt::format("  time           {}  [{} .. {}]  for {} steps\n", duration(f.total_time_s.value),
-                             duration(f.total_time_s.low), duration(f.total_time_s.high), thousands(f.total_steps));
+    std::cout << fmt::format("  time           {}  [{} .. {}]  for {} steps\n",
+                             report::duration_text(f.total_time_s.value), report::duration_text(f.total_time_s.low),
+                             report::duration_text(f.total_time_s.high), thousands(f.total_steps));
     if (o.met && f.total_time_s.high > p.deadline_s)
       std::cout << fmt::format("                 (the interval's slow edge misses the deadline: the profile is {})\n",
                                sys.efficiency.calibrated ? "calibrated" : "uncalibrated; see llmsim calibrate");
   } else {
-    std::cout << fmt::format("  time           {} (estimate)\n", duration(w.time));
+    std::cout << fmt::format("  time           {} (estimate)\n", report::duration_text(w.time));
   }
   if (!p.price_per_gpu_hour.empty())
     std::cout << fmt::format("  cost           {} at {:.2f} per GPU-hour ({} GPU-hours)\n", thousands(w.cost),
@@ -116,8 +77,8 @@ void print_plan_table(const SearchCommand& c, const sim::SearchProblem& p, const
   std::cout << fmt::format("  energy         {:.3g} MWh of GPU energy at TDP ({} GPUs x {:.0f} W x time)\n",
                            w.energy / 3.6e9, best->run.par.gpus, sys.gpu.tdp_W);
   std::cout << fmt::format("  configuration  {}\n", describe_run(best->run));
-  std::cout << fmt::format("  step           {}, {} tokens/s ({} per GPU){}, {} of {} GiB per GPU\n", duration(w.step),
-                           thousands(w.tps), thousands(w.per_gpu),
+  std::cout << fmt::format("  step           {}, {} tokens/s ({} per GPU){}, {} of {} GiB per GPU\n",
+                           report::duration_text(w.step), thousands(w.tps), thousands(w.per_gpu),
                            w.full ? fmt::format(", MFU {:.1f}%", 100 * w.mfu) : "", gib(w.mem),
                            gib(sys.gpu.memory_bytes));
   if (o.met && o.search.top.size() > 1) {
@@ -151,7 +112,7 @@ int run_plan(const CLI::App& app, SearchCommand& c) {
   const sim::SearchEntry* best = o.met && !o.search.top.empty() ? &o.search.top.front()
                                  : o.fastest                    ? &*o.fastest
                                                                 : nullptr;
-  emit(c.common, plan_json(p, o, best), [&] { print_plan_table(c, p, o, best); });
+  emit(c.common, report::plan_train_document(p, o, best), [&] { print_plan_table(c, p, o, best); });
   return rc;
 }
 

@@ -13,6 +13,7 @@
 #include "llmsim/core/suggest.h"
 #include "llmsim/core/units.h"
 #include "llmsim/report/report.h"
+#include "llmsim/report/search_document.h"
 #include "llmsim/run/sample_lengths.h"
 
 namespace llmsim::cli::search_train {
@@ -26,41 +27,6 @@ std::string thousands(double v) {
   std::string s = std::to_string(n < 0 ? -n : n);
   for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<std::size_t>(i), ",");
   return n < 0 ? "-" + s : s;
-}
-
-std::string duration(double s) {
-  if (s >= 2 * 86400) return fmt::format("{:.1f} days", s / 86400);
-  if (s >= 7200) return fmt::format("{:.1f} h", s / 3600);
-  if (s >= 1) return fmt::format("{:.2f} s", s);
-  return fmt::format("{:.1f} ms", s * 1e3);
-}
-
-Row row_of(const sim::SearchProblem& p, const sim::SearchEntry& e) {
-  Row r;
-  if (e.full && e.full->valid()) {
-    const auto& f = *e.full;
-    r.full = true;
-    r.step = f.step_time_s.value;
-    r.tps = f.tokens_per_s.value;
-    r.per_gpu = f.tokens_per_s_per_gpu.value;
-    r.mfu = f.mfu.value;
-    r.mem = f.memory.gpu_bytes;
-    r.time = f.total_time_s.value;
-    r.cost = f.total_cost;
-    r.energy = f.total_energy_J;
-  } else {
-    r.step = e.fast.step_time_s;
-    r.tps = e.fast.tokens_per_s;
-    r.per_gpu = r.tps / static_cast<double>(e.run.par.gpus);
-    r.mem = e.gpu_bytes;
-    if (p.train_tokens > 0) {
-      r.time = std::ceil(p.train_tokens / e.fast.tokens_per_step) * r.step;
-      const double price = p.price_per_gpu_hour.empty() ? 0 : p.price_per_gpu_hour[static_cast<std::size_t>(e.system)];
-      r.cost = price * static_cast<double>(e.run.par.gpus) * r.time / 3600.0;
-      r.energy = static_cast<double>(e.run.par.gpus) * p.systems[static_cast<std::size_t>(e.system)].gpu.tdp_W * r.time;
-    }
-  }
-  return r;
 }
 
 std::string objective_text(const sim::SearchProblem& p) {
@@ -89,7 +55,7 @@ void print_entries(const sim::SearchProblem& p, const std::vector<sim::SearchEnt
   for (std::size_t k = 0; k < v.size(); ++k) {
     const auto& e = v[k];
     const auto& r = e.run;
-    const Row w = row_of(p, e);
+    const report::SearchRow w = report::search_row(p, e);
     const std::string sys =
         with_system ? fmt::format("{:<16}", p.systems[static_cast<std::size_t>(e.system)].name) : "";
     std::cout << fmt::format(
@@ -97,10 +63,10 @@ void print_entries(const sim::SearchProblem& p, const std::vector<sim::SearchEnt
         "{:>7}",
         first_rank + k, sys, r.par.gpus, r.par.tp, r.par.pp, r.par.dp, r.par.cp, r.par.vp, r.train.micro_batch,
         r.train.global_batch / (r.train.micro_batch * r.par.dp), sim::name_of(r.train.recompute),
-        on_off(r.par.sequence_parallel), r.train.zero_stage, sim::name_of(r.train.framework), duration(w.step),
-        thousands(w.tps), thousands(w.per_gpu), w.full ? fmt::format("{:.1f}%", 100 * w.mfu) : std::string("-"),
-        gib(w.mem));
-    if (totals) std::cout << fmt::format(" {:>10}", duration(w.time));
+        on_off(r.par.sequence_parallel), r.train.zero_stage, sim::name_of(r.train.framework),
+        report::duration_text(w.step), thousands(w.tps), thousands(w.per_gpu),
+        w.full ? fmt::format("{:.1f}%", 100 * w.mfu) : std::string("-"), gib(w.mem));
+    if (totals) std::cout << fmt::format(" {:>10}", report::duration_text(w.time));
     if (cost) std::cout << fmt::format(" {:>12}", thousands(w.cost));
     std::cout << (w.full ? "" : "  (estimate)") << "\n";
   }
@@ -186,10 +152,12 @@ void explain(const sim::SearchProblem& p, const sim::SearchEntry& a, const sim::
   std::cout << fmt::format("  {:<28} {:>12} {:>12} {:>12}\n", "phase", "#1", "#2", "#1 - #2");
   for (const auto& n : phases) {
     const double x = sec(fa.by_phase, n), y = sec(fb.by_phase, n);
-    std::cout << fmt::format("  {:<28} {:>12} {:>12} {:>+11.3f}s\n", n, duration(x), duration(y), x - y);
+    std::cout << fmt::format("  {:<28} {:>12} {:>12} {:>+11.3f}s\n", n, report::duration_text(x),
+                             report::duration_text(y), x - y);
   }
   const double sa = fa.step_time_s.value, sb = fb.step_time_s.value;
-  std::cout << fmt::format("  {:<28} {:>12} {:>12} {:>+11.3f}s\n", "step", duration(sa), duration(sb), sa - sb);
+  std::cout << fmt::format("  {:<28} {:>12} {:>12} {:>+11.3f}s\n", "step", report::duration_text(sa),
+                           report::duration_text(sb), sa - sb);
   std::cout << fmt::format("  {:<28} {:>12} {:>12}   ({:+.1f}%)\n", "tokens/s", thousands(fa.tokens_per_s.value),
                            thousands(fb.tokens_per_s.value), 100 * (fa.tokens_per_s.value / fb.tokens_per_s.value - 1));
   // The biggest phase differences, in words.
@@ -198,7 +166,7 @@ void explain(const sim::SearchProblem& p, const sim::SearchEntry& a, const sim::
   std::sort(d.begin(), d.end());
   if (!d.empty() && d.front().first < 0)
     std::cout << fmt::format("  #1 saves most on {} ({} less per step)\n", d.front().second,
-                             duration(-d.front().first));
+                             report::duration_text(-d.front().first));
   if (p.objective != sim::Objective::TokensPerS && a.full_score != b.full_score)
     std::cout << fmt::format("  objective ({}): {:.6g} vs {:.6g}\n", sim::name_of(p.objective), a.full_score,
                              b.full_score);

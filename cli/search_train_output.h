@@ -14,14 +14,7 @@
 
 namespace llmsim::cli::search_train {
 
-struct Row {
-  double step = 0, tps = 0, per_gpu = 0, mfu = 0, mem = 0, time = 0, cost = 0, energy = 0;
-  bool full = false;
-};
-
 std::string thousands(double v);
-std::string duration(double s);
-Row row_of(const sim::SearchProblem& p, const sim::SearchEntry& e);
 std::string objective_text(const sim::SearchProblem& p);
 void print_entries(const sim::SearchProblem& p, const std::vector<sim::SearchEntry>& v, bool with_system,
                    std::size_t first_rank = 1);

@@ -1,9 +1,49 @@
 #include "llmsim/report/search_document.h"
 
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
 #include "llmsim/report/report.h"
 #include "llmsim/report/run_summary.h"
 
 namespace llmsim::report {
+
+std::string duration_text(double s) {
+  if (s >= 2 * 86400) return fmt::format("{:.1f} days", s / 86400);
+  if (s >= 7200) return fmt::format("{:.1f} h", s / 3600);
+  if (s >= 1) return fmt::format("{:.2f} s", s);
+  return fmt::format("{:.1f} ms", s * 1e3);
+}
+
+SearchRow search_row(const sim::SearchProblem& p, const sim::SearchEntry& e) {
+  SearchRow r;
+  if (e.full && e.full->valid()) {
+    const auto& f = *e.full;
+    r.full = true;
+    r.step = f.step_time_s.value;
+    r.tps = f.tokens_per_s.value;
+    r.per_gpu = f.tokens_per_s_per_gpu.value;
+    r.mfu = f.mfu.value;
+    r.mem = f.memory.gpu_bytes;
+    r.time = f.total_time_s.value;
+    r.cost = f.total_cost;
+    r.energy = f.total_energy_J;
+  } else {
+    r.step = e.fast.step_time_s;
+    r.tps = e.fast.tokens_per_s;
+    r.per_gpu = r.tps / static_cast<double>(e.run.par.gpus);
+    r.mem = e.gpu_bytes;
+    if (p.train_tokens > 0) {
+      r.time = std::ceil(p.train_tokens / e.fast.tokens_per_step) * r.step;
+      const double price = p.price_per_gpu_hour.empty() ? 0 : p.price_per_gpu_hour[static_cast<std::size_t>(e.system)];
+      r.cost = price * static_cast<double>(e.run.par.gpus) * r.time / 3600.0;
+      r.energy = static_cast<double>(e.run.par.gpus) * p.systems[static_cast<std::size_t>(e.system)].gpu.tdp_W * r.time;
+    }
+  }
+  return r;
+}
 
 std::vector<std::string> system_names(const sim::SearchProblem& p) {
   std::vector<std::string> v;
@@ -96,6 +136,47 @@ nlohmann::json search_document(const sim::SearchProblem& p, const sim::SearchOut
   auto front = nlohmann::json::array();
   for (const auto& e : o.pareto) front.push_back(search_entry_json(p, e, 0));
   j["pareto"] = front;
+  return j;
+}
+
+// The answer in one sentence (the table's answer line; add_verdict).
+Verdict plan_verdict(const sim::SearchProblem& p, const sim::PlanOutcome& o, const sim::SearchEntry* best) {
+  if (!best) return {.ok = false, .text = "answer: no configuration fits and runs (see what was pruned)"};
+  const auto& sys = p.systems[static_cast<std::size_t>(best->system)];
+  if (o.met)
+    return {.ok = true,
+            .text = fmt::format("answer: {} GPUs of {} ({} nodes of {})", o.gpus, sys.name,
+                                (o.gpus + sys.node.gpus_per_node - 1) / std::max(1, sys.node.gpus_per_node),
+                                sys.node.gpus_per_node)};
+  return {.ok = false,
+          .text = fmt::format("answer: the deadline cannot be met with at most {} GPUs; the fastest configuration "
+                              "found needs {}",
+                              p.space.max_gpus, duration_text(search_row(p, *best).time))};
+}
+
+// The plan report (docs/output-schema.md, "plan train").
+nlohmann::json plan_train_document(const sim::SearchProblem& p, const sim::PlanOutcome& o,
+                                   const sim::SearchEntry* best) {
+  nlohmann::json j = header("plan train");
+  const Verdict verdict = plan_verdict(p, o, best);
+  add_verdict(j, verdict.ok, verdict.text);
+  j["model"] = p.model->name;
+  j["systems"] = system_names(p);
+  j["tokens"] = p.train_tokens;
+  j["deadline_s"] = figure(p.deadline_s, "s");
+  j["status"] = status_name(o.status);
+  j["met"] = o.met;
+  j["gpus"] = o.gpus;
+  j["lower_bound_gpus"] = o.lower_bound_gpus;
+  j["counts_tried"] = o.counts_tried;
+  j["space_size"] = o.space_size;
+  j["evaluated"] = o.evaluated;
+  j["pruned"] = pruned_json(o.pruned);
+  if (best) j["best"] = search_entry_json(p, *best, 1);
+  auto alt = nlohmann::json::array();
+  for (std::size_t k = 1; o.met && k < o.search.top.size(); ++k)
+    alt.push_back(search_entry_json(p, o.search.top[k], k + 1));
+  j["alternatives"] = alt;
   return j;
 }
 

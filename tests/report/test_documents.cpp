@@ -184,3 +184,31 @@ TEST_CASE("serve verdict: served and rejected requests, then the p99s against th
   d.slo_ttft_ms = 300;
   CHECK(report::serve_verdict(d, r).ok);
 }
+
+TEST_CASE("plan verdict: GPUs and nodes when met, the fastest configuration's time when not") {
+  sim::SearchProblem p;
+  p.systems.resize(1);
+  p.systems[0].name = "h100";
+  p.systems[0].node.gpus_per_node = 8;
+  p.train_tokens = 1e9;
+  p.space.max_gpus = 16;
+  sim::SearchEntry e;
+  e.run.par.gpus = 16;
+  e.fast.step_time_s = 2;
+  e.fast.tokens_per_step = 1e6;
+  e.fast.tokens_per_s = 5e5;
+  // 1e9 tokens at 1e6 per step: 1000 steps of 2 s.
+  CHECK(report::search_row(p, e).time == doctest::Approx(2000));
+  CHECK(report::search_row(p, e).per_gpu == doctest::Approx(5e5 / 16));
+  CHECK(report::duration_text(2000) == "2000.00 s");
+  CHECK(report::duration_text(3 * 86400) == "3.0 days");
+  sim::PlanOutcome o;
+  CHECK(report::plan_verdict(p, o, nullptr).text == "answer: no configuration fits and runs (see what was pruned)");
+  CHECK(report::plan_verdict(p, o, &e).text ==
+        "answer: the deadline cannot be met with at most 16 GPUs; the fastest configuration found needs 2000.00 s");
+  o.met = true;
+  o.gpus = 12;
+  const report::Verdict v = report::plan_verdict(p, o, &e);
+  CHECK(v.ok);
+  CHECK(v.text == "answer: 12 GPUs of h100 (2 nodes of 8)");
+}
