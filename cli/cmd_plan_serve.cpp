@@ -19,6 +19,7 @@
 #include "llmsim/memory/memory_model.h"
 #include "llmsim/model/block_format.h"
 #include "llmsim/model/presets.h"
+#include "llmsim/report/plan_serve_document.h"
 #include "llmsim/report/report.h"
 #include "llmsim/run/engine_profile.h"
 #include "llmsim/search/axis.h"
@@ -58,96 +59,6 @@ struct PlanServeCommand {
 // A candidate's tensor parallelism: a replica's, or the prefill and decode pools' ("4/2").
 std::string tp_text(const sim::ServePlanCandidate& k) {
   return k.prefill_replicas > 0 && k.decode_tp != k.tp ? fmt::format("{}/{}", k.tp, k.decode_tp) : std::to_string(k.tp);
-}
-
-// How a candidate serves: aggregated, or its prefill and decode pools ("2P+1D").
-std::string layout(const sim::ServePlanCandidate& k) {
-  return k.prefill_replicas > 0 ? fmt::format("{}P+{}D", k.prefill_replicas, k.decode_replicas) : "aggregated";
-}
-
-// A p99 of a candidate with the iteration model's band (its run's latency ratio band).
-sim::Interval p99_band(double p99, const sim::ServePlanCandidate& k) {
-  return sim::Interval{p99, p99 * k.latency_band_low, p99 * k.latency_band_high};
-}
-
-// "replica" or "replicas" for n of them.
-std::string_view replicas(std::int64_t n) { return n == 1 ? "replica" : "replicas"; }
-
-// The answer in one sentence (the table's answer line; report::add_verdict): the cheapest candidate that meets
-// the SLOs, or that none does within the GPUs allowed.
-Verdict plan_verdict(const sim::ServePlan& plan, std::int64_t max_gpus) {
-  if (!plan.found()) return {.ok = false, .text = fmt::format("no candidate meets the SLOs within {} GPUs", max_gpus)};
-  const auto& b = plan.candidates.front();
-  return {.ok = true,
-          .text = fmt::format(
-              "answer: {} GPU{} of {}: {} on {}{}; p99 TTFT {:.0f} ms, p99 TPOT {:.1f} ms, {:.0f} output tokens/s{}",
-              b.gpus, b.gpus == 1 ? "" : "s", b.system,
-              b.prefill_replicas > 0 ? fmt::format("{} prefill {} of TP{} + {} decode {} of TP{}", b.prefill_replicas,
-                                                   replicas(b.prefill_replicas), b.tp, b.decode_replicas,
-                                                   replicas(b.decode_replicas), b.decode_tp)
-                                     : fmt::format("{} {} of TP{}", b.replicas, replicas(b.replicas), b.tp),
-              sim::name_of(b.engine),
-              b.weight_quant != model::WeightQuant::None
-                  ? fmt::format(" ({} weights)", model::weight_quant_name(b.weight_quant))
-                  : "",
-              b.ttft_p99_s * 1e3, b.tpot_p99_s * 1e3, b.output_tokens_per_s,
-              b.cost_per_hour > 0 ? fmt::format(", {:.2f} per hour", b.cost_per_hour) : "")};
-}
-
-// The plan report (docs/output-schema.md, "plan serve"): the question as an object (model, rate, SLOs,
-// lengths, what was considered) and every evaluated candidate, feasible first.
-nlohmann::json plan_json(const model::ModelSpec& m, const std::vector<hardware::SystemSpec>& systems,
-                         const sim::ServePlanSpec& spec, const sim::ServePlan& plan) {
-  using report::figure;
-  nlohmann::json j = report::header("plan serve");
-  const Verdict verdict = plan_verdict(plan, spec.max_gpus);
-  report::add_verdict(j, verdict.ok, verdict.text);
-  nlohmann::json q{{"model", m.name},
-                   {"rate_per_s", spec.rate},
-                   {"slo_ttft_p99_s", figure(spec.slo_ttft_p99_s, "s")},
-                   {"slo_tpot_p99_s", figure(spec.slo_tpot_p99_s, "s")},
-                   {"input_len", spec.input.describe()},
-                   {"output_len", spec.output.describe()},
-                   {"shared_prefix_tokens", spec.shared_prefix_tokens},
-                   {"prefix_groups", spec.prefix_groups},
-                   {"adapters", spec.adapters},
-                   {"precision", dtype_name(spec.precision)},
-                   {"max_gpus", spec.max_gpus},
-                   {"requests_per_replica", spec.requests_per_replica},
-                   {"price_per_gpu_hour", spec.price_per_gpu_hour}};
-  for (const auto& s : systems) q["systems"].push_back(s.name);
-  for (const auto e : spec.engines) q["engines"].push_back(sim::serving_engine_name(e));
-  q["tp"] = spec.tps;
-  q["pp"] = spec.pps;
-  j["question"] = q;
-  j["found"] = plan.found();
-  j["candidates"] = nlohmann::json::array();
-  for (const auto& k : plan.candidates)
-    j["candidates"].push_back({{"system", k.system},
-                               {"layout", layout(k)},
-                               {"prefill_replicas", k.prefill_replicas},
-                               {"decode_replicas", k.decode_replicas},
-                               {"engine", sim::serving_engine_name(k.engine)},
-                               {"tp", k.tp},
-                               {"decode_tp", k.decode_tp},
-                               {"pp", k.pp},
-                               {"weight_quant", model::weight_quant_name(k.weight_quant)},
-                               {"kv_dtype", dtype_name(k.kv_dtype)},
-                               {"max_num_seqs", k.max_num_seqs},
-                               {"chunked_prefill", k.chunked_prefill},
-                               {"feasible", k.feasible},
-                               {"replicas", k.replicas},
-                               {"gpus", k.gpus},
-                               {"ttft_p99_s", figure(p99_band(k.ttft_p99_s, k), "s")},
-                               {"tpot_p99_s", figure(p99_band(k.tpot_p99_s, k), "s")},
-                               {"requests_per_replica", k.requests_per_replica},
-                               {"converged", k.converged},
-                               {"p99_change", k.p99_change},
-                               {"output_tokens_per_s", figure(k.output_tokens_per_s, "tokens/s")},
-                               {"cost_per_hour", k.cost_per_hour},
-                               {"pareto", k.pareto},
-                               {"why", k.why}});
-  return j;
 }
 
 // The non-empty items of a comma-separated flag value.
@@ -299,10 +210,10 @@ void print_table(const PlanServeCommand& c, const model::ModelSpec& m, const sim
       "llmsim plan serve: {} at {} requests/s, p99 TTFT <= {} ms{}, input {}{}, output {}{}\n", m.name, c.rate,
       c.slo_ttft_ms, c.slo_tpot_ms > 0 ? fmt::format(", p99 TPOT <= {} ms", c.slo_tpot_ms) : "", spec.input.describe(),
       prefix, spec.output.describe(), spec.adapters > 0 ? c.lora.describe() : std::string());
-  std::cout << "\n" << plan_verdict(plan, spec.max_gpus).text << "\n";
+  std::cout << "\n" << report::serve_plan_verdict(plan, spec.max_gpus).text << "\n";
   if (plan.found()) {
     const auto& b = plan.candidates.front();
-    const sim::Interval ttft = p99_band(b.ttft_p99_s, b) * 1e3, tpot = p99_band(b.tpot_p99_s, b) * 1e3;
+    const sim::Interval ttft = report::p99_band(b.ttft_p99_s, b) * 1e3, tpot = report::p99_band(b.tpot_p99_s, b) * 1e3;
     std::cout << fmt::format("margin: p99 TTFT {:.0f} ms [{:.0f} .. {:.0f}] is {:.0f} % of its SLO", ttft.value,
                              ttft.low, ttft.high, 100 * b.ttft_p99_s / spec.slo_ttft_p99_s);
     if (spec.slo_tpot_p99_s > 0)
@@ -326,14 +237,14 @@ void print_table(const PlanServeCommand& c, const model::ModelSpec& m, const sim
         fmt::format("{:<16} {:<9} {:>5} {:>3} {:>5} {:>5} {:>5} {:>5}", k.system, sim::serving_engine_name(k.engine),
                     tp_text(k), k.pp, model::weight_quant_name(k.weight_quant), dtype_name(k.kv_dtype), k.max_num_seqs,
                     k.chunked_prefill ? "on" : "off");
-    const std::string replicas = k.prefill_replicas > 0 ? layout(k) : std::to_string(k.replicas);
+    const std::string replicas = k.prefill_replicas > 0 ? report::serve_layout(k) : std::to_string(k.replicas);
     if (k.feasible)
       std::cout << fmt::format("{} {:>10} {:>5} {:>8.0f} ms {:>8.1f} ms {:>11.0f} {:>8}  meets{}{}\n", head, replicas,
                                k.gpus, k.ttft_p99_s * 1e3, k.tpot_p99_s * 1e3, k.output_tokens_per_s,
                                k.requests_per_replica, k.pareto ? " *" : "", k.converged ? "" : " ~");
     else
       std::cout << fmt::format("{} {:>10} {:>5} {:>11} {:>11} {:>11} {:>8}  {}\n", head,
-                               k.prefill_replicas > 0 ? layout(k) : "-", "-", "-", "-", "-", "-", k.why);
+                               k.prefill_replicas > 0 ? report::serve_layout(k) : "-", "-", "-", "-", "-", "-", k.why);
   }
 }
 
@@ -365,7 +276,7 @@ int run(const PlanServeCommand& c) {
                              std::chrono::duration<double>(now - started).count());
   };
   const sim::ServePlan plan = sim::plan_serving(m, systems, spec);
-  emit(c.common, plan_json(m, systems, spec, plan), [&] { print_table(c, m, spec, plan); });
+  emit(c.common, report::plan_serve_document(m, systems, spec, plan), [&] { print_table(c, m, spec, plan); });
   return plan.found() ? 0 : 1;
 }
 

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "llmsim/report/plan_serve_document.h"
 #include "llmsim/report/run_summary.h"
 #include "llmsim/report/search_document.h"
 #include "llmsim/report/serve_document.h"
@@ -211,4 +212,31 @@ TEST_CASE("plan verdict: GPUs and nodes when met, the fastest configuration's ti
   const report::Verdict v = report::plan_verdict(p, o, &e);
   CHECK(v.ok);
   CHECK(v.text == "answer: 12 GPUs of h100 (2 nodes of 8)");
+}
+
+TEST_CASE("plan serve verdict: the cheapest candidate in words, or that none meets the SLOs") {
+  sim::ServePlan plan;
+  CHECK(report::serve_plan_verdict(plan, 16).text == "no candidate meets the SLOs within 16 GPUs");
+  sim::ServePlanCandidate k;
+  k.system = "h100";
+  k.engine = llmsim::sim::Framework::Vllm;
+  k.feasible = true;
+  k.tp = 2;
+  k.decode_tp = 1;
+  k.prefill_replicas = 1;
+  k.decode_replicas = 2;
+  k.gpus = 4;
+  k.ttft_p99_s = 0.1234;
+  k.tpot_p99_s = 0.0157;
+  k.output_tokens_per_s = 1500;
+  k.latency_band_low = 0.9;
+  k.latency_band_high = 1.2;
+  plan.candidates.push_back(k);
+  CHECK(report::serve_layout(k) == "1P+2D");
+  CHECK(report::p99_band(0.1, k).high == doctest::Approx(0.12));
+  const report::Verdict v = report::serve_plan_verdict(plan, 16);
+  CHECK(v.ok);
+  CHECK(v.text ==
+        "answer: 4 GPUs of h100: 1 prefill replica of TP2 + 2 decode replicas of TP1 on vllm; p99 TTFT 123 ms, p99 "
+        "TPOT 15.7 ms, 1500 output tokens/s");
 }
