@@ -20,6 +20,7 @@
 #include "llmsim/memory/memory_model.h"
 #include "llmsim/model/param_count.h"
 #include "llmsim/model/presets.h"
+#include "llmsim/report/preset_documents.h"
 #include "llmsim/report/report.h"
 #include "llmsim/run/framework_catalog.h"
 
@@ -27,112 +28,15 @@ namespace llmsim::cli {
 
 namespace {
 
-std::string_view norm_name(model::NormKind n) { return n == model::NormKind::RmsNorm ? "rmsnorm" : "layernorm"; }
-std::string_view mlp_name(model::MlpKind k) {
-  return k == model::MlpKind::Gated ? "gated (3 matrices)" : "plain (2 matrices)";
-}
-std::string_view pos_name(model::PositionKind p) {
-  return p == model::PositionKind::Rope ? "rope" : p == model::PositionKind::Learned ? "learned" : "none";
-}
-
-// KV-cache bytes per token of the whole model (one GPU, every layer) at `elem_bytes` per element.
-double kv_bytes_per_token(const model::ModelSpec& m, double elem_bytes) {
-  return model::kv_bytes_per_token(m, m.num_layers, 1, elem_bytes);
-}
-
-nlohmann::json model_json(const model::ModelSpec& m) {
-  const auto pc = model::count_params(m);
-  nlohmann::json j = report::header("show model");
-  j.update(nlohmann::json{
-      {"name", m.name},
-      {"model_type", m.model_type},
-      {"layers", m.num_layers},
-      {"hidden", m.hidden},
-      {"heads", m.num_heads},
-      {"kv_heads", m.num_kv_heads},
-      {"head_dim", m.head_dim},
-      {"ffn", m.ffn_hidden},
-      {"vocab", m.vocab},
-      {"max_positions", m.max_positions},
-      {"norm", norm_name(m.norm)},
-      {"mlp", mlp_name(m.mlp)},
-      {"activation", m.activation},
-      {"positions", pos_name(m.position)},
-      {"rope_theta", m.rope_theta},
-      {"tied_embeddings", m.tied_embeddings},
-      {"dtype", dtype_name(m.dtype)},
-      {"weight_quant", model::weight_quant_name(m.quant.format)},
-      {"params_total", pc.total},
-      {"params_active", pc.active},
-      {"params_embedding", pc.embedding + pc.position_embedding},
-      {"params_lm_head", pc.lm_head},
-      {"params_layers", pc.layers},
-      {"kv_bytes_per_token_16bit", kv_bytes_per_token(m, 2.0)},
-      {"forward_flops_per_token", 2.0 * static_cast<double>(pc.active - pc.embedding - pc.position_embedding)}});
-  if (m.moe.enabled())
-    j["moe"] = {{"experts", m.moe.num_experts},
-                {"top_k", m.moe.experts_per_token},
-                {"expert_ffn", m.moe.expert_ffn},
-                {"shared_expert_ffn", m.moe.shared_expert_ffn},
-                {"first_dense_layers", m.moe.first_dense}};
-  if (m.sliding_window > 0)
-    j["attention_window"] = {{"sliding_window", m.sliding_window}, {"global_every", m.global_every}};
-  if (m.mla.enabled())
-    j["mla"] = {{"q_lora_rank", m.mla.q_lora_rank},
-                {"kv_lora_rank", m.mla.kv_lora_rank},
-                {"qk_nope_head_dim", m.mla.qk_nope_head_dim},
-                {"qk_rope_head_dim", m.mla.qk_rope_head_dim},
-                {"v_head_dim", m.mla.v_head_dim}};
-  if (m.dsa.enabled())
-    j["sparse_attention"] = {{"index_n_heads", m.dsa.heads},
-                             {"index_head_dim", m.dsa.head_dim},
-                             {"index_topk", m.dsa.topk},
-                             {"index_cache_bytes_per_token_layer", m.dsa.cache_bytes_per_token()}};
-  if (m.linear_attn.enabled()) {
-    const auto& g = m.linear_attn;
-    nlohmann::json la = {
-        {"layers", m.linear_attention_layers()},
-        {"conv_kernel", g.conv_kernel},
-        {"chunk", g.chunk},
-        {"state_dtype", dtype_name(m.linear_state_dtype())},
-        {"state_bytes_per_sequence_16bit", model::linear_state_bytes_per_sequence(m, m.num_layers, 1, 2.0)}};
-    if (g.kind == model::LinearMixer::Mamba2) {
-      la["kind"] = "mamba2";
-      la["heads"] = g.ssm_heads;
-      la["head_dim"] = g.ssm_head_dim;
-      la["state_size"] = g.ssm_state;
-      la["groups"] = g.ssm_groups;
-    } else {
-      la["kind"] = "gated_deltanet";
-      la["key_heads"] = g.key_heads;
-      la["key_head_dim"] = g.key_head_dim;
-      la["value_heads"] = g.value_heads;
-      la["value_head_dim"] = g.value_head_dim;
-    }
-    j["linear_attention"] = la;
-  }
-  if (m.attn_output_gate) j["attention_output_gate"] = true;
-  if (m.mtp_layers > 0) j["mtp"] = {{"modules", m.mtp_layers}, {"params", pc.mtp}};
-  j["unread_config_keys"] = m.unread_keys;
-  if (m.vision.present())
-    j["vision_tower"] = {
-        {"model_type", m.vision.model_type},
-        {"counted", m.vision.counted},
-        {"tower_params", m.vision.counted ? nlohmann::json(m.vision.tower_params) : nlohmann::json()},
-        {"projector_params", m.vision.counted ? nlohmann::json(m.vision.projector_params) : nlohmann::json()},
-        {"simulated", false}};
-  return j;
-}
-
 void print_model(const model::ModelSpec& m) {
   const auto pc = model::count_params(m);
   std::cout << fmt::format("model {} ({})\n", m.name, m.model_type);
   std::cout << fmt::format("  layers {}, hidden {}, heads {} (kv {}), head_dim {}, ffn {}, vocab {}, context {}\n",
                            m.num_layers, m.hidden, m.num_heads, m.num_kv_heads, m.head_dim, m.ffn_hidden, m.vocab,
                            m.max_positions);
-  std::cout << fmt::format("  {} norm, {} MLP ({}), {} positions (theta {}), embeddings {}\n", norm_name(m.norm),
-                           mlp_name(m.mlp), m.activation, pos_name(m.position), m.rope_theta,
-                           m.tied_embeddings ? "tied" : "untied");
+  std::cout << fmt::format("  {} norm, {} MLP ({}), {} positions (theta {}), embeddings {}\n",
+                           report::norm_name(m.norm), report::mlp_name(m.mlp), m.activation,
+                           report::position_name(m.position), m.rope_theta, m.tied_embeddings ? "tied" : "untied");
   if (m.sliding_window > 0) {
     std::cout << fmt::format("  attention: sliding window {} on {} of {} layers{}\n", m.sliding_window,
                              m.windowed_layers(), m.num_layers,
@@ -199,89 +103,14 @@ void print_model(const model::ModelSpec& m) {
           m.vision.model_type);
   }
   std::cout << fmt::format("  KV cache: {:.4g} MiB per token at 16-bit ({:.4g} MiB at fp8){}\n",
-                           kv_bytes_per_token(m, 2.0) / units::MiB, kv_bytes_per_token(m, 1.0) / units::MiB,
+                           report::model_kv_bytes_per_token(m, 2.0) / units::MiB,
+                           report::model_kv_bytes_per_token(m, 1.0) / units::MiB,
                            m.dsa.enabled()           ? " (MLA latent + RoPE key + indexer key, whole on every TP rank)"
                            : m.mla.enabled()         ? " (MLA latent + RoPE key, whole on every TP rank)"
                            : m.linear_attn.enabled() ? fmt::format(" (the {} attention layers)", m.attention_layers())
                                                      : std::string());
   std::cout << fmt::format("  forward FLOPs per token (2 x non-embedding active params): {:.4g} GFLOP\n",
                            2.0 * static_cast<double>(pc.active - pc.embedding - pc.position_embedding) / 1e9);
-}
-
-nlohmann::json fraction_json(const hardware::Fraction& f) {
-  return {{"value", f.value}, {"low", f.low}, {"high", f.high}, {"source", f.source}};
-}
-
-// The calibrated per-collective fabric fractions a profile has, by collective.
-// A fraction of the [efficiency] table, or nothing for an absent per-collective one.
-const hardware::Fraction* fraction_of(const hardware::Efficiency& e, const hardware::FractionKey& k) {
-  if (k.value) return &(e.*k.value);
-  const auto& f = e.*k.optional;
-  return f ? &*f : nullptr;
-}
-
-nlohmann::json efficiency_json(const hardware::Efficiency& e) {
-  nlohmann::json gemm;
-  for (const auto& [t, f] : e.gemm) gemm[std::string(dtype_name(t))] = fraction_json(f);
-  nlohmann::json j = {{"calibrated", e.calibrated},
-                      {"gemm", gemm},
-                      {"gemm_half_k", e.gemm_half_k},
-                      {"kernel_launch_s", e.kernel_launch_s},
-                      {"gemm_call_s", e.gemm_call_s},
-                      {"deepspeed_hook_s", e.deepspeed_hook_s},
-                      {"host_dispatch_s", e.host_dispatch_s},
-                      {"collective_base_s", e.collective_base_s},
-                      {"collective_host_s", e.collective_host_s},
-                      {"cpu_adam_params_per_s", e.cpu_adam_params_per_s},
-                      {"pageable_h2d_Bps", e.pageable_h2d_Bps},
-                      {"pageable_d2h_Bps", e.pageable_d2h_Bps}};
-  nlohmann::json by_collective = nlohmann::json::object();
-  for (const auto& k : hardware::fraction_keys())
-    if (const hardware::Fraction* f = fraction_of(e, k)) (k.value ? j : by_collective)[k.json_key] = fraction_json(*f);
-  j["fabric_bandwidth_by_collective"] = by_collective;
-  return j;
-}
-
-nlohmann::json system_json(const hardware::SystemSpec& s) {
-  nlohmann::json peaks;
-  for (const auto& [t, v] : s.gpu.peak_flops) peaks[std::string(dtype_name(t))] = v;
-  nlohmann::json j = report::header("show system");
-  j.update(nlohmann::json{{"name", s.name},
-                          {"description", s.description},
-                          {"source_file", s.source_file},
-                          {"gpu",
-                           {{"name", s.gpu.name},
-                            {"peak_flops", peaks},
-                            {"memory_bytes", s.gpu.memory_bytes},
-                            {"memory_bandwidth_Bps", s.gpu.memory_bandwidth_Bps},
-                            {"l2_bytes", s.gpu.l2_bytes},
-                            {"l2_read_bandwidth_Bps", s.gpu.l2_read_bandwidth_Bps()},
-                            {"sm_count", s.gpu.sm_count},
-                            {"boost_clock_Hz", s.gpu.boost_clock_Hz},
-                            {"tdp_W", s.gpu.tdp_W},
-                            {"compute_capability", s.gpu.compute_capability}}},
-                          {"node",
-                           {{"gpus_per_node", s.node.gpus_per_node},
-                            {"nvlink_domain_gpus", hardware::fast_domain_gpus(s)},
-                            {"fabric", hardware::fabric_name(s.node.fabric)},
-                            {"fabric_bandwidth_Bps", s.node.fabric_bandwidth_Bps},
-                            {"fabric_latency_s", s.node.fabric_latency_s},
-                            {"p2p", s.node.p2p},
-                            {"pcie_gen", s.node.pcie_gen},
-                            {"pcie_lanes", s.node.pcie_lanes},
-                            {"pcie_bandwidth_Bps", s.node.pcie_bandwidth_Bps},
-                            {"host_memory_bytes", s.node.host_memory_bytes},
-                            {"cpu_cores", s.node.cpu_cores},
-                            {"host_memory_bandwidth_Bps", s.node.host_memory_bandwidth_Bps}}},
-                          {"network",
-                           {{"nics_per_node", s.network.nics_per_node},
-                            {"nic_bandwidth_Bps", s.network.nic_bandwidth_Bps},
-                            {"latency_s", s.network.latency_s}}},
-                          {"runtime",
-                           {{"cuda_context_bytes", s.runtime.cuda_context_bytes},
-                            {"allocator_reserve_fraction", s.runtime.allocator_reserve_fraction}}},
-                          {"efficiency", efficiency_json(s.efficiency)}});
-  return j;
 }
 
 void print_system(const hardware::SystemSpec& s) {
@@ -322,7 +151,7 @@ void print_system(const hardware::SystemSpec& s) {
     std::cout << fmt::format("    {}: {:.2f} [{:.2f}, {:.2f}]  ({})\n", what, f.value, f.low, f.high, f.source);
   };
   for (const auto& k : hardware::fraction_keys()) {
-    const hardware::Fraction* f = fraction_of(s.efficiency, k);
+    const hardware::Fraction* f = report::efficiency_fraction(s.efficiency, k);
     if (!f) continue;
     if (k.shown == hardware::ShownWhen::Hopper && !hardware::is_hopper(s.gpu.compute_capability)) continue;
     if (k.shown == hardware::ShownWhen::CudnnCapable &&
@@ -361,30 +190,9 @@ struct ListShow {
 // `llmsim list frameworks`: the names a measured run's framework column may hold, the profile that stands
 // in for each (training / inference), its recipe defaults and sources (sim/run/framework_catalog.h).
 void list_frameworks(const CommonOptions& common) {
-  const auto profile = [](const std::optional<sim::Framework>& f) {
-    return f ? std::string(sim::name_of(*f)) : std::string("-");
-  };
+  const auto profile = report::framework_profile_text;
   const auto& catalog = sim::framework_catalog();
-  nlohmann::json rows = nlohmann::json::array();
-  for (const auto& e : catalog) {
-    nlohmann::json earlier = nlohmann::json::array();
-    for (const auto& r : e.earlier_recipes)
-      earlier.push_back(
-          {{"before", to_string(r.before)}, {"recipe", sim::describe(r.recipe)}, {"recipe_source", r.recipe.source}});
-    rows.push_back({{"name", e.name},
-                    {"aliases", e.aliases},
-                    {"training", profile(e.training)},
-                    {"inference", profile(e.inference)},
-                    {"training_mapping", e.training_mapping},
-                    {"inference_mapping", e.inference_mapping},
-                    {"unsupported_reason", e.unsupported_reason},
-                    {"recipe", sim::describe(e.recipe)},
-                    {"recipe_source", e.recipe.source},
-                    {"earlier_recipes", earlier},
-                    {"source", e.source}});
-  }
-  nlohmann::json doc = report::header("list frameworks");
-  doc["frameworks"] = rows;
+  const nlohmann::json doc = report::frameworks_document();
   emit(common, doc, [&] {
     std::cout << fmt::format("{:<20} {:<10} {:<10} {}\n", "name", "training", "inference",
                              "recipe defaults (training)");
@@ -415,27 +223,8 @@ Runner add_list_command(CLI::App& app) {
       list_frameworks(cmd->common);
       return 0;
     }
-    const std::string data = cmd->common.resolved_data_dir();
-    nlohmann::json rows = nlohmann::json::array();
-    if (cmd->what == "models") {
-      for (const auto& name : model::list_model_presets(data)) {
-        const auto m = model::resolve_model(name, data);
-        const auto pc = model::count_params(m);
-        rows.push_back(
-            {{"name", name}, {"model_type", m.model_type}, {"params_total", pc.total}, {"params_active", pc.active}});
-      }
-    } else {
-      for (const auto& name : hardware::list_system_presets(data)) {
-        const auto s = hardware::resolve_system(name, data);
-        rows.push_back({{"name", name},
-                        {"gpu", s.gpu.name},
-                        {"gpus_per_node", s.node.gpus_per_node},
-                        {"fabric", hardware::fabric_name(s.node.fabric)},
-                        {"description", s.description}});
-      }
-    }
-    nlohmann::json doc = report::header("list " + cmd->what);
-    doc[cmd->what] = rows;
+    const nlohmann::json doc = report::preset_list_document(cmd->what, cmd->common.resolved_data_dir());
+    const nlohmann::json& rows = doc[cmd->what];
     emit(cmd->common, doc, [&] {
       for (const auto& r : rows) {
         if (cmd->what == "models")
@@ -465,10 +254,10 @@ Runner add_show_command(CLI::App& app) {
     const std::string data = cmd->common.resolved_data_dir();
     if (cmd->what == "model") {
       const auto m = model::resolve_model(cmd->name, data);
-      emit(cmd->common, model_json(m), [&] { print_model(m); });
+      emit(cmd->common, report::model_document(m), [&] { print_model(m); });
     } else {
       const auto s = hardware::resolve_system(cmd->name, data);
-      emit(cmd->common, system_json(s), [&] { print_system(s); });
+      emit(cmd->common, report::system_document(s), [&] { print_system(s); });
     }
     return 0;
   };

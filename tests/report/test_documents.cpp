@@ -5,7 +5,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "llmsim/hardware/system_toml.h"
+#include "llmsim/model/presets.h"
 #include "llmsim/report/plan_serve_document.h"
+#include "llmsim/report/preset_documents.h"
 #include "llmsim/report/run_summary.h"
 #include "llmsim/report/search_document.h"
 #include "llmsim/report/serve_document.h"
@@ -239,4 +242,30 @@ TEST_CASE("plan serve verdict: the cheapest candidate in words, or that none mee
   CHECK(v.text ==
         "answer: 4 GPUs of h100: 1 prefill replica of TP2 + 2 decode replicas of TP1 on vllm; p99 TTFT 123 ms, p99 "
         "TPOT 15.7 ms, 1500 output tokens/s");
+}
+
+TEST_CASE("preset documents: a shipped model and system as resolved, the preset lists and the framework names") {
+  const std::string data = LLMSIM_DATA_DIR;
+  const auto m = llmsim::model::resolve_model("llama2-7b", data);
+  const nlohmann::json md = report::model_document(m);
+  CHECK(md["command"] == "show model");
+  CHECK(md["norm"] == "rmsnorm");
+  CHECK(md["mlp"] == "gated (3 matrices)");
+  CHECK(md["positions"] == "rope");
+  // K and V of 32 layers x 4096 at 2 bytes: 2 x 32 x 4096 x 2 = 524,288 B per token.
+  CHECK(md["kv_bytes_per_token_16bit"].get<double>() == doctest::Approx(524288));
+  CHECK(report::model_kv_bytes_per_token(m, 1.0) == doctest::Approx(262144));
+  const auto s = llmsim::hardware::resolve_system("a800-nvlink", data);
+  const nlohmann::json sd = report::system_document(s);
+  CHECK(sd["command"] == "show system");
+  CHECK(sd["gpu"]["sm_count"] == 108);
+  CHECK(sd["efficiency"].contains("gemm"));
+  const nlohmann::json systems = report::preset_list_document("systems", data);
+  CHECK(systems["command"] == "list systems");
+  bool listed = false;
+  for (const auto& r : systems["systems"]) listed = listed || r["name"] == "a800-nvlink";
+  CHECK(listed);
+  const nlohmann::json fw = report::frameworks_document();
+  CHECK(fw["frameworks"].size() > 10);
+  CHECK(report::framework_profile_text(std::nullopt) == "-");
 }
