@@ -71,10 +71,11 @@ std::string pct(double x) { return fmt::format("{:+.1f}%", x); }
 
 // The document (report::validate_document) with the unreadable files as it records them.
 nlohmann::json to_json(const std::vector<std::string>& files, const std::vector<FileError>& file_errors,
-                       const std::vector<sim::ValidationRow>& rows, const sim::ValidationSummary& s) {
+                       const std::vector<sim::ValidationRow>& rows, const sim::ValidationSummary& s,
+                       const std::vector<sim::ConstantRefit>* refits) {
   std::vector<report::UnreadFile> unread;
   for (const auto& e : file_errors) unread.push_back({e.file, exit_code(e.kind), e.message});
-  return report::validate_document(files, unread, rows, s);
+  return report::validate_document(files, unread, rows, s, refits);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -288,7 +289,7 @@ Runner add_validate_command(CLI::App& app) {
     }
     const sim::ValidationSummary s = sim::summarize(rows);
 
-    emit(cmd->common, to_json(cmd->files, file_errors, rows, s), [&] {
+    emit(cmd->common, to_json(cmd->files, file_errors, rows, s, cmd->loso ? &refits : nullptr), [&] {
       std::cout << fmt::format("llmsim validate: {} rows from {} file{}\n\n", rows.size(),
                                cmd->files.size() - file_errors.size(),
                                cmd->files.size() - file_errors.size() == 1 ? "" : "s");

@@ -24,7 +24,8 @@ nlohmann::json group_stats_json(const sim::GroupStats& g) {
 }
 
 nlohmann::json validate_document(const std::vector<std::string>& files, const std::vector<UnreadFile>& unread,
-                                 const std::vector<sim::ValidationRow>& rows, const sim::ValidationSummary& summary) {
+                                 const std::vector<sim::ValidationRow>& rows, const sim::ValidationSummary& summary,
+                                 const std::vector<sim::ConstantRefit>* refits) {
   nlohmann::json j = header("validate");
   j["files"] = files;
   auto fe = nlohmann::json::array();
@@ -55,6 +56,20 @@ nlohmann::json validate_document(const std::vector<std::string>& files, const st
     sum["by_" + g.by] = v;
   }
   j["summary"] = sum;
+  if (refits) {
+    // What the table's "honest leave-one-source-out" lines say: each constant's fit on every source and the
+    // range of its fits without one (rows 0: nothing to fit, the profile's value stands).
+    auto a = nlohmann::json::array();
+    for (const auto& r : *refits)
+      a.push_back({{"key", r.key},
+                   {"rows", r.rows},
+                   {"all_sources", r.all_sources},
+                   {"low", r.low},
+                   {"high", r.high},
+                   {"sources_moved", r.sources_moved},
+                   {"sources_kept", r.sources_kept}});
+    j["honest_loso"] = {{"refits", a}};
+  }
   return j;
 }
 

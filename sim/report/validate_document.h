@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "llmsim/validate/honest_loso.h"
 #include "llmsim/validate/validation.h"
 
 namespace llmsim::report {
@@ -23,7 +24,10 @@ struct UnreadFile {
 // One summary group: rows, errors, coverage of the bands, the worst rows.
 nlohmann::json group_stats_json(const sim::GroupStats& g);
 
+// `refits`: under honest leave-one-source-out (`validate --loso`), each fitted constant as refitted without each
+// source, written as "honest_loso": {"refits": [...]}; null otherwise (no such key).
 nlohmann::json validate_document(const std::vector<std::string>& files, const std::vector<UnreadFile>& unread,
-                                 const std::vector<sim::ValidationRow>& rows, const sim::ValidationSummary& summary);
+                                 const std::vector<sim::ValidationRow>& rows, const sim::ValidationSummary& summary,
+                                 const std::vector<sim::ConstantRefit>* refits = nullptr);
 
 }  // namespace llmsim::report

@@ -95,6 +95,23 @@ TEST_CASE("validate document: a predicted row carries its prediction and band, a
   CHECK(j["summary"]["overall"]["median_abs_pct"].get<double>() == doctest::Approx(25));
   CHECK(j["summary"]["overall"]["in_band_fraction"].get<double>() == doctest::Approx(1.0));
   CHECK(j["summary"].contains("by_workload"));
+  CHECK_FALSE(j.contains("honest_loso"));
+  // Under --loso the refits go with the document: a constant fitted on 120 rows, 24 us on every source, 22-26 us
+  // without one.
+  sim::ConstantRefit refit;
+  refit.key = "host_dispatch_us";
+  refit.rows = 120;
+  refit.all_sources = 24;
+  refit.low = 22;
+  refit.high = 26;
+  refit.sources_moved = 2;
+  refit.sources_kept = 1;
+  const std::vector<sim::ConstantRefit> refits{refit};
+  const nlohmann::json l = report::validate_document({"runs.csv"}, {}, rows, s, &refits);
+  REQUIRE(l["honest_loso"]["refits"].size() == 1);
+  CHECK(l["honest_loso"]["refits"][0]["key"] == "host_dispatch_us");
+  CHECK(l["honest_loso"]["refits"][0]["rows"] == 120);
+  CHECK(l["honest_loso"]["refits"][0]["low"].get<double>() == doctest::Approx(22));
 }
 
 TEST_CASE("search document: ranks, the fast estimate, no full figures where the simulator did not run") {
