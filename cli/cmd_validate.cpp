@@ -38,13 +38,6 @@ namespace {
 // Exit status when rows (not whole files) break the schema's rules: the other rows were predicted.
 constexpr int kRowsInErrorExit = 7;
 
-// A file that could not be read at all (the other files still ran).
-struct FileError {
-  std::string file;
-  ErrorKind kind = ErrorKind::Input;
-  std::string message;  // with its location
-};
-
 struct ValidateCommand {
   CommonOptions common;  // --json, --csv, --data-dir and --overlay
   std::vector<std::string> files;
@@ -69,15 +62,6 @@ std::string num(double x) {
 
 std::string pct(double x) { return fmt::format("{:+.1f}%", x); }
 
-// The document (report::validate_document) with the unreadable files as it records them.
-nlohmann::json to_json(const std::vector<std::string>& files, const std::vector<FileError>& file_errors,
-                       const std::vector<sim::ValidationRow>& rows, const sim::ValidationSummary& s,
-                       const std::vector<sim::ConstantRefit>* refits) {
-  std::vector<report::UnreadFile> unread;
-  for (const auto& e : file_errors) unread.push_back({e.file, exit_code(e.kind), e.message});
-  return report::validate_document(files, unread, rows, s, refits);
-}
-
 // ---------------------------------------------------------------------------------------------
 // Table
 
@@ -98,7 +82,7 @@ void print_rows(const std::vector<sim::ValidationRow>& rows) {
 }
 
 // Files that could not be read, and rows that break a rule: each with its location and rule.
-void print_errors(const std::vector<FileError>& file_errors, const std::vector<sim::ValidationRow>& rows) {
+void print_errors(const std::vector<report::UnreadFile>& file_errors, const std::vector<sim::ValidationRow>& rows) {
   if (!file_errors.empty()) {
     std::cout << fmt::format("\nunreadable files ({})\n", file_errors.size());
     for (const auto& e : file_errors) std::cout << "  " << e.message << "\n";
@@ -231,7 +215,7 @@ Runner add_validate_command(CLI::App& app) {
     // Honest LOSO predicts every row without facts: a row's own facts leave with its source.
     const bool use_facts = !cmd->no_facts && !cmd->loso;
     std::vector<sim::MeasuredRun> runs;
-    std::vector<FileError> file_errors;
+    std::vector<report::UnreadFile> file_errors;  // files that could not be read at all (the others still ran)
     for (const auto& f : cmd->files) {
       std::vector<sim::MeasuredRun> v;
       try {
@@ -239,7 +223,7 @@ Runner add_validate_command(CLI::App& app) {
       } catch (const Error& e) {
         // The file cannot be read; the other files still run.
         std::cerr << "llmsim: validate: " << e.what() << "\n";
-        file_errors.push_back(FileError{f, e.kind(), e.what()});
+        file_errors.push_back({f, exit_code(e.kind()), e.what()});
         continue;
       }
       const auto bad = std::count_if(v.begin(), v.end(), [](const sim::MeasuredRun& r) { return !r.error.empty(); });
@@ -289,7 +273,7 @@ Runner add_validate_command(CLI::App& app) {
     }
     const sim::ValidationSummary s = sim::summarize(rows);
 
-    emit(cmd->common, to_json(cmd->files, file_errors, rows, s, cmd->loso ? &refits : nullptr), [&] {
+    emit(cmd->common, report::validate_document(cmd->files, file_errors, rows, s, cmd->loso ? &refits : nullptr), [&] {
       std::cout << fmt::format("llmsim validate: {} rows from {} file{}\n\n", rows.size(),
                                cmd->files.size() - file_errors.size(),
                                cmd->files.size() - file_errors.size() == 1 ? "" : "s");
@@ -302,7 +286,7 @@ Runner add_validate_command(CLI::App& app) {
     // The most severe outcome decides: an unreadable file, then rows in error, then the MAPE threshold.
     if (!file_errors.empty()) {
       int code = 0;
-      for (const auto& e : file_errors) code = std::max(code, exit_code(e.kind));
+      for (const auto& e : file_errors) code = std::max(code, e.exit_code);
       std::cerr << fmt::format("llmsim: validate: {} of {} files could not be read\n", file_errors.size(),
                                cmd->files.size());
       return code;

@@ -53,11 +53,7 @@ nlohmann::json train_document(const model::ModelSpec& m, const hardware::SystemS
   j["by_module"] = time_shares_json(r.by_module);
   j["by_op_class"] = time_shares_json(r.by_op_class);
   j["graph_nodes"] = r.graph_nodes;
-  if (r.total_steps > 0)
-    j["total"] = {{"steps", r.total_steps},
-                  {"time_s", figure(r.total_time_s, "s")},
-                  {"cost", r.total_cost},
-                  {"energy_J", figure(r.total_energy_J, "J")}};
+  if (r.total_steps > 0) j["total"] = train_totals(r);
   return j;
 }
 

@@ -7,6 +7,7 @@
 
 #include "llmsim/report/report.h"
 #include "llmsim/report/run_summary.h"
+#include "llmsim/report/train_parts.h"
 
 namespace llmsim::report {
 
@@ -97,11 +98,7 @@ nlohmann::json search_entry_json(const sim::SearchProblem& p, const sim::SearchE
                  {"gpu_bytes", figure(f.memory.gpu_bytes, "B")},
                  {"fits", f.memory.fits()},
                  {"score", e.full_score}};
-    if (f.total_steps > 0)
-      j["full"]["total"] = {{"steps", f.total_steps},
-                            {"time_s", figure(f.total_time_s, "s")},
-                            {"cost", f.total_cost},
-                            {"energy_J", figure(f.total_energy_J, "J")}};
+    if (f.total_steps > 0) j["full"]["total"] = train_totals(f);
     auto phases = nlohmann::json::array();
     for (const auto& x : f.by_phase) phases.push_back({{"name", x.name}, {"seconds", figure(x.seconds, "s")}});
     j["full"]["by_phase"] = phases;

@@ -15,6 +15,13 @@ nlohmann::json memory_items(const std::vector<sim::MemoryItem>& items) {
   return a;
 }
 
+nlohmann::json train_totals(const sim::TrainResult& r) {
+  return {{"steps", r.total_steps},
+          {"time_s", figure(r.total_time_s, "s")},
+          {"cost", r.total_cost},
+          {"energy_J", figure(r.total_energy_J, "J")}};
+}
+
 namespace {
 std::string stream_of(const std::string& track) {
   const auto dot = track.find('.');

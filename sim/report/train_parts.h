@@ -15,6 +15,10 @@ namespace llmsim::report {
 // [{"name", "bytes": figure B, "note"}], one row per item of a memory breakdown.
 nlohmann::json memory_items(const std::vector<sim::MemoryItem>& items);
 
+// The time, cost and energy of a run's --steps / --tokens ({"steps", "time_s", "cost", "energy_J"}): train's
+// document and each fully simulated configuration of search and plan train.
+nlohmann::json train_totals(const sim::TrainResult& r);
+
 // The scheduled step as busy spans: [{"stage", "stream", "phase", "start_s", "end_s"}], ordered by stage,
 // stream and start. Events of one phase on one stream that follow each other within `merge_gap_s` are one
 // span (a layer's kernels and the TP all-reduces between them make thousands of events a step; a chart
