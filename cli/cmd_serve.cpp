@@ -58,6 +58,7 @@ struct ServeCommand {
   bool prefix_caching = false, prefix_caching_given = false;  // --prefix-caching / --no-prefix-caching
   double gpu_mem_util = 0;
   std::int64_t kv_cache_blocks = 0;
+  std::int64_t scheduler_steps = 0;
   double slo_ttft_ms = 0, slo_tpot_ms = 0;
   std::string trace;
   std::string per_request;
@@ -169,6 +170,11 @@ void add_serve_flags(CLI::App* sub, ServeCommand& c) {
                   "engine: a KV cache of this many blocks whatever the memory (vLLM --num-gpu-blocks-override, "
                   "LMDeploy cache_max_entry_count >= 1)")
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1'000'000'000}));
+  sub->add_option(
+         "--num-scheduler-steps", cmd->scheduler_steps,
+         "engine: decode steps per scheduler call (vLLM V0 multi-step scheduling, --engine-version below 0.8.0; "
+         "default 1)")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1024}));
   sub->add_option("--slo-ttft", cmd->slo_ttft_ms, "goodput: time-to-first-token bound in ms")->check(finite_positive());
   sub->add_option("--slo-tpot", cmd->slo_tpot_ms, "goodput: time-per-output-token bound in ms")
       ->check(finite_positive());
@@ -245,6 +251,8 @@ sim::EngineProfile engine_with_overrides(const ServeCommand& c, const std::strin
                     profile.batching == sim::Batching::Static ? "batches statically"
                                                               : "prefills new batches in their own iterations"));
   if (const auto why = sim::chunked_prefill_problem(profile)) throw_usage("--chunked-prefill", *why);
+  if (cmd->scheduler_steps > 0) profile.scheduler_steps = cmd->scheduler_steps;
+  if (const auto why = sim::scheduler_steps_problem(profile)) throw_usage("--num-scheduler-steps", *why);
 
   return profile;
 }

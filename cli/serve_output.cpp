@@ -28,6 +28,7 @@ std::string describe_engine(const sim::EngineProfile& e) {
   if (e.batched_tokens_kv_fraction > 0) s += fmt::format(" (or {:.3g} of the KV cache)", e.batched_tokens_kv_fraction);
   if (e.chunked_prefill) s += ", chunked prefill";
   if (e.separate_prefill) s += ", prefill in its own iterations";
+  if (e.scheduler_steps > 1) s += fmt::format(", {} decode steps per scheduler call", e.scheduler_steps);
   if (e.prefill_first) s += ", prefill batches first (decode waits), new-token-ratio admission";
   if (e.reserve_full_output) s += ", KV reserved to completion";
   if (e.lightllm_admission) s += ", peak-KV admission";

@@ -36,6 +36,7 @@ nlohmann::json engine_json(const sim::EngineProfile& e) {
           {"kv_share_of_device", e.kv_share_of_device},
           {"prefill_first", e.prefill_first},
           {"kv_cache_blocks", e.kv_cache_blocks},
+          {"scheduler_steps", e.scheduler_steps},
           {"prefix_caching", e.prefix_caching},
           {"cuda_graphs", e.cuda_graphs},
           {"cuda_graph_max_batch", e.cuda_graph_max_batch},

@@ -468,6 +468,7 @@ EngineProfile released_profile(Framework f, const std::optional<Version>& releas
     p.prefix_caching = false;  // V0's EngineArgs.enable_prefix_caching defaulted to False (opt-in)
     p.max_batched_tokens = std::max<std::int64_t>(2048, max_model_len);
     p.cuda_graph_max_batch = 256;
+    p.multi_step_scheduling = true;  // --num-scheduler-steps (V0 only: V1's scheduler runs every step)
     p.iteration_overhead_s = 3.8e-3;
     if (*release < Version{0, 6, 0}) p.iteration_overhead_per_seq_s = (20e-3 - 3.8e-3) / 200.0;
     p.source +=
@@ -606,6 +607,21 @@ std::optional<std::string> chunked_prefill_problem(const EngineProfile& p) {
         "the {} profile prefills new batches in their own iterations; chunked prefill is modelled for vllm and "
         "trt-llm",
         p.name);
+  return std::nullopt;
+}
+
+std::optional<std::string> scheduler_steps_problem(const EngineProfile& p) {
+  if (p.scheduler_steps <= 1) return std::nullopt;
+  if (!p.multi_step_scheduling)
+    return fmt::format(
+        "{} scheduler steps: multi-step scheduling is vLLM's V0 engine's (--engine vllm --engine-version "
+        "below 0.8.0); the {} profile schedules every step",
+        p.scheduler_steps, p.name);
+  if (p.chunked_prefill)
+    return fmt::format(
+        "{} scheduler steps: multi-step scheduling is modelled as vLLM 0.6.0's runs, without chunked "
+        "prefill (each prefill batch runs one step of its own)",
+        p.scheduler_steps);
   return std::nullopt;
 }
 

@@ -134,6 +134,17 @@ struct EngineProfile {
   // prompt token is always computed, and unreferenced cached blocks are evicted least recently used first
   // when no free block is left (serving_des.h). Modelled for the engines that mix prefill and decode.
   bool prefix_caching = false;
+  // Multi-step scheduling (vLLM V0's --num-scheduler-steps N; the multi-step RFC, vllm #6854): a decode batch
+  // runs N forward passes per scheduler call. LLMEngine.step calls the scheduler only when the cached batch has
+  // no remaining steps (_has_remaining_steps), so a request arriving meanwhile waits for the run to end. A
+  // prefill batch gets no lookahead slots (Scheduler._get_num_lookahead_slots: 0 for prefills without
+  // chunking) and runs one step. Every step still goes through LLMEngine.step and its output processing
+  // (MultiStepModelRunner._async_process_outputs pythonizes each step's samples); how much of the per-step CPU
+  // work (iteration_overhead_s) is the skipped scheduler call is not known, so each step keeps it whole
+  // (assumption, docs/serving.md). 1 = every step is scheduled. multi_step_scheduling: the engine takes N > 1
+  // (vLLM's V0 engine).
+  std::int64_t scheduler_steps = 1;
+  bool multi_step_scheduling = false;
   // With cuda_graphs: largest decode batch that replays a captured graph (larger batches, and iterations
   // with prefill work, run eagerly in the serving simulator; the floor is kCudaGraphKernelFloor_s).
   std::int64_t cuda_graph_max_batch = 0;
@@ -227,5 +238,9 @@ EngineProfile static_engine_profile();
 // modelled); nullopt when it can or chunked prefill is off. The one rule serve (a usage error naming
 // --chunked-prefill) and plan serve (an infeasible candidate with the reason) apply.
 std::optional<std::string> chunked_prefill_problem(const EngineProfile& p);
+// Why `p` cannot run `p.scheduler_steps` > 1 (multi-step scheduling is vLLM V0's, without chunked prefill, as
+// its 0.6 series ran it); nullopt when it can or the steps are 1. serve (a usage error naming
+// --num-scheduler-steps) and validate (the row unsupported with the reason) apply it.
+std::optional<std::string> scheduler_steps_problem(const EngineProfile& p);
 
 }  // namespace llmsim::sim

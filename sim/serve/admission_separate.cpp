@@ -71,7 +71,14 @@ bool Des::lightllm_take(Replica& r, std::vector<std::int64_t>& out) {
 bool Des::plan_separate(Replica& r) {
   std::vector<std::int64_t> fresh;
   bool admit = false;
-  if (!r.waiting.empty()) {
+  // vLLM V0 multi-step: while the decode run has steps left the scheduler is not called (LLMEngine.step,
+  // _has_remaining_steps), so nothing waiting is admitted until the run ends or its sequences are done.
+  const bool continues_run = r.steps_left > 0 && !r.running.empty();
+  if (continues_run)
+    --r.steps_left;
+  else
+    r.steps_left = 0;
+  if (!continues_run && !r.waiting.empty()) {
     if (r.running.empty()) {
       admit = e_.lightllm_admission ? lightllm_take(r, fresh) : tgi_take(r, fresh, false, 0);
     } else if (e_.lightllm_admission) {
@@ -104,6 +111,8 @@ bool Des::plan_separate(Replica& r) {
     return true;
   }
   if (r.running.empty()) return false;
+  // A decode batch the scheduler formed runs scheduler_steps steps (a prefill batch above runs one).
+  if (!continues_run) r.steps_left = std::max<std::int64_t>(1, e_.scheduler_steps) - 1;
   for (std::size_t i = 0; i < r.running.size(); ++i) {
     const std::int64_t id = r.running[i];
     Seq& q = seqs_[static_cast<std::size_t>(id)];

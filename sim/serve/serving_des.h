@@ -57,6 +57,7 @@ struct Replica {
   std::vector<std::int64_t> running;  // admission order
   std::int64_t total_blocks = 0, free_blocks = 0, reserved_blocks = 0;
   std::int64_t since_prefill = 0;  // TGI/LightLLM: decode steps since the last prefill
+  std::int64_t steps_left = 0;  // multi-step scheduling (EngineProfile::scheduler_steps): decode steps left in the run
   // SGLang: the share of the running requests' remaining output its admission reserves, and the request
   // whose prompt is being prefilled in chunks (-1: none).
   double new_token_ratio = -1;  // -1: not started (the initial ratio)

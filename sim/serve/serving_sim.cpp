@@ -151,6 +151,7 @@ ServingResult simulate_serving(const model::ModelSpec& m, const hardware::System
   res.rejected = rejected;
   if (kept.empty() && rejected > 0) res.problems.push_back(rejection);
   for (auto& p : inference_problems(m, sys, run)) res.problems.push_back(std::move(p));
+  if (auto why = scheduler_steps_problem(cfg.engine)) res.problems.push_back(std::move(*why));
   if (!res.problems.empty()) return res;
 
   const EngineProfile& e = cfg.engine;

@@ -635,6 +635,7 @@ class RowMapper {
       out_.engine_kv_blocks = *fact_->kv_blocks;
       note_fact(fmt::format("kv_blocks={}", out_.engine_kv_blocks));
     }
+    if (auto n = serving_column("scheduler_steps")) out_.engine_scheduler_steps = *n;
     if (auto n = row_.integer("max_model_len", 1)) {
       if (out_.run.workload != Workload::Inference) row_.fail("max_model_len", "is for inference and serving rows");
       in.max_model_len = *n;

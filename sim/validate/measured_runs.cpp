@@ -37,7 +37,9 @@ const std::vector<std::string>& measured_run_columns() {
       "framework_version", "kv_dtype", "lora_targets", "master_weights", "recompute_layers", "tokens_per_sample",
       "padding", "lengths", "statistic",
       // The revision of 2026-12-06: engine and kernel settings the facts files used to carry
-      "attn_kernel", "max_num_seqs", "kv_cache_blocks", "requests", "max_model_len"};
+      "attn_kernel", "max_num_seqs", "kv_cache_blocks", "requests", "max_model_len",
+      // 2026-12-08: vLLM V0's multi-step scheduling
+      "scheduler_steps"};
   return columns;
 }
 

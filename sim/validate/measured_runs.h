@@ -49,6 +49,7 @@ struct MeasuredRun {
   std::int64_t stream_requests = 0;      // serving open/closed loops: requests to simulate (a source fact); 0 = default
   std::int64_t engine_max_num_seqs = 0;  // serving: the engine's batch limit as the source configured it; 0 = default
   std::int64_t engine_kv_blocks = 0;     // serving: the engine's KV cache in blocks as configured; 0 = from memory
+  std::int64_t engine_scheduler_steps = 0;  // serving: vLLM V0's --num-scheduler-steps as configured; 0 = default
   // Which statistic a serving latency row's value is (the `statistic` column, or a source fact for tpot_ms)
   // over the run's requests (tpot_ms: over its tokens).
   LatencyStatistic statistic = LatencyStatistic::Mean;

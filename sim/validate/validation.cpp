@@ -201,6 +201,7 @@ void predict_serving(ValidationRow& row, const MeasuredRun& mr, const hardware::
                                served_context(mr.model.max_positions, mr.run.infer), mr.run.par.tp);
   if (mr.engine_max_num_seqs > 0) cfg.engine.max_num_seqs = mr.engine_max_num_seqs;
   if (mr.engine_kv_blocks > 0) cfg.engine.kv_cache_blocks = mr.engine_kv_blocks;
+  if (mr.engine_scheduler_steps > 0) cfg.engine.scheduler_steps = mr.engine_scheduler_steps;
   if (mr.offline) {
     spec.kind = ArrivalKind::Burst;
     spec.requests = mr.offline_requests;

@@ -142,6 +142,40 @@ TEST_CASE("vllm V0: prompts are admitted by their own blocks, and a sequence out
   CHECK(t.requests[1].ttft_s > t.requests[0].e2e_s);  // B starts after A's reservation is released
 }
 
+TEST_CASE("vLLM V0 multi-step: a request arriving during a decode run waits for its end") {
+  // A (10 in, 20 out) at t = 0, B (10 in, 5 out) at 2.5 ms; 1 ms + 0.1 ms per token, no host work.
+  //  it1 [0, 2.0]: A's prefill (10 tokens) -> A's first token. The scheduler at 2.0 sees no one waiting.
+  //  One step per call: it2 [2.0, 3.1] decodes A; at 3.1 B is waiting -> it3 [3.1, 5.1] B's prefill:
+  //  B's TTFT 5.1 - 2.5 = 2.6 ms.
+  //  Four steps per call (LLMEngine.step skips the scheduler while the run has steps left): A's decode run
+  //  [2.0, 6.4] (4 x 1.1 ms), then B's prefill [6.4, 8.4]: TTFT 8.4 - 2.5 = 5.9 ms.
+  const std::vector<sim::Request> reqs{req(0, 0, 10, 20), req(1, 0.0025, 10, 5)};
+  sim::EngineProfile v0 = sim::released_profile(sim::Framework::Vllm, Version{0, 6, 0});
+  v0.iteration_overhead_s = 0;
+  REQUIRE(v0.multi_step_scheduling);
+  const auto one = sim::run_serving(reqs, setup_for(v0, 10000), simple_cost());
+  REQUIRE(one.valid());
+  CHECK(one.requests[1].ttft_s == doctest::Approx(2.6 * ms));
+  v0.scheduler_steps = 4;
+  const auto four = sim::run_serving(reqs, setup_for(v0, 10000), simple_cost());
+  REQUIRE(four.valid());
+  CHECK(four.requests[0].ttft_s == doctest::Approx(2.0 * ms));
+  CHECK(four.requests[1].ttft_s == doctest::Approx(5.9 * ms));
+  CHECK(four.completed == 2);
+  // The rule: multi-step is V0's (V1, LMDeploy and a chunked V0 are refused, naming the flag).
+  CHECK_FALSE(sim::scheduler_steps_problem(v0).has_value());
+  sim::EngineProfile v1 = sim::engine_profile(sim::Framework::Vllm);
+  v1.scheduler_steps = 10;
+  REQUIRE(sim::scheduler_steps_problem(v1).has_value());
+  CHECK(sim::scheduler_steps_problem(v1)->find("10 scheduler steps: multi-step scheduling is vLLM's V0 engine's") !=
+        std::string::npos);
+  sim::EngineProfile lmd = sim::engine_profile(sim::Framework::LmDeploy);
+  lmd.scheduler_steps = 2;
+  CHECK(sim::scheduler_steps_problem(lmd).has_value());
+  v0.chunked_prefill = true;
+  CHECK(sim::scheduler_steps_problem(v0).has_value());
+}
+
 TEST_CASE("static batching: padded batch, prefill then decode until the longest output, then the next batch") {
   sim::EngineProfile e = sim::static_engine_profile();
   e.max_num_seqs = 2;

@@ -280,7 +280,7 @@ TEST_SUITE("measured_runs") {
 
   TEST_CASE("the revised schema's columns (2026-12-06): engine limits, requests, served context, attention kernel") {
     const auto runs = load("engine_columns.csv");
-    REQUIRE(runs.size() == 10);
+    REQUIRE(runs.size() == 12);
     const auto by_id = [&](const std::string& id) -> const sim::MeasuredRun& { return run_by_id(runs, id); };
     // The columns decide over the facts beside the file (96 sequences, 700 blocks, 50 requests there), and
     // no default or fact is noted for what the row states.
@@ -323,6 +323,13 @@ TEST_SUITE("measured_runs") {
     CHECK(bad.error.find("cudnn") != std::string::npos);
     const auto& train_context = by_id("train-context");
     CHECK(train_context.error_where.key == "max_model_len");
+    // vLLM V0's --num-scheduler-steps (2026-12-08) is a serving setting too.
+    const auto& steps = by_id("serve-multi-step");
+    CHECK_MESSAGE(steps.error.empty(), steps.error);
+    CHECK(steps.engine_scheduler_steps == 10);
+    const auto& fixed_steps = by_id("infer-multi-step");
+    CHECK(fixed_steps.error_where.key == "scheduler_steps");
+    CHECK(fixed_steps.error.find("serving") != std::string::npos);
     // A length sample counted in Llama-3.1 tokens runs in Llama 2's: 3.94 / 3.17 times as many (no fact needed).
     const auto& tokens = by_id("serve-tokenizer");
     CHECK_MESSAGE(tokens.error.empty(), tokens.error);
