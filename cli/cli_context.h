@@ -141,12 +141,13 @@ bool print_run_header(const std::string& command, const std::string& model, cons
                       const sim::RunSpec& run, const std::vector<std::string>& problems);
 
 // A command's answer in one sentence and the verdicts of the simulating commands (report::add_verdict), the
-// library's; and "12.34" GiB with two decimals, as they write it.
+// library's; "12.34" GiB with two decimals and "12.3" ms with one, as they write them.
 using report::gib;
 using report::infeasible_verdict;
 using report::infer_verdict;
 using report::memory_result_verdict;
 using report::memory_verdict;
+using report::ms_text;
 using report::Verdict;
 
 // A positive token count as users write it: 1e12, 300B, 2T, 500M, 8K; --tokens usage errors otherwise.

@@ -19,8 +19,6 @@ namespace llmsim::cli::serve_output {
 
 namespace {
 
-std::string ms(double s) { return fmt::format("{:.1f}", s * 1e3); }
-
 std::string describe_engine(const sim::EngineProfile& e) {
   std::string s = e.batching == sim::Batching::Static ? "static batching" : "continuous batching";
   s += fmt::format(", max {} seqs", e.max_num_seqs);
@@ -101,8 +99,8 @@ void print_table(const Context& c, const sim::ServingResult& r) {
   std::cout << fmt::format("\n{:<18} {:>9} {:>9} {:>9} {:>9} {:>9}\n", "latency (ms)", "mean", "p50", "p90", "p99",
                            "max");
   const auto line = [](const char* name, const sim::LatencyStats& s) {
-    std::cout << fmt::format("  {:<16} {:>9} {:>9} {:>9} {:>9} {:>9}\n", name, ms(s.mean), ms(s.p50), ms(s.p90),
-                             ms(s.p99), ms(s.max));
+    std::cout << fmt::format("  {:<16} {:>9} {:>9} {:>9} {:>9} {:>9}\n", name, ms_text(s.mean), ms_text(s.p50),
+                             ms_text(s.p90), ms_text(s.p99), ms_text(s.max));
   };
   line("TTFT", r.ttft);
   line("TPOT", r.tpot);

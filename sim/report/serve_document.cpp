@@ -12,8 +12,6 @@ namespace llmsim::report {
 
 namespace {
 
-std::string ms(double s) { return fmt::format("{:.1f}", s * 1e3); }
-
 // A latency statistic with the run's band: the schedule with all-fast and all-slow iterations scales every
 // time by the result's time ratios.
 nlohmann::json stats_json(const sim::LatencyStats& s, const sim::ServingResult& r) {
@@ -63,15 +61,15 @@ Verdict serve_verdict(const ServeDescription& c, const sim::ServingResult& r) {
   bool ok = r.rejected == 0;
   if (r.rejected > 0) text += fmt::format(" ({} longer than the context served)", r.rejected);
   if (!r.slo_given) {
-    text += fmt::format("; p99 TTFT {} ms, p99 TPOT {} ms", ms(r.ttft.p99), ms(r.tpot.p99));
+    text += fmt::format("; p99 TTFT {} ms, p99 TPOT {} ms", ms_text(r.ttft.p99), ms_text(r.tpot.p99));
     return {.ok = ok, .text = text};
   }
   const bool ttft_ok = c.slo_ttft_ms <= 0 || r.ttft.p99 * 1e3 <= c.slo_ttft_ms;
   const bool tpot_ok = c.slo_tpot_ms <= 0 || r.tpot.p99 * 1e3 <= c.slo_tpot_ms;
   ok = ok && ttft_ok && tpot_ok;
   std::string p99;
-  if (c.slo_ttft_ms > 0) p99 += fmt::format("p99 TTFT {} ms", ms(r.ttft.p99));
-  if (c.slo_tpot_ms > 0) p99 += fmt::format("{}p99 TPOT {} ms", p99.empty() ? "" : ", ", ms(r.tpot.p99));
+  if (c.slo_ttft_ms > 0) p99 += fmt::format("p99 TTFT {} ms", ms_text(r.ttft.p99));
+  if (c.slo_tpot_ms > 0) p99 += fmt::format("{}p99 TPOT {} ms", p99.empty() ? "" : ", ", ms_text(r.tpot.p99));
   text += fmt::format("; {}: {} {} ({:.1f}% of requests meet them)", p99, ttft_ok && tpot_ok ? "within" : "OUTSIDE",
                       slo_text(c), 100 * r.slo_fraction);
   return {.ok = ok, .text = text};

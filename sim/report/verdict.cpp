@@ -8,6 +8,8 @@ namespace llmsim::report {
 
 std::string gib(double bytes) { return fmt::format("{:.2f}", bytes / units::GiB); }
 
+std::string ms_text(double seconds) { return fmt::format("{:.1f}", seconds * 1e3); }
+
 Verdict infeasible_verdict(const std::vector<std::string>& problems) {
   if (problems.empty()) return {.ok = false, .text = "infeasible"};
   return {.ok = false,

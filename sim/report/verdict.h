@@ -18,6 +18,8 @@ struct Verdict {
 
 // "12.34": bytes in GiB with two decimals, as every verdict and memory table writes them.
 std::string gib(double bytes);
+// "12.3": seconds in milliseconds with one decimal, as serve's verdict and its latency table write them.
+std::string ms_text(double seconds);
 
 // The verdict of a run that cannot run as given: "infeasible: " and its first problem (and how many more).
 Verdict infeasible_verdict(const std::vector<std::string>& problems);
