@@ -49,6 +49,22 @@ void print_shares(const char* title, const std::vector<sim::TimeShare>& v) {
     std::cout << fmt::format("  {:<26} {:>12}  {:5.1f}%\n", x.name, seconds(x.seconds), 100 * x.fraction);
 }
 
+// With a pipeline: the busiest and the least busy stage's compute stream, so that a critical stage made to wait
+// by a busier one (its "pipeline bubble") says which.
+void print_stages(const sim::TrainResult& r) {
+  if (r.stages.size() < 2 || !(r.step_time_s.value > 0)) return;
+  const auto by_busy = [](const auto& a, const auto& b) { return a.compute_s < b.compute_s; };
+  const auto most = std::max_element(r.stages.begin(), r.stages.end(), by_busy);
+  const auto least = std::min_element(r.stages.begin(), r.stages.end(), by_busy);
+  const auto line = [&](const char* what, auto it) {
+    std::cout << fmt::format("  {:<26} {:>12}  {:5.1f}%  stage {}, {} layers\n", what, seconds(it->compute_s),
+                             100 * it->compute_s / r.step_time_s.value, it - r.stages.begin(), it->layers);
+  };
+  std::cout << "\npipeline stages (compute stream busy in the step)\n";
+  line("busiest", most);
+  line("least busy", least);
+}
+
 void print_table(const model::ModelSpec& m, const hardware::SystemSpec& sys, const sim::RunSpec& run,
                  const sim::TrainResult& r) {
   if (!print_run_header("train", m.name, sys.name, run, r.problems)) return;
@@ -77,6 +93,7 @@ void print_table(const model::ModelSpec& m, const hardware::SystemSpec& sys, con
         "account_for_embedding/loss_in_pipeline_split)\n",
         "pipeline split", m.num_layers, run.par.pp, run.par.vp, (m.num_layers + 2) / (run.par.pp * run.par.vp));
   print_shares(fmt::format("time by phase (stage {}, sums to the step time)", r.critical_stage).c_str(), r.by_phase);
+  print_stages(r);
   print_shares(fmt::format("GPU busy time by module (stage {})", r.critical_stage).c_str(), r.by_module);
   print_shares(fmt::format("busy time by operator class (stage {}, all its streams)", r.critical_stage).c_str(),
                r.by_op_class);

@@ -49,6 +49,11 @@ nlohmann::json train_document(const model::ModelSpec& m, const hardware::SystemS
   j["mfu"] = figure(r.mfu, "fraction");
   j["hfu"] = figure(r.hfu, "fraction");
   j["critical_stage"] = r.critical_stage;
+  nlohmann::json stages = nlohmann::json::array();
+  for (std::size_t s = 0; s < r.stages.size(); ++s)
+    stages.push_back(
+        {{"stage", s}, {"layers", r.stages[s].layers}, {"compute_busy_s", figure(r.stages[s].compute_s, "s")}});
+  j["stages"] = stages;
   j["by_phase"] = time_shares_json(r.by_phase);
   j["by_module"] = time_shares_json(r.by_module);
   j["by_op_class"] = time_shares_json(r.by_op_class);

@@ -12,6 +12,7 @@
 #include "llmsim/run/feasibility.h"
 #include "llmsim/run/framework_profile.h"
 #include "llmsim/run/sample_lengths.h"
+#include "llmsim/run/stage_layout.h"
 #include "llmsim/train/list_scheduler.h"
 #include "llmsim/train/pipeline_order.h"
 #include "llmsim/train/train_graph.h"
@@ -201,6 +202,18 @@ TrainResult simulate_training(const model::ModelSpec& m, const hardware::SystemS
     if (s.nodes[v].end > s.nodes[last].end) last = v;
   r.critical_stage = g[last].stage;
   const int cs = r.critical_stage;
+  r.stages.assign(static_cast<std::size_t>(std::max<std::int64_t>(1, run.par.pp)), {});
+  for (std::size_t st = 0; st < r.stages.size(); ++st)
+    r.stages[st].layers =
+        stage_layers(static_cast<std::int64_t>(st), run.par.pp, m.num_layers, std::max<std::int64_t>(1, run.par.vp))
+            .count;
+  for (NodeId v = 0; v < tg.graph.size(); ++v) {
+    const StepNode& n = g[v];
+    if (n.stage < 0 || static_cast<std::size_t>(n.stage) >= r.stages.size() ||
+        tg.resource_kind[static_cast<std::size_t>(n.resource)] != ResourceKind::Compute)
+      continue;
+    r.stages[static_cast<std::size_t>(n.stage)].compute_s += s.nodes[v].end - s.nodes[v].start;
+  }
 
   // Phase breakdown on the critical stage's compute stream: busy time by phase (blocking collectives
   // moved to exposed communication) and idle gaps by what the stream waited for; sums to the step.

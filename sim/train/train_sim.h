@@ -57,7 +57,14 @@ struct TrainResult {
   Interval mfu, hfu;              // fractions of the precision's dense peak
   double peak_flops_per_gpu = 0;  // FLOP/s used for MFU/HFU
 
-  int critical_stage = 0;                 // the pipeline stage that finishes last
+  int critical_stage = 0;  // the pipeline stage that finishes last
+  // Per pipeline stage: its layers and its compute stream's busy time in the step. Under 1F1B the first stage
+  // finishes last, so its "pipeline bubble" also holds its waits for a busier stage; this says which one.
+  struct StageBusy {
+    std::int64_t layers = 0;
+    double compute_s = 0;
+  };
+  std::vector<StageBusy> stages;
   double bubble_s = 0;                    // pipeline bubble on the critical stage (best estimate)
   double exposed_comm_s = 0;              // communication not hidden behind compute on it
   std::vector<TimeShare> by_phase;        // sums to the step time

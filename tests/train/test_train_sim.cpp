@@ -844,3 +844,33 @@ TEST_CASE("a Gated DeltaNet hybrid trains layer by layer; the fast estimator and
   for (const auto& why : sim::structural_problems(cp, m)) named |= why.find("Gated DeltaNet") != std::string::npos;
   CHECK(named);
 }
+
+TEST_CASE("per-stage busy time: layers as the stage layout splits them, the last stage with the head busiest") {
+  // Llama-2-7B's 32 layers over pp 3: 10, 11, 11 (stage_layout.h: the remainder at the end). Every stage runs
+  // the same 8 micro-batches, so its compute stream is busy in proportion to its layers' work, and the last
+  // stage adds the LM head and loss: stage 0 (10 layers and the embedding lookup) is the least busy, stage 2
+  // the busiest. Under 1F1B stage 0 finishes last (the critical stage) and waits for the others.
+  const auto m = preset_model("llama2-7b");
+  const auto sys = preset_system("a800-nvlink");
+  auto run = pretrain(3, 1, 8, 2048);
+  run.par.pp = 3;
+  run.par.dp = 1;
+  const auto r = sim::simulate_training(m, sys, run);
+  REQUIRE(r.problems.empty());
+  REQUIRE(r.stages.size() == 3);
+  CHECK(r.stages[0].layers == 10);
+  CHECK(r.stages[1].layers == 11);
+  CHECK(r.stages[2].layers == 11);
+  for (const auto& s : r.stages) {
+    CHECK(s.compute_s > 0);
+    CHECK(s.compute_s <= r.step_time_s.value * (1 + 1e-9));
+  }
+  CHECK(r.stages[0].compute_s < r.stages[1].compute_s);
+  CHECK(r.stages[1].compute_s < r.stages[2].compute_s);
+  // Ten of eleven layers' work, give or take the embedding and the head: within a few per cent of 10/11.
+  CHECK(r.stages[0].compute_s / r.stages[1].compute_s == doctest::Approx(10.0 / 11.0).epsilon(0.05));
+  // Without a pipeline there is one stage, busy for most of the step.
+  const auto flat = sim::simulate_training(m, sys, pretrain(8, 1, 8, 2048));
+  REQUIRE(flat.stages.size() == 1);
+  CHECK(flat.stages[0].layers == 32);
+}
