@@ -157,4 +157,24 @@ Operator on_busiest_expert_rank(Operator op, double imbalance, double weight_byt
   return op;
 }
 
+Operator on_own_experts(Operator op, std::int64_t ep, double weight_bytes) {
+  if (ep <= 1 || !op.routed_expert) return op;
+  const double others = 1.0 - 1.0 / static_cast<double>(ep);
+  if (op.kind == OpKind::Gemm) {
+    const double w = std::min(op.fwd_bytes, weight_bytes) * others;
+    op.fwd_bytes -= w;
+    op.bwd_bytes = std::max(0.0, op.bwd_bytes - w * (op.bwd_weight_flops > 0 ? 2.0 : 1.0));
+    op.bwd_weight_bytes = std::max(0.0, op.bwd_weight_bytes - w);
+    return op;
+  }
+  if (op.role == OpRole::Dequant) {
+    const double own = 1.0 / static_cast<double>(ep);
+    op.fwd_bytes *= own;
+    op.bwd_bytes *= own;
+    op.fwd_flops *= own;
+    op.bwd_flops *= own;
+  }
+  return op;
+}
+
 }  // namespace llmsim::model

@@ -99,6 +99,15 @@ bool is_attention_core(const Operator& op);
 // all-to-all scales its bytes; every other operator comes back unchanged.
 Operator on_busiest_expert_rank(Operator op, double imbalance, double weight_bytes);
 
+// Expert parallelism, balanced: a rank holds num_experts / ep of the experts and computes as many routed rows
+// as it would hold them all (its tokens' assignments go to every rank's experts, and as many come back), so a
+// routed-expert GEMM keeps its rows, FLOPs and activation bytes and reads an ep-th of the weights
+// (`weight_bytes`: every expert's weights as its forward reads them; backward reads them again for the
+// activation gradient and writes a weight gradient of that size). A routed-expert kernel over the weights
+// themselves (OpRole::Dequant: unpacking or casting them) touches an ep-th of them. Every other operator comes
+// back unchanged. Training and the inference iteration both apply it.
+Operator on_own_experts(Operator op, std::int64_t ep, double weight_bytes);
+
 // What the inventory is computed for.
 // Memory-bound glue that unfused eager code runs around the kernels this inventory assumes by default
 // (one fused kernel per norm, RoPE and gated activation, residual stream in the activation dtype: the

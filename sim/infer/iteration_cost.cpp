@@ -344,7 +344,7 @@ IterationCost IterationCostModel::iteration(const std::vector<SequenceWork>& bat
             busiest = own_experts_share(busiest);  // ep-th of the active experts too, each whole
             busiest.batch = std::max<std::int64_t>(1, (op.batch + par_.ep - 1) / par_.ep);
           } else {
-            busiest.fwd_bytes -= weight_bytes * (1.0 - 1.0 / dbl(par_.ep));
+            busiest = model::on_own_experts(busiest, par_.ep, weight_bytes);
           }
           busiest = model::on_busiest_expert_rank(busiest, imbalance, weight_bytes / dbl(par_.ep));
           rows = busiest.m;

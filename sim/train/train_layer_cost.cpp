@@ -51,9 +51,12 @@ class Builder {
     const double weight_bytes_per_param = dtype_bytes(layer_weight_dtype(in_.run));
     for (std::size_t i = 0; i < ops.size(); ++i) {
       Operator op = ops[i];
-      // Expert parallelism: the step waits for the rank with the most routed tokens.
+      // Expert parallelism: a rank reads (and casts) only its own experts' weights, and the step waits for
+      // the rank with the most routed tokens.
+      const double expert_weight_bytes = dbl(op.weight_params) * weight_bytes_per_param;
+      op = model::on_own_experts(op, par.ep, expert_weight_bytes);
       if (imbalance > 1.0)
-        op = model::on_busiest_expert_rank(op, imbalance, dbl(op.weight_params) * weight_bytes_per_param);
+        op = model::on_busiest_expert_rank(op, imbalance, expert_weight_bytes / dbl(std::max<std::int64_t>(1, par.ep)));
       if (attention_scale != 1.0 && is_attention_core(op)) {
         op.fwd_flops *= attention_scale;
         op.fwd_bytes *= attention_scale;
