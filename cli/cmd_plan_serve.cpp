@@ -106,8 +106,12 @@ sim::ServePlanSpec plan_spec(const PlanServeCommand& c, const std::vector<std::s
   spec.max_gpus = c.max_gpus;
   spec.requests_per_replica = c.requests;
   spec.price_per_gpu_hour = parse_prices(c.price, systems);
-  if (!parse_dtype(c.precision, spec.precision))
-    throw_usage("--precision", "--precision = '" + c.precision + "': unknown");
+  // The compute precisions serve takes, refused in serve's words.
+  const std::vector<std::string> precisions = compute_precision_names();
+  if (std::find(precisions.begin(), precisions.end(), c.precision) == precisions.end() ||
+      !parse_dtype(c.precision, spec.precision))
+    throw_usage("--precision", "precision = '" + c.precision + "': must be one of " + join(precisions) +
+                                   did_you_mean(c.precision, precisions));
   // The choice lists take `any` as search's choice axes do (sim/search/axis.h is_free_axis_text): every choice.
   const auto choices = [](const std::string& text, const std::vector<std::string>& all) {
     return sim::is_free_axis_text(text) ? all : split(text);
@@ -304,7 +308,7 @@ Runner add_plan_serve_subcommand(CLI::App& plan_top) {
   sub->add_option("--weight-quant", cmd->weight_quants,
                   "weight formats to consider, comma-separated (serve's --weight-quant spellings but the block "
                   "formats), e.g. none,int4, or any");
-  sub->add_option("--precision", cmd->precision, "compute precision (bf16, fp16, fp8)");
+  sub->add_option("--precision", cmd->precision, "compute precision, as serve takes it (default bf16)");
   sub->add_option("--pp", cmd->pps,
                   "pipeline stages per replica to consider, as search takes them: 1,2, 1-4, pow2:1-4 or any (powers "
                   "of two up to --max-gpus)");
