@@ -21,6 +21,7 @@
 #include "llmsim/train/train_layer_cost.h"
 #include "llmsim/train/train_sim.h"
 #include "memory/memory_test_util.h"
+#include "train/train_test_util.h"
 
 using namespace llmsim;
 using llmsim::test::preset_model;
@@ -437,12 +438,7 @@ TEST_CASE("expert parallelism: a rank reads and casts only its own experts' weig
   // ep 1 (memory-bound kernels; launch floors add a little). Before the rule every rank cast all 8 experts.
   const auto m = preset_model("mixtral-8x7b");
   const auto sys = preset_system("dgx-h100");
-  sim::RunSpec r;
-  r.workload = sim::Workload::Pretrain;
-  r.par.gpus = 8;
-  r.train.micro_batch = 1;
-  r.train.global_batch = 8;
-  r.train.seq_len = 4096;
+  sim::RunSpec r = test::pretrain(8, 1, 8, 4096);
   r.train.precision = DType::FP8;
   r.train.framework = sim::Framework::Megatron;
   sim::RunSpec ep8 = r;
@@ -451,13 +447,9 @@ TEST_CASE("expert parallelism: a rank reads and casts only its own experts' weig
   const auto eight = sim::simulate_training(m, sys, sim::with_defaults(ep8));
   REQUIRE(one.valid());
   REQUIRE(eight.valid());
-  const auto module_s = [](const sim::TrainResult& t, const std::string& name) {
-    for (const auto& x : t.by_module)
-      if (x.name == name) return x.seconds;
-    return 0.0;
-  };
-  REQUIRE(module_s(one, "dequantization") > 0);
-  CHECK(module_s(eight, "dequantization") / module_s(one, "dequantization") == doctest::Approx(0.150).epsilon(0.1));
+  const double cast_one = test::share(one.by_module, "dequantization");
+  REQUIRE(cast_one > 0);
+  CHECK(test::share(eight.by_module, "dequantization") / cast_one == doctest::Approx(0.150).epsilon(0.1));
   CHECK(eight.step_time_s.value < one.step_time_s.value);
 }
 

@@ -16,28 +16,15 @@
 #include "llmsim/train/pipeline_order.h"
 #include "llmsim/train/train_sim.h"
 #include "memory/memory_test_util.h"
+#include "train/train_test_util.h"
 
 using namespace llmsim;
 using llmsim::test::preset_model;
 using llmsim::test::preset_system;
+using llmsim::test::pretrain;
+using llmsim::test::share;
 
 namespace {
-
-sim::RunSpec pretrain(std::int64_t gpus, std::int64_t micro_batch, std::int64_t global_batch, std::int64_t seq) {
-  sim::RunSpec r;
-  r.workload = sim::Workload::Pretrain;
-  r.par.gpus = gpus;
-  r.train.micro_batch = micro_batch;
-  r.train.global_batch = global_batch;
-  r.train.seq_len = seq;
-  return r;
-}
-
-double share(const std::vector<sim::TimeShare>& v, const std::string& name) {
-  for (const auto& x : v)
-    if (x.name == name) return x.seconds;
-  return 0.0;
-}
 
 double total(const std::vector<sim::TimeShare>& v) {
   return std::accumulate(v.begin(), v.end(), 0.0, [](double a, const sim::TimeShare& x) { return a + x.seconds; });
@@ -189,20 +176,15 @@ TEST_CASE("full recomputation re-runs the transformer blocks, not the embedding,
   const auto full = sim::simulate_training(m, sys, run);
   REQUIRE(none.valid());
   REQUIRE(full.valid());
-  const auto seconds = [](const std::vector<sim::TimeShare>& v, const std::string& name) {
-    for (const auto& x : v)
-      if (x.name == name) return x.seconds;
-    return 0.0;
-  };
-  const double head = seconds(none.by_module, "lm_head_loss");
+  const double head = share(none.by_module, "lm_head_loss");
   REQUIRE(head > 0);
-  CHECK(seconds(full.by_module, "lm_head_loss") == doctest::Approx(head).epsilon(1e-12));
-  CHECK(seconds(full.by_module, "embedding") == doctest::Approx(seconds(none.by_module, "embedding")).epsilon(1e-12));
-  const double fwd = seconds(full.by_phase, "forward"), again = seconds(full.by_phase, "recompute");
+  CHECK(share(full.by_module, "lm_head_loss") == doctest::Approx(head).epsilon(1e-12));
+  CHECK(share(full.by_module, "embedding") == doctest::Approx(share(none.by_module, "embedding")).epsilon(1e-12));
+  const double fwd = share(full.by_phase, "forward"), again = share(full.by_phase, "recompute");
   CHECK(again > 0);
   CHECK(again < fwd);
   // The mlp re-runs whole: its busy time grows by its forward share (a third of forward + backward).
-  CHECK(seconds(full.by_module, "mlp") > 1.3 * seconds(none.by_module, "mlp"));
+  CHECK(share(full.by_module, "mlp") > 1.3 * share(none.by_module, "mlp"));
 }
 
 TEST_CASE("pipeline orders: every stage runs each micro-batch forward and backward once per chunk") {
