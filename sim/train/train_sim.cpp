@@ -195,25 +195,24 @@ TrainResult simulate_training(const model::ModelSpec& m, const hardware::SystemS
   r.mfu = per_second(r.model_flops_per_step / gpus / r.peak_flops_per_gpu, r.step_time_s);
   r.hfu = per_second(r.hardware_flops_per_step / gpus / r.peak_flops_per_gpu, r.step_time_s);
 
-  // The critical stage: the one holding the node that ends last.
+  // The critical stage: the one holding the node that ends last; and, in the same pass, each stage's
+  // compute-stream busy time beside its layers.
   const auto& g = tg.graph.graph();
-  NodeId last = 0;
-  for (NodeId v = 0; v < tg.graph.size(); ++v)
-    if (s.nodes[v].end > s.nodes[last].end) last = v;
-  r.critical_stage = g[last].stage;
-  const int cs = r.critical_stage;
   r.stages.assign(static_cast<std::size_t>(std::max<std::int64_t>(1, run.par.pp)), {});
   for (std::size_t st = 0; st < r.stages.size(); ++st)
     r.stages[st].layers =
         stage_layers(static_cast<std::int64_t>(st), run.par.pp, m.num_layers, std::max<std::int64_t>(1, run.par.vp))
             .count;
+  NodeId last = 0;
   for (NodeId v = 0; v < tg.graph.size(); ++v) {
+    if (s.nodes[v].end > s.nodes[last].end) last = v;
     const StepNode& n = g[v];
-    if (n.stage < 0 || static_cast<std::size_t>(n.stage) >= r.stages.size() ||
-        tg.resource_kind[static_cast<std::size_t>(n.resource)] != ResourceKind::Compute)
-      continue;
-    r.stages[static_cast<std::size_t>(n.stage)].compute_s += s.nodes[v].end - s.nodes[v].start;
+    if (n.stage >= 0 && static_cast<std::size_t>(n.stage) < r.stages.size() &&
+        tg.resource_kind[static_cast<std::size_t>(n.resource)] == ResourceKind::Compute)
+      r.stages[static_cast<std::size_t>(n.stage)].compute_s += s.nodes[v].end - s.nodes[v].start;
   }
+  r.critical_stage = g[last].stage;
+  const int cs = r.critical_stage;
 
   // Phase breakdown on the critical stage's compute stream: busy time by phase (blocking collectives
   // moved to exposed communication) and idle gaps by what the stream waited for; sums to the step.
