@@ -110,8 +110,7 @@ sim::ServePlanSpec plan_spec(const PlanServeCommand& c, const std::vector<std::s
   const std::vector<std::string> precisions = compute_precision_names();
   if (std::find(precisions.begin(), precisions.end(), c.precision) == precisions.end() ||
       !parse_dtype(c.precision, spec.precision))
-    throw_usage("--precision", "precision = '" + c.precision + "': must be one of " + join(precisions) +
-                                   did_you_mean(c.precision, precisions));
+    throw_usage("--precision", "precision = '" + c.precision + "': " + one_of(c.precision, precisions));
   // The choice lists take `any` as search's choice axes do (sim/search/axis.h is_free_axis_text): every choice.
   const auto choices = [](const std::string& text, const std::vector<std::string>& all) {
     return sim::is_free_axis_text(text) ? all : split(text);

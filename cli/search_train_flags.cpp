@@ -224,8 +224,7 @@ Built build_problem(const CLI::App& app, SearchCommand& c) {
   p.price_per_gpu_hour = parse_prices(c.price, p.space.systems);
   if (!c.objective.empty() && !sim::parse_name(c.objective, p.objective))
     throw_usage("--objective",
-                fmt::format("--objective '{}': must be one of {}{}", c.objective, join(sim::objective_names()),
-                            did_you_mean(c.objective, sim::objective_names())));
+                fmt::format("--objective '{}': {}", c.objective, one_of(c.objective, sim::objective_names())));
   if (c.plan) {
     if (p.train_tokens <= 0) throw_usage("--tokens", "llmsim plan train needs --tokens (e.g. 1e12)");
     if (p.deadline_s <= 0) throw_usage("--deadline", "llmsim plan train needs --deadline (e.g. 30d)");

@@ -51,4 +51,8 @@ std::string join(const std::vector<std::string>& items, std::string_view sep) {
   return out;
 }
 
+std::string one_of(std::string_view word, const std::vector<std::string>& choices) {
+  return "must be one of " + join(choices) + did_you_mean(word, choices);
+}
+
 }  // namespace llmsim

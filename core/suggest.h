@@ -15,4 +15,7 @@ std::string did_you_mean(std::string_view word, const std::vector<std::string>& 
 // "a, b, c" for listing the valid choices in an error message.
 std::string join(const std::vector<std::string>& items, std::string_view sep = ", ");
 
+// "must be one of a, b, c" and the did-you-mean for `word`: the rule a value outside its choices breaks.
+std::string one_of(std::string_view word, const std::vector<std::string>& choices);
+
 }  // namespace llmsim

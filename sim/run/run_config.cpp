@@ -496,7 +496,7 @@ std::string checked_value(const SettingInfo& info, const std::string& value, con
                "' is an inference engine: give it as --engine (infer, serve, memory --workload inference)");
         if (info.name == "engine" && parse_name(value, f))
           fail("'" + value + "' is a training framework: give it as --framework (train, search train, memory)");
-        fail("must be one of " + join(info.choices) + did_you_mean(value, info.choices));
+        fail(one_of(value, info.choices));
       }
       return value;
     case SettingKind::Release:
